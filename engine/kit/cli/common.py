@@ -1,0 +1,77 @@
+"""Shared CLI plumbing: workspace option, error handling, JSON output."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kit.errors import KitError
+
+workspace_option = click.option(
+    "-w",
+    "--workspace",
+    "workspace",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Workspace folder (default: $KIT_WORKSPACE, else the nearest parent holding kit.yaml).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+
+
+def fail(message: str, code: int = 1) -> None:
+    click.echo(f"kit: {message}", err=True)
+    sys.exit(code)
+
+
+def handle_errors(func: Callable) -> Callable:
+    """Turn library errors into one clear line on stderr and the documented exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except KitError as exc:
+            fail(str(exc), exc.exit_code)
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+        except BrokenPipeError:
+            sys.exit(0)
+
+    return wrapper
+
+
+def open_workspace(path: Path | None, flags: dict[str, Any] | None = None):
+    from kit.workspace import Workspace, find_workspace
+
+    root = path if path is not None else find_workspace()
+    return Workspace.open(root, flags=flags)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=_default))
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def interactive() -> bool:
+    return sys.stdout.isatty()

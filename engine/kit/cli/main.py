@@ -1,0 +1,61 @@
+"""The `kit` command: a thin click floor over the library.
+
+Sub-commands live in their own modules and are imported only when used, so `kit --help`
+and light commands never pay for heavy imports.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+import click
+
+from kit import __version__
+
+# name -> "module:attribute"; each module is small and imports the library lazily.
+COMMANDS: dict[str, str] = {
+    "init": "kit.cli.init_cmd:init",
+    "doctor": "kit.cli.doctor_cmd:doctor",
+    "config": "kit.cli.config_cmd:config",
+    "watch": "kit.cli.watch_cmd:watch",
+    "prompt": "kit.cli.prompt_cmd:prompt",
+    "skills": "kit.cli.skills_cmd:skills",
+    "memory": "kit.cli.memory_cmd:memory",
+    "dream": "kit.cli.dream_cmd:dream",
+    "serve": "kit.cli.serve_cmd:serve",
+    "cron": "kit.cli.cron_cmd:cron",
+    "hooks": "kit.cli.hooks_cmd:hooks",
+    "run": "kit.cli.run_cmd:run",
+    "sessions": "kit.cli.sessions_cmd:sessions",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | {n for n in COMMANDS if self._available(n)})
+
+    @staticmethod
+    def _available(name: str) -> bool:
+        module = COMMANDS[name].split(":")[0]
+        return importlib.util.find_spec(module) is not None
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in COMMANDS and self._available(name):
+            module_name, attr = COMMANDS[name].split(":")
+            return getattr(importlib.import_module(module_name), attr)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kit")
+def cli() -> None:
+    """Kit: a Markdown-driven agent kit. Your agent is a folder of files you edit and version.
+
+    Start with `kit init PATH`, then `kit doctor` and `kit prompt` inside it.
+    """
+
+
+def main() -> None:
+    cli(prog_name="kit")
+

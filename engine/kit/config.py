@@ -1,0 +1,470 @@
+"""kit.yaml: schema, defaults, layering and validation with file:line errors.
+
+Layers, later wins: defaults < user file < workspace kit.yaml < env `KIT_<SECTION>__<KEY>` < flags.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kit.errors import ConfigError
+from kit.paths import user_config_file
+
+
+@dataclass(frozen=True)
+class Field:
+    kind: str  # int | float | bool | str | list | choice
+    default: Any
+    nullable: bool = False
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    doc: str = ""
+
+
+def _f(kind: str, default: Any, **kw: Any) -> Field:
+    return Field(kind, default, **kw)
+
+
+PROVIDER_FIELDS: dict[str, Field] = {
+    "type": _f("choice", None, nullable=True, choices=("openai", "anthropic", "ollama")),
+    "base_url": _f("str", None, nullable=True),
+    "api_key_env": _f("str", None, nullable=True),
+    "timeout_s": _f("float", 120.0, minimum=1),
+}
+
+SCHEMA: dict[str, Any] = {
+    "agent": {
+        "model": _f("str", "ollama/llama3.2"),
+        "fallbacks": _f("list", []),
+        "max_iterations": _f("int", 25, minimum=1),
+        "context_window": _f("int", 32000, minimum=1000),
+    },
+    # providers is open: any name may be added; these three exist by default
+    "providers": {
+        "openai": {"type": "openai", "base_url": None, "api_key_env": "OPENAI_API_KEY", "timeout_s": 120.0},
+        "anthropic": {"type": "anthropic", "base_url": None, "api_key_env": "ANTHROPIC_API_KEY", "timeout_s": 120.0},
+        "ollama": {"type": "ollama", "base_url": "http://127.0.0.1:11434/v1", "api_key_env": None, "timeout_s": 120.0},
+    },
+    "bootstrap": {
+        "max_chars_per_file": _f("int", 20000, minimum=100),
+        "max_total_chars": _f("int", 60000, minimum=100),
+        "head_ratio": _f("float", 0.7, minimum=0, maximum=1),
+        "tail_ratio": _f("float", 0.2, minimum=0, maximum=1),
+        "warning": _f("choice", "once", choices=("off", "once", "always")),
+    },
+    "skills": {
+        "max_in_prompt": _f("int", 150, minimum=0),
+        "max_prompt_chars": _f("int", 18000, minimum=0),
+        "extra_dirs": _f("list", []),
+        "compat_dirs": _f("bool", True),
+    },
+    "hooks": {
+        "enabled": _f("bool", True),
+        "timeout_s": _f("float", 10.0, minimum=0.1),
+    },
+    "watch": {
+        "debounce_ms": _f("int", 250, minimum=0),
+        "backend": _f("choice", "auto", choices=("auto", "native", "polling")),
+    },
+    "memory": {
+        "search": {
+            "max_results": _f("int", 6, minimum=1),
+            "min_score": _f("float", 0.35, minimum=0, maximum=1),
+            "min_vector_score": _f("float", 0.35, minimum=0, maximum=1),
+            "vector_weight": _f("float", 0.7, minimum=0),
+            "text_weight": _f("float", 0.3, minimum=0),
+            "candidate_multiplier": _f("int", 4, minimum=1),
+            "half_life_days": _f("float", 30.0, minimum=0),
+            "mmr_lambda": _f("float", 0.7, minimum=0, maximum=1),
+            "snippet_chars": _f("int", 700, minimum=20),
+        },
+        "chunk": {
+            "tokens": _f("int", 400, minimum=16),
+            "overlap": _f("int", 80, minimum=0),
+        },
+        "embedding": {
+            "model": _f("str", "all-MiniLM-L6-v2"),
+            "device": _f("str", "cpu"),
+            "batch_size": _f("int", 64, minimum=1),
+        },
+        "active_recall": {
+            "enabled": _f("bool", True),
+            "max_chars": _f("int", 600, minimum=0),
+        },
+        "extra_paths": _f("list", []),
+    },
+    "dreaming": {
+        "enabled": _f("bool", False),
+        "schedule": _f("str", "0 3 * * *"),
+        "timezone": _f("str", None, nullable=True),
+        "light": {
+            "lookback_days": _f("int", 2, minimum=0),
+            "limit": _f("int", 100, minimum=0),
+            "dedupe": _f("float", 0.9, minimum=0, maximum=1),
+        },
+        "rem": {
+            "lookback_days": _f("int", 7, minimum=0),
+            "limit": _f("int", 10, minimum=0),
+            "min_pattern_strength": _f("float", 0.75, minimum=0, maximum=1),
+            "truth_min_confidence": _f("float", 0.45, minimum=0, maximum=1),
+        },
+        "deep": {
+            "limit": _f("int", 10, minimum=0),
+            "min_score": _f("float", 0.75, minimum=0, maximum=1),
+            "min_recall_count": _f("int", 3, minimum=0),
+            "min_unique_queries": _f("int", 2, minimum=0),
+            "max_age_days": _f("int", 30, minimum=0),
+            "half_life_days": _f("float", 14.0, minimum=0),
+        },
+        "weights": {
+            "relevance": _f("float", 0.30, minimum=0),
+            "frequency": _f("float", 0.24, minimum=0),
+            "diversity": _f("float", 0.15, minimum=0),
+            "recency": _f("float", 0.15, minimum=0),
+            "consolidation": _f("float", 0.10, minimum=0),
+            "conceptual": _f("float", 0.06, minimum=0),
+        },
+        "memory_max_chars": _f("int", 10000, minimum=0),
+        "diary": _f("choice", "template", choices=("template", "llm", "off")),
+    },
+    "git": {"autocommit": _f("bool", False)},
+    "tools": {
+        "exec": {
+            "mode": _f("choice", "ask", choices=("deny", "ask", "allow")),
+            "allow": _f("list", []),
+            "deny": _f("list", []),
+            "timeout_s": _f("float", 60.0, minimum=1),
+        },
+        "max_result_chars": _f("int", 16000, minimum=100),
+    },
+}
+
+LAYERS = ("default", "user", "workspace", "env", "flag")
+
+
+def defaults() -> dict[str, Any]:
+    def build(node: Any) -> Any:
+        if isinstance(node, Field):
+            return copy.deepcopy(node.default)
+        if isinstance(node, dict):
+            return {k: build(v) for k, v in node.items()}
+        return copy.deepcopy(node)
+
+    return build(SCHEMA)
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(_flatten(value, dotted + "."))
+        else:
+            out[dotted] = value
+    return out
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective configuration: nested values plus the layer each came from."""
+
+    data: Mapping[str, Any]
+    sources: Mapping[str, str]
+    files: tuple[str, ...] = ()
+
+    def get(self, dotted: str, default: Any = ...) -> Any:
+        node: Any = self.data
+        for part in dotted.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                if default is ...:
+                    raise KeyError(dotted)
+                return default
+            node = node[part]
+        return node
+
+    def __getitem__(self, dotted: str) -> Any:
+        return self.get(dotted)
+
+    def flat(self) -> dict[str, Any]:
+        return _flatten(self.data)
+
+    def source(self, dotted: str) -> str:
+        return self.sources.get(dotted, "default")
+
+
+@dataclass
+class _Layer:
+    name: str
+    path: str  # file path or "environment" / "flags"
+    values: dict[str, Any]
+    lines: dict[str, int] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- YAML with lines
+
+
+def _key_lines(node: yaml.Node, prefix: str = "", out: dict[str, int] | None = None) -> dict[str, int]:
+    out = {} if out is None else out
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            dotted = f"{prefix}{key}"
+            out[dotted] = key_node.start_mark.line + 1
+            _key_lines(value_node, dotted + ".", out)
+    return out
+
+
+def parse_yaml_file(path: Path, display: str) -> _Layer:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError("not valid UTF-8 text", path=display) from None
+    except IsADirectoryError:
+        raise ConfigError("is a directory, expected a YAML file", path=display) from None
+    return parse_yaml_text(text, display)
+
+
+def parse_yaml_text(text: str, display: str) -> _Layer:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        values = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 1 if mark else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"invalid YAML: {problem}", path=display, line=line) from None
+    if values is None:
+        values = {}
+    if not isinstance(values, dict):
+        raise ConfigError("top level must be a mapping of sections", path=display, line=1)
+    return _Layer("", display, values, _key_lines(node) if node is not None else {})
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _suggest(key: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(key, options, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _coerce(value: Any, spec: Field, dotted: str) -> Any:
+    """Return the validated value or raise ValueError with a human reason."""
+    if value is None:
+        if spec.nullable:
+            return None
+        raise ValueError(f"'{dotted}' must not be null")
+    kind = spec.kind
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        raise ValueError(f"'{dotted}' must be true or false, not {value!r}")
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"'{dotted}' must be an integer, not {value!r}")
+    elif kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"'{dotted}' must be a number, not {value!r}")
+        value = float(value)
+    elif kind == "str":
+        if isinstance(value, (dict, list)) or isinstance(value, bool):
+            raise ValueError(f"'{dotted}' must be a string, not {value!r}")
+        value = str(value)
+    elif kind == "list":
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+            raise ValueError(f"'{dotted}' must be a list of strings, not {value!r}")
+        value = [str(v) for v in value]
+    elif kind == "choice":
+        # YAML 1.1 reads a bare off/on/no/yes as a boolean
+        if value is False:
+            value = "off"
+        elif value is True:
+            value = "on"
+        if not isinstance(value, str) or value not in spec.choices:
+            raise ValueError(f"'{dotted}' must be one of {', '.join(spec.choices)}, not {value!r}")
+    if kind in ("int", "float"):
+        if spec.minimum is not None and value < spec.minimum:
+            raise ValueError(f"'{dotted}' must be at least {spec.minimum:g}, not {value!r}")
+        if spec.maximum is not None and value > spec.maximum:
+            raise ValueError(f"'{dotted}' must be at most {spec.maximum:g}, not {value!r}")
+    return value
+
+
+def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
+    """Check one layer against the schema; return {dotted: value} of what it sets."""
+    out: dict[str, Any] = {}
+
+    def err(dotted: str, message: str) -> None:
+        errors.append(ConfigError(message, path=layer.path, line=layer.lines.get(dotted)))
+
+    def walk(values: Any, schema: Mapping[str, Any], prefix: str) -> None:
+        if not isinstance(values, Mapping):
+            err(prefix.rstrip("."), f"'{prefix.rstrip('.')}' must be a mapping, not {values!r}")
+            return
+        for key, value in values.items():
+            key = str(key)
+            dotted = f"{prefix}{key}"
+            if prefix == "providers.":
+                walk_provider(key, value, dotted)
+                continue
+            if key not in schema:
+                err(dotted, f"unknown key '{dotted}'" + _suggest(key, list(schema)))
+                continue
+            spec = schema[key]
+            if isinstance(spec, Field):
+                try:
+                    out[dotted] = _coerce(value, spec, dotted)
+                except ValueError as exc:
+                    err(dotted, str(exc))
+            else:
+                if value is None:
+                    continue
+                walk(value, spec, dotted + ".")
+
+    def walk_provider(name: str, value: Any, dotted: str) -> None:
+        if value is None:
+            return
+        if not isinstance(value, Mapping):
+            err(dotted, f"'{dotted}' must be a mapping of provider settings")
+            return
+        for key, item in value.items():
+            sub = f"{dotted}.{key}"
+            if key not in PROVIDER_FIELDS:
+                err(sub, f"unknown key '{sub}'" + _suggest(str(key), list(PROVIDER_FIELDS)))
+                continue
+            try:
+                out[sub] = _coerce(item, PROVIDER_FIELDS[key], sub)
+            except ValueError as exc:
+                err(sub, str(exc))
+
+    walk(layer.values, SCHEMA, "")
+    return out
+
+
+def _env_layer(environ: Mapping[str, str]) -> _Layer:
+    values: dict[str, Any] = {}
+    for name, raw in sorted(environ.items()):
+        if not name.startswith("KIT_") or "__" not in name:
+            continue
+        parts = [p.lower() for p in name[4:].split("__")]
+        if not all(parts):
+            continue
+        try:
+            parsed = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            parsed = raw
+        if isinstance(parsed, dict):
+            parsed = raw
+        node = values
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                break
+        else:
+            node[parts[-1]] = parsed
+    return _Layer("env", "environment (KIT_*__*)", values)
+
+
+def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = data
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+def _cross_checks(data: dict[str, Any], errors: list[ConfigError], lines: dict[str, tuple[str, int | None]]) -> None:
+    b = data["bootstrap"]
+    if b["head_ratio"] + b["tail_ratio"] > 1.0 + 1e-9:
+        path, line = lines.get("bootstrap.tail_ratio", ("kit.yaml", None))
+        errors.append(ConfigError("bootstrap.head_ratio + bootstrap.tail_ratio must not exceed 1", path=path, line=line))
+    c = data["memory"]["chunk"]
+    if c["overlap"] >= c["tokens"]:
+        path, line = lines.get("memory.chunk.overlap", ("kit.yaml", None))
+        errors.append(ConfigError("memory.chunk.overlap must be smaller than memory.chunk.tokens", path=path, line=line))
+    for name, prov in data["providers"].items():
+        if name not in ("openai", "anthropic", "ollama") and not prov.get("type"):
+            path, line = lines.get(f"providers.{name}", ("kit.yaml", None))
+            errors.append(
+                ConfigError(f"provider '{name}' needs 'type: openai|anthropic|ollama'", path=path, line=line)
+            )
+
+
+def load_config(
+    workspace: str | os.PathLike | None = None,
+    *,
+    flags: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    user_file: Path | None = None,
+    workspace_text: str | None = None,
+) -> Config:
+    """Build the effective config; raise ConfigError (with `.errors` listing every problem)."""
+    environ = os.environ if environ is None else environ
+    errors: list[ConfigError] = []
+    layers: list[_Layer] = []
+
+    ufile = user_file if user_file is not None else user_config_file()
+    if ufile.is_file():
+        try:
+            layer = parse_yaml_file(ufile, str(ufile))
+            layer.name = "user"
+            layers.append(layer)
+        except ConfigError as exc:
+            errors.append(exc)
+    if workspace is not None:
+        wfile = Path(workspace) / "kit.yaml"
+        if workspace_text is not None or wfile.exists():
+            try:
+                if workspace_text is not None:
+                    layer = parse_yaml_text(workspace_text, "kit.yaml")
+                else:
+                    layer = parse_yaml_file(wfile, "kit.yaml")
+                layer.name = "workspace"
+                layers.append(layer)
+            except ConfigError as exc:
+                errors.append(exc)
+    layers.append(_env_layer(environ))
+    if flags:
+        flag_values: dict[str, Any] = {}
+        for dotted, value in flags.items():
+            _set(flag_values, dotted, value)
+        layers.append(_Layer("flag", "command-line flags", flag_values))
+
+    data = defaults()
+    sources: dict[str, str] = {k: "default" for k in _flatten(data)}
+    lines: dict[str, tuple[str, int | None]] = {}
+    for layer in layers:
+        for dotted, value in _validate_layer(layer, errors).items():
+            _set(data, dotted, value)
+            sources[dotted] = layer.name
+            lines[dotted] = (layer.path, layer.lines.get(dotted))
+        for dotted, line in layer.lines.items():
+            lines.setdefault(dotted, (layer.path, line))
+    for prov in data["providers"].values():
+        for key, spec in PROVIDER_FIELDS.items():
+            prov.setdefault(key, spec.default)
+    if not errors:
+        _cross_checks(data, errors, lines)
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        exc = ConfigError(first.message + more, path=first.path, line=first.line)
+        exc.errors = errors  # type: ignore[attr-defined]
+        raise exc
+    files = tuple(layer.path for layer in layers if layer.name in ("user", "workspace"))
+    return Config(data=data, sources=sources, files=files)
+
+
+def config_errors(exc: ConfigError) -> list[ConfigError]:
+    return list(getattr(exc, "errors", [exc]))

@@ -1,0 +1,107 @@
+"""Markdown (+ YAML frontmatter) and template documents, loaded with file:line errors."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import frontmatter
+import yaml
+
+from kit.errors import DocumentError
+from kit.fsutil import read_text, sha1_hex
+
+
+@dataclass(frozen=True)
+class Issue:
+    """A problem found while loading: file, line, message."""
+
+    path: str
+    line: int | None
+    message: str
+    severity: str = "error"  # error | warning
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "message": self.message, "severity": self.severity}
+
+    @classmethod
+    def from_error(cls, exc: DocumentError | Exception, path: str) -> Issue:
+        return cls(getattr(exc, "path", None) or path, getattr(exc, "line", None), getattr(exc, "message", str(exc)))
+
+
+@dataclass(frozen=True)
+class Document:
+    name: str  # workspace-relative POSIX path
+    text: str  # the whole file
+    body: str  # the text after the frontmatter
+    meta: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    body_line: int = 1  # 1-based line where `body` starts
+    hash: str = ""
+    size: int = 0
+    mtime: float = 0.0
+
+
+def split_frontmatter(text: str, display: str) -> tuple[dict[str, Any], str, int]:
+    """Return (metadata, body, body_line). Broken YAML raises DocumentError with its line."""
+    if not text.startswith("---"):
+        return {}, text, 1
+    first_line_end = text.find("\n")
+    if text[:first_line_end if first_line_end >= 0 else None].strip() != "---":
+        return {}, text, 1
+    lines = text.split("\n")
+    close = None
+    for index in range(1, len(lines)):
+        if lines[index].strip() in ("---", "..."):
+            close = index
+            break
+    if close is None:
+        raise DocumentError("frontmatter starts with '---' but is never closed", path=display, line=1)
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 2 if mark else 1  # +1 for 1-based, +1 for the opening ---
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise DocumentError(f"invalid frontmatter YAML: {problem}", path=display, line=line) from None
+    meta = post.metadata
+    if not isinstance(meta, dict):
+        raise DocumentError("frontmatter must be a mapping of keys", path=display, line=2)
+    body = "\n".join(lines[close + 1 :])
+    return dict(meta), body, close + 2
+
+
+def load_document(root: Path, rel: str, *, parse_frontmatter: bool = True) -> Document:
+    """Load one workspace document; raise DocumentError naming the file (and line)."""
+    path = root / rel
+    text = read_text(path, display=rel)
+    if parse_frontmatter:
+        meta, body, body_line = split_frontmatter(text, rel)
+    else:
+        meta, body, body_line = {}, text, 1
+    try:
+        st = os.stat(path)
+        mtime = st.st_mtime
+    except FileNotFoundError:
+        mtime = 0.0
+    return Document(
+        name=rel,
+        text=text,
+        body=body,
+        meta=MappingProxyType(meta),
+        body_line=body_line,
+        hash=sha1_hex(text),
+        size=len(text.encode("utf-8")),
+        mtime=mtime,
+    )
+
+
+def rel_posix(root: Path, path: Path) -> str:
+    return Path(os.path.relpath(path, root)).as_posix()

@@ -1,0 +1,47 @@
+"""Typed library errors. The CLI turns each into one line on stderr and an exit code."""
+
+from __future__ import annotations
+
+
+class KitError(Exception):
+    """Base class: a message, optionally anchored at a file and line."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path:
+            where = f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
+        return f"{where}{self.message}"
+
+
+class WorkspaceError(KitError):
+    """The workspace is missing, unreadable or not a workspace."""
+
+
+class ConfigError(KitError):
+    """kit.yaml (or another config layer) is invalid."""
+
+
+class DocumentError(KitError):
+    """A workspace document could not be loaded."""
+
+
+class PathEscapeError(KitError):
+    """A path would leave its root (via .., an absolute path or a symlink)."""
+
+
+class BusyError(KitError):
+    """A lock is held by another process."""
+
+    exit_code = 3
+
+
+class NotFoundError(KitError):
+    """A named thing (skill, hook, session, candidate) does not exist."""

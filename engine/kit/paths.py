@@ -1,0 +1,47 @@
+"""Where things live: bundled resources and the user's XDG folders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def bundled(name: str) -> Path:
+    """The bundled `workspace`, `skills` or `hooks` folder.
+
+    An installed wheel carries them in kit/data/; a source checkout has them at the repo root.
+    """
+    shipped = _PACKAGE / "data" / name
+    if shipped.is_dir():
+        return shipped
+    return _PACKAGE.parent.parent / name
+
+
+def xdg_config_home() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+def xdg_data_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+
+
+def user_config_file() -> Path:
+    return xdg_config_home() / "kit" / "kit.yaml"
+
+
+def user_skills_dir() -> Path:
+    return xdg_data_home() / "kit" / "skills"
+
+
+def user_hooks_dir() -> Path:
+    return xdg_config_home() / "kit" / "hooks"
+
+
+def trust_file() -> Path:
+    return xdg_data_home() / "kit" / "trust.json"
+
+
+def templates_dir() -> Path:
+    return _PACKAGE / "templates"

@@ -1,0 +1,105 @@
+"""`.kit/state.db`: SQLite in WAL mode with per-component schema versions and migrations.
+
+Each subsystem owns its tables and calls `migrate(component, steps)` when it opens the database,
+so the state file grows with the features used and no layer imports another to create tables.
+A connection belongs to the thread that opened it (sqlite3's default check), never shared.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+Migration = str | Callable[[sqlite3.Connection], None]
+
+_CORE = "kit"
+_CORE_MIGRATIONS: tuple[Migration, ...] = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+
+def connect(path: str | Path, *, timeout: float = 10.0) -> sqlite3.Connection:
+    """Open a SQLite file the Kit way: WAL, NORMAL sync, a busy timeout, Row factory."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(p), timeout=timeout, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+    conn.execute("PRAGMA foreign_keys=ON")
+    return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqlite3.Connection]:
+    """BEGIN … COMMIT, rolled back on any exception (connections run in autocommit mode)."""
+    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+class StateDB:
+    """The workspace's machine state. Open one per thread; close when done."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.conn = connect(self.path)
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+        )
+        self.migrate(_CORE, _CORE_MIGRATIONS)
+
+    def migrate(self, component: str, steps: Sequence[Migration]) -> int:
+        """Apply the steps of `component` not applied yet, each in its own transaction."""
+        current = self.version(component)
+        for number, step in enumerate(steps, start=1):
+            if number <= current:
+                continue
+            with transaction(self.conn):
+                if callable(step):
+                    step(self.conn)
+                else:
+                    for statement in _split(step):
+                        self.conn.execute(statement)
+                self.conn.execute(
+                    "INSERT INTO schema_versions(component, version) VALUES (?, ?) "
+                    "ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                    (component, number),
+                )
+        return max(current, len(steps))
+
+    def version(self, component: str) -> int:
+        row = self.conn.execute(
+            "SELECT version FROM schema_versions WHERE component = ?", (component,)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def versions(self) -> dict[str, int]:
+        rows = self.conn.execute("SELECT component, version FROM schema_versions ORDER BY component")
+        return {r[0]: int(r[1]) for r in rows}
+
+    def execute(self, sql: str, params: Sequence | dict = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, params)
+
+    def transaction(self):
+        return transaction(self.conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> StateDB:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _split(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";\n") if s.strip()]
