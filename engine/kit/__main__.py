@@ -1,0 +1,3 @@
+from kit.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""The agent runtime: loop, tools, providers, sessions, compaction."""

@@ -1,0 +1,1 @@
+"""Model providers. `kit.agent.providers.base` holds the shared types."""

@@ -1,0 +1,70 @@
+"""`kit doctor`: gather findings from every subsystem."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+# Each entry names a module that may define `doctor_checks(ws) -> list[Finding]`.
+PROVIDERS = (
+    "kit.doctor",
+    "kit.prompt.builder",
+    "kit.skills.catalog",
+    "kit.hooks.registry",
+    "kit.memory.service",
+    "kit.dreaming.runner",
+    "kit.agent.failover",
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str  # error | warning | info
+    area: str  # config, documents, skills, hooks, memory, dreaming, agent …
+    message: str
+    path: str | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path:
+            where = f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
+        return f"{where}{self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "severity": self.severity,
+            "area": self.area,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+        }
+
+
+def doctor_checks(ws) -> list[Finding]:
+    """Config and document problems from the snapshot."""
+    out = []
+    for issue in ws.snapshot.issues:
+        area = "config" if issue.path.endswith(".yaml") or "environment" in issue.path else "documents"
+        out.append(Finding(issue.severity, area, issue.message, issue.path, issue.line))
+    return out
+
+
+def run_checks(ws) -> list[Finding]:
+    findings: list[Finding] = []
+    for module_name in PROVIDERS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                continue  # subsystem not present in this build
+            raise
+        check = getattr(module, "doctor_checks", None)
+        if check is None:
+            continue
+        try:
+            findings.extend(check(ws))
+        except Exception as exc:  # a broken check must not hide the others
+            findings.append(Finding("error", module_name.split(".")[1], f"check failed: {exc!r}"))
+    return findings

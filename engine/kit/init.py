@@ -1,0 +1,104 @@
+"""`kit init`: create a workspace from the bundled template."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit.errors import WorkspaceError
+from kit.paths import bundled
+
+GITIGNORE = ".kit/\n"
+GIT_AUTOCOMMIT = "\ngit:\n  autocommit: true\n"
+
+
+@dataclass(frozen=True)
+class InitResult:
+    root: Path
+    created: tuple[str, ...]
+    overwritten: tuple[str, ...]
+    skipped: tuple[str, ...]
+    committed: bool
+
+    def to_json(self) -> dict:
+        return {
+            "root": str(self.root),
+            "created": list(self.created),
+            "overwritten": list(self.overwritten),
+            "skipped": list(self.skipped),
+            "committed": self.committed,
+        }
+
+
+def _template_files(template: Path) -> list[str]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(template):
+        dirnames[:] = sorted(d for d in dirnames if d not in (".kit", ".git", "__pycache__"))
+        for name in sorted(filenames):
+            rel = Path(dirpath, name).relative_to(template).as_posix()
+            out.append(rel)
+    return out
+
+
+def init_workspace(path: str | os.PathLike, *, git: bool = False, force: bool = False) -> InitResult:
+    """Copy the template into `path`; existing files are kept unless `force`."""
+    root = Path(path).expanduser()
+    if root.exists() and not root.is_dir():
+        raise WorkspaceError(f"{root} exists and is not a directory")
+    template = bundled("workspace")
+    if not template.is_dir():
+        raise WorkspaceError(f"the bundled workspace template is missing ({template}); reinstall kit-agent")
+    root.mkdir(parents=True, exist_ok=True)
+    created: list[str] = []
+    overwritten: list[str] = []
+    skipped: list[str] = []
+    files = _template_files(template)
+    contents = {rel: (template / rel).read_bytes() for rel in files}
+    gitignore = (contents.pop(".gitignore", b"") or GITIGNORE.encode())
+    if b".kit/" not in gitignore:
+        gitignore += b"\n" + GITIGNORE.encode()
+    contents[".gitignore"] = gitignore
+    if git:
+        contents["kit.yaml"] = contents["kit.yaml"] + GIT_AUTOCOMMIT.encode()
+    for rel in sorted(contents):
+        target = root / rel
+        if target.is_dir():
+            raise WorkspaceError(f"{target} is a directory where a file belongs")
+        if target.exists():
+            if not force:
+                skipped.append(rel)
+                continue
+            overwritten.append(rel)
+        else:
+            created.append(rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(contents[rel])
+    for folder in ("memory", "skills", "hooks", "templates"):
+        (root / folder).mkdir(exist_ok=True)
+    committed = _git_commit(root) if git else False
+    return InitResult(root.resolve(), tuple(created), tuple(overwritten), tuple(skipped), committed)
+
+
+def _git_commit(root: Path) -> bool:
+    if shutil.which("git") is None:
+        raise WorkspaceError("--git needs git on PATH")
+    run = lambda *args: subprocess.run(  # noqa: E731
+        ["git", *args], cwd=root, capture_output=True, text=True
+    )
+    if run("rev-parse", "--is-inside-work-tree").returncode != 0 or not (root / ".git").exists():
+        result = run("init", "-q")
+        if result.returncode != 0:
+            raise WorkspaceError(f"git init failed: {result.stderr.strip()}")
+    run("add", "-A")
+    if run("diff", "--cached", "--quiet").returncode == 0:
+        return False
+    identity = []
+    if not run("config", "user.email").stdout.strip():
+        identity = ["-c", "user.name=Kit", "-c", "user.email=kit@localhost"]
+    result = run(*identity, "commit", "-q", "-m", "Kit workspace: initial files")
+    if result.returncode != 0:
+        raise WorkspaceError(f"git commit failed: {result.stderr.strip()}")
+    return True

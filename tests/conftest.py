@@ -1,0 +1,84 @@
+"""Shared fixtures: isolated XDG folders, workspaces in tmp_path, a frozen clock, the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Never read or write the real user's config, skills, hooks, trust store or crontab."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    for name in list(os.environ):
+        if name.startswith("KIT_"):
+            monkeypatch.delenv(name, raising=False)
+    yield
+
+
+@pytest.fixture
+def ws_path(tmp_path: Path) -> Path:
+    """A freshly initialised workspace folder (not opened)."""
+    from kit.init import init_workspace
+
+    root = tmp_path / "ws"
+    init_workspace(root)
+    return root
+
+
+@pytest.fixture
+def workspace(ws_path: Path):
+    """An opened Workspace over a fresh `kit init`."""
+    from kit.workspace import Workspace
+
+    return Workspace.open(ws_path)
+
+
+@pytest.fixture
+def kit_now(monkeypatch: pytest.MonkeyPatch):
+    """Freeze the clock: kit_now("2026-05-07T09:00:00+00:00")."""
+
+    def set_now(value: str) -> None:
+        monkeypatch.setenv("KIT_NOW", value)
+
+    return set_now
+
+
+@pytest.fixture
+def cli():
+    """Invoke the click CLI in-process: cli("prompt", "--json", "-w", path)."""
+    from kit.cli.main import cli as kit_cli
+
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None, env: dict | None = None):
+        return runner.invoke(kit_cli, [str(a) for a in args], input=input, env=env, catch_exceptions=False)
+
+    return invoke
+
+
+def run_kit(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 120, input: str | None = None):
+    """Run `python -m kit` in a real subprocess (used sparingly)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "kit", *map(str, args)],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input,
+    )
