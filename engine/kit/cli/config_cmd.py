@@ -1,0 +1,50 @@
+"""`kit config show [--json]`: the effective configuration and where each value came from."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from kit.cli.common import console, emit_json, handle_errors, json_option, open_workspace, workspace_option
+
+
+@click.group()
+def config() -> None:
+    """Inspect the effective configuration."""
+
+
+@config.command("show")
+@workspace_option
+@json_option
+@handle_errors
+def show(workspace, as_json: bool) -> None:
+    """Print every effective value with its layer (default, user, workspace, env, flag)."""
+    ws = open_workspace(workspace)
+    cfg = ws.config
+    flat = cfg.flat()
+    errors = [str(i) for i in ws.snapshot.issues if i.path.endswith(".yaml") or "environment" in i.path]
+    if as_json:
+        emit_json(
+            {
+                "workspace": str(ws.root),
+                "values": {k: {"value": v, "source": cfg.source(k)} for k, v in sorted(flat.items())},
+                "config": cfg.data,
+                "errors": errors,
+            }
+        )
+        return
+    from rich.table import Table
+
+    table = Table(show_header=True, header_style="bold", box=None)
+    table.add_column("key")
+    table.add_column("value")
+    table.add_column("from", style="dim")
+    for key, value in sorted(flat.items()):
+        source = cfg.source(key)
+        style = "" if source == "default" else "bold"
+        table.add_row(key, json.dumps(value, ensure_ascii=False), source, style=style)
+    out = console()
+    out.print(table)
+    for err in errors:
+        out.print(f"[red]error[/] {err} (the last good value is in force)")

@@ -1,0 +1,45 @@
+"""`kit doctor [--json]`: every problem, with file and line; exit 1 if any error."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kit.cli.common import console, emit_json, handle_errors, json_option, open_workspace, workspace_option
+
+STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+@click.command()
+@workspace_option
+@json_option
+@handle_errors
+def doctor(workspace, as_json: bool) -> None:
+    """Check the workspace: config, documents, skills, hooks, memory index, dreaming, providers."""
+    from kit.doctor import run_checks
+
+    ws = open_workspace(workspace)
+    findings = run_checks(ws)
+    errors = [f for f in findings if f.severity == "error"]
+    if as_json:
+        emit_json(
+            {
+                "workspace": str(ws.root),
+                "ok": not errors,
+                "errors": len(errors),
+                "warnings": sum(f.severity == "warning" for f in findings),
+                "findings": [f.to_json() for f in findings],
+            }
+        )
+    else:
+        out = console()
+        out.print(f"[bold]Workspace[/] {ws.root}")
+        if not findings:
+            out.print("[green]✓ no problems found[/]")
+        for f in findings:
+            out.print(f"[{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [dim]{f.area:<9}[/] {f}", markup=True)
+        if errors:
+            out.print(f"[bold red]{len(errors)} error(s)[/]")
+    if errors:
+        sys.exit(1)

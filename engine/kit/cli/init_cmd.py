@@ -1,0 +1,37 @@
+"""`kit init [PATH] [--git] [--force]`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kit.cli.common import emit_json, handle_errors, json_option
+
+
+@click.command()
+@click.argument("path", type=click.Path(path_type=Path), default=".")
+@click.option("--git", "use_git", is_flag=True, help="git init and make the first commit (sets git.autocommit).")
+@click.option("--force", is_flag=True, help="Overwrite files that already exist.")
+@json_option
+@handle_errors
+def init(path: Path, use_git: bool, force: bool, as_json: bool) -> None:
+    """Create a workspace at PATH (default: here) from Kit's template.
+
+    Existing files are never overwritten without --force.
+    """
+    from kit.init import init_workspace
+
+    result = init_workspace(path, git=use_git, force=force)
+    if as_json:
+        emit_json(result)
+        return
+    for rel in result.created:
+        click.echo(f"  created      {rel}")
+    for rel in result.overwritten:
+        click.echo(f"  overwritten  {rel}")
+    for rel in result.skipped:
+        click.echo(f"  kept         {rel} (exists; --force overwrites)")
+    if result.committed:
+        click.echo("  git          first commit made")
+    click.echo(f"Workspace ready at {result.root}. Next: cd there, `kit doctor`, `kit prompt`.")
