@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 from kit.errors import KitError
 
@@ -30,7 +30,7 @@ def now() -> datetime:
     frozen = os.environ.get("KIT_NOW")
     if frozen:
         return _parse(frozen)
-    return datetime.now(timezone.utc).astimezone()
+    return datetime.now(UTC).astimezone()
 
 
 def today() -> date:

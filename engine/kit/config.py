@@ -17,6 +17,7 @@ import yaml
 
 from kit.errors import ConfigError
 from kit.paths import user_config_file
+from kit.yamlerrors import locate
 
 
 @dataclass(frozen=True)
@@ -238,9 +239,7 @@ def parse_yaml_text(text: str, display: str) -> _Layer:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         values = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark else None
-        problem = getattr(exc, "problem", None) or str(exc)
+        line, problem = locate(exc)
         raise ConfigError(f"invalid YAML: {problem}", path=display, line=line) from None
     if values is None:
         values = {}

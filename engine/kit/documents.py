@@ -14,6 +14,7 @@ import yaml
 
 from kit.errors import DocumentError
 from kit.fsutil import read_text, sha1_hex
+from kit.yamlerrors import locate
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,12 @@ def split_frontmatter(text: str, display: str) -> tuple[dict[str, Any], str, int
     try:
         post = frontmatter.loads(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 2 if mark else 1  # +1 for 1-based, +1 for the opening ---
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        # frontmatter may use the C loader, whose marks are vaguer: locate with the pure one
+        try:
+            yaml.load("\n".join(lines[1:close]), Loader=yaml.SafeLoader)  # noqa: S506
+        except yaml.YAMLError as precise:
+            exc = precise
+        line, problem = locate(exc, offset=1)  # +1 for the opening ---
         raise DocumentError(f"invalid frontmatter YAML: {problem}", path=display, line=line) from None
     meta = post.metadata
     if not isinstance(meta, dict):

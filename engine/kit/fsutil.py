@@ -73,14 +73,14 @@ def is_within(root: str | os.PathLike, path: str | os.PathLike) -> bool:
 
 
 def looks_binary(raw: bytes) -> bool:
-    if b"\x00" in raw[:8192]:
+    """NUL bytes or mostly control characters; a stray bad byte in text is not 'binary'."""
+    sample = raw[:8192]
+    if b"\x00" in sample:
         return True
-    try:
-        raw[:65536].decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # a multi-byte character cut at the sample edge is not binary
-        return exc.start < len(raw[:65536]) - 4
-    return False
+    if not sample:
+        return False
+    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+    return control / len(sample) > 0.3
 
 
 def read_text(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, display: str | None = None) -> str:

@@ -6,7 +6,14 @@ import json
 
 import click
 
-from kit.cli.common import console, emit_json, handle_errors, json_option, open_workspace, workspace_option
+from kit.cli.common import (
+    console,
+    emit_json,
+    handle_errors,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
 
 
 @click.group()

@@ -6,7 +6,14 @@ import sys
 
 import click
 
-from kit.cli.common import console, emit_json, handle_errors, json_option, open_workspace, workspace_option
+from kit.cli.common import (
+    console,
+    emit_json,
+    handle_errors,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 

@@ -1,0 +1,108 @@
+"""The CLI floor: help, errors as one line, exit codes, no heavy imports on light paths."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_kit
+
+HEAVY = ("torch", "sentence_transformers", "transformers", "openai", "anthropic")
+
+PROBE = """
+import sys
+from kit.cli.main import cli
+try:
+    cli({args!r}, prog_name="kit", standalone_mode=False)
+except SystemExit:
+    pass
+heavy = [m for m in {heavy!r} if m in sys.modules]
+print("HEAVY=" + ",".join(heavy), file=sys.stderr)
+"""
+
+
+def heavy_imports(args: list[str], cwd: Path) -> list[str]:
+    code = PROBE.format(args=args, heavy=HEAVY)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120)
+    line = [ln for ln in proc.stderr.splitlines() if ln.startswith("HEAVY=")]
+    assert line, proc.stderr
+    return [m for m in line[-1][6:].split(",") if m]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["init", "{tmp}/fresh"], ["doctor", "-w", "{ws}"], ["config", "show", "-w", "{ws}"]],
+    ids=["help", "init", "doctor", "config-show"],
+)
+def test_light_commands_do_not_import_torch(args, ws_path: Path, tmp_path: Path):
+    args = [a.format(ws=ws_path, tmp=tmp_path) for a in args]
+    assert heavy_imports(args, tmp_path) == []
+
+
+def test_missing_workspace_is_one_line_exit_1(tmp_path: Path):
+    proc = run_kit("doctor", "-w", tmp_path / "nope")
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        f"kit: workspace {tmp_path / 'nope'} does not exist; create it with `kit init {tmp_path / 'nope'}`"
+    ]
+
+
+def test_no_workspace_found_says_how_to_create(cli, tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = cli("doctor")
+    assert result.exit_code == 1
+    assert "kit init PATH" in result.output
+
+
+def test_doctor_clean_workspace(cli, ws_path: Path):
+    result = cli("doctor", "-w", ws_path, "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert data["ok"] is True and data["errors"] == 0
+
+
+def test_doctor_reports_every_error_with_file_and_line(cli, ws_path: Path):
+    (ws_path / "kit.yaml").write_text("agent:\n  modle: x\n")
+    (ws_path / "SOUL.md").write_bytes(b"\x00\x00\x00")
+    (ws_path / "USER.md").write_text("---\nname: [x\n---\n")
+    result = cli("doctor", "-w", ws_path, "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.output)
+    found = {(f["path"], f["line"]) for f in data["findings"] if f["severity"] == "error"}
+    assert ("kit.yaml", 2) in found
+    assert ("SOUL.md", None) in found
+    assert ("USER.md", 2) in found
+    text = cli("doctor", "-w", ws_path)
+    assert text.exit_code == 1
+    assert "kit.yaml:2: unknown key 'agent.modle' (did you mean 'model'?)" in text.output
+
+
+def test_bad_input_cli_runs_write_nothing(ws_path: Path):
+    (ws_path / "SOUL.md").write_text("x" * (5 * 1024 * 1024))
+    before = sorted(p.relative_to(ws_path).as_posix() for p in ws_path.rglob("*"))
+    proc = run_kit("doctor", "-w", ws_path)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert "SOUL.md: file is 5.2 MB, over the 2 MiB limit" in proc.stdout
+    after = sorted(p.relative_to(ws_path).as_posix() for p in ws_path.rglob("*"))
+    assert after == before
+
+
+def test_config_show_names_layers(cli, ws_path: Path):
+    (ws_path / "kit.yaml").write_text("agent:\n  model: openai/gpt-4o-mini\n")
+    result = cli("config", "show", "-w", ws_path, "--json", env={"KIT_WATCH__DEBOUNCE_MS": "100"})
+    data = json.loads(result.output)
+    assert data["values"]["agent.model"] == {"value": "openai/gpt-4o-mini", "source": "workspace"}
+    assert data["values"]["watch.debounce_ms"] == {"value": 100, "source": "env"}
+    assert data["values"]["agent.max_iterations"] == {"value": 25, "source": "default"}
+    human = cli("config", "show", "-w", ws_path)
+    assert "agent.model" in human.output and "workspace" in human.output
+
+
+def test_usage_error_exits_2(cli):
+    assert cli("init", "--bogus").exit_code == 2

@@ -1,0 +1,157 @@
+"""Config: defaults < user < workspace < env < flags, with file:line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kit.config import config_errors, defaults, load_config
+from kit.errors import ConfigError
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def user_file(tmp_path: Path) -> Path:
+    return tmp_path / "user" / "kit.yaml"
+
+
+def test_defaults_match_the_spec(tmp_path: Path, user_file: Path):
+    cfg = load_config(tmp_path, environ={}, user_file=user_file)
+    assert cfg["agent.model"] == "ollama/llama3.2"
+    assert cfg["bootstrap.max_total_chars"] == 60000
+    assert cfg["memory.search.vector_weight"] == 0.7
+    assert cfg["dreaming.deep.min_recall_count"] == 3
+    assert cfg["providers.ollama.base_url"] == "http://127.0.0.1:11434/v1"
+    assert cfg["tools.exec.mode"] == "ask"
+    assert all(cfg.source(k) == "default" for k in cfg.flat())
+
+
+def test_each_layer_overrides_the_one_below(tmp_path: Path, user_file: Path):
+    write(user_file, "agent:\n  model: user/model\n  max_iterations: 7\nwatch:\n  debounce_ms: 11\n")
+    write(tmp_path / "kit.yaml", "agent:\n  model: ws/model\n  context_window: 9000\nwatch:\n  debounce_ms: 22\n")
+    env = {"KIT_WATCH__DEBOUNCE_MS": "33", "KIT_AGENT__CONTEXT_WINDOW": "8000"}
+    cfg = load_config(tmp_path, environ=env, user_file=user_file, flags={"watch.debounce_ms": 44})
+    assert (cfg["agent.max_iterations"], cfg.source("agent.max_iterations")) == (7, "user")
+    assert (cfg["agent.model"], cfg.source("agent.model")) == ("ws/model", "workspace")
+    assert (cfg["agent.context_window"], cfg.source("agent.context_window")) == (8000, "env")
+    assert (cfg["watch.debounce_ms"], cfg.source("watch.debounce_ms")) == (44, "flag")
+    assert cfg.source("agent.fallbacks") == "default"
+
+
+def test_unknown_key_names_line_and_suggests(tmp_path: Path, user_file: Path):
+    write(tmp_path / "kit.yaml", "agent:\n  model: x/y\n  max_iteratons: 3\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, environ={}, user_file=user_file)
+    assert str(info.value) == "kit.yaml:3: unknown key 'agent.max_iteratons' (did you mean 'max_iterations'?)"
+
+
+def test_unknown_section_suggests(tmp_path: Path, user_file: Path):
+    write(tmp_path / "kit.yaml", "# comment\nbootstrapp:\n  warning: once\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, environ={}, user_file=user_file)
+    assert str(info.value) == "kit.yaml:2: unknown key 'bootstrapp' (did you mean 'bootstrap'?)"
+
+
+def test_wrong_type_names_line(tmp_path: Path, user_file: Path):
+    write(tmp_path / "kit.yaml", "memory:\n  search:\n    max_results: many\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, environ={}, user_file=user_file)
+    assert info.value.line == 3
+    assert "'memory.search.max_results' must be an integer, not 'many'" in str(info.value)
+
+
+def test_every_error_is_collected(tmp_path: Path, user_file: Path):
+    write(tmp_path / "kit.yaml", "agent:\n  modle: 1\n  max_iterations: -2\nwatch:\n  backend: inotify\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, environ={}, user_file=user_file)
+    found = [(e.line, e.message) for e in config_errors(info.value)]
+    assert found == [
+        (2, "unknown key 'agent.modle' (did you mean 'model'?)"),
+        (3, "'agent.max_iterations' must be at least 1, not -2"),
+        (5, "'watch.backend' must be one of auto, native, polling, not 'inotify'"),
+    ]
+
+
+def test_invalid_yaml_reports_line(tmp_path: Path, user_file: Path):
+    write(tmp_path / "kit.yaml", "agent:\n  model: x\n fallbacks: [\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, environ={}, user_file=user_file)
+    assert info.value.path == "kit.yaml"
+    assert info.value.line == 3
+    assert "invalid YAML" in info.value.message
+
+
+def test_user_file_errors_name_that_file(tmp_path: Path, user_file: Path):
+    write(user_file, "hooks:\n  timeout_s: soon\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, environ={}, user_file=user_file)
+    assert info.value.path == str(user_file)
+    assert info.value.line == 2
+
+
+def test_env_nested_keys_and_lists(tmp_path: Path, user_file: Path):
+    env = {
+        "KIT_MEMORY__SEARCH__MAX_RESULTS": "9",
+        "KIT_MEMORY__SEARCH__MIN_SCORE": "0.5",
+        "KIT_AGENT__FALLBACKS": "[openai/gpt-4o-mini, anthropic/claude-x]",
+        "KIT_SKILLS__EXTRA_DIRS": "/a, /b",
+        "KIT_DREAMING__ENABLED": "true",
+        "KIT_NOW": "2026-01-01",  # not a config variable (no __): ignored
+    }
+    cfg = load_config(tmp_path, environ=env, user_file=user_file)
+    assert cfg["memory.search.max_results"] == 9
+    assert cfg["memory.search.min_score"] == 0.5
+    assert cfg["agent.fallbacks"] == ["openai/gpt-4o-mini", "anthropic/claude-x"]
+    assert cfg["skills.extra_dirs"] == ["/a", "/b"]
+    assert cfg["dreaming.enabled"] is True
+    assert cfg.source("memory.search.max_results") == "env"
+
+
+def test_env_unknown_key_is_an_error(tmp_path: Path, user_file: Path):
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, environ={"KIT_AGENT__MODLE": "x"}, user_file=user_file)
+    assert "unknown key 'agent.modle'" in str(info.value)
+    assert "environment" in info.value.path
+
+
+def test_yaml_off_is_the_off_mode_not_false(tmp_path: Path, user_file: Path):
+    write(tmp_path / "kit.yaml", "bootstrap:\n  warning: off\n")
+    assert load_config(tmp_path, environ={}, user_file=user_file)["bootstrap.warning"] == "off"
+
+
+def test_cross_field_rules(tmp_path: Path, user_file: Path):
+    write(tmp_path / "kit.yaml", "bootstrap:\n  head_ratio: 0.8\n  tail_ratio: 0.3\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, environ={}, user_file=user_file)
+    assert info.value.line == 3
+    assert "must not exceed 1" in info.value.message
+
+
+def test_custom_provider_needs_a_type(tmp_path: Path, user_file: Path):
+    write(tmp_path / "kit.yaml", "providers:\n  vllm:\n    base_url: http://127.0.0.1:8000/v1\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, environ={}, user_file=user_file)
+    assert "provider 'vllm' needs 'type" in info.value.message
+    write(tmp_path / "kit.yaml", "providers:\n  vllm:\n    type: openai\n    base_url: http://127.0.0.1:8000/v1\n")
+    cfg = load_config(tmp_path, environ={}, user_file=user_file)
+    assert cfg["providers.vllm.base_url"] == "http://127.0.0.1:8000/v1"
+    assert cfg["providers.vllm.api_key_env"] is None
+
+
+def test_template_kit_yaml_documents_every_default():
+    """The commented kit.yaml that `kit init` writes shows each section's real defaults."""
+    from kit.paths import bundled
+
+    text = (bundled("workspace") / "kit.yaml").read_text()
+    d = defaults()
+    for section in d:
+        assert f"# {section}:" in text, section
+    for key in ("max_chars_per_file: 20000", "max_total_chars: 60000", "debounce_ms: 250",
+                "memory_max_chars: 10000", "max_result_chars: 16000", 'schedule: "0 3 * * *"'):
+        assert key in text

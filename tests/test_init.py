@@ -1,0 +1,79 @@
+"""`kit init`: every file, short templates, never overwriting, --git."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kit.errors import WorkspaceError
+from kit.init import init_workspace
+from kit.workspace import Workspace
+
+SPEC_FILES = ["kit.yaml", "AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md",
+              "BOOTSTRAP.md", "MEMORY.md", "DREAMS.md", ".gitignore"]
+
+
+def test_creates_every_file_of_the_layout(tmp_path: Path):
+    result = init_workspace(tmp_path / "a")
+    root = tmp_path / "a"
+    for name in SPEC_FILES:
+        assert (root / name).is_file(), name
+        assert name in result.created
+    for folder in ("memory", "skills", "hooks", "templates"):
+        assert (root / folder).is_dir()
+    assert ".kit/" in (root / ".gitignore").read_text().splitlines()
+    assert result.skipped == () and result.overwritten == ()
+
+
+def test_templates_are_short(tmp_path: Path):
+    init_workspace(tmp_path)
+    for name in SPEC_FILES:
+        if name != "kit.yaml":
+            assert len((tmp_path / name).read_text()) < 1500, name
+
+
+def test_never_overwrites_without_force(tmp_path: Path):
+    init_workspace(tmp_path)
+    (tmp_path / "SOUL.md").write_text("mine\n")
+    result = init_workspace(tmp_path)
+    assert (tmp_path / "SOUL.md").read_text() == "mine\n"
+    assert "SOUL.md" in result.skipped and result.created == ()
+    result = init_workspace(tmp_path, force=True)
+    assert (tmp_path / "SOUL.md").read_text().startswith("# Soul")
+    assert "SOUL.md" in result.overwritten
+
+
+def test_init_keeps_user_files_it_does_not_know(tmp_path: Path):
+    (tmp_path / "notes.md").write_text("keep me")
+    init_workspace(tmp_path, force=True)
+    assert (tmp_path / "notes.md").read_text() == "keep me"
+
+
+def test_git_makes_the_first_commit_and_enables_autocommit(tmp_path: Path):
+    result = init_workspace(tmp_path, git=True)
+    assert result.committed
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=tmp_path, capture_output=True, text=True).stdout
+    assert log.strip() == "Kit workspace: initial files"
+    tracked = subprocess.run(["git", "ls-files"], cwd=tmp_path, capture_output=True, text=True).stdout.split()
+    assert "SOUL.md" in tracked and not any(t.startswith(".kit") for t in tracked)
+    assert Workspace.open(tmp_path).config["git.autocommit"] is True
+
+
+def test_init_on_a_file_fails_clearly(tmp_path: Path):
+    f = tmp_path / "x"
+    f.write_text("")
+    with pytest.raises(WorkspaceError, match="not a directory"):
+        init_workspace(f)
+
+
+def test_cli_init_and_json(cli, tmp_path: Path):
+    result = cli("init", tmp_path / "w", "--json")
+    assert result.exit_code == 0
+    import json
+
+    data = json.loads(result.output)
+    assert "SOUL.md" in data["created"] and data["committed"] is False
+    again = cli("init", tmp_path / "w")
+    assert again.exit_code == 0 and "kept         SOUL.md" in again.output

@@ -1,0 +1,193 @@
+"""Workspace.open, the snapshot, bad input, last-good reloads."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kit.errors import WorkspaceError
+from kit.workspace import Workspace, find_workspace
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_open_loads_bootstrap_documents(workspace):
+    snap = workspace.snapshot
+    assert snap.version == 1
+    for name in ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md",
+                 "BOOTSTRAP.md", "MEMORY.md", "DREAMS.md"):
+        assert name in snap.documents, name
+    assert snap.get("SOUL.md").text.startswith("# Soul")
+    assert snap.issues == ()
+    with pytest.raises(TypeError):
+        snap.documents["X.md"] = None  # read-only view
+
+
+def test_missing_path_is_a_clear_error(tmp_path: Path):
+    with pytest.raises(WorkspaceError) as info:
+        Workspace.open(tmp_path / "nope")
+    assert "does not exist" in str(info.value) and "kit init" in str(info.value)
+
+
+def test_file_instead_of_folder(tmp_path: Path):
+    f = tmp_path / "file.txt"
+    f.write_text("x")
+    with pytest.raises(WorkspaceError, match="is not a directory"):
+        Workspace.open(f)
+
+
+def test_folder_without_kit_yaml(tmp_path: Path):
+    with pytest.raises(WorkspaceError, match="has no kit.yaml"):
+        Workspace.open(tmp_path)
+
+
+def test_find_workspace_walks_up(ws_path: Path, monkeypatch):
+    deep = ws_path / "memory" / "a" / "b"
+    deep.mkdir(parents=True)
+    assert find_workspace(deep) == ws_path.resolve()
+    monkeypatch.setenv("KIT_WORKSPACE", "/somewhere")
+    assert find_workspace(deep) == Path("/somewhere")
+
+
+def test_find_workspace_error_says_how_to_create(tmp_path: Path):
+    with pytest.raises(WorkspaceError, match="kit init"):
+        find_workspace(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "make_bad, expected",
+    [
+        (lambda p: p.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary"), "binary file"),
+        (lambda p: p.write_text("x" * (5 * 1024 * 1024)), "over the 2 MiB limit"),
+        (lambda p: (p.unlink(), p.mkdir()), "is a directory"),
+        (lambda p: p.write_bytes(b"# Soul\n\xff\xfe bad utf8"), "not valid UTF-8"),
+    ],
+    ids=["binary", "5MB", "directory", "bad-utf8"],
+)
+def test_bad_soul_is_reported_and_others_load(ws_path: Path, make_bad, expected):
+    make_bad(ws_path / "SOUL.md")
+    before = tree(ws_path)
+    ws = Workspace.open(ws_path)
+    assert "SOUL.md" not in ws.snapshot.documents
+    assert "AGENTS.md" in ws.snapshot.documents and "MEMORY.md" in ws.snapshot.documents
+    [issue] = ws.snapshot.issues
+    assert issue.path == "SOUL.md" and expected in issue.message
+    assert tree(ws_path) == before  # nothing written
+
+
+def test_broken_frontmatter_names_the_line(ws_path: Path):
+    (ws_path / "USER.md").write_text("---\ntitle: ok\nname: [unclosed\nmore: x\n---\nbody\n")
+    ws = Workspace.open(ws_path)
+    [issue] = ws.snapshot.issues
+    assert issue.path == "USER.md"
+    assert issue.line == 3
+    assert "invalid frontmatter YAML" in issue.message
+    assert "SOUL.md" in ws.snapshot.documents
+
+
+def test_unclosed_frontmatter(ws_path: Path):
+    (ws_path / "USER.md").write_text("---\ntitle: ok\nbody without end\n")
+    ws = Workspace.open(ws_path)
+    assert [str(i) for i in ws.snapshot.issues] == ["USER.md:1: frontmatter starts with '---' but is never closed"]
+
+
+def test_frontmatter_is_parsed(ws_path: Path):
+    (ws_path / "USER.md").write_text("---\nname: Ada\n---\n# User\nAda.\n")
+    doc = Workspace.open(ws_path).snapshot.get("USER.md")
+    assert doc.meta["name"] == "Ada"
+    assert doc.body == "# User\nAda.\n"
+    assert doc.body_line == 4
+
+
+def test_broken_edit_keeps_last_good_version(workspace):
+    soul = workspace.root / "SOUL.md"
+    soul.write_text("# Soul v2\n")
+    r = workspace.reload(["SOUL.md"])
+    assert r.changed == ("SOUL.md",) and r.version == 2
+    soul.write_bytes(b"\x00\x01\x02")
+    r = workspace.reload(["SOUL.md"])
+    assert r.changed == ()
+    assert [e.path for e in r.errors] == ["SOUL.md"]
+    assert workspace.snapshot.get("SOUL.md").text == "# Soul v2\n"
+    assert workspace.snapshot.version == 3  # the new error is news
+    soul.write_text("# Soul v3\n")
+    r = workspace.reload(["SOUL.md"])
+    assert r.changed == ("SOUL.md",) and r.errors == ()
+    assert workspace.snapshot.get("SOUL.md").text == "# Soul v3\n"
+
+
+def test_invalid_config_keeps_last_good(workspace):
+    cfg = workspace.root / "kit.yaml"
+    cfg.write_text("agent:\n  model: openai/gpt-4o-mini\n")
+    assert workspace.reload(["kit.yaml"]).changed == ("kit.yaml",)
+    cfg.write_text("agent:\n  model: [oops\n")
+    r = workspace.reload(["kit.yaml"])
+    assert workspace.config["agent.model"] == "openai/gpt-4o-mini"
+    assert len(r.errors) == 1 and r.errors[0].path == "kit.yaml" and r.errors[0].line == 2
+    cfg.write_text("agent:\n  model: anthropic/claude-x\n")
+    r = workspace.reload(["kit.yaml"])
+    assert r.errors == ()
+    assert workspace.config["agent.model"] == "anthropic/claude-x"
+
+
+def test_first_load_with_bad_config_runs_on_defaults_and_says_so(ws_path: Path):
+    (ws_path / "kit.yaml").write_text("agent: {max_iterations: lots}\n")
+    ws = Workspace.open(ws_path)
+    assert ws.config["agent.max_iterations"] == 25
+    assert [str(i) for i in ws.snapshot.issues] == [
+        "kit.yaml:1: 'agent.max_iterations' must be an integer, not 'lots'"
+    ]
+
+
+def test_unchanged_reload_keeps_version(workspace):
+    assert workspace.reload(["SOUL.md"]).version == 1
+    assert workspace.reload().version == 1
+
+
+def test_deleted_document_leaves_snapshot(workspace):
+    (workspace.root / "BOOTSTRAP.md").unlink()
+    r = workspace.reload(["BOOTSTRAP.md"])
+    assert r.changed == ("BOOTSTRAP.md",)
+    assert "BOOTSTRAP.md" not in workspace.snapshot.documents
+
+
+def test_untracked_paths_are_passed_to_listeners(workspace):
+    seen = []
+    workspace.subscribe(lambda result, snap: seen.append((result.changed, snap.version)))
+    (workspace.root / "memory" / "2026-05-07.md").write_text("- a fact\n")
+    workspace.reload(["memory/2026-05-07.md"])
+    assert seen == [(("memory/2026-05-07.md",), 2)]
+
+
+def test_symlink_out_of_workspace_is_refused(ws_path: Path, tmp_path: Path):
+    secret = tmp_path / "secret.md"
+    secret.write_text("top secret")
+    (ws_path / "USER.md").unlink()
+    os.symlink(secret, ws_path / "USER.md")
+    ws = Workspace.open(ws_path)
+    assert "USER.md" not in ws.snapshot.documents
+    assert "outside the workspace" in ws.snapshot.issues[0].message
+
+
+def test_own_write_is_applied_directly(workspace):
+    r = workspace.write_text("MEMORY.md", "# Memory\n- new\n")
+    assert r.changed == ("MEMORY.md",)
+    assert workspace.snapshot.get("MEMORY.md").text == "# Memory\n- new\n"
+    assert workspace.expected_hash("MEMORY.md") == workspace.snapshot.get("MEMORY.md").hash
+
+
+def test_cached_is_per_version(workspace):
+    calls = []
+    build = lambda: calls.append(1) or len(calls)  # noqa: E731
+    assert workspace.cached("k", build) == 1
+    assert workspace.cached("k", build) == 1
+    workspace.write_text("SOUL.md", "# changed\n")
+    assert workspace.cached("k", build) == 2
