@@ -1,0 +1,276 @@
+"""Call the configured model, falling back in order, with cooldowns that survive restarts.
+
+Order: the primary (`agent.model` or the `model` argument), then `agent.fallbacks`. A candidate
+on cooldown is skipped. What a failure does depends on its kind (§9):
+
+- rate_limit, overloaded, timeout, unreachable: retryable — that provider/model goes on a
+  cooldown of 30 s, then 1 min, then 5 min for each further consecutive failure (kept in
+  state.db, table `failover_cooldowns`), and the next candidate is tried.
+- auth, auth_permanent, billing, model_not_found: this candidate cannot work as configured — it is
+  not retried and gets no cooldown (fixing the key takes effect at once); the next one is tried.
+- format, context_overflow: the request itself is the problem, so another model would fail the
+  same way — the ProviderError is raised to the caller (the loop compacts on context_overflow).
+
+A success clears that candidate's cooldown. When nothing answered, `NoModelAvailable` carries
+one message saying what to set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kit import clock
+from kit.agent.providers.base import ModelResponse, NoModelAvailable, ProviderError
+from kit.agent.providers.registry import resolve, settings_for, split_spec
+from kit.errors import ConfigError
+
+COOLDOWN_STEPS = (30.0, 60.0, 300.0)  # seconds: 30 s → 1 min → 5 min (and 5 min thereafter)
+RAISE_KINDS = frozenset({"format", "context_overflow"})
+
+MIGRATIONS = (
+    """CREATE TABLE IF NOT EXISTS failover_cooldowns (
+        target TEXT PRIMARY KEY,
+        until REAL NOT NULL,
+        failures INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        message TEXT NOT NULL,
+        updated REAL NOT NULL
+    )""",
+)
+
+
+@dataclass(frozen=True)
+class Cooldown:
+    target: str  # "provider/model"
+    until: float  # epoch seconds (kit.clock)
+    failures: int  # consecutive retryable failures
+    kind: str
+    message: str
+
+    def remaining(self, now: float | None = None) -> float:
+        return max(0.0, self.until - (clock.timestamp() if now is None else now))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.target, "until": self.until, "failures": self.failures,
+                "kind": self.kind, "message": self.message, "remaining_s": round(self.remaining(), 1)}
+
+
+@dataclass(frozen=True)
+class Attempt:
+    target: str
+    outcome: str  # ok | cooldown | <error kind> | config
+    message: str = ""
+
+
+def cooldown_seconds(failures: int) -> float:
+    """Cooldown after the n-th consecutive failure (n ≥ 1)."""
+    return COOLDOWN_STEPS[min(failures, len(COOLDOWN_STEPS)) - 1]
+
+
+# ---------------------------------------------------------------------------- state.db
+
+
+class CooldownStore:
+    """Cooldowns in `.kit/state.db`; a short-lived connection per call keeps threads apart."""
+
+    def __init__(self, ws):
+        self.ws = ws
+
+    def _db(self):
+        db = self.ws.open_state()
+        db.migrate("failover", MIGRATIONS)
+        return db
+
+    def get(self, target: str) -> Cooldown | None:
+        with self._db() as db:
+            row = db.execute("SELECT * FROM failover_cooldowns WHERE target = ?", (target,)).fetchone()
+        return _row(row) if row else None
+
+    def all(self) -> list[Cooldown]:
+        with self._db() as db:
+            rows = db.execute("SELECT * FROM failover_cooldowns ORDER BY target").fetchall()
+        return [_row(r) for r in rows]
+
+    def record_failure(self, target: str, kind: str, message: str) -> Cooldown:
+        now = clock.timestamp()
+        with self._db() as db, db.transaction():
+            row = db.execute("SELECT failures FROM failover_cooldowns WHERE target = ?", (target,)).fetchone()
+            failures = (int(row[0]) if row else 0) + 1
+            until = now + cooldown_seconds(failures)
+            db.execute(
+                "INSERT INTO failover_cooldowns(target, until, failures, kind, message, updated) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(target) DO UPDATE SET until = excluded.until, "
+                "failures = excluded.failures, kind = excluded.kind, message = excluded.message, "
+                "updated = excluded.updated",
+                (target, until, failures, kind, message[:500], now),
+            )
+        return Cooldown(target, until, failures, kind, message[:500])
+
+    def clear(self, target: str | None = None) -> None:
+        with self._db() as db:
+            if target is None:
+                db.execute("DELETE FROM failover_cooldowns")
+            else:
+                db.execute("DELETE FROM failover_cooldowns WHERE target = ?", (target,))
+
+
+def _row(row) -> Cooldown:
+    return Cooldown(row["target"], float(row["until"]), int(row["failures"]), row["kind"], row["message"])
+
+
+# ---------------------------------------------------------------------------- client
+
+
+def _target(spec: str) -> str:
+    provider, model = split_spec(spec)
+    return f"script:{model}" if provider == "script" else f"{provider}/{model}"
+
+
+class FailoverClient:
+    """`complete(messages, tools)` against the primary model, then the fallbacks."""
+
+    def __init__(self, ws, model: str | None = None, fallbacks: list[str] | None = None):
+        self.ws = ws
+        self._model = model
+        self._fallbacks = fallbacks
+        self.cooldowns = CooldownStore(ws)
+        self._providers: dict[str, tuple[Any, str]] = {}
+        self.last_attempts: list[Attempt] = []
+
+    @property
+    def candidates(self) -> list[str]:
+        """Primary then fallbacks, read from the current config unless given (hot reload)."""
+        primary = self._model or self.ws.config.get("agent.model")
+        fallbacks = self._fallbacks if self._fallbacks is not None else self.ws.config.get("agent.fallbacks", [])
+        out: list[str] = []
+        for spec in [primary, *fallbacks]:
+            if spec and spec not in out:
+                out.append(spec)
+        return out
+
+    def _provider(self, spec: str) -> tuple[Any, str]:
+        # rebuilt when the config changes (a new base_url or key env takes effect next call)
+        key = f"{self.ws.snapshot.version}:{spec}"
+        if key not in self._providers:
+            self._providers[key] = resolve(spec, self.ws.config)
+        return self._providers[key]
+
+    def complete(self, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None) -> ModelResponse:
+        attempts: list[Attempt] = []
+        self.last_attempts = attempts
+        now = clock.timestamp()
+        for spec in self.candidates:
+            try:
+                target = _target(spec)
+            except ConfigError as exc:
+                attempts.append(Attempt(spec, "config", str(exc)))
+                continue
+            cool = self.cooldowns.get(target)
+            if cool is not None and cool.until > now:
+                attempts.append(
+                    Attempt(target, "cooldown", f"cooling down {cool.remaining(now):.0f}s more after {cool.kind}")
+                )
+                continue
+            try:
+                provider, model = self._provider(spec)
+                response = provider.complete(list(messages), list(tools or []), model=model)
+            except ConfigError as exc:
+                attempts.append(Attempt(target, "config", str(exc)))
+                continue
+            except ProviderError as exc:
+                attempts.append(Attempt(target, exc.kind, exc.message))
+                if exc.kind in RAISE_KINDS:
+                    raise
+                if exc.retryable:
+                    self.cooldowns.record_failure(target, exc.kind, exc.message)
+                continue
+            if cool is not None:
+                self.cooldowns.clear(target)
+            attempts.append(Attempt(target, "ok"))
+            if not response.model:
+                response = ModelResponse(response.text, response.tool_calls, response.usage, response.finish_reason, target)
+            return response
+        raise NoModelAvailable(no_model_message(attempts, self.ws.config))
+
+
+# ---------------------------------------------------------------------------- messages
+
+
+def _hint(attempt: Attempt, config: Any) -> str | None:
+    """What the user should set or start for this failed attempt."""
+    provider = attempt.target.split("/", 1)[0]
+    try:
+        settings = settings_for(provider, config) if not attempt.target.startswith("script:") else None
+    except ConfigError:
+        settings = None
+    kind = attempt.outcome
+    if kind == "config":
+        return "fix agent.model / agent.fallbacks in kit.yaml"
+    if settings is None:
+        return None
+    if kind in ("auth", "auth_permanent"):
+        return f"set {settings.api_key_env or 'providers.' + provider + '.api_key_env'} to a valid key"
+    if kind == "billing":
+        return f"check the billing/quota of the {provider} account"
+    if kind == "model_not_found":
+        model = attempt.target.split("/", 1)[1]
+        if settings.type == "ollama":
+            return f"pull the model (`ollama pull {model}`) or set agent.model"
+        return "set agent.model to a model this provider serves"
+    if kind == "unreachable" and settings.type == "ollama":
+        url = (settings.base_url or "").removesuffix("/v1")
+        return f"start Ollama at {url}"
+    if kind == "unreachable":
+        return f"check providers.{provider}.base_url ({settings.base_url or 'default'}) is reachable"
+    if kind == "cooldown":
+        return "wait for the cooldown (or run `kit doctor` to see them)"
+    return None
+
+
+def no_model_message(attempts: Sequence[Attempt], config: Any) -> str:
+    if not attempts:
+        return "no model configured: set agent.model in kit.yaml (e.g. ollama/llama3.2 or openai/gpt-4o-mini)"
+    tried = "; ".join(f"{a.target} {a.outcome}: {a.message}" if a.message else f"{a.target} {a.outcome}" for a in attempts)
+    hints: list[str] = []
+    for attempt in attempts:
+        hint = _hint(attempt, config)
+        if hint and hint not in hints:
+            hints.append(hint)
+    hints.append("or set agent.model / agent.fallbacks to a model you can reach (e.g. openai/gpt-4o-mini with OPENAI_API_KEY)")
+    return f"no model available ({tried}). To fix: " + "; ".join(hints) + "."
+
+
+# ---------------------------------------------------------------------------- doctor
+
+
+def doctor_checks(ws) -> list:
+    from kit.doctor import Finding
+
+    out = []
+    client = FailoverClient(ws)
+    for spec in client.candidates:
+        try:
+            provider, _model = split_spec(spec)
+            if provider == "script":
+                continue
+            settings = settings_for(provider, ws.config)
+        except ConfigError as exc:
+            out.append(Finding("error", "agent", str(exc), "kit.yaml"))
+            continue
+        import os
+
+        if settings.type in ("openai", "anthropic") and settings.api_key_env and not os.environ.get(settings.api_key_env):
+            out.append(Finding("warning", "agent", f"model {spec}: {settings.api_key_env} is not set"))
+    try:
+        now = clock.timestamp()
+        for cool in client.cooldowns.all():
+            if cool.until > now:
+                out.append(
+                    Finding("info", "agent", f"{cool.target} is cooling down for {cool.remaining(now):.0f}s "
+                            f"after {cool.kind} ({cool.failures} consecutive): {cool.message}")
+                )
+    except Exception as exc:  # a locked/corrupt state.db must not break doctor
+        out.append(Finding("warning", "agent", f"cannot read cooldowns: {exc}"))
+    return out
