@@ -1,0 +1,154 @@
+"""Daily notes: `memory/YYYY-MM-DD.md` (and `-<slug>` session archives), and appending to today's.
+
+A note is written as a bullet under the `# YYYY-MM-DD` heading, or under `## topic` when a topic is
+given. Lines already in the file never move when no topic is used, and move only below the insertion
+point otherwise, so recall keys (path:start:end) of earlier claims stay valid.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from kit import clock
+from kit.errors import KitError
+
+DAILY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})(?:-([^/]+))?\.md$")
+_TOPIC_RE = re.compile(r"^##\s+(.*?)\s*#*\s*$")
+
+
+class MemoryWriteError(KitError):
+    """A memory write was refused (threat scan, empty text, bad topic)."""
+
+
+def note_date(rel: str) -> date | None:
+    """The date a daily note is about, from its name; None for any other path."""
+    match = DAILY_RE.match(rel)
+    if not match:
+        return None
+    try:
+        return date.fromisoformat(match.group(1))
+    except ValueError:  # memory/2026-13-45.md is not a daily note
+        return None
+
+
+def is_daily_note(rel: str) -> bool:
+    return note_date(rel) is not None
+
+
+def daily_path(day: date | None = None) -> str:
+    return f"memory/{(day or clock.today()).isoformat()}.md"
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    path: str  # workspace-relative daily note
+    line: int  # 1-based first line of the new bullet
+    end_line: int  # last line of the new bullet
+    text: str  # the bullet as written
+    topic: str | None
+    created: bool  # the note did not exist before
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "end_line": self.end_line,
+            "text": self.text,
+            "topic": self.topic,
+            "created": self.created,
+        }
+
+
+def format_bullet(text: str) -> list[str]:
+    """One bullet; continuation lines indented so Markdown keeps them in the same list item."""
+    lines = [ln.rstrip() for ln in text.strip().replace("\r\n", "\n").split("\n")]
+    lines = [ln for ln in lines if ln.strip()] or [""]
+    return [f"- {lines[0].strip()}"] + [f"  {ln.strip()}" for ln in lines[1:]]
+
+
+def clean_topic(topic: str | None) -> str | None:
+    if topic is None:
+        return None
+    cleaned = " ".join(topic.split()).lstrip("#").strip()
+    if not cleaned:
+        return None
+    if len(cleaned) > 80:
+        raise MemoryWriteError("topic is longer than 80 characters")
+    return cleaned
+
+
+def _is_item_line(line: str) -> bool:
+    return line.startswith(("- ", "* ", "+ ", "  ", "\t"))
+
+
+def insert_bullet(existing: str | None, day: date, bullet: list[str], topic: str | None) -> tuple[str, int]:
+    """Return (new text, 1-based line of the bullet). Pure: no I/O, easy to test."""
+    if existing is None or not existing.strip():
+        lines = [f"# {day.isoformat()}"]
+    else:
+        lines = existing.replace("\r\n", "\n").rstrip("\n").split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+
+    def insert_after(end: int, trailing_blank: bool) -> int:
+        """Insert the bullet after lines[:end]; a blank line first unless it continues a list."""
+        pad = [] if end > 0 and _is_item_line(lines[end - 1]) else [""]
+        tail = [""] if trailing_blank else []
+        lines[end:end] = pad + bullet + tail
+        return end + len(pad) + 1
+
+    def last_content(start: int, stop: int) -> int:
+        """Index just past the last non-blank line in lines[start:stop]."""
+        end = stop
+        while end > start and not lines[end - 1].strip():
+            end -= 1
+        return end
+
+    headings = [i for i, ln in enumerate(lines) if _TOPIC_RE.match(ln)]
+    if topic is None:
+        if not headings:
+            line = insert_after(len(lines), False)
+        else:
+            # before the first `## topic`, so topicless notes stay in the day's preamble
+            first = headings[0]
+            end = last_content(0, first)
+            line = insert_after(end, trailing_blank=(end == first))
+        return "\n".join(lines) + "\n", line
+
+    wanted = topic.casefold()
+    match = [i for i in headings if _TOPIC_RE.match(lines[i]).group(1).casefold() == wanted]
+    if not match:
+        lines.extend(["", f"## {topic}"])
+        line = insert_after(len(lines), False)
+        return "\n".join(lines) + "\n", line
+    heading = match[0]
+    following = [i for i in headings if i > heading]
+    stop = following[0] if following else len(lines)
+    end = last_content(heading + 1, stop)
+    line = insert_after(end, trailing_blank=bool(following) and end == stop)
+    return "\n".join(lines) + "\n", line
+
+
+def append_note(ws, text: str, topic: str | None = None) -> WriteResult:
+    """Append `text` to today's daily note after the threat scan; Kit's own write via ws.write_text."""
+    from kit.fsutil import locked
+    from kit.memory.threats import scan_text
+
+    if not text or not text.strip():
+        raise MemoryWriteError("nothing to write: the text is empty")
+    reason = scan_text(text) or (scan_text(topic) if topic else None)
+    if reason:
+        raise MemoryWriteError(f"refused: {reason}")
+    topic = clean_topic(topic)
+    day = clock.today()
+    rel = daily_path(day)
+    bullet = format_bullet(text)
+    with locked(ws.kit_dir / "locks" / "memory-write.lock", wait=10, what="memory write lock"):
+        target = ws.path(rel)
+        existing = target.read_text(encoding="utf-8") if target.exists() else None
+        new_text, line = insert_bullet(existing, day, bullet, topic)
+        ws.write_text(rel, new_text)
+    return WriteResult(rel, line, line + len(bullet) - 1, "\n".join(bullet), topic, existing is None)
