@@ -1,0 +1,68 @@
+"""`kit watch`: hot-reload the workspace in the foreground and print one line per reload."""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+import threading
+
+import click
+
+from kit.cli.common import console, handle_errors, json_option, open_workspace, workspace_option
+
+
+@click.command("watch")
+@workspace_option
+@json_option
+@handle_errors
+def watch(workspace, as_json: bool) -> None:
+    """Watch the workspace and hot-reload every change until Ctrl-C.
+
+    Prints one line per reload (with --json: one JSON object per line,
+    {"version": N, "changed": [...], "errors": [...]}). A broken edit keeps the last good
+    version in force and its error is printed.
+    """
+    from kit import clock
+    from kit.watch import Watcher
+
+    # watcher warnings (inotify limits, failed reloads) go to stderr; stdout stays the report
+    logging.basicConfig(level=logging.WARNING, format="kit: %(message)s", stream=sys.stderr)
+    ws = open_workspace(workspace)
+    err = console(stderr=True)
+    out = console()
+
+    def on_reload(result) -> None:
+        if as_json:
+            sys.stdout.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+            return
+        stamp = clock.now().strftime("%H:%M:%S")
+        changed = ", ".join(result.changed) if result.changed else "nothing changed"
+        out.print(f"[dim]{stamp}[/dim] v{result.version} {changed}", markup=True, highlight=False)
+        for issue in result.errors:
+            out.print(f"  [red]error[/red] {issue}", markup=True, highlight=False)
+        sys.stdout.flush()
+
+    stop = threading.Event()
+    # `kill` (SIGTERM) ends the watch as cleanly as Ctrl-C does
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    watcher = Watcher(ws, on_reload=on_reload)
+    watcher.start()
+    try:
+        debounce = int(watcher.debounce_s * 1000)
+        err.print(
+            f"watching {ws.root} (backend: {watcher.backend}, debounce {debounce} ms, "
+            f"version {ws.version}); Ctrl-C to stop",
+            markup=False,
+            highlight=False,
+        )
+        for issue in ws.snapshot.issues:
+            err.print(f"  {issue.severity}: {issue}", markup=False, highlight=False)
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass  # Ctrl-C is how a foreground watch ends: exit 0
+    finally:
+        watcher.stop()
