@@ -1,0 +1,218 @@
+"""The hook registry of a workspace: which hooks exist, and firing events through them.
+
+    outcome = registry_for(ws).fire("tool:before", {"name": "write_file", "arguments": {...}},
+                                    session_key="main")
+    if outcome.blocked: ...  outcome.reason
+    arguments = outcome.data["arguments"]          # possibly rewritten
+
+Hooks run in order: bundled, user, workspace (by name within a root). On a decision event
+(tool:before, agent:bootstrap, message:received) each hook sees the data as rewritten by the
+ones before it, and the first block ends the pipeline. Every failure (exception, timeout,
+non-zero exit, untrusted code skipped) is written to `.kit/logs/hooks.log` and the pipeline
+goes on.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from kit import clock
+from kit.errors import NotFoundError
+from kit.hooks.events import REWRITABLE, HookEvent, event_matches, is_decision
+from kit.hooks.runner import RunResult, run_command, run_handler
+from kit.hooks.spec import HookSpec, discover
+from kit.trust import TrustEntry, TrustStore
+
+LOG_FILE = "logs/hooks.log"  # under .kit/
+_log_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class HookOutcome:
+    blocked: bool
+    reason: str | None
+    data: dict[str, Any]
+    errors: list[str] = field(default_factory=list)
+    ran: list[str] = field(default_factory=list)  # hooks that ran (in order)
+    skipped: list[str] = field(default_factory=list)  # "name: why" (untrusted, disabled …)
+    blocked_by: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"blocked": self.blocked, "reason": self.reason, "blocked_by": self.blocked_by,
+                "data": self.data, "errors": self.errors, "ran": self.ran, "skipped": self.skipped}
+
+
+class HookRegistry:
+    def __init__(self, ws, hooks: list[HookSpec]):
+        self.ws = ws
+        self.hooks = hooks
+        self.trust_store = TrustStore()
+
+    # ------------------------------------------------------------------ queries
+
+    def get(self, name: str) -> HookSpec:
+        for hook in self.hooks:
+            if hook.name == name:
+                return hook
+        known = ", ".join(h.name for h in self.hooks) or "none"
+        raise NotFoundError(f"no hook named {name!r} (known: {known})")
+
+    def valid(self) -> list[HookSpec]:
+        return [h for h in self.hooks if h.valid]
+
+    def invalid(self) -> list[HookSpec]:
+        return [h for h in self.hooks if not h.valid]
+
+    def for_event(self, event_type: str) -> list[HookSpec]:
+        return [h for h in self.hooks if h.valid and any(event_matches(p, event_type) for p in h.events)]
+
+    def is_trusted(self, hook: HookSpec, digest: str | None = None) -> bool:
+        if not hook.needs_trust:
+            return True
+        return self.trust_store.is_trusted("hook", hook.name, digest or hook.digest())
+
+    def untrusted(self) -> list[HookSpec]:
+        """Valid, enabled workspace hooks whose current code is not trusted (ask the user)."""
+        return [h for h in self.valid() if h.enabled and not self.is_trusted(h)]
+
+    def trust(self, name: str) -> TrustEntry | None:
+        """Trust the hook's current content; None for hooks that need no trust (bundled, user)."""
+        hook = self.get(name)
+        if not hook.needs_trust:
+            return None
+        return self.trust_store.trust("hook", hook.name, hook.digest(), str(hook.dir))
+
+    def timeout_for(self, hook: HookSpec) -> float:
+        return float(hook.timeout_s or self.ws.config.get("hooks.timeout_s", 10.0))
+
+    # ------------------------------------------------------------------ firing
+
+    def fire(self, event_type: str, data: dict[str, Any] | None = None, *, session_key: str | None = None) -> HookOutcome:
+        data = copy.deepcopy(dict(data or {}))
+        errors: list[str] = []
+        ran: list[str] = []
+        skipped: list[str] = []
+        if not self.ws.config.get("hooks.enabled", True):
+            return HookOutcome(False, None, data, errors, ran, ["*: hooks.enabled is false"])
+        decision = is_decision(event_type)
+        for hook in self.for_event(event_type):
+            if not hook.enabled:
+                skipped.append(f"{hook.name}: disabled")
+                continue
+            digest = hook.digest()
+            if not self.is_trusted(hook, digest):
+                why = f"untrusted workspace code (run `kit hooks trust {hook.name}` after reviewing it)"
+                skipped.append(f"{hook.name}: {why}")
+                self.log("SKIP", event_type, hook.name, why)
+                continue
+            event = HookEvent(
+                type=event_type,
+                timestamp=clock.now().isoformat(timespec="seconds"),
+                workspace=str(self.ws.root),
+                session_key=session_key,
+                data=copy.deepcopy(data),
+            )
+            timeout = self.timeout_for(hook)
+            result = (
+                run_command(hook, event, timeout) if hook.command else run_handler(hook, event, timeout, digest)
+            )
+            ran.append(hook.name)
+            if result.error:
+                errors.append(f"{hook.name}: {result.error}")
+                self.log("ERROR", event_type, hook.name, result.error)
+                continue
+            if result.blocked:
+                if decision:
+                    self.log("BLOCK", event_type, hook.name, result.reason or "")
+                    return HookOutcome(True, result.reason, data, errors, ran, skipped, hook.name)
+                self.log("WARN", event_type, hook.name, f"block ignored: {event_type} is not a decision event")
+                continue
+            if decision:
+                problem = _apply(event_type, data, result)
+                if problem:
+                    errors.append(f"{hook.name}: {problem}")
+                    self.log("ERROR", event_type, hook.name, problem)
+        return HookOutcome(False, None, data, errors, ran, skipped)
+
+    def log(self, level: str, event_type: str, hook: str, message: str) -> None:
+        line = f"{clock.now().isoformat(timespec='seconds')} {level} {event_type} hook={hook}: {message}"
+        path = self.ws.kit_dir / LOG_FILE
+        with _log_lock:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(line.replace("\n", " ⏎ ") + "\n")
+
+
+def _apply(event_type: str, data: dict[str, Any], result: RunResult) -> str | None:
+    """Fold a decision hook's return value into `data`; a problem message for a bad value."""
+    value = result.value
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return f"returned {type(value).__name__}, expected a dict or None; ignored"
+    key = REWRITABLE[event_type]
+    if event_type == "agent:bootstrap":
+        return _apply_bootstrap(data, value)
+    if key in value:
+        new = value[key]
+        expected = dict if key == "arguments" else str
+        if not isinstance(new, expected):
+            return f"'{key}' must be a {expected.__name__}; ignored"
+        data[key] = new
+    return None
+
+
+def _apply_bootstrap(data: dict[str, Any], value: dict[str, Any]) -> str | None:
+    """agent:bootstrap: {"files": [...]} replaces; {"remove": [names]} and {"add": [files]} edit.
+    A file is {"name": str, "content": str}; adding an existing name rewrites it."""
+    files = list(data.get("files") or [])
+    if "files" in value:
+        new = value["files"]
+        if not isinstance(new, list) or not all(_is_file(f) for f in new):
+            return "'files' must be a list of {name, content}; ignored"
+        files = [dict(f) for f in new]
+    remove = value.get("remove") or []
+    if not isinstance(remove, list):
+        return "'remove' must be a list of file names; ignored"
+    files = [f for f in files if f.get("name") not in set(remove)]
+    add = value.get("add") or []
+    if not isinstance(add, list) or not all(_is_file(f) for f in add):
+        return "'add' must be a list of {name, content}; ignored"
+    for item in add:
+        files = [f for f in files if f.get("name") != item["name"]] + [dict(item)]
+    data["files"] = files
+    return None
+
+
+def _is_file(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("content"), str)
+
+
+def registry_for(ws) -> HookRegistry:
+    """The registry for the workspace's current snapshot (cached per version)."""
+    return ws.cached("hooks.registry", lambda: HookRegistry(ws, discover(ws)))
+
+
+def doctor_checks(ws) -> list:
+    from kit.doctor import Finding
+
+    registry = registry_for(ws)
+    out = []
+    if not ws.config.get("hooks.enabled", True):
+        out.append(Finding("info", "hooks", "hooks are disabled (hooks.enabled: false)"))
+    for hook in registry.hooks:
+        for message in hook.errors:
+            out.append(Finding("error", "hooks", f"invalid hook {hook.name!r}: {message}", hook.display_path, hook.line))
+        for message in hook.warnings:
+            out.append(Finding("warning", "hooks", f"hook {hook.name!r}: {message}", hook.display_path))
+    for hook in registry.untrusted():
+        out.append(
+            Finding("warning", "hooks",
+                    f"hook {hook.name!r} has workspace code that is not trusted, so it does not run; "
+                    f"review hooks/{hook.name}/ and run `kit hooks trust {hook.name}`",
+                    hook.display_path)
+        )
+    return out

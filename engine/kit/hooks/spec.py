@@ -1,0 +1,195 @@
+"""HOOK.md: discovery in the three roots, validation, and the content hash trust is keyed on."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kit import paths
+from kit.documents import split_frontmatter
+from kit.errors import DocumentError
+from kit.fsutil import read_text
+from kit.hooks.events import KNOWN_EVENTS, KNOWN_FAMILIES
+
+ROOTS = ("bundled", "user", "workspace")  # lowest precedence first
+NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,63}$")
+EVENT_RE = re.compile(r"^(?:\*|[a-z][a-z0-9_-]*(?::[a-z0-9_*?\[\]-]+)?)$")
+ALLOWED_KEYS = frozenset({"name", "description", "events", "enabled", "timeout_s", "command", "metadata"})
+MAX_HASHED_BYTES = 5 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    name: str
+    root: str  # bundled | user | workspace
+    dir: Path
+    description: str = ""
+    events: tuple[str, ...] = ()
+    enabled: bool = True
+    timeout_s: float | None = None  # None: hooks.timeout_s
+    command: str | None = None
+    errors: tuple[str, ...] = ()  # invalid when non-empty
+    warnings: tuple[str, ...] = ()
+    line: int | None = None  # where the first error is, in HOOK.md
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+    @property
+    def handler(self) -> Path:
+        return self.dir / "handler.py"
+
+    @property
+    def kind(self) -> str:
+        return "command" if self.command else "handler"
+
+    @property
+    def needs_trust(self) -> bool:
+        """Workspace code may come from a cloned repository; bundled and the user's own hooks
+        ($XDG_CONFIG_HOME/kit/hooks, which only the user writes) are trusted like kit.yaml."""
+        return self.root == "workspace"
+
+    @property
+    def display_path(self) -> str:
+        return f"hooks/{self.name}/HOOK.md" if self.root == "workspace" else str(self.dir / "HOOK.md")
+
+    def digest(self) -> str:
+        return hook_digest(self.dir)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "root": self.root, "path": str(self.dir), "description": self.description,
+                "events": list(self.events), "enabled": self.enabled, "timeout_s": self.timeout_s,
+                "kind": self.kind, "command": self.command, "valid": self.valid,
+                "errors": list(self.errors), "warnings": list(self.warnings)}
+
+
+def hook_digest(folder: Path) -> str:
+    """sha256 over every file of the hook folder (HOOK.md, handler.py, scripts a command runs),
+    so editing any of them needs trusting again. Caches (__pycache__, dot-folders) are skipped."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith((".pyc", ".pyo")):
+                continue
+            full = Path(dirpath) / name
+            rel = full.relative_to(folder).as_posix()
+            h.update(rel.encode() + b"\0")
+            try:
+                with open(full, "rb") as handle:
+                    h.update(handle.read(MAX_HASHED_BYTES))
+            except OSError as exc:
+                h.update(f"<unreadable {exc.errno}>".encode())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def parse_hook(folder: Path, root: str, text: str | None, *, default_line: int | None = None) -> HookSpec:
+    """Validate one hook folder; an invalid hook comes back with `errors`, never raises."""
+    name = folder.name
+    display = f"hooks/{name}/HOOK.md" if root == "workspace" else str(folder / "HOOK.md")
+    try:
+        if text is None:
+            text = read_text(folder / "HOOK.md", display=display)
+        meta, _body, _line = split_frontmatter(text, display)
+    except DocumentError as exc:
+        return HookSpec(name, root, folder, errors=(exc.message,), line=exc.line or default_line)
+    return validate(meta, name, root, folder)
+
+
+def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path) -> HookSpec:
+    errors: list[str] = []
+    warnings: list[str] = []
+    if not meta:
+        errors.append("HOOK.md needs YAML frontmatter with name, description and events")
+    name = meta.get("name", folder_name)
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        errors.append(f"name {name!r} must be 1-64 chars of a-z, 0-9 and single hyphens")
+        name = folder_name
+    elif meta.get("name") is None:
+        errors.append("missing 'name'")
+    elif name != folder_name:
+        errors.append(f"name {name!r} must equal the folder name {folder_name!r}")
+    description = meta.get("description")
+    if not isinstance(description, str) or not description.strip():
+        errors.append("missing 'description'")
+        description = ""
+    raw_events = meta.get("events")
+    events: list[str] = []
+    if isinstance(raw_events, str):
+        raw_events = [raw_events]
+    if not isinstance(raw_events, list) or not raw_events:
+        errors.append("'events' must be a non-empty list, e.g. [tool:before]")
+    else:
+        for item in raw_events:
+            if not isinstance(item, str) or not EVENT_RE.match(item):
+                errors.append(f"event {item!r} is not an event name like 'tool:before' or 'command'")
+                continue
+            family = item.split(":")[0]
+            if item not in KNOWN_EVENTS and family not in KNOWN_FAMILIES and item != "*":
+                warnings.append(f"event {item!r} is not one Kit fires")
+            events.append(item)
+    enabled = meta.get("enabled", True)
+    if not isinstance(enabled, bool):
+        errors.append(f"'enabled' must be true or false, not {enabled!r}")
+        enabled = False
+    timeout = meta.get("timeout_s")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        errors.append(f"'timeout_s' must be a positive number of seconds, not {timeout!r}")
+        timeout = None
+    command = meta.get("command")
+    if command is not None:
+        if isinstance(command, list) and all(isinstance(c, str) for c in command):
+            import shlex
+
+            command = shlex.join(command)
+        if not isinstance(command, str) or not command.strip():
+            errors.append("'command' must be a non-empty string")
+            command = None
+    elif not (folder / "handler.py").is_file():
+        errors.append("no handler.py next to HOOK.md and no 'command' in its frontmatter")
+    for key in meta:
+        if key not in ALLOWED_KEYS:
+            warnings.append(f"unknown key {key!r} ignored")
+    return HookSpec(
+        name=name, root=root, dir=folder, description=description.strip(), events=tuple(events),
+        enabled=enabled, timeout_s=float(timeout) if timeout is not None else None, command=command,
+        errors=tuple(errors), warnings=tuple(warnings),
+    )
+
+
+def _scan_dir(root_dir: Path, root: str) -> list[HookSpec]:
+    if not root_dir.is_dir():
+        return []
+    out = []
+    for folder in sorted(root_dir.iterdir()):
+        if folder.is_dir() and not folder.name.startswith((".", "_")) and (folder / "HOOK.md").is_file():
+            out.append(parse_hook(folder, root, None))
+    return out
+
+
+def discover(ws) -> list[HookSpec]:
+    """Every hook, winners only (same name: workspace > user > bundled), sorted by root then name."""
+    found: dict[str, HookSpec] = {}
+    for spec in _scan_dir(paths.bundled("hooks"), "bundled") + _scan_dir(paths.user_hooks_dir(), "user"):
+        found[spec.name] = spec
+    snapshot = ws.snapshot
+    # workspace hooks come from the snapshot, which keeps the last good HOOK.md of a broken edit
+    for rel in snapshot.names("hooks/*/HOOK.md"):
+        folder = ws.root / "hooks" / rel.split("/")[1]
+        found[folder.name] = parse_hook(folder, "workspace", snapshot.documents[rel].text)
+    for issue in snapshot.issues:
+        parts = issue.path.split("/")
+        if len(parts) == 3 and parts[0] == "hooks" and parts[2] == "HOOK.md" and parts[1] not in {
+            n.split("/")[1] for n in snapshot.names("hooks/*/HOOK.md")
+        }:
+            found[parts[1]] = HookSpec(parts[1], "workspace", ws.root / "hooks" / parts[1],
+                                       errors=(issue.message,), line=issue.line)
+    order = {r: i for i, r in enumerate(ROOTS)}
+    return sorted(found.values(), key=lambda s: (order[s.root], s.name))
