@@ -1,0 +1,53 @@
+"""git.autocommit (§8): commit exactly the files a dream changed, never anything else."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    committed: bool
+    note: str
+    commit: str | None = None
+
+    def to_json(self) -> dict:
+        return {"committed": self.committed, "note": self.note, "commit": self.commit}
+
+
+def _git(root: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, env=env)
+
+
+def autocommit(root: Path, files: Sequence[str], message: str) -> CommitResult:
+    if not files:
+        return CommitResult(False, "nothing changed")
+    try:
+        inside = _git(root, "rev-parse", "--is-inside-work-tree")
+    except FileNotFoundError:
+        return CommitResult(False, "git is not installed")
+    if inside.returncode != 0 or inside.stdout.strip() != "true":
+        return CommitResult(False, "the workspace is not in a git repository")
+    staged = _git(root, "diff", "--cached", "--quiet")
+    if staged.returncode != 0:
+        # the user is in the middle of composing a commit: do not mix our files into it
+        return CommitResult(False, "you have staged changes; dream files left uncommitted")
+    env = dict(os.environ)
+    if not _git(root, "config", "user.name").stdout.strip():
+        env.setdefault("GIT_AUTHOR_NAME", "Kit")
+        env.setdefault("GIT_COMMITTER_NAME", "Kit")
+    if not _git(root, "config", "user.email").stdout.strip():
+        env.setdefault("GIT_AUTHOR_EMAIL", "kit@localhost")
+        env.setdefault("GIT_COMMITTER_EMAIL", "kit@localhost")
+    add = _git(root, "add", "--", *files, env=env)
+    if add.returncode != 0:
+        return CommitResult(False, f"git add failed: {add.stderr.strip()}")
+    done = _git(root, "commit", "-q", "-m", message, "--", *files, env=env)
+    if done.returncode != 0:
+        return CommitResult(False, f"git commit failed: {(done.stderr or done.stdout).strip()}")
+    sha = _git(root, "rev-parse", "HEAD").stdout.strip()
+    return CommitResult(True, message, sha)

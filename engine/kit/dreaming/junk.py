@@ -1,0 +1,80 @@
+"""The junk filter (§8): what must never be promoted, whatever its recall count.
+
+Returns a reason string (shown by `kit memory explain`) or None for a snippet worth keeping.
+"""
+
+from __future__ import annotations
+
+import re
+
+MIN_CHARS = 12
+
+_SHELL_START = re.compile(
+    r"^\s*(?:\$\s+|#\s*\w+@|>>>\s|(?:sudo|cd|ls|rm|mv|cp|mkdir|chmod|chown|git|docker|kubectl|npm|npx|pnpm|yarn|"
+    r"pip|pip3|python|python3|uv|make|curl|wget|ssh|scp|apt|apt-get|brew|systemctl|journalctl|cat|grep|"
+    r"sed|awk|tar|export|source|echo|ps|kill|cargo|go|node|helm|terraform|ansible)\b\s+\S)"
+)
+_CODE_CHARS = set("{}[]();=<>$|&\\`")
+_KIT_TEXT = re.compile(
+    r"<!--\s*kit:|\bkit:promoted\b|^#+\s*(?:Promoted memories|Light sleep|REM sleep|Deep sleep|Dream diary)\b"
+    r"|\b(?:recall_count|unique_queries|recall_days|claim_hash|query_hash|blocked_by|phase boost)\b"
+    r"|\bscore[=:]\s*\d|\brecalls[=:]\s*\d|\bconfidence[=:]\s*\d",
+    re.I | re.M,
+)
+_NUMBER_CELL = re.compile(r"^[\s\-+.,:%$€£0-9]*$")
+
+
+def _strip_marker(line: str) -> str:
+    return re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", "", line)
+
+
+def _is_code(text: str) -> bool:
+    if "```" in text or text.lstrip().startswith("    "):
+        return True
+    lines = [_strip_marker(line).strip().strip("`") for line in text.splitlines() if line.strip()]
+    if not lines:
+        return False
+    shell = sum(1 for line in lines if _SHELL_START.match(line))
+    if shell * 2 >= len(lines):
+        return True
+    body = "".join(lines)
+    symbols = sum(1 for ch in body if ch in _CODE_CHARS)
+    letters = sum(1 for ch in body if ch.isalpha())
+    # prose has few brackets and operators; code and shell have many
+    return symbols >= 4 and symbols > 0.12 * max(1, letters)
+
+
+def _is_number_table(text: str) -> bool:
+    rows = [line for line in text.splitlines() if line.strip().startswith("|")]
+    if len(rows) < 2:
+        return False
+    cells = [c.strip() for row in rows for c in row.strip().strip("|").split("|")]
+    cells = [c for c in cells if c and not re.fullmatch(r":?-{2,}:?", c)]
+    if not cells:
+        return True
+    numeric = sum(1 for c in cells if _NUMBER_CELL.match(c))
+    return numeric * 2 >= len(cells)
+
+
+def _threat(text: str) -> str | None:
+    try:
+        from kit.memory.threats import scan_text  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return scan_text(text)
+
+
+def junk_reason(snippet: str) -> str | None:
+    text = snippet.strip()
+    if len(_strip_marker(text).strip()) < MIN_CHARS:
+        return f"too short (under {MIN_CHARS} chars)"
+    if _KIT_TEXT.search(text):
+        return "Kit's own report or provenance text"
+    if _is_number_table(text):
+        return "a table of numbers"
+    if _is_code(text):
+        return "mostly code or shell commands"
+    threat = _threat(text)
+    if threat:
+        return f"failed the threat scan: {threat}"
+    return None

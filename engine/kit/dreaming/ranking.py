@@ -1,0 +1,129 @@
+"""Rank candidates with the §8 score and check every gate; shared by Deep, promote and explain."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from kit.dreaming import scoring
+from kit.dreaming.candidates import Candidate
+from kit.dreaming.store import PhaseStats, Promotion
+
+GATES = ("not_junk", "min_score", "min_recall_count", "min_unique_queries", "max_age_days", "not_promoted",
+         "not_demoted")
+
+
+@dataclass(frozen=True)
+class DeepSettings:
+    limit: int
+    min_score: float
+    min_recall_count: int
+    min_unique_queries: int
+    max_age_days: int
+    half_life_days: float
+    weights: Mapping[str, float]
+
+    @classmethod
+    def from_config(cls, config: Any) -> DeepSettings:
+        d = config.get("dreaming.deep")
+        return cls(
+            limit=int(d["limit"]),
+            min_score=float(d["min_score"]),
+            min_recall_count=int(d["min_recall_count"]),
+            min_unique_queries=int(d["min_unique_queries"]),
+            max_age_days=int(d["max_age_days"]),
+            half_life_days=float(d["half_life_days"]),
+            weights=dict(config.get("dreaming.weights")),
+        )
+
+
+@dataclass(frozen=True)
+class Ranked:
+    cand: Candidate
+    signals: scoring.Signals
+    score: scoring.Score
+    gates: dict[str, bool]
+
+    @property
+    def blocked_by(self) -> list[str]:
+        return [name for name in GATES if not self.gates[name]]
+
+    @property
+    def passed(self) -> bool:
+        return all(self.gates.values())
+
+    def to_json(self) -> dict:
+        c = self.cand
+        return {
+            "key": c.key,
+            "claim": c.claim,
+            "snippet": c.snippet,
+            "score": round(self.score.total, 6),
+            "components": {k: round(v, 6) for k, v in self.score.components.items()},
+            "phase_boost": round(self.score.boost, 6),
+            "recall_count": c.recall_count,
+            "unique_queries": c.unique_queries,
+            "recall_days": c.recall_days,
+            "concept_tags": list(c.tags),
+            "passed": self.passed,
+            "blocked_by": self.blocked_by,
+            "junk": c.junk,
+        }
+
+
+def _days(today: date, day: str | None) -> float | None:
+    return None if day is None else float((today - date.fromisoformat(day)).days)
+
+
+def signals_for(c: Candidate, today: date, light: PhaseStats | None, rem: PhaseStats | None) -> scoring.Signals:
+    return scoring.Signals(
+        recall_count=c.recall_count,
+        total_score=c.total_score,
+        unique_queries=c.unique_queries,
+        recall_days=c.recall_days,
+        span_days=float((c.last_day - c.first_day).days),
+        days_since_last_recall=float((today - c.last_day).days),
+        tag_count=len(c.tags),
+        light_hits=light.hits if light else 0,
+        days_since_light=_days(today, light.last_day if light else None),
+        rem_hits=rem.hits if rem else 0,
+        days_since_rem=_days(today, rem.last_day if rem else None),
+    )
+
+
+def rank(
+    cands: Iterable[Candidate],
+    *,
+    today: date,
+    settings: DeepSettings,
+    light: Mapping[str, PhaseStats],
+    rem: Mapping[str, PhaseStats],
+    promotions: Iterable[Promotion],
+    with_boost: bool = True,
+) -> list[Ranked]:
+    promoted_pairs, promoted_claims, demoted_keys, demoted_claims = set(), set(), set(), set()
+    for p in promotions:
+        if p.status == "demoted":
+            demoted_keys.add(p.key)
+            demoted_claims.add(p.claim)
+        else:  # active or retired: promoted once is enough
+            promoted_pairs.add((p.key, p.claim))
+            promoted_claims.add(p.claim)
+    out = []
+    for c in cands:
+        sig = signals_for(c, today, light.get(c.id), rem.get(c.id))
+        sc = scoring.score(sig, settings.weights, settings.half_life_days, with_boost=with_boost)
+        gates = {
+            "not_junk": c.junk is None,
+            "min_score": sc.total >= settings.min_score,
+            "min_recall_count": c.recall_count >= settings.min_recall_count,
+            "min_unique_queries": max(c.unique_queries, c.recall_days) >= settings.min_unique_queries,
+            "max_age_days": sig.days_since_last_recall <= settings.max_age_days,
+            "not_promoted": (c.key, c.claim) not in promoted_pairs and c.claim not in promoted_claims,
+            "not_demoted": c.key not in demoted_keys and c.claim not in demoted_claims,
+        }
+        out.append(Ranked(c, sig, sc, gates))
+    out.sort(key=lambda r: (-r.score.total, -r.cand.recall_count, r.cand.path, r.cand.start_line, r.cand.claim))
+    return out

@@ -1,0 +1,117 @@
+"""Phase reports under memory/dreaming/{light,rem,deep}/YYYY-MM-DD.md and the DREAMS.md diary.
+
+Reports are for people and are a pure function of the day's state, so re-running a day rewrites
+its report byte for byte. The diary entry comes from a Jinja2 template (StrictUndefined); a
+workspace `templates/dream-diary.md.j2` replaces the built-in one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import Any
+
+from kit.dreaming import managed
+from kit.dreaming.light import LightResult
+from kit.dreaming.ranking import Ranked
+from kit.dreaming.rem import RemResult
+from kit.dreaming.store import Promotion
+
+DIARY_TEMPLATE = "dream-diary.md.j2"
+REPORT_TOP = 25
+
+
+def report_path(phase: str, day: date) -> str:
+    return f"memory/dreaming/{phase}/{day.isoformat()}.md"
+
+
+def _short(text: str, n: int = 120) -> str:
+    return managed.one_line(text, n)
+
+
+def light_report(day: date, r: LightResult) -> str:
+    out = [f"# Light sleep — {day.isoformat()}", "",
+           f"Candidates recalled in the last {r.lookback_days} days: {r.considered}. Staged: {len(r.staged)}.", ""]
+    if r.staged:
+        out += ["## Staged", ""]
+        for c in r.staged:
+            out.append(f"- `{c.key}` — {c.recall_count} recalls, {c.unique_queries} queries, "
+                       f"{c.recall_days} days: {_short(c.snippet)}")
+        out.append("")
+    if r.duplicates:
+        out += ["## Near-duplicates dropped", ""]
+        out += [f"- `{d.key}` repeats `{k.key}`" for d, k in r.duplicates]
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def rem_report(day: date, r: RemResult) -> str:
+    out = [f"# REM sleep — {day.isoformat()}", "",
+           f"Candidates recalled in the last {r.lookback_days} days: {r.considered}.", ""]
+    out += ["## Themes", ""]
+    if r.themes:
+        for t in r.themes:
+            out.append(f"- **{t.name}** (strength {t.strength:.2f}, {len(t.members)} notes)")
+    else:
+        out.append("- none strong enough")
+    out += ["", "## Candidate truths", ""]
+    if r.truths:
+        out += [f"- {_short(t.cand.snippet)} (confidence {t.confidence:.2f}, `{t.cand.key}`)" for t in r.truths]
+    else:
+        out.append("- none confident enough")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def deep_report(day: date, ranked: Sequence[Ranked], promoted_today: Sequence[Promotion],
+                notes: Mapping[str, str], retired_today: Sequence[Promotion],
+                demoted_today: Sequence[Promotion]) -> str:
+    out = [f"# Deep sleep — {day.isoformat()}", ""]
+    out += [f"Promoted to MEMORY.md today: {len(promoted_today)}.", ""]
+    if promoted_today:
+        out += ["## Promoted", ""]
+        out += [f"- `{p.key}` (score {p.score:.3f}, {p.recalls} recalls, {p.queries} queries): {_short(p.snippet)}"
+                for p in promoted_today]
+        out.append("")
+    if demoted_today:
+        out += ["## Removed by you (never promoted again)", ""]
+        out += [f"- `{p.key}`: {_short(p.snippet)}" for p in demoted_today]
+        out.append("")
+    if retired_today:
+        out += ["## Retired to memory/archive/promoted.md (over memory_max_chars)", ""]
+        out += [f"- `{p.key}`: {_short(p.snippet)}" for p in retired_today]
+        out.append("")
+    done = {(p.key, p.claim) for p in promoted_today}
+    rest = [r for r in ranked if (r.cand.key, r.cand.claim) not in done][:REPORT_TOP]
+    if rest:
+        out += [f"## Other candidates (top {REPORT_TOP} by score)", ""]
+        for r in rest:
+            c = r.cand
+            why = notes.get(c.id) or ("passed" if r.passed else "blocked by " + ", ".join(r.blocked_by))
+            out.append(f"- `{c.key}` score {r.score.total:.3f}, {c.recall_count} recalls, "
+                       f"{c.unique_queries} queries, {c.recall_days} days — {why}: {_short(c.snippet, 80)}")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_diary(ws, context: Mapping[str, Any]) -> str:
+    """The diary entry for one run, from the workspace template or the built-in one."""
+    import jinja2
+
+    from kit.paths import templates_dir
+
+    custom = ws.root / "templates" / DIARY_TEMPLATE
+    source = custom.read_text(encoding="utf-8") if custom.is_file() else (templates_dir() / DIARY_TEMPLATE).read_text(
+        encoding="utf-8")
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    try:
+        text = env.from_string(source).render(**context)
+    except jinja2.TemplateError as exc:
+        from kit.errors import KitError
+
+        where = f"templates/{DIARY_TEMPLATE}" if custom.is_file() else f"built-in {DIARY_TEMPLATE}"
+        raise KitError(f"dream diary template failed: {exc}", path=where,
+                       line=getattr(exc, "lineno", None)) from exc
+    return text.strip("\n") + "\n"
+
+
+def append_diary(current: str, entry: str) -> str:
+    return current.rstrip("\n") + "\n\n" + entry

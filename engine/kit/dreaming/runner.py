@@ -1,0 +1,416 @@
+"""`run_dream(ws)`: the facade. Lock, read the recall log, run the phases, write, report, commit."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from kit import clock
+from kit.dreaming import deep as deep_phase
+from kit.dreaming import managed, reports, store
+from kit.dreaming.candidates import Candidate, build_candidates
+from kit.dreaming.light import LightResult, run_light
+from kit.dreaming.ranking import DeepSettings, Ranked, rank
+from kit.dreaming.recall_source import ensure_schema as ensure_recall_schema
+from kit.dreaming.recall_source import events as recall_events
+from kit.dreaming.rem import RemResult, run_rem
+from kit.errors import BusyError
+from kit.fsutil import LockFile
+
+PHASES = ("light", "rem", "deep")
+LOCK_REL = ".kit/locks/dream.lock"
+DEFAULT_LOCK_WAIT = 10.0
+MAX_MERGE_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class DreamResult:
+    now: str
+    day: date
+    applied: bool
+    phases: tuple[str, ...]
+    light: LightResult | None
+    rem: RemResult | None
+    ranked: tuple[Ranked, ...]
+    decisions: tuple[deep_phase.Decision, ...]
+    promoted: tuple[str, ...]
+    retired: tuple[str, ...]
+    demoted: tuple[str, ...]
+    changed: tuple[str, ...]
+    diary: bool
+    similarity: str  # embeddings | lexical
+    git: dict[str, Any] | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict:
+        notes = {d.ranked.cand.id: d for d in self.decisions}
+        cands = []
+        for r in self.ranked:
+            item = r.to_json()
+            d = notes.get(r.cand.id)
+            item["decision"] = d.action if d else None
+            item["detail"] = d.detail if d else None
+            cands.append(item)
+        return {
+            "now": self.now,
+            "day": self.day.isoformat(),
+            "applied": self.applied,
+            "phases": list(self.phases),
+            "similarity": self.similarity,
+            "light": ({"staged": len(self.light.staged), **self.light.to_json()} if self.light else None),
+            "rem": self.rem.to_json() if self.rem else None,
+            "deep": None if "deep" not in self.phases else {
+                "candidates": cands,
+                "promoted": list(self.promoted),
+                "retired": list(self.retired),
+                "demoted": list(self.demoted),
+            },
+            "changed": list(self.changed),
+            "diary": self.diary,
+            "git": self.git,
+        }
+
+
+def normalise_phases(phases: Iterable[str] | str) -> tuple[str, ...]:
+    wanted = [phases] if isinstance(phases, str) else list(phases)
+    if "all" in wanted:
+        return PHASES
+    bad = [p for p in wanted if p not in PHASES]
+    if bad:
+        from kit.errors import KitError
+
+        raise KitError(f"unknown dream phase {bad[0]!r}; use light, rem, deep or all")
+    return tuple(p for p in PHASES if p in wanted)
+
+
+def _lock_wait(value: float | None) -> float:
+    if value is not None:
+        return value
+    env = os.environ.get("KIT_DREAM_LOCK_WAIT")
+    return float(env) if env else DEFAULT_LOCK_WAIT
+
+
+def acquire_lock(ws, wait: float | None = None) -> LockFile:
+    lock = LockFile(ws.kit_dir / "locks" / "dream.lock")
+    seconds = _lock_wait(wait)
+    try:
+        lock.acquire(wait=seconds, what="dream lock")
+    except BusyError:
+        info = lock.holder()
+        who = f"pid {info[0]}" if info else "another process"
+        raise BusyError(
+            f"another dream is running in this workspace ({who} holds {LOCK_REL}); "
+            f"waited {seconds:g} s. Try again when it has finished."
+        ) from None
+    return lock
+
+
+class _Ctx:
+    """One run's working state."""
+
+    def __init__(self, ws, dry_run: bool):
+        self.ws = ws
+        self.dry_run = dry_run
+        self.today = clock.today()
+        self.db = None
+        self.changed: list[str] = []
+        state = ws.kit_dir / "state.db"
+        if not dry_run or state.exists():
+            self.db = ws.open_state()
+            if not dry_run:
+                ensure_recall_schema(self.db)
+                store.ensure_schema(self.db)
+
+    def has(self, table: str) -> bool:
+        if self.db is None:
+            return False
+        row = self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone()
+        return row is not None
+
+    def read(self, rel: str) -> str | None:
+        path = self.ws.path(rel)
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def write(self, rel: str, text: str) -> None:
+        """Write only what differs, so an idle re-run leaves every file (and its mtime) alone."""
+        if self.dry_run or self.read(rel) == text:
+            return
+        self.ws.write_text(rel, text)
+        if rel not in self.changed:
+            self.changed.append(rel)
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+
+
+def _phase_stats(ctx: _Ctx, phase: str, virtual: Iterable[Candidate]) -> dict[str, store.PhaseStats]:
+    stats = store.phase_stats(ctx.db, phase) if ctx.has("dream_phase_hits") else {}
+    if ctx.dry_run:  # count the hits this run would have recorded
+        day = ctx.today.isoformat()
+        for c in virtual:
+            s = stats.get(c.id)
+            if s is None:
+                stats[c.id] = store.PhaseStats(1, day)
+            elif s.last_day != day:
+                stats[c.id] = store.PhaseStats(s.hits + 1, day)
+    return stats
+
+
+def _record(ctx: _Ctx, phase: str, cands: Iterable[Candidate]) -> int:
+    cands = list(cands)
+    if ctx.dry_run:
+        stats = store.phase_stats(ctx.db, phase) if ctx.has("dream_phase_hits") else {}
+        return sum(1 for c in cands if (stats.get(c.id) is None or stats[c.id].last_day != ctx.today.isoformat()))
+    return store.record_hits(ctx.db, phase, ctx.today, ((c.id, c.key, c.claim) for c in cands))
+
+
+def _embedder(ws, cands: list[Candidate]):
+    if not cands:
+        return None
+    from kit.dreaming.embed import embedder_for
+
+    return embedder_for(ws)
+
+
+def run_dream(ws, *, phases: Iterable[str] | str = PHASES, dry_run: bool = False, progress: bool = False,
+              lock_wait: float | None = None) -> DreamResult:
+    """Run the dreaming phases on `ws`. Only `deep` writes MEMORY.md; `dry_run` writes nothing."""
+    wanted = normalise_phases(phases)
+    lock = None if dry_run else acquire_lock(ws, lock_wait)
+    status = None
+    try:
+        if progress:
+            from rich.console import Console
+
+            status = Console(stderr=True).status("dreaming…")
+            status.start()
+        ctx = _Ctx(ws, dry_run)
+        try:
+            return _run(ctx, wanted, status)
+        finally:
+            ctx.close()
+    finally:
+        if status is not None:
+            status.stop()
+        if lock is not None:
+            lock.release()
+
+
+def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
+    ws, cfg, today = ctx.ws, ctx.ws.config, ctx.today
+    events = recall_events(ctx.db) if ctx.has("recall_events") else []
+    cands = build_candidates(events)
+    embedder = _embedder(ws, cands) if ({"rem", "deep"} & set(wanted)) else None
+    new_hits = new_light = 0
+    light = rem = None
+    staged: list[Candidate] = []
+    truths: list[Candidate] = []
+
+    if "light" in wanted:
+        if status:
+            status.update("dreaming: light")
+        light = run_light(cands, today=today, lookback_days=int(cfg.get("dreaming.light.lookback_days")),
+                          limit=int(cfg.get("dreaming.light.limit")), dedupe=float(cfg.get("dreaming.light.dedupe")))
+        staged = list(light.staged)
+        new_light = _record(ctx, "light", staged)
+        new_hits += new_light
+        ctx.write(reports.report_path("light", today), reports.light_report(today, light))
+
+    if "rem" in wanted:
+        if status:
+            status.update("dreaming: REM")
+        rem = run_rem(cands, today=today, lookback_days=int(cfg.get("dreaming.rem.lookback_days")),
+                      limit=int(cfg.get("dreaming.rem.limit")),
+                      min_pattern_strength=float(cfg.get("dreaming.rem.min_pattern_strength")),
+                      truth_min_confidence=float(cfg.get("dreaming.rem.truth_min_confidence")), embedder=embedder)
+        truths = [t.cand for t in rem.truths]
+        new_hits += _record(ctx, "rem", truths)
+        ctx.write(reports.report_path("rem", today), reports.rem_report(today, rem))
+
+    ranked: list[Ranked] = []
+    decisions: list[deep_phase.Decision] = []
+    promoted: list[str] = []
+    retired_keys: list[str] = []
+    demoted: list[str] = []
+    if "deep" in wanted:
+        if status:
+            status.update("dreaming: deep")
+        ranked, decisions, promoted, retired_keys, demoted = _deep(ctx, cands, staged, truths, embedder)
+
+    wrote_diary = False
+    diary_mode = cfg.get("dreaming.diary")
+    if diary_mode != "off" and (new_hits or promoted):
+        entry = reports.render_diary(ws, _diary_context(ctx, light, rem, decisions, len(retired_keys), len(demoted), new_light))
+        ctx.write("DREAMS.md", reports.append_diary(ctx.read("DREAMS.md") or "# Dream diary\n", entry))
+        wrote_diary = not ctx.dry_run
+
+    git = None
+    if not ctx.dry_run and cfg.get("git.autocommit") and ctx.changed:
+        from kit.dreaming.gitops import autocommit
+
+        git = autocommit(ws.root, sorted(ctx.changed),
+                         f"dream: promote {len(promoted)} memories ({today.isoformat()})").to_json()
+    if not ctx.dry_run:
+        _reindex(ws, ctx.changed)
+    return DreamResult(
+        now=clock.now().isoformat(timespec="seconds"), day=today, applied=not ctx.dry_run, phases=wanted,
+        light=light, rem=rem, ranked=tuple(ranked), decisions=tuple(decisions), promoted=tuple(promoted),
+        retired=tuple(retired_keys), demoted=tuple(demoted), changed=tuple(sorted(ctx.changed)), diary=wrote_diary,
+        similarity="embeddings" if embedder is not None else "lexical", git=git,
+    )
+
+
+def _diary_context(ctx: _Ctx, light, rem, decisions, retired: int, demoted: int, new_light: int) -> dict[str, Any]:
+    now = clock.now()
+    cfg = ctx.ws.config
+    text = ctx.read(deep_phase.MEMORY_FILE) or ""
+    return {
+        "date": ctx.today.isoformat(),
+        "time": now.strftime("%H:%M"),
+        "staged": len(light.staged) if light else 0,
+        "new_staged": new_light,
+        "themes": [{"name": t.name, "strength": round(t.strength, 2), "size": len(t.members)}
+                   for t in (rem.themes if rem else ())],
+        "truths": [{"text": managed.one_line(t.cand.snippet, 160)} for t in (rem.truths if rem else ())],
+        "promoted": [{"key": d.ranked.cand.key, "text": managed.one_line(d.live.text, 200)}
+                     for d in decisions if d.action == "promoted" and d.live is not None],
+        "retired": retired,
+        "demoted": demoted,
+        "memory_chars": managed.section_chars(text),
+        "memory_max_chars": int(cfg.get("dreaming.memory_max_chars")),
+    }
+
+
+def _deep(ctx: _Ctx, cands: list[Candidate], staged: list[Candidate], truths: list[Candidate], embedder):
+    ws, today, cfg = ctx.ws, ctx.today, ctx.ws.config
+    settings = DeepSettings.from_config(cfg)
+    cap = int(cfg.get("dreaming.memory_max_chars"))
+    text = ctx.read(deep_phase.MEMORY_FILE) or ""
+    promos = store.promotions(ctx.db) if ctx.has("dream_promotions") else []
+
+    # User edits win: an active entry missing from MEMORY.md was deleted by the user.
+    present = {(e.key, e.claim) for e in managed.parse(text).entries if e.body}
+    demoted: list[str] = []
+    for p in promos:
+        if p.status == "active" and (p.key, p.claim) not in present:
+            demoted.append(p.key)
+            if not ctx.dry_run:
+                store.set_status(ctx.db, p.key, p.claim, "demoted", today)
+    if demoted:
+        promos = [store.Promotion(**{**p.__dict__, "status": "demoted", "status_day": today.isoformat()})
+                  if p.key in demoted and p.status == "active" else p for p in promos]
+
+    ranked = rank(cands, today=today, settings=settings, light=_phase_stats(ctx, "light", staged),
+                  rem=_phase_stats(ctx, "rem", truths), promotions=promos)
+    used_today = sum(1 for p in promos if p.promoted_day == today.isoformat())
+    remaining = max(0, settings.limit - used_today)
+    decisions = deep_phase.plan(ranked, root=ws.root, memory_text=text, limit=remaining, embedder=embedder)
+    chosen = [d for d in decisions if d.action == "promoted"]
+    entries = [deep_phase.entry_for(d, today) for d in chosen]
+
+    by_pair = {(c.key, c.claim): c for c in cands}
+    promo_by_pair = {(p.key, p.claim): p for p in promos}
+
+    def last_recall(e: managed.Entry) -> tuple[str, float]:
+        c = by_pair.get((e.key, e.claim))
+        p = promo_by_pair.get((e.key, e.claim))
+        day = c.days[-1] if c else (p.last_recall_day if p else e.attr("date", "0000-00-00"))
+        try:
+            sc = float(e.attr("score", "0"))
+        except ValueError:
+            sc = 0.0
+        return day, sc
+
+    # Compare-and-swap: apply our changes to the file as it is right now; retry if it moved.
+    retired: list[managed.Entry] = []
+    for _ in range(MAX_MERGE_ATTEMPTS):
+        base = ctx.read(deep_phase.MEMORY_FILE) or ""
+        merged = managed.merge(base, add=entries)
+        retired = deep_phase.choose_retirements(merged, cap, last_recall)
+        merged = managed.merge(merged, remove=[(e.key, e.claim) for e in retired])
+        if (ctx.read(deep_phase.MEMORY_FILE) or "") == base:
+            ctx.write(deep_phase.MEMORY_FILE, merged)
+            break
+    else:
+        raise BusyError("MEMORY.md kept changing while the dream tried to write it; nothing was written. "
+                        "Run `kit dream` again.", path="MEMORY.md")
+
+    if retired:
+        ctx.write(deep_phase.ARCHIVE_FILE, deep_phase.archive_text(ctx.read(deep_phase.ARCHIVE_FILE), retired, today))
+
+    if not ctx.dry_run:
+        with ctx.db.transaction():
+            for d, e in zip(chosen, entries, strict=True):
+                c = d.ranked.cand
+                store.upsert_promotion(ctx.db, store.Promotion(
+                    key=c.key, claim=c.claim, snippet=e.text, score=round(d.ranked.score.total, 6),
+                    recalls=c.recall_count, queries=c.unique_queries, promoted_day=today.isoformat(),
+                    last_recall_day=c.days[-1], status="active", status_day=today.isoformat()))
+            for e in retired:
+                store.set_status(ctx.db, e.key, e.claim, "retired", today)
+        promos = store.promotions(ctx.db)
+    else:
+        promos = promos + [store.Promotion(d.ranked.cand.key, d.ranked.cand.claim, e.text, d.ranked.score.total,
+                                           d.ranked.cand.recall_count, d.ranked.cand.unique_queries,
+                                           today.isoformat(), d.ranked.cand.days[-1], "active", today.isoformat())
+                           for d, e in zip(chosen, entries, strict=True)]
+
+    day = today.isoformat()
+    notes = {d.ranked.cand.id: f"{d.action}: {d.detail}" for d in decisions if d.action != "promoted"}
+    ctx.write(reports.report_path("deep", today), reports.deep_report(
+        today, ranked,
+        promoted_today=[p for p in promos if p.promoted_day == day and p.status == "active"],
+        notes=notes,
+        retired_today=[p for p in promos if p.status == "retired" and p.status_day == day],
+        demoted_today=[p for p in promos if p.status == "demoted" and p.status_day == day],
+    ))
+    return ranked, decisions, [d.ranked.cand.key for d in chosen], [e.key for e in retired], demoted
+
+
+def _reindex(ws, changed: list[str]) -> None:
+    """Keep the search index current for the memory files a dream wrote (the archive above all)."""
+    paths = [p for p in changed if p == "MEMORY.md" or (p.startswith("memory/") and not p.startswith("memory/dreaming/"))]
+    if not paths:
+        return
+    try:
+        from kit.memory.service import memory_for  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    memory_for(ws).sync(paths)
+
+
+def doctor_checks(ws) -> list:
+    from kit.doctor import Finding
+
+    out = []
+    lock = LockFile(ws.kit_dir / "locks" / "dream.lock")
+    info = lock.holder()
+    if lock.path.exists():
+        if lock.is_stale():
+            out.append(Finding("warning", "dreaming", "stale dream lock (its process is gone or it is over 15 "
+                               "minutes old); the next dream takes it over", LOCK_REL))
+        else:
+            out.append(Finding("info", "dreaming", f"a dream is running (pid {info[0] if info else '?'})", LOCK_REL))
+    cfg = ws.config
+    schedule, tz = cfg.get("dreaming.schedule"), cfg.get("dreaming.timezone")
+    try:
+        from kit.dreaming.schedule import next_run
+
+        nxt = next_run(schedule, tz, clock.now())
+    except Exception as exc:  # a bad schedule or zone is a config problem the user must see
+        out.append(Finding("error", "dreaming", str(getattr(exc, "message", exc)), "kit.yaml"))
+        return out
+    if cfg.get("dreaming.enabled"):
+        out.append(Finding("info", "dreaming", f"schedule {schedule!r} ({tz or 'local time'}); next dream "
+                           f"{nxt.isoformat(timespec='minutes')} while `kit serve` or the cron job runs"))
+    else:
+        out.append(Finding("info", "dreaming", "scheduled dreaming is off (dreaming.enabled: false); "
+                           "`kit dream` still runs on demand"))
+    return out

@@ -1,0 +1,34 @@
+"""The dreaming schedule: cron syntax via croniter, evaluated in `dreaming.timezone`."""
+
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+
+from kit.errors import ConfigError
+
+
+def zone(name: str | None) -> tzinfo:
+    if not name:
+        return datetime.now().astimezone().tzinfo  # type: ignore[return-value]
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"dreaming.timezone: unknown time zone {name!r}", path="kit.yaml") from exc
+
+
+def validate(schedule: str) -> None:
+    from croniter import croniter
+
+    if not croniter.is_valid(schedule):
+        raise ConfigError(f"dreaming.schedule: {schedule!r} is not a valid cron expression", path="kit.yaml")
+
+
+def next_run(schedule: str, tz_name: str | None, after: datetime) -> datetime:
+    """The first time strictly after `after` that `schedule` fires, in the schedule's zone."""
+    from croniter import croniter
+
+    validate(schedule)
+    local = after.astimezone(zone(tz_name))
+    return croniter(schedule, local).get_next(datetime)

@@ -1,0 +1,134 @@
+"""The formulas of §8, one function each, written to read like the spec.
+
+Ages are whole days between calendar dates (today − the day of the event), so a score does not
+drift during a day and re-running a dream the same day reproduces its reports byte for byte.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+LN2 = math.log(2)
+PHASE_HALF_LIFE_DAYS = 14.0
+COMPONENTS = ("relevance", "frequency", "diversity", "recency", "consolidation", "conceptual")
+
+
+def relevance(total_score: float, recall_count: int) -> float:
+    return total_score / recall_count if recall_count else 0.0
+
+
+def frequency(recall_count: int) -> float:
+    return min(1.0, math.log(1 + recall_count) / math.log(11))  # saturates at 10
+
+
+def diversity(unique_queries: int, recall_days: int) -> float:
+    return min(1.0, max(unique_queries, recall_days) / 5)
+
+
+def recency(days_since_last_recall: float, half_life_days: float) -> float:
+    if half_life_days <= 0:
+        return 1.0
+    return math.exp(-LN2 / half_life_days * max(0.0, days_since_last_recall))
+
+
+def consolidation(recall_days: int, span_days: float) -> float:
+    if recall_days <= 0:
+        return 0.0
+    if recall_days == 1:
+        return 0.2
+    return 0.55 * min(1.0, math.log(recall_days) / math.log(5)) + 0.45 * min(1.0, span_days / 7)
+
+
+def conceptual(tag_count: int) -> float:
+    return min(1.0, tag_count / 6)
+
+
+def phase_strength(hits: int) -> float:
+    return min(1.0, math.log(1 + hits) / math.log(7))
+
+
+def phase_recency(days_since_hit: float | None) -> float:
+    if days_since_hit is None:
+        return 0.0  # never hit by that phase
+    return math.exp(-LN2 / PHASE_HALF_LIFE_DAYS * max(0.0, days_since_hit))
+
+
+def phase_boost(light_hits: int, days_since_light: float | None, rem_hits: int, days_since_rem: float | None) -> float:
+    ls, lr = phase_strength(light_hits), phase_recency(days_since_light)
+    rs, rr = phase_strength(rem_hits), phase_recency(days_since_rem)
+    return 0.06 * ls * lr + 0.09 * rs * rr
+
+
+def normalised_weights(weights: Mapping[str, float]) -> dict[str, float]:
+    total = sum(max(0.0, float(weights.get(name, 0.0))) for name in COMPONENTS)
+    if total <= 0:
+        return {name: 1 / len(COMPONENTS) for name in COMPONENTS}
+    return {name: max(0.0, float(weights.get(name, 0.0))) / total for name in COMPONENTS}
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What the recall log says about one candidate, as of one day."""
+
+    recall_count: int
+    total_score: float
+    unique_queries: int
+    recall_days: int
+    span_days: float  # last recall day − first recall day
+    days_since_last_recall: float
+    tag_count: int
+    light_hits: int = 0
+    days_since_light: float | None = None
+    rem_hits: int = 0
+    days_since_rem: float | None = None
+
+
+@dataclass(frozen=True)
+class Score:
+    components: dict[str, float]
+    weighted: float
+    boost: float
+    total: float
+
+    def to_json(self) -> dict:
+        return {
+            "components": {k: round(v, 6) for k, v in self.components.items()},
+            "weighted": round(self.weighted, 6),
+            "phase_boost": round(self.boost, 6),
+            "score": round(self.total, 6),
+        }
+
+
+def components(s: Signals, half_life_days: float) -> dict[str, float]:
+    return {
+        "relevance": relevance(s.total_score, s.recall_count),
+        "frequency": frequency(s.recall_count),
+        "diversity": diversity(s.unique_queries, s.recall_days),
+        "recency": recency(s.days_since_last_recall, half_life_days),
+        "consolidation": consolidation(s.recall_days, s.span_days),
+        "conceptual": conceptual(s.tag_count),
+    }
+
+
+def score(s: Signals, weights: Mapping[str, float], half_life_days: float, *, with_boost: bool = True) -> Score:
+    parts = components(s, half_life_days)
+    w = normalised_weights(weights)
+    weighted = sum(w[name] * parts[name] for name in COMPONENTS)
+    boost = phase_boost(s.light_hits, s.days_since_light, s.rem_hits, s.days_since_rem) if with_boost else 0.0
+    return Score(parts, weighted, boost, min(1.0, weighted + boost))
+
+
+def truth_confidence(relevance_value: float, recall_count: int, recall_days: int, tag_count: int) -> float:
+    """REM's candidate-truth confidence."""
+    return (
+        0.45 * relevance_value
+        + 0.25 * min(1.0, math.log(1 + recall_count) / math.log(7))
+        + 0.20 * min(1.0, recall_days / 3)
+        + 0.10 * min(1.0, tag_count / 6)
+    )
+
+
+def theme_strength(members: int, candidates: int) -> float:
+    return min(1.0, 2 * members / candidates) if candidates else 0.0

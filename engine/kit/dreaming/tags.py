@@ -1,0 +1,65 @@
+"""Concept tags (§8): up to 8 NFKC-lower-cased word tokens of 3–32 chars or CJK bigrams, minus stop
+words, plus compound tokens such as `api/v2` or `foo.bar`. Ordered by first appearance so that the
+same snippet always yields the same tags."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+MAX_TAGS = 8
+
+STOP_WORDS = frozenset(
+    """
+    the and for are but not you all any can had her was one our out has him his how its may new now old
+    see two way who did get got let say she too use that with have this will your from they know want been
+    good much some time very when come here just like long make many more only over such take than them
+    well were what into also back then there their these those would could should about after again
+    because before being below between both does doing down during each few further having itself most
+    myself other ought same shall since still through under until upper which while whom why yours
+    yourself today yesterday tomorrow really thing things need needs note notes said says per via etc
+    """.split()
+)
+
+_COMPOUND = re.compile(r"[0-9a-z_]+(?:[./:\-][0-9a-z_]+)+")
+_WORD = re.compile(r"[0-9a-z_]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _ok_word(token: str) -> bool:
+    return 3 <= len(token) <= 32 and token not in STOP_WORDS and not token.isdigit()
+
+
+def concept_tags(text: str, limit: int = MAX_TAGS) -> tuple[str, ...]:
+    norm = unicodedata.normalize("NFKC", text).lower()
+    found: list[str] = []
+    for m in _COMPOUND.finditer(norm):
+        token = m.group(0).strip("-.")
+        # a URL-ish or date-ish compound is noise, a path or dotted name is a concept
+        if 3 <= len(token) <= 32 and not re.fullmatch(r"[\d.:/\-]+", token):
+            found.append(token)
+    for m in _WORD.finditer(norm):
+        token = m.group(0)
+        if _CJK.match(token):
+            found.extend(token[i : i + 2] for i in range(len(token) - 1))
+        elif _ok_word(token):
+            found.append(token)
+    out: list[str] = []
+    for token in found:
+        if token not in out:
+            out.append(token)
+        if len(out) >= limit:
+            break
+    return tuple(out)
+
+
+def tokens(text: str) -> frozenset[str]:
+    """Token set for Jaccard similarity."""
+    norm = unicodedata.normalize("NFKC", text).lower()
+    return frozenset(_WORD.findall(norm))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
