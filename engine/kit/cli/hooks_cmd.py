@@ -1,0 +1,126 @@
+"""`kit hooks list|fire EVENT [--data JSON]|trust NAME [--json]`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from kit.cli.common import (
+    console,
+    emit_json,
+    handle_errors,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
+
+
+@click.group()
+def hooks() -> None:
+    """Hooks: HOOK.md folders (bundled < ~/.config/kit/hooks < workspace hooks/) run on events."""
+
+
+def _rows(registry) -> list[dict]:
+    rows = []
+    for hook in registry.hooks:
+        row = hook.to_json()
+        row["trusted"] = registry.is_trusted(hook) if hook.valid else None
+        row["runs"] = bool(hook.valid and hook.enabled and row["trusted"])
+        rows.append(row)
+    return rows
+
+
+@hooks.command("list")
+@workspace_option
+@json_option
+@handle_errors
+def list_cmd(workspace, as_json: bool) -> None:
+    """Every hook with its root, events, kind and whether it runs (valid, enabled, trusted)."""
+    from kit.hooks.registry import registry_for
+
+    ws = open_workspace(workspace)
+    registry = registry_for(ws)
+    rows = _rows(registry)
+    if as_json:
+        emit_json({"enabled": bool(ws.config.get("hooks.enabled")), "hooks": rows})
+        return
+    out = console()
+    if not ws.config.get("hooks.enabled"):
+        out.print("[yellow]hooks are disabled (hooks.enabled: false)[/]")
+    if not rows:
+        out.print("no hooks")
+    for row in rows:
+        if not row["valid"]:
+            state = "[bold red]invalid[/]"
+        elif not row["enabled"]:
+            state = "[dim]disabled[/]"
+        elif not row["trusted"]:
+            state = "[yellow]untrusted[/]"
+        else:
+            state = "[green]active[/]"
+        out.print(f"{row['name']:<20} {state:<22} [dim]{row['root']:<9} {row['kind']:<7}[/] {', '.join(row['events'])}")
+        for message in row["errors"]:
+            out.print(f"    [red]error:[/] {message}")
+        for message in row["warnings"]:
+            out.print(f"    [yellow]warning:[/] {message}")
+        if row["valid"] and row["trusted"] is False:
+            out.print(f"    review hooks/{row['name']}/ then run `kit hooks trust {row['name']}`")
+
+
+@hooks.command("fire")
+@click.argument("event")
+@click.option("--data", "data_json", default="{}", help="Event data as a JSON object.")
+@click.option("--session", "session_key", default=None, help="Session key to put on the event.")
+@workspace_option
+@json_option
+@handle_errors
+def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_json: bool) -> None:
+    """Fire EVENT through the hooks, as Kit would, and show the outcome."""
+    from kit.hooks.registry import registry_for
+
+    try:
+        data = json.loads(data_json)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--data") from None
+    if not isinstance(data, dict):
+        raise click.BadParameter("must be a JSON object", param_hint="--data")
+    ws = open_workspace(workspace)
+    outcome = registry_for(ws).fire(event, data, session_key=session_key)
+    if as_json:
+        emit_json({"event": event, **outcome.to_json()})
+        return
+    out = console()
+    out.print(f"[bold]{event}[/]: ran {', '.join(outcome.ran) or 'no hooks'}")
+    if outcome.blocked:
+        out.print(f"[bold red]blocked[/] by {outcome.blocked_by}: {outcome.reason}")
+    for line in outcome.skipped:
+        out.print(f"[yellow]skipped[/] {line}")
+    for line in outcome.errors:
+        out.print(f"[red]error[/] {line}")
+    if outcome.data != data:
+        out.print("data after hooks:")
+        out.print(json.dumps(outcome.data, ensure_ascii=False, indent=2), markup=False)
+
+
+@hooks.command("trust")
+@click.argument("name")
+@workspace_option
+@json_option
+@handle_errors
+def trust_cmd(name: str, workspace, as_json: bool) -> None:
+    """Allow NAME's current code to run (recorded by content hash outside the workspace)."""
+    from kit.hooks.registry import registry_for
+
+    ws = open_workspace(workspace)
+    registry = registry_for(ws)
+    hook = registry.get(name)
+    entry = registry.trust(name)
+    if as_json:
+        emit_json({"name": name, "root": hook.root, "trusted": True, "needed": entry is not None,
+                   "digest": entry.digest if entry else None})
+        return
+    if entry is None:
+        console().print(f"{name} is a {hook.root} hook: it is trusted already")
+    else:
+        console().print(f"trusted {name} (sha256 {entry.digest[:12]}); editing its files will need trusting again")
