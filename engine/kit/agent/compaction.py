@@ -1,0 +1,154 @@
+"""Context compaction (§9): memory flush at 70 % of the window, summary at 80 %.
+
+The pure parts live here (token estimates, thresholds, where to split, the placeholder fallback,
+the prompts); the agent loop drives them because flushing and summarising need the model.
+Token estimates use kit.prompt.tokens.estimate_tokens (chars/4, CJK one per char, × 1.2).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import jinja2
+
+from kit.prompt.tokens import estimate_tokens
+
+FLUSH_RATIO = 0.70
+SUMMARY_RATIO = 0.80
+KEEP_RATIO = 0.35  # after a summary, the recent turns kept verbatim use at most this share
+MESSAGE_OVERHEAD = 4  # role and separators, per message
+SUMMARY_MAX_INPUT_CHARS = 60_000  # what one summarising call may read of the old history
+
+_env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+FLUSH_PROMPT = _env.from_string(
+    """[kit: pre-compaction memory flush — silent, the user does not see this turn]
+The conversation is close to the context limit ({{ percent }}% of {{ window }} tokens); older turns
+will soon be summarised and their details lost. Write what matters to today's daily note
+(memory/{{ today }}.md) with `memory_write`, one fact per call: decisions, facts about the user,
+open tasks and questions, names, identifiers and file names. Do not repeat what is already in
+MEMORY.md. When done (or if nothing needs saving) reply with exactly NO_REPLY."""
+)
+
+SUMMARY_SYSTEM = """You compact an agent's conversation history. Write a faithful, dense summary that
+lets the agent continue without the original messages. Keep, as bullet lists under these headings:
+Active tasks, Decisions, Open questions, Identifiers and file names, Other facts.
+Preserve exact identifiers, paths, numbers, names and commands. Do not invent anything."""
+
+SUMMARY_USER = _env.from_string(
+    """Summarise this earlier part of the conversation ({{ count }} messages{% if cut %}, the oldest
+{{ cut }} characters omitted{% endif %}):
+
+{{ transcript }}"""
+)
+
+SUMMARY_PREFIX = "<conversation-summary>\nSummary of the earlier conversation, written by Kit's compaction:\n"
+SUMMARY_SUFFIX = "\n</conversation-summary>"
+
+
+def message_tokens(message: dict[str, Any]) -> int:
+    text = str(message.get("content") or "")
+    if message.get("tool_calls"):
+        text += json.dumps(message["tool_calls"], ensure_ascii=False)
+    return estimate_tokens(text) + MESSAGE_OVERHEAD
+
+
+def context_tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(message_tokens(m) for m in messages)
+
+
+def needs_flush(tokens: int, window: int) -> bool:
+    return tokens >= FLUSH_RATIO * window
+
+
+def needs_summary(tokens: int, window: int) -> bool:
+    return tokens >= SUMMARY_RATIO * window
+
+
+def split_history(history: list[dict[str, Any]], keep_tokens: int) -> tuple[list[dict], list[dict]]:
+    """(old, recent): recent is the longest suffix that starts at a user message and fits
+    `keep_tokens`, but always holds the last user message and what followed it, so a tool call is
+    never separated from its result and the current request is never summarised away."""
+    user_starts = [i for i, m in enumerate(history) if m.get("role") == "user"]
+    if not user_starts:
+        return [], list(history)
+    cut = user_starts[-1]
+    for start in reversed(user_starts[:-1]):
+        if context_tokens(history[start:]) > keep_tokens:
+            break
+        cut = start
+    return list(history[:cut]), list(history[cut:])
+
+
+def render_for_summary(old: list[dict[str, Any]]) -> tuple[str, int]:
+    """The old messages as plain text for the summariser; the oldest text is cut past the cap."""
+    lines = []
+    for message in old:
+        role = message.get("role", "?")
+        content = str(message.get("content") or "")
+        if role == "tool":
+            name = message.get("name") or "tool"
+            lines.append(f"[tool result {name}]\n{content[:4000]}")
+        else:
+            calls = message.get("tool_calls") or []
+            call_text = "".join(
+                f"\n[calls {c['function']['name']}({c['function'].get('arguments', '')})]" for c in calls
+            )
+            lines.append(f"[{role}]\n{content}{call_text}")
+    text = "\n\n".join(lines)
+    cut = max(0, len(text) - SUMMARY_MAX_INPUT_CHARS)
+    return text[cut:], cut
+
+
+def summary_messages(old: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    transcript, cut = render_for_summary(old)
+    return [
+        {"role": "system", "content": SUMMARY_SYSTEM},
+        {"role": "user", "content": SUMMARY_USER.render(count=len(old), cut=cut, transcript=transcript)},
+    ]
+
+
+def summary_message(summary: str) -> dict[str, Any]:
+    # a user-role message: every provider accepts it mid-conversation, unlike a second system one
+    return {"role": "user", "content": SUMMARY_PREFIX + summary.strip() + SUMMARY_SUFFIX}
+
+
+def placeholder_for(message: dict[str, Any]) -> str:
+    name = message.get("name") or "tool"
+    size = len(str(message.get("content") or ""))
+    return f"[{name} result ({size} chars) dropped by compaction; call the tool again if needed]"
+
+
+def placeholders(old: list[dict[str, Any]]) -> dict[str, str]:
+    """tool_call_id → one-line placeholder for each old tool output (the summary fallback)."""
+    out = {}
+    for message in old:
+        if message.get("role") == "tool" and message.get("tool_call_id"):
+            if not str(message.get("content", "")).startswith("[") or "dropped by compaction" not in str(
+                message.get("content")
+            ):
+                out[message["tool_call_id"]] = placeholder_for(message)
+    return out
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    mode: str  # summary | placeholders | none
+    before_tokens: int
+    after_tokens: int
+    dropped: int = 0  # messages replaced by the summary
+    replaced: dict[str, str] = field(default_factory=dict)  # placeholder mode
+    summary: str | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "before_tokens": self.before_tokens,
+            "after_tokens": self.after_tokens,
+            "dropped": self.dropped,
+            "placeholders": len(self.replaced),
+            "error": self.error,
+        }

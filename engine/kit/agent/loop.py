@@ -1,0 +1,442 @@
+"""The agent loop (§9): ReAct over tools with an iteration limit, repeated-call detection,
+usage accounting, active recall, compaction and session transcripts.
+
+    agent = Agent(ws, model="script:turns.yaml")
+    result = agent.turn("what did we decide about the deploy?")
+    result.reply, result.tool_calls, result.usage
+
+Hooks fired: session:start, session:end, message:received (may block or rewrite `text`),
+message:sent, tool:before / tool:after (in kit.agent.tools), compaction:before / after.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kit import clock
+from kit.agent import compaction as cp
+from kit.agent.providers.base import ModelResponse, ProviderError, Usage
+from kit.agent.sessions import SessionInfo, SessionStore, strip_memory_context
+from kit.agent.tools import (
+    ToolContext,
+    ToolOutcome,
+    execute_tool,
+    fire_hook,
+    tool_schemas,
+)
+
+REPEAT_WARN = 3  # identical consecutive calls before Kit tells the model to change approach
+REPEAT_STOP = 5  # … and before it stops the run
+FLUSH_MAX_CALLS = 4  # model calls a silent memory flush may use
+FLUSH_TOOLS = ("memory_write", "memory_search", "memory_get")
+
+REPEAT_NOTE = (
+    "\n\n[kit note] You have made this exact call ({name} with the same arguments) {count} times in "
+    "a row and the result will not change. Change approach: use different arguments, another tool, "
+    "or answer with what you have."
+)
+
+
+class Client:
+    """What the loop needs from a model: FailoverClient's shape."""
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelResponse: ...
+
+
+def make_client(ws, model: str | None = None) -> Client:
+    """The model client for `model` (or agent.model): kit.agent.failover.FailoverClient."""
+    from kit.agent.failover import FailoverClient
+
+    return FailoverClient(ws, model=model)
+
+
+def build_system_prompt(ws, kind: str, warning_state: Any = None) -> str:
+    """The system prompt text from kit.prompt (one adapter, so the loop never guesses its API)."""
+    from kit.prompt.builder import build_prompt
+
+    try:
+        result = build_prompt(ws, kind=kind, warning_state=warning_state)
+    except TypeError:  # builder without per-session warning state
+        result = build_prompt(ws, kind=kind)
+    for attr in ("prompt", "text"):
+        if isinstance(getattr(result, attr, None), str):
+            return getattr(result, attr)
+    return str(result)
+
+
+def _warning_state() -> Any:
+    try:
+        from kit.prompt.warning import WarningState
+    except ImportError:
+        return None
+    return WarningState()
+
+
+@dataclass
+class UsageTotals:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model_calls: int = 0
+
+    def add(self, usage: Usage) -> None:
+        self.prompt_tokens += int(usage.prompt_tokens or 0)
+        self.completion_tokens += int(usage.completion_tokens or 0)
+        self.model_calls += 1
+
+    def to_json(self, context_tokens: int, window: int) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "model_calls": self.model_calls,
+            "context_tokens": context_tokens,
+            "context_window": window,
+        }
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    session: str
+    reply: str
+    tool_calls: tuple[ToolOutcome, ...]
+    iterations: int
+    usage: dict[str, int]
+    stopped: str | None = None  # None | max_iterations | repeated_tool_call | blocked
+    compactions: tuple[cp.CompactionResult, ...] = ()
+    recalled: int = 0
+    model: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        # exactly the §9 shape of `kit run --json`
+        return {
+            "session": self.session,
+            "reply": self.reply,
+            "tool_calls": [t.to_json() for t in self.tool_calls],
+            "iterations": self.iterations,
+            "usage": self.usage,
+        }
+
+
+def call_signature(name: str, arguments: dict[str, Any]) -> str:
+    return name + "\0" + json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+@dataclass
+class _RepeatTracker:
+    """Counts identical tool calls (name + arguments) in a row, across iterations of a turn."""
+
+    last: str | None = None
+    count: int = 0
+
+    def see(self, signature: str) -> int:
+        self.count = self.count + 1 if signature == self.last else 1
+        self.last = signature
+        return self.count
+
+
+@dataclass
+class _TurnState:
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    compactions: list[cp.CompactionResult] = field(default_factory=list)
+
+
+class Agent:
+    """One conversation with one workspace. Not thread-safe: one turn at a time."""
+
+    def __init__(
+        self,
+        ws,
+        *,
+        model: str | None = None,
+        session_key: str | None = None,
+        kind: str = "default",
+        interactive: bool = False,
+        approve: Callable[[str, str], bool] | None = None,
+        client: Client | None = None,
+        status: Callable[[str], None] | None = None,
+    ):
+        self.ws = ws
+        self.kind = kind
+        self.model = model
+        self.interactive = interactive
+        self.approve = approve
+        self.status = status or (lambda message: None)
+        self.client = client if client is not None else make_client(ws, model)
+        self.store = SessionStore(ws)
+        self.history: list[dict[str, Any]] = []
+        self.session: SessionInfo = self._open(session_key)
+        self._prompt_cache: tuple[int, str] | None = None
+        self._warning_state = _warning_state()
+        self._flushed = False
+        self._compaction_stuck_at: int | None = None
+        self._memory_synced_version: int | None = None
+
+    # ------------------------------------------------------------------ sessions
+
+    def _open(self, key: str | None) -> SessionInfo:
+        info = self.store.current(key) if key else None
+        resumed = info is not None
+        if info is None:
+            info = self.store.create(key, model=self.model or str(self.ws.config.get("agent.model")))
+        else:
+            self.history = self.store.load_messages(info.id)
+        fire_hook(self.ws, "session:start",
+                  {"session_id": info.id, "key": info.key, "resumed": resumed},
+                  session_key=info.key)
+        return info
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
+
+    def conversation(self) -> list[dict[str, str]]:
+        """User and assistant text of the live history (the shape hooks receive)."""
+        out = []
+        for message in self.history:
+            role = message.get("role")
+            content = str(message.get("content") or "")
+            if role == "user" and content.startswith(cp.SUMMARY_PREFIX):
+                continue
+            if role in ("user", "assistant") and content.strip():
+                out.append({"role": role, "content": strip_memory_context(content) if role == "user" else content})
+        return out
+
+    def hook_data(self, **extra: Any) -> dict[str, Any]:
+        return {"session_id": self.session.id, "key": self.session.key, "messages": self.conversation(), **extra}
+
+    def end_session(self, reason: str = "end") -> None:
+        """Fire session:end (session-memory archives the conversation) and close the session."""
+        if self.history:
+            fire_hook(self.ws, "session:end", self.hook_data(reason=reason), session_key=self.session.key)
+        self.store.end(self.session.id)
+
+    def new_session(self, reason: str = "new") -> SessionInfo:
+        """End the current session and start a fresh one under the same key."""
+        key = self.session.key if self.session.key != self.session.id else None
+        self.end_session(reason)
+        self.history = []
+        self._flushed = False
+        self._compaction_stuck_at = None
+        self._warning_state = _warning_state()
+        self._prompt_cache = None
+        self.session = self._open(key)
+        return self.session
+
+    def close(self) -> None:
+        self.store.close()
+
+    # ------------------------------------------------------------------ prompt
+
+    def system_prompt(self) -> str:
+        """Rebuilt only when the workspace snapshot changes, so it is byte-identical otherwise."""
+        version = self.ws.version
+        if self._prompt_cache is None or self._prompt_cache[0] != version:
+            self._prompt_cache = (version, build_system_prompt(self.ws, self.kind, self._warning_state))
+        return self._prompt_cache[1]
+
+    def _append(self, message: dict[str, Any], **extra: Any) -> None:
+        self.history.append(message)
+        self.store.append(self.session.id, message, **extra)
+
+    # ------------------------------------------------------------------ memory
+
+    def _sync_memory(self) -> None:
+        """Bring the memory index up to date once per workspace version (incremental, cheap)."""
+        if self._memory_synced_version == self.ws.version:
+            return
+        try:
+            from kit.memory.service import memory_for
+        except ModuleNotFoundError:
+            return
+        memory_for(self.ws).sync()
+        self._memory_synced_version = self.ws.version
+
+    # ------------------------------------------------------------------ the turn
+
+    def turn(self, text: str) -> TurnResult:
+        ws = self.ws
+        state = _TurnState()
+        window = int(ws.config.get("agent.context_window"))
+        received = fire_hook(ws, "message:received", {"text": text, "session_id": self.session.id},
+                             session_key=self.session.key)
+        if received.blocked:
+            reply = f"Message blocked by a hook: {received.reason or 'no reason given'}"
+            return TurnResult(self.session.id, reply, (), 0,
+                              state.usage.to_json(0, window), stopped="blocked")
+        rewritten = received.data.get("text")
+        if isinstance(rewritten, str):
+            text = rewritten
+
+        system = self.system_prompt()
+        self._sync_memory()
+        from kit.agent.recall import active_recall
+
+        recall = active_recall(ws, text)
+        if recall.error:
+            self.status(recall.error)
+        self._append({"role": "user", "content": recall.apply(text)},
+                     text=text if recall.block else None)
+
+        ctx = ToolContext(ws, session_id=self.session.id, session_key=self.session.key,
+                          interactive=self.interactive, approve=self.approve)
+        tools = tool_schemas()
+        max_iterations = int(ws.config.get("agent.max_iterations"))
+        repeats = _RepeatTracker()
+        outcomes: list[ToolOutcome] = []
+        iterations = 0
+        stopped: str | None = None
+        reply = ""
+        model_name = ""
+        while True:
+            if iterations >= max_iterations:
+                stopped = "max_iterations"
+                reply = (f"Stopped: reached agent.max_iterations ({max_iterations}) before a final "
+                         "answer. Ask again to continue, or raise agent.max_iterations in kit.yaml.")
+                break
+            system = self.system_prompt()  # a workspace edit mid-turn applies to the next call
+            self._maybe_compact(system, state, window)
+            iterations += 1
+            response = self.client.complete([{"role": "system", "content": system}, *self.history], tools)
+            state.usage.add(response.usage)
+            model_name = response.model or model_name
+            assistant: dict[str, Any] = {"role": "assistant", "content": response.text or ""}
+            if response.tool_calls:
+                assistant["tool_calls"] = [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+                    for c in response.tool_calls
+                ]
+            self._append(assistant, usage=response.usage, model=response.model or None)
+            if not response.tool_calls:
+                reply = response.text or ""
+                break
+            for call in response.tool_calls:
+                count = repeats.see(call_signature(call.name, call.arguments))
+                if stopped or count >= REPEAT_STOP:
+                    stopped = "repeated_tool_call"
+                    # every tool call needs an answer, or the next request is malformed
+                    self._append({"role": "tool", "tool_call_id": call.id, "name": call.name,
+                                  "content": f"[kit] not run: the run was stopped ({call.name} repeated "
+                                             f"{REPEAT_STOP} times in a row)"})
+                    continue
+                outcome = execute_tool(ctx, call.name, call.arguments, call_id=call.id)
+                outcomes.append(outcome)
+                content = outcome.result
+                if count >= REPEAT_WARN:
+                    content += REPEAT_NOTE.format(name=call.name, count=count)
+                self._append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content})
+            if stopped:
+                reply = (f"Stopped: the same tool call ({repeats.last.split(chr(0))[0]}) was repeated "
+                         f"{REPEAT_STOP} times in a row without progress.")
+                break
+
+        fire_hook(ws, "message:sent", {"text": reply, "session_id": self.session.id, "stopped": stopped},
+                  session_key=self.session.key)
+        tokens = cp.context_tokens([{"role": "system", "content": system}, *self.history])
+        return TurnResult(
+            self.session.id, reply, tuple(outcomes), iterations, state.usage.to_json(tokens, window),
+            stopped=stopped, compactions=tuple(state.compactions), recalled=len(recall.hits),
+            model=model_name,
+        )
+
+    # ------------------------------------------------------------------ compaction
+
+    def _maybe_compact(self, system: str, state: _TurnState, window: int) -> None:
+        tokens = cp.context_tokens([{"role": "system", "content": system}, *self.history])
+        if cp.needs_flush(tokens, window) and not self._flushed:
+            self._flushed = True
+            self._memory_flush(system, state, tokens, window)
+            tokens = cp.context_tokens([{"role": "system", "content": system}, *self.history])
+        if cp.needs_summary(tokens, window) and self._compaction_stuck_at != len(self.history):
+            result = self._compact(system, state, tokens, window)
+            state.compactions.append(result)
+            if result.mode != "none":
+                self._flushed = False  # a new cycle: the next approach to the limit flushes again
+            if cp.needs_summary(result.after_tokens, window):
+                self._compaction_stuck_at = len(self.history)
+
+    def _memory_flush(self, system: str, state: _TurnState, tokens: int, window: int) -> None:
+        """A silent turn asking the model to save what matters to today's daily note."""
+        self.status(f"memory flush: context at {tokens / window:.0%} of the window")
+        prompt = cp.FLUSH_PROMPT.render(percent=int(100 * tokens / window), window=window,
+                                        today=clock.today().isoformat())
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}, *self.history]
+        flush_user = {"role": "user", "content": prompt}
+        messages.append(flush_user)
+        self.store.append(self.session.id, flush_user, hidden=True, kind="flush")
+        ctx = ToolContext(self.ws, session_id=self.session.id, session_key=self.session.key,
+                          interactive=False)
+        tools = tool_schemas(FLUSH_TOOLS)
+        for _ in range(FLUSH_MAX_CALLS):
+            try:
+                response = self.client.complete(messages, tools)
+            except ProviderError as exc:
+                self.status(f"memory flush skipped: {exc}")
+                return
+            state.usage.add(response.usage)
+            assistant: dict[str, Any] = {"role": "assistant", "content": response.text or ""}
+            if response.tool_calls:
+                assistant["tool_calls"] = [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+                    for c in response.tool_calls
+                ]
+            messages.append(assistant)
+            self.store.append(self.session.id, assistant, usage=response.usage, hidden=True, kind="flush")
+            if not response.tool_calls:
+                return
+            for call in response.tool_calls:
+                if call.name not in FLUSH_TOOLS:
+                    content = f"[kit] {call.name} is not available during a memory flush"
+                else:
+                    content = execute_tool(ctx, call.name, call.arguments, call_id=call.id).result
+                tool_msg = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
+                messages.append(tool_msg)
+                self.store.append(self.session.id, tool_msg, hidden=True, kind="flush")
+
+    def _compact(self, system: str, state: _TurnState, tokens: int, window: int) -> cp.CompactionResult:
+        system_tokens = cp.context_tokens([{"role": "system", "content": system}])
+        keep = max(0, int(cp.KEEP_RATIO * window) - system_tokens)
+        old, recent = cp.split_history(self.history, keep)
+        if not old:
+            return cp.CompactionResult("none", tokens, tokens, error="nothing old enough to compact")
+        fire_hook(self.ws, "compaction:before",
+                  {"session_id": self.session.id, "tokens": tokens, "context_window": window,
+                   "messages": len(self.history), "compacting": len(old)},
+                  session_key=self.session.key)
+        self.status(f"compacting: context at {tokens / window:.0%} of the window")
+        error = None
+        summary = None
+        try:
+            response = self.client.complete(cp.summary_messages(old), [])
+            state.usage.add(response.usage)
+            summary = (response.text or "").strip() or None
+            if summary is None:
+                error = "the model returned an empty summary"
+        except ProviderError as exc:
+            error = f"summarising failed: {exc}"
+        if summary is not None:
+            message = cp.summary_message(summary)
+            self.history = [message, *recent]
+            self.store.append(self.session.id, message, kind="compaction", mode="summary", dropped=len(old))
+            mode, replaced = "summary", {}
+        else:
+            replaced = cp.placeholders(old)
+            self.history = [
+                {**m, "content": replaced[m["tool_call_id"]]}
+                if m.get("role") == "tool" and m.get("tool_call_id") in replaced else m
+                for m in self.history
+            ]
+            if replaced:
+                self.store.append(self.session.id, {"role": "system", "content": ""}, kind="compaction",
+                                  mode="placeholders", replaced=replaced)
+            mode = "placeholders" if replaced else "none"
+        after = cp.context_tokens([{"role": "system", "content": system}, *self.history])
+        result = cp.CompactionResult(mode, tokens, after, dropped=len(old) if mode == "summary" else 0,
+                                     replaced=replaced, summary=summary, error=error)
+        fire_hook(self.ws, "compaction:after", {"session_id": self.session.id, **result.to_json()},
+                  session_key=self.session.key)
+        return result

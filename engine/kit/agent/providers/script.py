@@ -1,0 +1,140 @@
+"""The `script` provider — a TEST / OFFLINE provider, not a model.
+
+It replays a YAML file of assistant turns so that tests and offline demos can drive Kit's agent
+loop (tools, hooks, sessions, compaction) without an LLM. Each model call consumes the next turn:
+
+    turns:
+      - tool_calls:
+          - {name: memory_search, arguments: {query: "deploy checklist"}}
+      - text: "The checklist is in your notes from Tuesday."
+      - {text: "…", usage: {prompt_tokens: 120, completion_tokens: 9}}
+      - error: {kind: rate_limit, message: "simulated 429"}     # raise a ProviderError
+
+Optional top-level `record: FILE` (relative to the script) appends every request the provider
+receives (messages and tool names) as one JSON line, so tests can inspect what the model saw.
+
+A run that needs more turns than the script has fails with a clear ProviderError.
+Turn positions are kept per script path for the life of the process, so a REPL or a client that
+re-creates the provider keeps moving forward through the same script.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kit.agent.providers.base import ERROR_KINDS, ModelResponse, ProviderError, ToolCall, Usage
+from kit.errors import ConfigError
+
+LABEL = "script (test/offline provider: replays a YAML file, no model involved)"
+
+_positions: dict[str, int] = {}
+_positions_lock = threading.Lock()
+
+
+def reset_positions() -> None:
+    """Forget how far every script has been played (tests that replay a script twice)."""
+    with _positions_lock:
+        _positions.clear()
+
+
+def _estimate(text: str) -> int:
+    # the script has no tokenizer; a chars/4 guess keeps usage accounting meaningful in tests
+    return max(1, len(text) // 4) if text else 0
+
+
+class ScriptProvider:
+    """Replays `turns` from a YAML file. Clearly labelled: it is for tests and offline demos."""
+
+    name = "script"
+    label = LABEL
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path).expanduser().resolve()
+        self.turns, self.record = self._load()
+
+    def _load(self) -> tuple[list[dict[str, Any]], Path | None]:
+        display = str(self.path)
+        if not self.path.is_file():
+            raise ConfigError(f"script provider: no such script file {display}")
+        try:
+            data = yaml.safe_load(self.path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise ConfigError(
+                f"script provider: invalid YAML: {getattr(exc, 'problem', exc)}",
+                path=display,
+                line=mark.line + 1 if mark else None,
+            ) from None
+        if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
+            raise ConfigError("script provider: the file needs a top-level `turns:` list", path=display)
+        for number, turn in enumerate(data["turns"], start=1):
+            if not isinstance(turn, dict) or not ({"text", "tool_calls", "error"} & set(turn)):
+                raise ConfigError(
+                    f"script provider: turn {number} needs `text`, `tool_calls` or `error`", path=display
+                )
+        record = data.get("record")
+        return list(data["turns"]), (self.path.parent / record) if record else None
+
+    @property
+    def position(self) -> int:
+        with _positions_lock:
+            return _positions.get(str(self.path), 0)
+
+    def _take(self) -> tuple[int, dict[str, Any]]:
+        with _positions_lock:
+            index = _positions.get(str(self.path), 0)
+            if index >= len(self.turns):
+                raise ProviderError(
+                    f"script {self.path} has only {len(self.turns)} turn(s) but the run asked for "
+                    f"turn {index + 1}; add more turns to the script",
+                    kind="format",
+                    provider="script",
+                )
+            _positions[str(self.path)] = index + 1
+        return index, self.turns[index]
+
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, model: str = ""
+    ) -> ModelResponse:
+        index, turn = self._take()
+        if self.record is not None:
+            line = {
+                "turn": index + 1,
+                "messages": messages,
+                "tools": sorted(t["function"]["name"] for t in tools),
+            }
+            with self.record.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        if "error" in turn:
+            err = turn["error"] or {}
+            kind = err.get("kind", "format") if isinstance(err, dict) else "format"
+            message = err.get("message", "scripted error") if isinstance(err, dict) else str(err)
+            raise ProviderError(message, kind=kind if kind in ERROR_KINDS else "format", provider="script")
+        calls = []
+        for number, call in enumerate(turn.get("tool_calls") or [], start=1):
+            if not isinstance(call, dict) or "name" not in call:
+                raise ConfigError(
+                    f"script provider: turn {index + 1}, tool call {number} needs a `name`",
+                    path=str(self.path),
+                )
+            arguments = call.get("arguments") or {}
+            calls.append(ToolCall(id=call.get("id") or f"call_{index + 1}_{number}", name=str(call["name"]),
+                                  arguments=dict(arguments)))
+        text = turn.get("text")
+        usage = turn.get("usage") or {}
+        prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
+        return ModelResponse(
+            text=None if text is None else str(text),
+            tool_calls=tuple(calls),
+            usage=Usage(
+                prompt_tokens=int(usage.get("prompt_tokens", max(1, prompt_chars // 4))),
+                completion_tokens=int(usage.get("completion_tokens", _estimate(str(text or "")))),
+            ),
+            finish_reason="tool_calls" if calls else "stop",
+            model=f"script:{self.path.name}",
+        )

@@ -1,0 +1,104 @@
+"""Active recall (§9): before each user turn, search memory with the user's message and put the
+best snippets in a <memory-context> block on that user message.
+
+The block goes on the user message, never in the system prompt, so the system prompt stays
+byte-identical (and cacheable) across turns. Only the snippets that made it into the block are
+recorded as recalls, with source `active`: a hit the model never saw is not a recall.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+
+_env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+BLOCK = _env.from_string(
+    """<memory-context>
+Notes recalled automatically from memory for this message (may be outdated; check before relying on them):
+{% for hit in hits -%}
+- {{ hit.path }}:{{ hit.start_line }}-{{ hit.end_line }}: {{ hit.snippet }}
+{% endfor -%}
+</memory-context>"""
+)
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+
+
+@dataclass(frozen=True)
+class ActiveRecall:
+    block: str  # "" when nothing was recalled
+    hits: tuple[RecallHit, ...] = ()
+    recorded: int = 0
+    error: str | None = None
+
+    def apply(self, text: str) -> str:
+        """The user message as the model sees it."""
+        return f"{self.block}\n\n{text}" if self.block else text
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def select_hits(results: list[Any], max_chars: int) -> list[tuple[Any, RecallHit]]:
+    """Best-first snippets while their total stays within `max_chars` (the first is cut to fit)."""
+    chosen: list[tuple[Any, RecallHit]] = []
+    used = 0
+    for result in results:
+        snippet = _one_line(getattr(result, "snippet", ""))
+        if not snippet:
+            continue
+        room = max_chars - used
+        if room <= 0:
+            break
+        if len(snippet) > room:
+            if chosen:
+                continue  # a later, shorter hit may still fit
+            snippet = snippet[: max(0, room - 1)].rstrip() + "…"
+        chosen.append((result, RecallHit(result.path, int(result.start_line), int(result.end_line),
+                                         float(result.score), snippet)))
+        used += len(snippet)
+    return chosen
+
+
+def active_recall(ws, message: str) -> ActiveRecall:
+    """Search memory for `message`; return the block to prepend and record what was included."""
+    config = ws.config
+    if not config.get("memory.active_recall.enabled", True):
+        return ActiveRecall("")
+    max_chars = int(config.get("memory.active_recall.max_chars", 600))
+    if max_chars <= 0 or not message.strip():
+        return ActiveRecall("")
+    try:
+        from kit.memory.service import memory_for
+
+        result = memory_for(ws).search(message, record=False, source="active")
+    except ModuleNotFoundError as exc:
+        return ActiveRecall("", error=f"memory search unavailable ({exc.name} missing)")
+    results = list(getattr(result, "results", result) or [])
+    chosen = select_hits(results, max_chars)
+    if not chosen:
+        return ActiveRecall("")
+    hits = tuple(hit for _, hit in chosen)
+    recorded = _record(ws, message, [r for r, _ in chosen])
+    return ActiveRecall(BLOCK.render(hits=hits), hits, recorded)
+
+
+def _record(ws, query: str, results: list[Any]) -> int:
+    from kit.memory.recall import ensure_schema, record_hits
+
+    db = ws.open_state()
+    try:
+        ensure_schema(db)
+        return int(record_hits(db, query, results, "active"))
+    finally:
+        db.close()

@@ -1,0 +1,275 @@
+"""The interactive REPL of `kit run` (no MESSAGE): history, Markdown replies, slash commands.
+
+The watcher runs while the REPL is open, so an edit to SOUL.md, a skill or kit.yaml applies on
+the next turn; the memory index follows edits to notes. Every slash command fires
+`command:<name>` hooks with `{"args", "session_id", "key", "messages"}` (the bundled
+session-memory hook archives the conversation on /new and /reset).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kit.agent.tools import fire_hook
+from kit.errors import KitError
+
+PROMPT = "you> "
+
+COMMANDS: dict[str, str] = {
+    "new": "archive this conversation (session-memory) and start a new session",
+    "reset": "discard this conversation and start a new session",
+    "skill": "/skill NAME [message] — run a turn that follows the skill NAME",
+    "memory": "/memory QUERY — search memory (not recorded as a recall)",
+    "dream": "run dreaming now (light, REM, deep)",
+    "prompt": "show the current system prompt and its size",
+    "help": "show this help",
+    "exit": "end the session and leave (also /quit, Ctrl-D)",
+}
+ALIASES = {"quit": "exit", "q": "exit", "?": "help"}
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str
+    args: str
+
+
+def parse_slash(line: str) -> SlashCommand | None:
+    """`/name args…` → SlashCommand; anything else is a message."""
+    text = line.strip()
+    if not text.startswith("/") or text.startswith("//"):
+        return None
+    name, _, args = text[1:].partition(" ")
+    name = name.strip().lower()
+    return SlashCommand(ALIASES.get(name, name), args.strip())
+
+
+class Repl:
+    """Read-eval-print over an Agent. `input_func` and `console` are injectable for tests."""
+
+    def __init__(self, ws, agent, *, console=None, input_func: Callable[[str], str] | None = None):
+        from rich.console import Console
+
+        self.ws = ws
+        self.agent = agent
+        self.console = console or Console(highlight=False, soft_wrap=True)
+        self.input = input_func or input
+        self.watcher: Any = None
+        self._stop_index: Callable[[], None] | None = None
+
+    # ------------------------------------------------------------------ setup
+
+    def _start_background(self) -> None:
+        try:
+            from kit.watch import Watcher
+        except ModuleNotFoundError:
+            Watcher = None  # noqa: N806
+        if Watcher is not None:
+            self.watcher = Watcher(self.ws, on_reload=self._on_reload).start()
+        try:
+            from kit.memory.service import start_auto_index
+        except (ModuleNotFoundError, ImportError):
+            start_auto_index = None
+        if start_auto_index is not None:
+            self._stop_index = start_auto_index(self.ws)
+
+    def _stop_background(self) -> None:
+        if self._stop_index is not None:
+            with contextlib.suppress(Exception):
+                self._stop_index()
+        if self.watcher is not None:
+            self.watcher.stop()
+
+    def _on_reload(self, result) -> None:
+        changed = [p for p in result.changed if not p.startswith("memory/")]
+        if changed:
+            self.console.print(f"[dim]reloaded: {', '.join(changed)}[/dim]")
+        for error in result.errors:
+            self.console.print(f"[yellow]workspace error: {error} (previous version kept)[/yellow]")
+
+    def _history_file(self):
+        try:
+            import readline
+        except ImportError:  # pragma: no cover - not on every platform
+            return None
+        path = self.ws.kit_dir / "repl_history"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            readline.read_history_file(str(path))
+        readline.set_history_length(1000)
+        return readline, path
+
+    # ------------------------------------------------------------------ loop
+
+    def run(self) -> int:
+        history = self._history_file()
+        self._start_background()
+        self.console.print(
+            f"[bold]kit[/bold] · session {self.agent.session_id} · model "
+            f"{self.agent.model or self.ws.config.get('agent.model')} · /help for commands, /exit to leave"
+        )
+        try:
+            while True:
+                try:
+                    line = self.input(PROMPT)
+                except EOFError:
+                    self.console.print()
+                    break
+                except KeyboardInterrupt:
+                    self.console.print("[dim](Ctrl-C: /exit to leave)[/dim]")
+                    continue
+                if not line.strip():
+                    continue
+                command = parse_slash(line)
+                if command is None:
+                    self.message(line)
+                    continue
+                if not self.slash(command):
+                    break
+        finally:
+            with contextlib.suppress(Exception):
+                self.agent.end_session("exit")
+            self._stop_background()
+            self.agent.close()
+            if history is not None:
+                with contextlib.suppress(OSError):
+                    history[0].write_history_file(str(history[1]))
+        self.console.print("[dim]bye[/dim]")
+        return 0
+
+    def _settle(self) -> None:
+        # let edits made while the user typed reach the snapshot before the turn starts
+        if self.watcher is not None:
+            self.watcher.wait_idle(timeout=2.0)
+
+    def message(self, text: str) -> None:
+        from rich.markdown import Markdown
+
+        self._settle()
+        try:
+            result = self.agent.turn(text)
+        except KitError as exc:
+            self.console.print(f"[red]error:[/red] {exc}")
+            return
+        for call in result.tool_calls:
+            state = "blocked" if call.blocked else ("ok" if call.ok else "failed")
+            args = json.dumps(call.arguments, ensure_ascii=False)
+            if len(args) > 80:
+                args = args[:79] + "…"
+            self.console.print(f"[dim]→ {call.name} {args} · {state}[/dim]")
+        for compaction in result.compactions:
+            self.console.print(f"[dim]compacted ({compaction.mode}): {compaction.before_tokens} → "
+                               f"{compaction.after_tokens} tokens[/dim]")
+        self.console.print(Markdown(result.reply or "_(no reply)_"))
+        if result.stopped:
+            self.console.print(f"[yellow]stopped: {result.stopped}[/yellow]")
+        usage = result.usage
+        self.console.print(
+            f"[dim]{result.iterations} step(s) · {usage['total_tokens']} tokens · context "
+            f"{usage['context_tokens']}/{usage['context_window']}[/dim]"
+        )
+
+    # ------------------------------------------------------------------ slash commands
+
+    def slash(self, command: SlashCommand) -> bool:
+        """Run one slash command; False means leave the REPL."""
+        name = command.name
+        if name not in COMMANDS:
+            self.console.print(f"[yellow]unknown command /{name}[/yellow] — /help lists them")
+            return True
+        outcome = fire_hook(self.ws, f"command:{name}", self.agent.hook_data(args=command.args, command=name),
+                            session_key=self.agent.session.key)
+        for error in outcome.errors:
+            self.console.print(f"[dim]hook error: {error}[/dim]")
+        handler = getattr(self, f"cmd_{name}")
+        try:
+            return handler(command.args) is not False
+        except KitError as exc:
+            self.console.print(f"[red]error:[/red] {exc}")
+            return True
+
+    def cmd_help(self, args: str) -> None:
+        for name, text in COMMANDS.items():
+            self.console.print(f"  /{name:<7} {text}")
+
+    def cmd_exit(self, args: str) -> bool:
+        return False
+
+    def cmd_new(self, args: str) -> None:
+        session = self.agent.new_session("new")
+        self.console.print(f"[dim]new session {session.id}[/dim]")
+
+    def cmd_reset(self, args: str) -> None:
+        session = self.agent.new_session("reset")
+        self.console.print(f"[dim]session reset; new session {session.id}[/dim]")
+
+    def cmd_prompt(self, args: str) -> None:
+        from kit.prompt.tokens import estimate_tokens
+
+        self._settle()
+        text = self.agent.system_prompt()
+        self.console.print(text, markup=False, highlight=False)
+        self.console.print(f"[dim]system prompt: {len(text)} chars, ~{estimate_tokens(text)} tokens "
+                           f"(workspace version {self.ws.version})[/dim]")
+
+    def cmd_memory(self, args: str) -> None:
+        if not args:
+            self.console.print("usage: /memory QUERY")
+            return
+        from kit.memory.service import memory_for
+
+        memory = memory_for(self.ws)
+        memory.sync()
+        result = memory.search(args)
+        results = list(getattr(result, "results", []) or [])
+        if not results:
+            self.console.print("[dim]no matches[/dim]")
+        for hit in results:
+            self.console.print(f"[bold]{hit.path}:{hit.start_line}-{hit.end_line}[/bold] "
+                               f"[dim]{hit.score:.2f}[/dim]  {' '.join(str(hit.snippet).split())}")
+
+    def cmd_dream(self, args: str) -> None:
+        result = self.ws.dream()
+        data = result.to_json() if hasattr(result, "to_json") else {}
+        promoted = (data.get("deep") or {}).get("promoted") or []
+        self.console.print(f"dreamed: {len(promoted)} memories promoted"
+                           + ("".join(f"\n  - {key}" for key in promoted)))
+
+    def cmd_skill(self, args: str) -> None:
+        from kit.agent.tools import skill_view
+
+        name, _, rest = args.partition(" ")
+        if not name:
+            self.console.print("usage: /skill NAME [message]")
+            return
+        view = skill_view(self.ws, name)
+        data = view.to_json() if hasattr(view, "to_json") else dict(view)
+        body = str(data.get("body") or data.get("content") or "")
+        message = (f'<skill name="{name}">\n{body.strip()}\n</skill>\n\n'
+                   + (rest.strip() or f"Follow the {name} skill."))
+        self.message(message)
+
+
+def run_repl(ws, *, model: str | None = None, session_key: str | None = None, kind: str = "default") -> int:
+    from rich.console import Console
+
+    from kit.agent.loop import Agent
+
+    console = Console(highlight=False, soft_wrap=True)
+
+    def approve(command: str, reason: str) -> bool:
+        answer = console.input(f"[yellow]exec[/yellow] `{command}` ({reason}). Run it? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
+
+    def status(message: str) -> None:
+        console.print(f"[dim]{message}[/dim]")
+
+    for issue in ws.snapshot.errors:
+        console.print(f"[yellow]workspace error: {issue} (previous/default version in force)[/yellow]")
+    agent = Agent(ws, model=model, session_key=session_key, kind=kind, interactive=True,
+                  approve=approve, status=status)
+    return Repl(ws, agent, console=console).run()

@@ -1,0 +1,384 @@
+"""Sessions (§9): JSONL transcripts in .kit/sessions/<id>.jsonl and an index in state.db.
+
+A session *key* names a conversation thread ("main", "cli", a chat id); it points at the current
+session *id*. `/new` ends the current id and starts a new one under the same key. Each transcript
+line is one message (OpenAI chat shape) plus `seq`, `ts` and, for model replies, `usage`.
+
+Lines with `hidden: true` (the silent memory-flush turn) are kept for audit but not replayed;
+a `kind: "compaction"` line records how the live history was compacted so that resuming a
+session rebuilds exactly the history the model last saw.
+
+The index (component "sessions") holds key → id, title, timestamps and token counts, plus two
+FTS5 tables over message text: unicode61 for words and trigram for CJK and substrings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kit import clock
+from kit.errors import NotFoundError
+
+MIGRATIONS = (
+    """CREATE TABLE sessions (
+  id TEXT PRIMARY KEY, key TEXT NOT NULL, title TEXT NOT NULL DEFAULT '',
+  created REAL NOT NULL, updated REAL NOT NULL, ended REAL,
+  prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
+  messages INTEGER NOT NULL DEFAULT 0, model TEXT NOT NULL DEFAULT '');
+CREATE INDEX sessions_key ON sessions(key, created);
+CREATE VIRTUAL TABLE session_fts USING fts5(
+  content, session_id UNINDEXED, seq UNINDEXED, role UNINDEXED, tokenize='unicode61');
+CREATE VIRTUAL TABLE session_trigram USING fts5(
+  content, session_id UNINDEXED, seq UNINDEXED, role UNINDEXED, tokenize='trigram')""",
+)
+
+TITLE_CHARS = 60
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+_MEMORY_CONTEXT_RE = re.compile(r"<memory-context>.*?</memory-context>\s*", re.DOTALL)
+
+
+def strip_memory_context(text: str) -> str:
+    """The user's own words, without the active-recall block Kit added."""
+    return _MEMORY_CONTEXT_RE.sub("", text or "").strip()
+
+
+def new_session_id() -> str:
+    return f"{clock.now():%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def _title(text: str) -> str:
+    line = next((ln.strip() for ln in strip_memory_context(text).splitlines() if ln.strip()), "")
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    key: str
+    title: str
+    created: float
+    updated: float
+    ended: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    messages: int
+    model: str
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_json(self) -> dict[str, Any]:
+        from datetime import datetime
+
+        def iso(ts: float | None) -> str | None:
+            return None if ts is None else datetime.fromtimestamp(ts).astimezone().isoformat(timespec="seconds")
+
+        return {
+            "id": self.id,
+            "key": self.key,
+            "title": self.title,
+            "created": iso(self.created),
+            "updated": iso(self.updated),
+            "ended": iso(self.ended),
+            "messages": self.messages,
+            "tokens": {
+                "prompt": self.prompt_tokens,
+                "completion": self.completion_tokens,
+                "total": self.total_tokens,
+            },
+            "model": self.model,
+        }
+
+
+@dataclass(frozen=True)
+class SessionHit:
+    session_id: str
+    key: str
+    title: str
+    seq: int
+    role: str
+    snippet: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session_id,
+            "key": self.key,
+            "title": self.title,
+            "seq": self.seq,
+            "role": self.role,
+            "snippet": self.snippet,
+        }
+
+
+def _row(r) -> SessionInfo:
+    return SessionInfo(
+        id=r["id"], key=r["key"], title=r["title"], created=r["created"], updated=r["updated"],
+        ended=r["ended"], prompt_tokens=r["prompt_tokens"], completion_tokens=r["completion_tokens"],
+        messages=r["messages"], model=r["model"],
+    )
+
+
+class SessionStore:
+    """Transcripts and their index for one workspace. One SQLite connection per thread."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.dir = ws.kit_dir / "sessions"
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ plumbing
+
+    @property
+    def db(self):
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = self.ws.open_state()
+            db.migrate("sessions", MIGRATIONS)
+            self._local.db = db
+        return db
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    def transcript_path(self, session_id: str) -> Path:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", session_id) or session_id.startswith("."):
+            raise NotFoundError(f"not a session id: {session_id!r}")
+        return self.dir / f"{session_id}.jsonl"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def create(self, key: str | None = None, *, model: str = "") -> SessionInfo:
+        session_id = new_session_id()
+        ts = clock.timestamp()
+        self.db.execute(
+            "INSERT INTO sessions(id, key, created, updated, model) VALUES (?, ?, ?, ?, ?)",
+            (session_id, key or session_id, ts, ts, model),
+        )
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.transcript_path(session_id).touch()
+        return self.get(session_id)
+
+    def current(self, key: str) -> SessionInfo | None:
+        """The open session a key points at (the newest one not ended)."""
+        row = self.db.execute(
+            "SELECT * FROM sessions WHERE key = ? AND ended IS NULL ORDER BY created DESC, rowid DESC LIMIT 1",
+            (key,),
+        ).fetchone()
+        return _row(row) if row else None
+
+    def get(self, ref: str) -> SessionInfo:
+        """A session by id, unique id prefix, or key (its current or latest session)."""
+        row = self.db.execute("SELECT * FROM sessions WHERE id = ?", (ref,)).fetchone()
+        if row is None:
+            rows = self.db.execute(
+                "SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY created", (_like_prefix(ref),)
+            ).fetchall()
+            if len(rows) == 1:
+                row = rows[0]
+            elif len(rows) > 1:
+                raise NotFoundError(f"session {ref!r} is ambiguous: {', '.join(r['id'] for r in rows[:5])}")
+        if row is None:
+            row = self.db.execute(
+                "SELECT * FROM sessions WHERE key = ? ORDER BY (ended IS NULL) DESC, created DESC LIMIT 1",
+                (ref,),
+            ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no session {ref!r}; `kit sessions list` shows them")
+        return _row(row)
+
+    def end(self, session_id: str) -> None:
+        self.db.execute("UPDATE sessions SET ended = ? WHERE id = ? AND ended IS NULL",
+                        (clock.timestamp(), session_id))
+
+    def list(self, limit: int | None = 50, key: str | None = None) -> list[SessionInfo]:
+        sql = "SELECT * FROM sessions"
+        params: list[Any] = []
+        if key:
+            sql += " WHERE key = ?"
+            params.append(key)
+        sql += " ORDER BY updated DESC, created DESC"
+        if limit:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [_row(r) for r in self.db.execute(sql, params)]
+
+    # ------------------------------------------------------------------ transcript
+
+    def append(
+        self,
+        session_id: str,
+        message: dict[str, Any],
+        *,
+        usage: Any = None,
+        model: str | None = None,
+        **extra: Any,
+    ) -> int:
+        """Append one message line and update the index; returns its sequence number."""
+        with self._write_lock:
+            db = self.db
+            row = db.execute("SELECT messages, title FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                raise NotFoundError(f"no session {session_id!r}")
+            seq = int(row["messages"]) + 1
+            line: dict[str, Any] = {"seq": seq, "ts": clock.now().isoformat(timespec="seconds")}
+            line.update(message)
+            line.update({k: v for k, v in extra.items() if v is not None and v is not False})
+            if usage is not None:
+                line["usage"] = usage.to_json() if hasattr(usage, "to_json") else dict(usage)
+            path = self.transcript_path(session_id)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # append-only log: a crash loses at most the line being written, never earlier ones
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
+            completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
+            role = message.get("role", "")
+            searchable = self._searchable_text(message, extra)
+            title = row["title"]
+            if not title and role == "user" and not extra.get("hidden") and searchable:
+                title = _title(searchable)
+            with db.transaction():
+                db.execute(
+                    "UPDATE sessions SET messages = ?, updated = ?, title = ?, "
+                    "prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, "
+                    "model = COALESCE(?, model) WHERE id = ?",
+                    (seq, clock.timestamp(), title, prompt, completion, model or None, session_id),
+                )
+                if searchable and not extra.get("hidden"):
+                    for table in ("session_fts", "session_trigram"):
+                        db.execute(
+                            f"INSERT INTO {table}(content, session_id, seq, role) VALUES (?, ?, ?, ?)",
+                            (searchable, session_id, seq, role),
+                        )
+            return seq
+
+    @staticmethod
+    def _searchable_text(message: dict[str, Any], extra: dict[str, Any]) -> str:
+        role = message.get("role")
+        if role not in ("user", "assistant") or extra.get("kind") == "compaction":
+            return ""
+        text = extra.get("text") if role == "user" and extra.get("text") else message.get("content")
+        return strip_memory_context(str(text or ""))
+
+    def transcript(self, session_id: str) -> list[dict[str, Any]]:
+        path = self.transcript_path(session_id)
+        if not path.exists():
+            raise NotFoundError(f"no transcript for session {session_id!r} ({path})")
+        out = []
+        for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not raw.strip():
+                continue
+            try:
+                out.append(json.loads(raw))
+            except json.JSONDecodeError:
+                # a torn last line after a crash: skip it rather than lose the session
+                out.append({"seq": None, "role": "system", "content": f"[unreadable line {number}]",
+                            "hidden": True})
+        return out
+
+    def load_messages(self, session_id: str) -> list[dict[str, Any]]:
+        """The live history as the model last saw it (compactions applied, hidden lines skipped)."""
+        history: list[dict[str, Any]] = []
+        for line in self.transcript(session_id):
+            if line.get("hidden"):
+                continue
+            if line.get("kind") == "compaction":
+                history = apply_compaction_record(history, line)
+                continue
+            history.append(to_message(line))
+        return history
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, query: str, *, limit: int = 20) -> list[SessionHit]:
+        query = query.strip()
+        if not query:
+            return []
+        rows: list[Any] = []
+        words = _WORD_RE.findall(query)
+        if words and not _CJK_RE.search(query):
+            match = " AND ".join('"' + w.replace('"', '""') + '"' for w in words)
+            rows = self._fts("session_fts", match, limit)
+        if not rows and len(query) >= 3:
+            # trigram: CJK text (no word boundaries) and substrings of longer words
+            parts = [p for p in re.split(r"\s+", query) if len(p) >= 3] or [query]
+            match = " AND ".join('"' + p.replace('"', '""') + '"' for p in parts)
+            rows = self._fts("session_trigram", match, limit)
+        if not rows:
+            # one- and two-character CJK queries are below trigram length: scan
+            rows = self.db.execute(
+                "SELECT f.session_id, f.seq, f.role, f.content AS snip, s.key, s.title "
+                "FROM session_trigram f JOIN sessions s ON s.id = f.session_id "
+                "WHERE f.content LIKE ? ESCAPE '\\' ORDER BY s.updated DESC, f.seq LIMIT ?",
+                (f"%{_escape_like(query)}%", limit),
+            ).fetchall()
+            rows = [dict(r, snip=_around(r["snip"], query)) for r in rows]
+        return [
+            SessionHit(r["session_id"], r["key"], r["title"], int(r["seq"]), r["role"], r["snip"])
+            for r in rows
+        ]
+
+    def _fts(self, table: str, match: str, limit: int) -> list[Any]:
+        import sqlite3
+
+        try:
+            return self.db.execute(
+                f"SELECT f.session_id, f.seq, f.role, snippet({table}, 0, '[', ']', '…', 12) AS snip, "
+                f"s.key, s.title FROM {table} f JOIN sessions s ON s.id = f.session_id "
+                f"WHERE {table} MATCH ? ORDER BY bm25({table}), s.updated DESC LIMIT ?",
+                (match, limit),
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return []
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _like_prefix(text: str) -> str:
+    return _escape_like(text) + "%"
+
+
+def _around(text: str, query: str, width: int = 40) -> str:
+    at = text.find(query)
+    if at < 0:
+        return text[: 2 * width]
+    start, end = max(0, at - width), min(len(text), at + len(query) + width)
+    return ("…" if start else "") + text[start:at] + "[" + query + "]" + text[at + len(query):end] + (
+        "…" if end < len(text) else "")
+
+
+MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+
+
+def to_message(line: dict[str, Any]) -> dict[str, Any]:
+    """A transcript line back to the chat message the model saw."""
+    return {k: line[k] for k in MESSAGE_KEYS if k in line}
+
+
+def apply_compaction_record(history: list[dict[str, Any]], record: dict[str, Any]) -> list[dict[str, Any]]:
+    """Replay one compaction on a rebuilt history (see kit.agent.compaction)."""
+    if record.get("mode") == "summary":
+        dropped = int(record.get("dropped", 0))
+        return [to_message(record)] + history[dropped:]
+    if record.get("mode") == "placeholders":
+        replaced = dict(record.get("replaced") or {})
+        return [
+            {**m, "content": replaced[m["tool_call_id"]]}
+            if m.get("role") == "tool" and m.get("tool_call_id") in replaced else m
+            for m in history
+        ]
+    return history

@@ -1,0 +1,77 @@
+"""`kit run [MESSAGE]`: one agent turn, or the interactive REPL without a message."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kit.cli.common import (
+    emit_json,
+    fail,
+    handle_errors,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
+
+KINDS = ("default", "subagent", "cron", "heartbeat", "shared")
+
+
+@click.command("run")
+@click.argument("message", required=False)
+@workspace_option
+@click.option("--model", "model", default=None,
+              help="provider/model for this run (e.g. openai/gpt-4o-mini), or script:PATH (test/offline provider).")
+@click.option("--session", "session_key", default=None,
+              help="Session key: continue its current session (created on first use). Default: a new session.")
+@click.option("--kind", type=click.Choice(KINDS), default="default", show_default=True,
+              help="Run kind: which workspace files enter the prompt.")
+@json_option
+@handle_errors
+def run(message, workspace, model, session_key, kind, as_json):
+    """Talk to the agent: one turn with MESSAGE, else an interactive REPL."""
+    ws = open_workspace(workspace)
+    if message is None:
+        if as_json:
+            fail("--json needs a MESSAGE (the REPL is interactive)", 2)
+        from kit.agent.repl import run_repl
+
+        sys.exit(run_repl(ws, model=model, session_key=session_key, kind=kind))
+
+    from kit.agent.loop import Agent
+
+    def status(text: str) -> None:
+        click.echo(f"kit: {text}", err=True)
+
+    # principle 5: a broken kit.yaml or document is announced on the turn's status line
+    for issue in ws.snapshot.errors:
+        status(f"warning: {issue} (last good version in force)")
+    interactive = sys.stdin.isatty() and not as_json
+
+    def approve(command: str, reason: str) -> bool:
+        return click.confirm(f"exec `{command}` ({reason}). Run it?", default=False, err=True)
+
+    agent = Agent(ws, model=model, session_key=session_key, kind=kind, interactive=interactive,
+                  approve=approve, status=status)
+    try:
+        result = agent.turn(message)
+    finally:
+        agent.close()
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        from rich.markdown import Markdown
+
+        from kit.cli.common import console
+
+        for call in result.tool_calls:
+            state = "blocked" if call.blocked else ("ok" if call.ok else "failed")
+            click.echo(f"→ {call.name} · {state}", err=True)
+        console().print(Markdown(result.reply or "_(no reply)_"))
+        usage = result.usage
+        click.echo(f"kit: session {result.session} · {result.iterations} step(s) · "
+                   f"{usage['total_tokens']} tokens", err=True)
+    if result.stopped in ("max_iterations", "repeated_tool_call"):
+        status(f"stopped: {result.stopped}")
+        sys.exit(1)

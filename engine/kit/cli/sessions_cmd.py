@@ -1,0 +1,107 @@
+"""`kit sessions list|show|search`: the agent's conversation transcripts."""
+
+from __future__ import annotations
+
+import click
+
+from kit.cli.common import (
+    console,
+    emit_json,
+    handle_errors,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
+
+
+def _store(workspace):
+    from kit.agent.sessions import SessionStore
+
+    return SessionStore(open_workspace(workspace))
+
+
+@click.group("sessions")
+def sessions() -> None:
+    """List, show and search conversation sessions (.kit/sessions)."""
+
+
+@sessions.command("list")
+@workspace_option
+@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--key", default=None, help="Only sessions of this key.")
+@json_option
+@handle_errors
+def list_cmd(workspace, limit, key, as_json):
+    """Sessions, most recently active first."""
+    items = _store(workspace).list(limit=limit, key=key)
+    if as_json:
+        emit_json({"sessions": [s.to_json() for s in items]})
+        return
+    if not items:
+        click.echo("no sessions yet; start one with `kit run`")
+        return
+    from rich.table import Table
+
+    table = Table(box=None)
+    for column in ("id", "key", "updated", "msgs", "tokens", "title"):
+        table.add_column(column)
+    for s in items:
+        data = s.to_json()
+        key_text = "" if s.key == s.id else s.key
+        table.add_row(s.id, key_text, data["updated"] or "", str(s.messages), str(s.total_tokens),
+                      s.title + ("" if s.ended is None else "  [dim](ended)[/dim]"))
+    console().print(table)
+
+
+@sessions.command("show")
+@click.argument("session_id")
+@workspace_option
+@json_option
+@handle_errors
+def show_cmd(session_id, workspace, as_json):
+    """One session's transcript (ID, a unique ID prefix, or a session key)."""
+    store = _store(workspace)
+    info = store.get(session_id)
+    lines = store.transcript(info.id)
+    if as_json:
+        emit_json({"session": info.to_json(), "messages": lines})
+        return
+    out = console()
+    out.print(f"[bold]{info.id}[/bold] · key {info.key} · {info.messages} messages · "
+              f"{info.total_tokens} tokens")
+    for line in lines:
+        if line.get("hidden"):
+            continue
+        role = line.get("role", "?")
+        content = str(line.get("content") or "")
+        if line.get("kind") == "compaction":
+            out.print(f"[dim]── compaction ({line.get('mode')}) ──[/dim]")
+            continue
+        if line.get("tool_calls"):
+            calls = ", ".join(c["function"]["name"] for c in line["tool_calls"])
+            content = (content + "\n" if content else "") + f"[calls {calls}]"
+        if role == "tool":
+            content = content if len(content) <= 300 else content[:299] + "…"
+        out.print(f"[bold]{role}[/bold] #{line.get('seq')}: ", end="")
+        out.print(content, markup=False, highlight=False)
+
+
+@sessions.command("search")
+@click.argument("query")
+@workspace_option
+@click.option("--limit", type=int, default=20, show_default=True)
+@json_option
+@handle_errors
+def search_cmd(query, workspace, limit, as_json):
+    """Full-text search over messages (words, and CJK/substrings via trigrams)."""
+    hits = _store(workspace).search(query, limit=limit)
+    if as_json:
+        emit_json({"query": query, "results": [h.to_json() for h in hits]})
+        return
+    if not hits:
+        click.echo("no matches")
+        return
+    out = console()
+    for hit in hits:
+        out.print(f"[bold]{hit.session_id}[/bold] #{hit.seq} {hit.role}: ", end="")
+        out.print(hit.snippet, markup=False, highlight=False)
