@@ -60,7 +60,7 @@ class DreamResult:
             "applied": self.applied,
             "phases": list(self.phases),
             "similarity": self.similarity,
-            "light": ({"staged": len(self.light.staged), **self.light.to_json()} if self.light else None),
+            "light": ({**self.light.to_json(), "staged_count": len(self.light.staged)} if self.light else None),
             "rem": self.rem.to_json() if self.rem else None,
             "deep": None if "deep" not in self.phases else {
                 "candidates": cands,

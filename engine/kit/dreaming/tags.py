@@ -17,7 +17,7 @@ STOP_WORDS = frozenset(
     well were what into also back then there their these those would could should about after again
     because before being below between both does doing down during each few further having itself most
     myself other ought same shall since still through under until upper which while whom why yours
-    yourself today yesterday tomorrow really thing things need needs note notes said says per via etc
+    yourself every days weeks always never today yesterday tomorrow really thing things need needs note notes said says per via etc
     """.split()
 )
 

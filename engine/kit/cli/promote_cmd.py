@@ -1,0 +1,79 @@
+"""`kit memory promote [--apply] [--json]` and `kit memory explain KEY|TEXT [--json]`."""
+
+from __future__ import annotations
+
+import click
+
+from kit.cli.common import (
+    console,
+    emit_json,
+    handle_errors,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
+
+
+@click.command("promote")
+@workspace_option
+@click.option("--apply", "apply", is_flag=True, help="Write the promotions (default: only rank them).")
+@click.option("--limit", type=int, default=20, show_default=True, help="Rows to show (text output).")
+@json_option
+@handle_errors
+def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
+    """Rank promotion candidates (Deep only); with --apply, promote them to MEMORY.md."""
+    from kit.dreaming.runner import run_dream
+
+    ws = open_workspace(workspace)
+    result = run_dream(ws, phases=("deep",), dry_run=not apply)
+    if as_json:
+        data = result.to_json()
+        emit_json({"now": data["now"], "applied": data["applied"], **data["deep"], "changed": data["changed"],
+                   "git": data["git"]})
+        return
+    from rich.table import Table
+
+    table = Table("score", "recalls", "queries", "days", "key", "status", box=None)
+    decided = {d.ranked.cand.id: d.action for d in result.decisions}
+    for r in result.ranked[:limit]:
+        status = decided.get(r.cand.id) or ("passed" if r.passed else "blocked: " + ", ".join(r.blocked_by))
+        table.add_row(f"{r.score.total:.3f}", str(r.cand.recall_count), str(r.cand.unique_queries),
+                      str(r.cand.recall_days), r.cand.key, status)
+    out = console()
+    out.print(table)
+    verb = "promoted" if apply else "would promote (run with --apply)"
+    out.print(f"{verb}: {len(result.promoted)}")
+
+
+@click.command("explain")
+@workspace_option
+@click.argument("target")
+@json_option
+@handle_errors
+def explain(workspace, target: str, as_json: bool) -> None:
+    """Explain one candidate (KEY = path:start:end, or some of its TEXT): signals, gates, history."""
+    from kit.dreaming.explain import explain as explain_candidate
+
+    ws = open_workspace(workspace)
+    data = explain_candidate(ws, target)
+    if as_json:
+        emit_json(data)
+        return
+    out = console()
+    out.print(f"[bold]{data['key']}[/bold] (claim {data['claim']}, status {data['status'] or 'candidate'})", markup=True)
+    out.print(f"  {data['snippet']}")
+    s = data["signals"]
+    out.print(f"signals: {s['recall_count']} recalls, {s['unique_queries']} queries, {s['recall_days']} days "
+              f"({s['first_day']} .. {s['last_day']}), tags: {', '.join(s['concept_tags'])}")
+    out.print(f"         light hits {s['light_hits']}, REM hits {s['rem_hits']}")
+    for name, value in data["components"].items():
+        out.print(f"  {name:<14} {value:.3f} × {data['weights'][name]:.3f}")
+    out.print(f"  phase boost    {data['phase_boost']:.3f}")
+    out.print(f"score {data['score']:.3f}")
+    for name, gate in data["gates"].items():
+        mark = "pass" if gate["passed"] else "FAIL"
+        extra = f" ({gate['value']} vs {gate['threshold']})" if "threshold" in gate else ""
+        out.print(f"  {mark} {name}{extra}")
+    out.print("history:")
+    for h in data["history"]:
+        out.print(f"  {h['day']}  {h['score']:.3f}  [{h['source']}] {h['query']}", markup=False)
