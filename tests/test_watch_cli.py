@@ -1,0 +1,97 @@
+"""`kit watch` as a real subprocess: start, edit, read the reload line, terminate."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from helpers_watch import WAIT, write
+
+
+class Lines:
+    """Read a pipe on a thread so the test can wait for a line with a timeout, never hang."""
+
+    def __init__(self, stream) -> None:
+        self._queue: queue.Queue = queue.Queue()
+        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream) -> None:
+        for line in stream:
+            self._queue.put(line)
+        self._queue.put(None)
+
+    def next(self, timeout: float = WAIT) -> str:
+        line = self._queue.get(timeout=timeout)
+        assert line is not None, "stream closed"
+        return line
+
+    def until(self, needle: str, timeout: float = WAIT) -> str:
+        while True:
+            line = self.next(timeout)
+            if needle in line:
+                return line
+
+
+@pytest.fixture
+def start_watch(ws_path: Path):
+    procs: list[subprocess.Popen] = []
+
+    def start(*extra: str) -> tuple[subprocess.Popen, Lines, Lines]:
+        (ws_path / "kit.yaml").write_text("watch:\n  debounce_ms: 100\n")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kit", "watch", "-w", str(ws_path), *extra],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+        procs.append(proc)
+        out, err = Lines(proc.stdout), Lines(proc.stderr)
+        # the banner is printed once the observer is running: edits from now on are seen
+        banner = err.until("watching")
+        assert str(ws_path) in banner and "debounce 100 ms" in banner
+        return proc, out, err
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=WAIT)
+
+
+def test_watch_json_prints_one_object_per_reload(start_watch, ws_path: Path):
+    proc, out, err = start_watch("--json")
+    write(ws_path, "SOUL.md", "# Soul\n\nEdited under kit watch.\n")
+    assert json.loads(out.next()) == {"version": 2, "changed": ["SOUL.md"], "errors": []}
+
+    write(ws_path, "kit.yaml", "watch:\n  debounce_ms: [100\n")
+    line = json.loads(out.next())
+    assert line["version"] == 3
+    assert line["changed"] == []
+    assert len(line["errors"]) == 1 and line["errors"][0].startswith("kit.yaml:2: invalid YAML")
+
+    write(ws_path, "memory/2026-05-07.md", "- a note\n")
+    # errors are those of the reloaded paths: the note's reload does not repeat kit.yaml's
+    assert json.loads(out.next()) == {"version": 4, "changed": ["memory/2026-05-07.md"], "errors": []}
+
+    proc.terminate()
+    assert proc.wait(timeout=WAIT) == 0
+
+
+def test_watch_human_output_names_changes_and_errors(start_watch, ws_path: Path):
+    proc, out, err = start_watch()
+    write(ws_path, "USER.md", "---\nname: [Ana\n---\n# User\n")
+    first = out.until("v2")
+    assert "nothing changed" in first
+    assert out.next().strip().startswith("error USER.md:2: invalid frontmatter YAML")
+    write(ws_path, "USER.md", "---\nname: Ana\n---\n# User\n")
+    assert out.until("v3").rstrip().endswith("v3 USER.md")
+    proc.terminate()
+    assert proc.wait(timeout=WAIT) == 0
