@@ -9,7 +9,7 @@ Anthropic SDK, the Messages API), scriptable per test.
         server.push(text_reply("done"))                                  # second request
         server.push(error_reply(429, "slow down"), model="gpt-a")        # only for model gpt-a
         ... point a client at server.url (".../v1") ...
-        server.requests  # every request: {"path", "model", "body", "headers"}
+        server.requests  # every request: {"path", "model", "body", "headers" (lower-case names)}
 
 Queues: a reply pushed with `model=` is served only to requests for that model; otherwise the
 shared queue is used. When both are empty the server answers 500 "script exhausted", so a test
@@ -99,7 +99,7 @@ class FakeLLMServer:
                 except json.JSONDecodeError:
                     body = {"_raw": raw.decode("utf-8", "replace")}
                 path = self.path.split("?")[0]
-                outer._record(path, body, dict(self.headers))
+                outer._record(path, body, {k.lower(): v for k, v in self.headers.items()})
                 reply = outer._next(body)
                 if reply.delay:
                     time.sleep(reply.delay)

@@ -1,0 +1,260 @@
+"""Providers and failover against a real OpenAI-compatible HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from helpers_openai_server import FakeLLMServer, error_reply, text_reply, tool_reply
+from kit.agent.failover import COOLDOWN_STEPS, FailoverClient, cooldown_seconds
+from kit.agent.providers.base import NoModelAvailable, ProviderError
+from kit.workspace import Workspace
+
+T0 = "2026-05-07T09:00:00+00:00"
+TOOLS = [{
+    "type": "function",
+    "function": {
+        "name": "read_file",
+        "description": "Read a workspace file",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    },
+}]
+
+
+@pytest.fixture
+def server():
+    with FakeLLMServer() as srv:
+        yield srv
+
+
+def configure(ws_path: Path, server: FakeLLMServer, model: str, fallbacks: list[str] = (), extra: str = "") -> Workspace:
+    (ws_path / "kit.yaml").write_text(
+        textwrap.dedent(f"""\
+            agent:
+              model: {model}
+              fallbacks: {json.dumps(list(fallbacks))}
+            providers:
+              local:
+                type: openai
+                base_url: "{server.url}"
+                api_key_env: KIT_TEST_KEY
+              backup:
+                type: openai
+                base_url: "{server.url}"
+                api_key_env: KIT_TEST_KEY
+            """) + extra
+    )
+    return Workspace.open(ws_path)
+
+
+@pytest.fixture
+def keyed(monkeypatch, kit_now):
+    monkeypatch.setenv("KIT_TEST_KEY", "sk-test-123")
+    kit_now(T0)
+
+
+def test_full_tool_using_exchange(ws_path, server, keyed):
+    ws = configure(ws_path, server, "local/gpt-main")
+    server.push(tool_reply("read_file", {"path": "SOUL.md"}))
+    server.push(text_reply("Your soul file says to be kind."))
+    client = FailoverClient(ws)
+    messages = [{"role": "system", "content": "You are Kit."}, {"role": "user", "content": "What does SOUL.md say?"}]
+
+    first = client.complete(messages, TOOLS)
+    assert first.text is None
+    assert [(c.name, c.arguments) for c in first.tool_calls] == [("read_file", {"path": "SOUL.md"})]
+    assert first.finish_reason == "tool_calls"
+    assert first.model == "local/gpt-main"
+    assert first.usage.prompt_tokens == 11 and first.usage.completion_tokens == 7
+
+    call = first.tool_calls[0]
+    messages += [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call.id, "type": "function",
+             "function": {"name": call.name, "arguments": json.dumps(call.arguments)}}]},
+        {"role": "tool", "tool_call_id": call.id, "content": "Be kind."},
+    ]
+    second = client.complete(messages, TOOLS)
+    assert second.text == "Your soul file says to be kind."
+    assert second.tool_calls == ()
+
+    # what went over the wire: the model name, the tool schema, the tool result, the key
+    assert [r["path"] for r in server.requests] == ["/v1/chat/completions"] * 2
+    body = server.requests[1]["body"]
+    assert body["model"] == "gpt-main"
+    assert body["tools"][0]["function"]["name"] == "read_file"
+    assert body["messages"][-1] == {"role": "tool", "tool_call_id": call.id, "content": "Be kind."}
+    assert server.requests[0]["headers"]["authorization"] == "Bearer sk-test-123"
+    assert client.cooldowns.all() == []
+
+
+def test_rate_limit_records_cooldown_and_uses_fallback(ws_path, server, keyed):
+    ws = configure(ws_path, server, "local/gpt-a", ["backup/gpt-b"])
+    server.push(error_reply(429, "Rate limit reached"), model="gpt-a")
+    server.push(text_reply("from the fallback"), model="gpt-b")
+    client = FailoverClient(ws)
+
+    response = client.complete([{"role": "user", "content": "hi"}])
+    assert response.text == "from the fallback"
+    assert response.model == "backup/gpt-b"
+    assert [(a.target, a.outcome) for a in client.last_attempts] == [("local/gpt-a", "rate_limit"), ("backup/gpt-b", "ok")]
+    [cool] = client.cooldowns.all()
+    assert (cool.target, cool.kind, cool.failures) == ("local/gpt-a", "rate_limit", 1)
+    assert cool.remaining() == pytest.approx(30.0)
+    assert len(server.requests_for("gpt-a")) == 1  # the SDK's own retries are off
+
+    # while cooling down the primary is skipped: no request reaches it
+    server.push(text_reply("fallback again"), model="gpt-b")
+    assert client.complete([{"role": "user", "content": "again"}]).text == "fallback again"
+    assert len(server.requests_for("gpt-a")) == 1
+    assert client.last_attempts[0].outcome == "cooldown"
+
+
+def test_cooldown_escalates_and_success_clears_it(ws_path, server, keyed, kit_now):
+    assert [cooldown_seconds(n) for n in (1, 2, 3, 4)] == [30.0, 60.0, 300.0, 300.0]
+    assert COOLDOWN_STEPS == (30.0, 60.0, 300.0)
+    ws = configure(ws_path, server, "local/gpt-a", ["backup/gpt-b"])
+    client = FailoverClient(ws)
+    for minute, expected in ((0, 30.0), (1, 60.0), (3, 300.0)):
+        kit_now(f"2026-05-07T09:{minute:02d}:00+00:00")  # each after the previous cooldown ran out
+        server.push(error_reply(503, "overloaded"), model="gpt-a")
+        server.push(text_reply("ok"), model="gpt-b")
+        client.complete([{"role": "user", "content": "hi"}])
+        assert client.cooldowns.get("local/gpt-a").remaining() == pytest.approx(expected)
+        assert client.cooldowns.get("local/gpt-a").kind == "overloaded"
+    kit_now("2026-05-07T09:09:00+00:00")
+    server.push(text_reply("primary is back"), model="gpt-a")
+    assert client.complete([{"role": "user", "content": "hi"}]).text == "primary is back"
+    assert client.cooldowns.get("local/gpt-a") is None
+
+
+def test_auth_error_is_not_retried_and_gets_no_cooldown(ws_path, server, keyed):
+    ws = configure(ws_path, server, "local/gpt-a")
+    server.push(error_reply(401, "Incorrect API key provided", code="invalid_api_key"), model="gpt-a")
+    client = FailoverClient(ws)
+    with pytest.raises(NoModelAvailable) as info:
+        client.complete([{"role": "user", "content": "hi"}])
+    assert len(server.requests_for("gpt-a")) == 1
+    assert [(a.target, a.outcome) for a in client.last_attempts] == [("local/gpt-a", "auth")]
+    assert client.cooldowns.all() == []
+    message = str(info.value)
+    assert "Incorrect API key provided" in message
+    assert "set KIT_TEST_KEY to a valid key" in message
+
+
+def test_auth_error_moves_on_to_fallback(ws_path, server, keyed):
+    ws = configure(ws_path, server, "local/gpt-a", ["backup/gpt-b"])
+    server.push(error_reply(401, "bad key"), model="gpt-a")
+    server.push(text_reply("backup answered"), model="gpt-b")
+    client = FailoverClient(ws)
+    assert client.complete([{"role": "user", "content": "hi"}]).text == "backup answered"
+    assert client.cooldowns.all() == []
+
+
+def test_context_overflow_is_raised_to_the_caller(ws_path, server, keyed):
+    ws = configure(ws_path, server, "local/gpt-a", ["backup/gpt-b"])
+    server.push(error_reply(400, "This model's maximum context length is 8192 tokens", code="context_length_exceeded"),
+                model="gpt-a")
+    client = FailoverClient(ws)
+    with pytest.raises(ProviderError) as info:
+        client.complete([{"role": "user", "content": "hi"}])
+    assert info.value.kind == "context_overflow"
+    assert server.requests_for("gpt-b") == []  # another model would overflow too: not tried
+
+
+def test_cooldown_survives_a_new_process(ws_path, server, keyed):
+    ws = configure(ws_path, server, "local/gpt-a", ["backup/gpt-b"])
+    server.push(error_reply(429, "slow down"), model="gpt-a")
+    server.push(text_reply("fallback"), model="gpt-b")
+    FailoverClient(ws).complete([{"role": "user", "content": "hi"}])
+    server.push(text_reply("fallback in the new process"), model="gpt-b")
+
+    script = textwrap.dedent(f"""\
+        import json
+        from kit.agent.failover import FailoverClient
+        from kit.workspace import Workspace
+        client = FailoverClient(Workspace.open({str(ws_path)!r}))
+        response = client.complete([{{"role": "user", "content": "hi"}}])
+        print(json.dumps({{"text": response.text, "attempts": [[a.target, a.outcome] for a in client.last_attempts]}}))
+        """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["text"] == "fallback in the new process"
+    assert result["attempts"] == [["local/gpt-a", "cooldown"], ["backup/gpt-b", "ok"]]
+    assert len(server.requests_for("gpt-a")) == 1
+
+
+def test_cooldown_expires_with_the_clock(ws_path, server, keyed, kit_now):
+    ws = configure(ws_path, server, "local/gpt-a", ["backup/gpt-b"])
+    server.push(error_reply(429, "slow down"), model="gpt-a")
+    server.push(text_reply("fallback"), model="gpt-b")
+    FailoverClient(ws).complete([{"role": "user", "content": "hi"}])
+    kit_now("2026-05-07T09:00:31+00:00")
+    server.push(text_reply("primary"), model="gpt-a")
+    assert FailoverClient(ws).complete([{"role": "user", "content": "hi"}]).text == "primary"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_nothing_reachable_says_what_to_set(ws_path, monkeypatch, kit_now):
+    kit_now(T0)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    port = free_port()  # nothing listens here
+    (ws_path / "kit.yaml").write_text(
+        f"agent: {{model: ollama/llama3.2, fallbacks: [openai/gpt-4o-mini]}}\n"
+        f"providers:\n  ollama: {{base_url: 'http://127.0.0.1:{port}/v1'}}\n"
+    )
+    ws = Workspace.open(ws_path)
+    client = FailoverClient(ws)
+    with pytest.raises(NoModelAvailable) as info:
+        client.complete([{"role": "user", "content": "hi"}])
+    message = str(info.value)
+    assert message.count("\n") == 0
+    assert f"start Ollama at http://127.0.0.1:{port}" in message
+    assert "set OPENAI_API_KEY to a valid key" in message
+    assert "agent.model" in message
+    assert [(a.target, a.outcome) for a in client.last_attempts] == [
+        ("ollama/llama3.2", "unreachable"), ("openai/gpt-4o-mini", "auth")]
+    # unreachable is retryable: Ollama is on cooldown now; a missing key is not
+    assert [c.target for c in client.cooldowns.all()] == ["ollama/llama3.2"]
+
+
+def test_ollama_provider_speaks_openai_at_its_base_url(ws_path, server, kit_now):
+    kit_now(T0)
+    (ws_path / "kit.yaml").write_text(f"agent: {{model: ollama/llama3.2}}\nproviders:\n  ollama: {{base_url: '{server.url}'}}\n")
+    server.push(text_reply("hello from llama"))
+    response = FailoverClient(Workspace.open(ws_path)).complete([{"role": "user", "content": "hi"}])
+    assert (response.text, response.model) == ("hello from llama", "ollama/llama3.2")
+    assert server.requests[0]["body"]["model"] == "llama3.2"
+
+
+def test_timeout_is_classified_and_cooled_down(ws_path, server, keyed):
+    ws = configure(ws_path, server, "local/gpt-a", ["backup/gpt-b"],
+                   extra="")
+    (ws_path / "kit.yaml").write_text((ws_path / "kit.yaml").read_text().replace(
+        "api_key_env: KIT_TEST_KEY\n  backup", "api_key_env: KIT_TEST_KEY\n    timeout_s: 1\n  backup", 1))
+    ws = Workspace.open(ws_path)
+    server.push(text_reply("too late", delay=3), model="gpt-a")
+    server.push(text_reply("in time"), model="gpt-b")
+    client = FailoverClient(ws)
+    assert client.complete([{"role": "user", "content": "hi"}]).text == "in time"
+    assert client.cooldowns.get("local/gpt-a").kind == "timeout"
+
+
+def test_model_argument_overrides_config(ws_path, server, keyed):
+    ws = configure(ws_path, server, "local/gpt-a")
+    server.push(text_reply("chosen"), model="gpt-z")
+    client = FailoverClient(ws, model="backup/gpt-z", fallbacks=[])
+    assert client.candidates == ["backup/gpt-z"]
+    assert client.complete([{"role": "user", "content": "x"}]).model == "backup/gpt-z"
