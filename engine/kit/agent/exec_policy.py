@@ -46,7 +46,8 @@ _DANGEROUS_PREFIXES = ("BASH_FUNC_", "LD_", "DYLD_")
 
 _SYSTEM_DIRS = r"(?:/|/\*|~|~/|~/\*|\$HOME|\$\{HOME\}|\$HOME/\*|/(?:bin|boot|dev|etc|home|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var|System|Users|Library|Applications)(?:/\*?)?)"
 _RC_FILES = r"(?:~|\$HOME|\$\{HOME\}|/root|/home/[^/\s]+)?/?\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc)\b|/etc/(?:profile|bash\.bashrc|zsh/zshrc|environment)\b|\.config/fish/config\.fish"
-_SHELLS = r"(?:sudo\s+)?(?:ba|z|k|da|fi|c|tc)?sh\b|python[0-9.]*\b|perl\b|ruby\b|node\b"
+# grouped, so the alternation stays inside the "| shell" pattern it is appended to
+_SHELLS = r"(?:(?:sudo\s+)?(?:ba|z|k|da|fi|c|tc)?sh\b|python[0-9.]*\b|perl\b|ruby\b|node\b)"
 
 # (compiled pattern, why) — matched against the whole command (so quoting tricks are caught too)
 HARD_BLOCKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
