@@ -207,16 +207,23 @@ class Agent:
     def hook_data(self, **extra: Any) -> dict[str, Any]:
         return {"session_id": self.session.id, "key": self.session.key, "messages": self.conversation(), **extra}
 
-    def end_session(self, reason: str = "end") -> None:
-        """Fire session:end (session-memory archives the conversation) and close the session."""
+    def end_session(self, reason: str = "end", *, archived: bool = False) -> None:
+        """Fire session:end (session-memory archives the conversation) and close the session.
+
+        `archived`: a command:new / command:reset event already carried the messages, so
+        session:end carries none — the conversation is archived once, not twice."""
         if self.history:
-            fire_hook(self.ws, "session:end", self.hook_data(reason=reason), session_key=self.session.key)
+            data = self.hook_data(reason=reason)
+            if archived:
+                data["messages"] = []
+                data["archived_by"] = f"command:{reason}"
+            fire_hook(self.ws, "session:end", data, session_key=self.session.key)
         self.store.end(self.session.id)
 
-    def new_session(self, reason: str = "new") -> SessionInfo:
-        """End the current session and start a fresh one under the same key."""
+    def new_session(self, reason: str = "new", *, archived: bool = True) -> SessionInfo:
+        """End the current session and start a fresh one under the same key (/new, /reset)."""
         key = self.session.key if self.session.key != self.session.id else None
-        self.end_session(reason)
+        self.end_session(reason, archived=archived)
         self.history = []
         self._flushed = False
         self._compaction_stuck_at = None

@@ -1,0 +1,111 @@
+"""File tools are confined to the workspace: `..`, absolute paths and symlinks out are refused."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from kit.agent.tools import TOOL_NAMES, ToolContext, execute_tool, tool_schemas
+
+
+@pytest.fixture
+def ctx(workspace):
+    return ToolContext(workspace, session_id="t1")
+
+
+def test_schemas_cover_the_prompt_tool_list():
+    from kit.prompt.tool_summaries import tool_names
+
+    assert list(TOOL_NAMES) == tool_names()
+    for schema in tool_schemas():
+        fn = schema["function"]
+        assert schema["type"] == "function"
+        assert fn["parameters"]["type"] == "object"
+        assert set(fn["parameters"]["required"]) <= set(fn["parameters"]["properties"])
+
+
+def test_write_read_edit_roundtrip(ctx, workspace):
+    out = execute_tool(ctx, "write_file", {"path": "notes/plan.md", "content": "alpha\nbeta\ngamma\n"})
+    assert out.ok and not out.blocked
+    assert out.result == "created notes/plan.md (17 chars)"
+    assert (workspace.root / "notes/plan.md").read_text() == "alpha\nbeta\ngamma\n"
+
+    read = execute_tool(ctx, "read_file", {"path": "notes/plan.md", "start": 2, "lines": 1})
+    assert read.ok and read.result == "beta\n"
+
+    edit = execute_tool(ctx, "edit_file", {"path": "notes/plan.md", "old_text": "beta", "new_text": "BETA"})
+    assert edit.ok and edit.result == "edited notes/plan.md: 1 replacement(s)"
+    assert (workspace.root / "notes/plan.md").read_text() == "alpha\nBETA\ngamma\n"
+
+    missing = execute_tool(ctx, "edit_file", {"path": "notes/plan.md", "old_text": "delta", "new_text": "x"})
+    assert not missing.ok
+    assert "old_text was not found in notes/plan.md" in missing.result
+
+
+def test_edit_refuses_ambiguous_match_unless_replace_all(ctx, workspace):
+    (workspace.root / "a.md").write_text("x x x")
+    out = execute_tool(ctx, "edit_file", {"path": "a.md", "old_text": "x", "new_text": "y"})
+    assert not out.ok and "occurs 3 times" in out.result
+    out = execute_tool(ctx, "edit_file", {"path": "a.md", "old_text": "x", "new_text": "y", "replace_all": True})
+    assert out.ok and (workspace.root / "a.md").read_text() == "y y y"
+
+
+@pytest.mark.parametrize("path", ["../outside.md", "notes/../../outside.md", "/tmp/kit-outside.md", "~/x.md"])
+@pytest.mark.parametrize("tool", ["write_file", "read_file", "edit_file"])
+def test_escapes_are_refused(ctx, workspace, tool, path):
+    args = {"path": path, "content": "pwned", "old_text": "a", "new_text": "b"}
+    out = execute_tool(ctx, tool, args)
+    assert not out.ok
+    assert out.result.startswith("error: ")
+    assert ("not allowed" in out.result) or ("outside" in out.result)
+    assert not (workspace.root.parent / "outside.md").exists()
+    assert not os.path.exists("/tmp/kit-outside.md")
+
+
+def test_symlink_out_of_workspace_is_refused(ctx, workspace, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.txt"
+    secret.write_text("top secret")
+    os.symlink(outside, workspace.root / "link")
+    os.symlink(secret, workspace.root / "secret-link.txt")
+
+    for args in ({"path": "link/secret.txt"}, {"path": "secret-link.txt"}):
+        out = execute_tool(ctx, "read_file", args)
+        assert not out.ok and "outside" in out.result
+        assert "top secret" not in out.result
+    out = execute_tool(ctx, "write_file", {"path": "link/new.txt", "content": "x"})
+    assert not out.ok and "outside" in out.result
+    assert not (outside / "new.txt").exists()
+    out = execute_tool(ctx, "write_file", {"path": "secret-link.txt", "content": "x"})
+    assert not out.ok
+    assert secret.read_text() == "top secret"
+
+
+def test_machine_state_is_not_writable(ctx, workspace):
+    out = execute_tool(ctx, "write_file", {"path": ".kit/state.db", "content": "x"})
+    assert not out.ok and ".kit/ holds machine state" in out.result
+    out = execute_tool(ctx, "write_file", {"path": ".git/config", "content": "x"})
+    assert not out.ok and ".git/ holds machine state" in out.result
+
+
+def test_binary_file_is_reported_not_dumped(ctx, workspace):
+    (workspace.root / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
+    out = execute_tool(ctx, "read_file", {"path": "blob.bin"})
+    assert not out.ok and "binary file (300 bytes)" in out.result
+
+
+def test_unknown_tool_and_missing_argument(ctx):
+    out = execute_tool(ctx, "teleport", {})
+    assert not out.ok and out.result.startswith("error: unknown tool `teleport`")
+    out = execute_tool(ctx, "write_file", {"path": "a.md"})
+    assert not out.ok and out.result == "error: missing required argument `content`"
+
+
+def test_write_file_updates_snapshot(ctx, workspace):
+    before = workspace.version
+    out = execute_tool(ctx, "write_file", {"path": "SOUL.md", "content": "# Soul\n\nA pirate.\n"})
+    assert out.ok and out.result == "overwrote SOUL.md (18 chars)"
+    assert workspace.version > before
+    assert workspace.snapshot.get("SOUL.md").text == "# Soul\n\nA pirate.\n"
