@@ -1,0 +1,280 @@
+"""Markdown-aware chunking (markdown-it-py).
+
+Files are cut at headings and block boundaries into chunks of about `tokens`, and consecutive chunks
+of one section share `overlap` tokens' worth of whole lines. A fenced code block, table or HTML block
+is never cut unless it alone is larger than a chunk; then it is cut at line boundaries, and a single
+line larger than a chunk is cut into pieces that all point at that line.
+
+Daily notes (`memory/YYYY-MM-DD*.md`) are chunked by claim: every top-level list item or paragraph is
+its own chunk, so a recall points at one fact and dreaming promotes that fact.
+
+Line numbers are 1-based and inclusive. Token counts are estimates: CJK characters count one token
+each, anything else four characters per token (the same rule the prompt budget uses).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from kit.fsutil import sha1_hex
+from kit.memory.daily import is_daily_note
+
+CHUNKER_VERSION = 1  # bump when chunk boundaries change, so indexes re-chunk
+
+_CJK = re.compile(
+    "[\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]"
+)
+_ATOMIC = {"fence", "code_block", "table", "html_block"}
+
+
+def estimate_tokens(text: str) -> float:
+    cjk = len(_CJK.findall(text))
+    return cjk + (len(text) - cjk) / 4
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    path: str
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    heading_path: tuple[str, ...]
+    text: str
+    hash: str  # sha1 of embed_text: the embedding-cache key together with the model
+
+    @property
+    def heading(self) -> str:
+        return " > ".join(self.heading_path)
+
+    @property
+    def embed_text(self) -> str:
+        return embed_text(self.heading_path, self.text)
+
+
+def embed_text(heading_path: Sequence[str], text: str) -> str:
+    """What the model sees: the heading path as context, then the chunk."""
+    if heading_path:
+        return " > ".join(heading_path) + "\n" + text
+    return text
+
+
+def make_chunk(path: str, start: int, end: int, headings: Sequence[str], text: str) -> Chunk:
+    heads = tuple(headings)
+    return Chunk(path, start, end, heads, text, sha1_hex(embed_text(heads, text)))
+
+
+@dataclass(frozen=True)
+class _Block:
+    start: int  # 0-based, inclusive
+    end: int  # 0-based, exclusive
+    kind: str  # heading | paragraph | item | fence | code_block | table | html_block | blockquote | hr
+    level: int = 0  # heading level
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A piece to pack: whole lines [start, end], or `piece` of one over-long line."""
+
+    start: int
+    end: int  # inclusive
+    tokens: float
+    atomic: tuple[int, int] | None = None  # the unsplit fence/table this unit is (no overlap inside)
+    piece: str | None = None
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
+def frontmatter_end(lines: Sequence[str]) -> int:
+    """Number of leading lines that are YAML frontmatter (0 if none or never closed)."""
+    if not lines or lines[0].strip() != "---":
+        return 0
+    for index in range(1, len(lines)):
+        if lines[index].strip() in ("---", "..."):
+            return index + 1
+    return 0
+
+
+def _blocks(lines: list[str]) -> list[_Block]:
+    tokens = _parser().parse("\n".join(lines))
+    blocks: list[_Block] = []
+    for index, tok in enumerate(tokens):
+        if tok.map is None:
+            continue
+        start, end = tok.map
+        if tok.level == 0 and tok.type == "heading_open":
+            title = tokens[index + 1].content.strip() if index + 1 < len(tokens) else ""
+            blocks.append(_Block(start, end, "heading", int(tok.tag[1:]), title))
+        elif tok.level == 1 and tok.type == "list_item_open":
+            blocks.append(_Block(start, end, "item"))
+        elif tok.level == 0 and tok.nesting >= 0 and tok.type not in ("bullet_list_open", "ordered_list_open"):
+            kind = tok.type.removesuffix("_open")
+            blocks.append(_Block(start, end, kind))
+    out = []
+    for b in blocks:  # trailing blank lines belong to no block
+        end = b.end
+        while end > b.start + 1 and not lines[end - 1].strip():
+            end -= 1
+        out.append(_Block(b.start, end, b.kind, b.level, b.title))
+    return out
+
+
+def _split_line(line_no: int, text: str, max_tokens: float) -> list[_Unit]:
+    units, piece, weight = [], [], 0.0
+    for char in text:
+        w = 1.0 if _CJK.match(char) else 0.25
+        if piece and weight + w > max_tokens:
+            units.append(_Unit(line_no, line_no, weight, piece="".join(piece)))
+            piece, weight = [], 0.0
+        piece.append(char)
+        weight += w
+    if piece:
+        units.append(_Unit(line_no, line_no, weight, piece="".join(piece)))
+    return units
+
+
+def _units(block: _Block, lines: list[str], max_tokens: float) -> list[_Unit]:
+    tokens = sum(estimate_tokens(lines[i]) + 0.25 for i in range(block.start, block.end))
+    if tokens <= max_tokens:
+        atomic = (block.start, block.end - 1) if block.kind in _ATOMIC else None
+        return [_Unit(block.start, block.end - 1, tokens, atomic)]
+    out: list[_Unit] = []
+    for i in range(block.start, block.end):
+        cost = estimate_tokens(lines[i]) + 0.25
+        if cost > max_tokens:
+            out.extend(_split_line(i, lines[i], max_tokens))
+        else:
+            out.append(_Unit(i, i, cost))
+    return out
+
+
+class _Packer:
+    """Greedy packing of units into chunks of at most `max_tokens`, with whole-line overlap."""
+
+    def __init__(self, path: str, lines: list[str], max_tokens: float, overlap: float):
+        self.path, self.lines = path, lines
+        self.max_tokens, self.overlap = max_tokens, overlap
+        self.chunks: list[Chunk] = []
+        self.units: list[_Unit] = []
+        self.carry: int | None = None  # first line carried over from the previous chunk
+        self.atomics: list[tuple[int, int]] = []
+
+    def _tokens(self) -> float:
+        carried = 0.0
+        if self.carry is not None and self.units:
+            carried = sum(estimate_tokens(self.lines[i]) + 0.25 for i in range(self.carry, self.units[0].start))
+        return carried + sum(u.tokens for u in self.units)
+
+    def add(self, unit: _Unit, headings: Sequence[str]) -> None:
+        if unit.atomic:
+            self.atomics.append(unit.atomic)
+        if unit.piece is not None:
+            self.flush(headings, overlap=False)
+            self.units = [unit]
+            self.flush(headings, overlap=False)
+            return
+        if self.units and self._tokens() + unit.tokens > self.max_tokens:
+            self.flush(headings, overlap=True)
+        self.units.append(unit)
+
+    def flush(self, headings: Sequence[str], *, overlap: bool) -> None:
+        if not self.units:
+            self.carry = None
+            return
+        first = self.units[0]
+        if first.piece is not None:
+            self.chunks.append(make_chunk(self.path, first.start + 1, first.end + 1, headings, first.piece))
+            self.units, self.carry = [], None
+            return
+        start = self.carry if self.carry is not None else first.start
+        end = self.units[-1].end
+        text = "\n".join(self.lines[start : end + 1])
+        if text.strip():
+            self.chunks.append(make_chunk(self.path, start + 1, end + 1, headings, text))
+        self.units = []
+        self.carry = self._overlap_start(start, end) if overlap and self.overlap > 0 else None
+
+    def _overlap_start(self, start: int, end: int) -> int | None:
+        """The first of the trailing whole lines (≤ overlap tokens) to repeat in the next chunk."""
+        carried, first = 0.0, None
+        for i in range(end, start, -1):
+            carried += estimate_tokens(self.lines[i]) + 0.25
+            if carried > self.overlap:
+                break
+            first = i
+        if first is None:
+            return None
+        for a, b in self.atomics:  # never start the next chunk inside an intact code block or table
+            if a < first <= b:
+                first = b + 1
+        while first <= end and not self.lines[first].strip():
+            first += 1
+        return first if first <= end else None
+
+
+def chunk_markdown(path: str, text: str, *, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
+    """Chunks of a Markdown file; daily notes are chunked by claim."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    skip = frontmatter_end(lines)
+    body = [""] * skip + lines[skip:]  # blank the frontmatter, keep the line numbers
+    if not any(line.strip() for line in body):
+        return []
+    blocks = _blocks(body)
+    max_tokens = max(float(tokens), 8.0)
+    overlap_tokens = max(0.0, min(float(overlap), max_tokens / 2))
+    if is_daily_note(path):
+        return _chunk_claims(path, body, blocks, max_tokens, overlap_tokens)
+    return _chunk_sections(path, body, blocks, max_tokens, overlap_tokens)
+
+
+def _chunk_sections(path: str, lines: list[str], blocks: list[_Block], max_tokens: float, overlap: float) -> list[Chunk]:
+    packer = _Packer(path, lines, max_tokens, overlap)
+    stack: list[tuple[int, str]] = []
+    only_headings = False  # the current chunk holds nothing but headings so far
+    for block in blocks:
+        if block.kind == "heading":
+            if not only_headings:
+                packer.flush([t for _, t in stack], overlap=False)
+            while stack and stack[-1][0] >= block.level:
+                stack.pop()
+            stack.append((block.level, block.title))
+            only_headings = True
+            packer.add(_Unit(block.start, block.end - 1, estimate_tokens(block.title) + 1), [t for _, t in stack])
+            continue
+        only_headings = False
+        for unit in _units(block, lines, max_tokens):
+            packer.add(unit, [t for _, t in stack])
+    packer.flush([t for _, t in stack], overlap=False)
+    return packer.chunks
+
+
+def _chunk_claims(path: str, lines: list[str], blocks: list[_Block], max_tokens: float, overlap: float) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    stack: list[tuple[int, str]] = []
+    for block in blocks:
+        if block.kind == "heading":
+            while stack and stack[-1][0] >= block.level:
+                stack.pop()
+            stack.append((block.level, block.title))
+            continue
+        if block.kind == "hr":
+            continue
+        headings = [t for _, t in stack]
+        packer = _Packer(path, lines, max_tokens, overlap)
+        for unit in _units(block, lines, max_tokens):
+            packer.add(unit, headings)
+        packer.flush(headings, overlap=False)
+        chunks.extend(packer.chunks)
+    return chunks

@@ -1,0 +1,507 @@
+"""`.kit/index.db`: files, chunks, FTS5 (unicode61 and trigram) and float32 embeddings.
+
+Everything here is derived from the Markdown files: deleting index.db loses nothing but time, and
+the embedding cache (keyed by model and chunk hash) makes even a rebuild cheap.
+
+Crash safety: embeddings are computed before any chunk row changes and go to the cache in their own
+transactions; then each file's new chunks replace its old ones in ONE transaction. A sync killed at
+any moment leaves every file either fully old or fully new, and the next sync finishes the job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kit import clock
+from kit.errors import DocumentError, KitError, PathEscapeError
+from kit.fsutil import is_within, read_text, safe_join, sha1_hex
+from kit.memory.chunker import CHUNKER_VERSION, Chunk, chunk_markdown
+from kit.state import connect, transaction
+
+SCHEMA_VERSION = 1
+ENCODE_BATCH = 256  # texts per encode call during sync: big enough to keep the model busy
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, "
+    "mtime_ns INTEGER NOT NULL, hash TEXT NOT NULL, chunker TEXT NOT NULL, indexed_at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS chunks (id INTEGER PRIMARY KEY, path TEXT NOT NULL, "
+    "start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, heading TEXT NOT NULL, text TEXT NOT NULL, "
+    "hash TEXT NOT NULL, model TEXT, embedding BLOB)",
+    "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path)",
+    "CREATE TABLE IF NOT EXISTS embedding_cache (model TEXT NOT NULL, hash TEXT NOT NULL, "
+    "dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, hash)) WITHOUT ROWID",
+)
+FTS_SCHEMA = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='unicode61 remove_diacritics 2')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_tri USING fts5(text, tokenize='trigram')",
+)
+_IGNORED_SUFFIXES = ("~", ".tmp", ".swp")
+
+
+class IndexError_(KitError):
+    """The index could not be opened or written."""
+
+
+def fts5_available() -> bool:
+    """True when this SQLite has FTS5 with the trigram tokenizer (3.34+)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trigram')")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.close()
+
+
+# --------------------------------------------------------------------------- what is indexed
+
+
+def _ignored_name(rel: str) -> bool:
+    parts = rel.split("/")
+    return any(p.startswith(".") for p in parts) or parts[-1].endswith(_IGNORED_SUFFIXES) or parts[-1] == "4913"
+
+
+def _extra_prefixes(extra_paths: Sequence[str]) -> list[str]:
+    return [str(p).strip().strip("/") for p in extra_paths if str(p).strip().strip("/")]
+
+
+def is_indexable(rel: str, extra_paths: Sequence[str] = ()) -> bool:
+    """MEMORY.md, memory/**/*.md except memory/dreaming/, and Markdown under memory.extra_paths."""
+    if not rel.endswith(".md") or _ignored_name(rel):
+        return False
+    if rel == "MEMORY.md":
+        return True
+    if rel.startswith("memory/"):
+        return not rel.startswith("memory/dreaming/")
+    return any(rel == p or rel.startswith(p + "/") for p in _extra_prefixes(extra_paths))
+
+
+def indexable_files(root: Path, extra_paths: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """(indexable relative paths on disk, sorted; problems with extra paths)."""
+    found: set[str] = set()
+    problems: list[str] = []
+    if (root / "MEMORY.md").is_file():
+        found.add("MEMORY.md")
+    tops = ["memory"]
+    for extra in _extra_prefixes(extra_paths):
+        try:
+            safe_join(root, extra)
+        except PathEscapeError as exc:
+            problems.append(f"memory.extra_paths: {exc}")
+            continue
+        tops.append(extra)
+    for top in tops:
+        base = root / top
+        if base.is_file():
+            if is_indexable(top, extra_paths) and is_within(root, base):
+                found.add(top)
+            continue
+        if not base.is_dir():
+            if top != "memory":
+                problems.append(f"memory.extra_paths: {top} does not exist")
+            continue
+        for folder, dirs, files in os.walk(base):
+            rel_dir = Path(folder).relative_to(root).as_posix()
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and f"{rel_dir}/{d}" != "memory/dreaming")
+            for name in files:
+                rel = f"{rel_dir}/{name}"
+                if is_indexable(rel, extra_paths) and is_within(root, root / rel):
+                    found.add(rel)
+    return sorted(found), problems
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    files: int  # indexable files seen
+    added: tuple[str, ...]
+    updated: tuple[str, ...]
+    removed: tuple[str, ...]
+    unchanged: int
+    chunks: int  # chunk rows written
+    embedded: int  # texts sent to the model
+    cached: int  # chunk vectors taken from the embedding cache
+    errors: tuple[str, ...] = ()
+    mode: str = "hybrid"
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "added": list(self.added),
+            "updated": list(self.updated),
+            "removed": list(self.removed),
+            "unchanged": self.unchanged,
+            "chunks": self.chunks,
+            "embedded": self.embedded,
+            "cached": self.cached,
+            "errors": list(self.errors),
+            "mode": self.mode,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    id: int
+    path: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+
+
+@dataclass
+class _Pending:
+    rel: str
+    size: int
+    mtime_ns: int
+    hash: str
+    chunks: list[Chunk] = field(default_factory=list)
+    new: bool = False
+
+
+# --------------------------------------------------------------------------- the index
+
+
+class MemoryIndex:
+    """One connection to index.db. Open one per thread; never share across threads."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        try:
+            self.conn = self._open()
+        except sqlite3.DatabaseError:
+            # derived data: a corrupt index is thrown away and rebuilt from the files
+            self._remove_files()
+            self.conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        conn = connect(self.path)
+        self.fts5 = fts5_available()
+        with transaction(conn):
+            for statement in SCHEMA:
+                conn.execute(statement)
+            if self.fts5:
+                for statement in FTS_SCHEMA:
+                    conn.execute(statement)
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', '0')")
+        return conn
+
+    def _remove_files(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(str(self.path) + suffix)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # ----------------------------------------------------------------- reads
+
+    def generation(self) -> int:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def file_rows(self) -> dict[str, tuple[int, int, str, str]]:
+        rows = self.conn.execute("SELECT path, size, mtime_ns, hash, chunker FROM files")
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+
+    def counts(self) -> dict[str, int]:
+        files = self.conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+        chunks, embedded = self.conn.execute(
+            "SELECT COUNT(*), COUNT(embedding) FROM chunks"
+        ).fetchone()
+        cache = self.conn.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0]
+        return {"files": files, "chunks": chunks, "embedded_chunks": embedded, "cache_entries": cache}
+
+    def models(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT model FROM chunks WHERE model IS NOT NULL ORDER BY model")]
+
+    def vectors(self, model: str) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, float32 matrix) of every chunk embedded with `model`."""
+        rows = self.conn.execute(
+            "SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND model = ? ORDER BY id", (model,)
+        ).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        return ids, matrix
+
+    def chunk_rows(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
+        wanted = list(dict.fromkeys(int(i) for i in ids))
+        out: dict[int, ChunkRow] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for r in self.conn.execute(
+                f"SELECT id, path, start_line, end_line, heading, text FROM chunks WHERE id IN ({marks})", part
+            ):
+                out[r[0]] = ChunkRow(r[0], r[1], r[2], r[3], r[4], r[5])
+        return out
+
+    def text_search(self, match: str, limit: int, *, trigram: bool = False) -> list[tuple[int, float]]:
+        """(chunk id, bm25 rank) best first; bm25 is negative, more negative is better."""
+        if not self.fts5:
+            return []
+        table = "chunks_tri" if trigram else "chunks_fts"
+        try:
+            rows = self.conn.execute(
+                f"SELECT rowid, bm25({table}) AS rank FROM {table} WHERE {table} MATCH ? ORDER BY rank, rowid LIMIT ?",
+                (match, limit),
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return []  # a query FTS5 cannot parse finds nothing rather than failing the search
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def substring_search(self, needle: str, limit: int) -> list[int]:
+        """Chunks containing `needle` (for 1–2 character CJK queries the trigram index cannot match)."""
+        escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self.conn.execute(
+            "SELECT id FROM chunks WHERE text LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?", (f"%{escaped}%", limit)
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    # ----------------------------------------------------------------- writes
+
+    def _bump(self) -> None:
+        self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+
+    def clear(self) -> None:
+        """Forget every file and chunk (the embedding cache stays: it is keyed by content)."""
+        with transaction(self.conn):
+            self.conn.execute("DELETE FROM chunks")
+            self.conn.execute("DELETE FROM files")
+            if self.fts5:
+                self.conn.execute("DELETE FROM chunks_fts")
+                self.conn.execute("DELETE FROM chunks_tri")
+            self._bump()
+
+    def _delete_chunks(self, rel: str) -> None:
+        if self.fts5:
+            ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE path = ?", (rel,))]
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                marks = ",".join("?" * len(part))
+                self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
+                self.conn.execute(f"DELETE FROM chunks_tri WHERE rowid IN ({marks})", part)
+        self.conn.execute("DELETE FROM chunks WHERE path = ?", (rel,))
+
+    def remove_file(self, rel: str) -> None:
+        with transaction(self.conn):
+            self._delete_chunks(rel)
+            self.conn.execute("DELETE FROM files WHERE path = ?", (rel,))
+            self._bump()
+
+    def touch_file(self, rel: str, size: int, mtime_ns: int) -> None:
+        with transaction(self.conn):
+            self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, rel))
+
+    def replace_file(self, item: _Pending, chunker: str, model: str | None, vectors: dict[str, bytes]) -> int:
+        """Swap a file's chunks for new ones in one transaction; returns the chunk count."""
+        with transaction(self.conn):
+            self._delete_chunks(item.rel)
+            for chunk in item.chunks:
+                blob = vectors.get(chunk.hash)
+                cur = self.conn.execute(
+                    "INSERT INTO chunks(path, start_line, end_line, heading, text, hash, model, embedding) "
+                    "VALUES (?,?,?,?,?,?,?,?)",
+                    (item.rel, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, chunk.hash,
+                     model if blob is not None else None, blob),
+                )
+                if self.fts5:
+                    searchable = chunk.embed_text
+                    self.conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, searchable))
+                    self.conn.execute("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)", (cur.lastrowid, searchable))
+            self.conn.execute(
+                "INSERT INTO files(path, size, mtime_ns, hash, chunker, indexed_at) VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT(path) DO UPDATE SET size=excluded.size, mtime_ns=excluded.mtime_ns, "
+                "hash=excluded.hash, chunker=excluded.chunker, indexed_at=excluded.indexed_at",
+                (item.rel, item.size, item.mtime_ns, item.hash, chunker, clock.timestamp()),
+            )
+            self._bump()
+        return len(item.chunks)
+
+    def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
+        wanted = list(dict.fromkeys(hashes))
+        out: dict[str, bytes] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for r in self.conn.execute(
+                f"SELECT hash, vector FROM embedding_cache WHERE model = ? AND hash IN ({marks})", [model, *part]
+            ):
+                out[r[0]] = r[1]
+        return out
+
+    def store_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        with transaction(self.conn):
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO embedding_cache(model, hash, dim, vector) VALUES (?,?,?,?)",
+                [(model, h, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes()) for h, v in items],
+            )
+
+    def set_meta(self, key: str, value: str) -> None:
+        with transaction(self.conn):
+            self.conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+
+# --------------------------------------------------------------------------- sync
+
+
+def chunker_signature(tokens: int, overlap: int) -> str:
+    return f"v{CHUNKER_VERSION}:{tokens}:{overlap}"
+
+
+Progress = Callable[[int, int], None]  # (texts embedded so far, total)
+
+
+def sync_index(
+    index: MemoryIndex,
+    root: Path,
+    *,
+    paths: Iterable[str] | None = None,
+    extra_paths: Sequence[str] = (),
+    tokens: int = 400,
+    overlap: int = 80,
+    embedder: Any = None,
+    rebuild: bool = False,
+    progress: Progress | None = None,
+) -> SyncResult:
+    """Bring the index up to date with the files (all of them, or just `paths`)."""
+    started = time.perf_counter()
+    chunker = chunker_signature(tokens, overlap)
+    model = embedder.model_id if embedder is not None else None
+    if rebuild:
+        index.clear()
+    known = index.file_rows()
+    errors: list[str] = []
+    if paths is None:
+        on_disk, problems = indexable_files(root, extra_paths)
+        errors.extend(problems)
+        targets = sorted(set(on_disk) | set(known))
+        seen = len(on_disk)
+    else:
+        targets = sorted({p for p in paths if is_indexable(p, extra_paths)})
+        seen = len(targets)
+    stale_model: set[str] = set()
+    if model is not None:
+        stale_model = {
+            r[0]
+            for r in index.conn.execute(
+                "SELECT DISTINCT path FROM chunks WHERE embedding IS NULL OR model IS NOT ?", (model,)
+            )
+        }
+
+    pending: list[_Pending] = []
+    removed: list[str] = []
+    unchanged = 0
+    for rel in targets:
+        full = root / rel
+        try:
+            st = full.stat()
+            if not full.is_file() or not is_within(root, full):
+                raise FileNotFoundError(rel)
+        except (FileNotFoundError, NotADirectoryError):
+            if rel in known:
+                index.remove_file(rel)
+                removed.append(rel)
+            continue
+        row = known.get(rel)
+        if row and row[0] == st.st_size and row[1] == st.st_mtime_ns and row[3] == chunker and rel not in stale_model:
+            unchanged += 1
+            continue
+        try:
+            text = read_text(full, display=rel)
+        except DocumentError as exc:
+            errors.append(str(exc))  # the last good version stays indexed
+            continue
+        digest = sha1_hex(text)
+        if row and row[2] == digest and row[3] == chunker and rel not in stale_model:
+            index.touch_file(rel, st.st_size, st.st_mtime_ns)
+            unchanged += 1
+            continue
+        item = _Pending(rel, st.st_size, st.st_mtime_ns, digest, new=row is None)
+        item.chunks = chunk_markdown(rel, text, tokens=tokens, overlap=overlap)
+        pending.append(item)
+
+    vectors: dict[str, bytes] = {}
+    embedded = cached = 0
+    if model is not None and pending:
+        all_hashes = {c.hash: c.embed_text for item in pending for c in item.chunks}
+        vectors = index.cached_vectors(model, all_hashes)
+        cached = sum(1 for item in pending for c in item.chunks if c.hash in vectors)
+        missing = sorted((h for h in all_hashes if h not in vectors), key=lambda h: len(all_hashes[h]))
+        # sorted by length so each batch pads little; cache rows are committed batch by batch
+        for start in range(0, len(missing), ENCODE_BATCH):
+            batch = missing[start : start + ENCODE_BATCH]
+            matrix = embedder.encode([all_hashes[h] for h in batch])
+            index.store_vectors(model, list(zip(batch, matrix, strict=True)))
+            for h, vec in zip(batch, matrix, strict=True):
+                vectors[h] = np.asarray(vec, dtype=np.float32).tobytes()
+            embedded += len(batch)
+            if progress:
+                progress(embedded, len(missing))
+
+    written = 0
+    for item in pending:
+        written += index.replace_file(item, chunker, model, vectors)
+    index.set_meta("last_sync", f"{clock.timestamp():.3f}")
+    return SyncResult(
+        files=seen,
+        added=tuple(i.rel for i in pending if i.new),
+        updated=tuple(i.rel for i in pending if not i.new),
+        removed=tuple(removed),
+        unchanged=unchanged,
+        chunks=written,
+        embedded=embedded,
+        cached=cached,
+        errors=tuple(errors),
+        mode="hybrid" if model else "fts-only",
+        seconds=time.perf_counter() - started,
+    )
+
+
+def stale_files(index: MemoryIndex, root: Path, extra_paths: Sequence[str] = ()) -> dict[str, list[str]]:
+    """Freshness by stat alone: files new, changed or deleted since the last sync."""
+    known = index.file_rows()
+    on_disk, _ = indexable_files(root, extra_paths)
+    new, changed = [], []
+    for rel in on_disk:
+        row = known.get(rel)
+        if row is None:
+            new.append(rel)
+            continue
+        try:
+            st = (root / rel).stat()
+        except FileNotFoundError:
+            continue
+        if row[0] != st.st_size or row[1] != st.st_mtime_ns:
+            changed.append(rel)
+    deleted = sorted(set(known) - set(on_disk))
+    return {"new": new, "changed": changed, "deleted": deleted}

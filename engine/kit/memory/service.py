@@ -1,0 +1,457 @@
+"""The Memory facade: one per workspace object; what the CLI, the agent tools and dreaming call.
+
+    mem = memory_for(ws)
+    mem.write("Deploys need the VPN", topic="ops")   # today's daily note, after the threat scan
+    mem.sync()                                       # incremental; sync(rebuild=True) from scratch
+    mem.search("how do I deploy", record=True, source="tool")
+    mem.get("memory/2026-05-07.md", 12, 3)
+
+SQLite connections belong to the thread that opened them (threading.local); the facade itself is
+shared. A search first brings the index up to date (once per process, then only the files Kit
+wrote or the watcher reported), so results never lag the files by more than the debounce window.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import sys
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from kit import clock
+from kit.doctor import Finding
+from kit.errors import DocumentError, NotFoundError, PathEscapeError
+from kit.fsutil import read_text
+from kit.memory.daily import WriteResult, append_note
+from kit.memory.embeddings import (
+    Embedder,
+    load_embedder,
+    model_problem,
+    sentence_transformers_available,
+)
+from kit.memory.index import (
+    MemoryIndex,
+    SyncResult,
+    fts5_available,
+    indexable_files,
+    is_indexable,
+    stale_files,
+    sync_index,
+)
+from kit.memory.search import SearchResult, SearchSettings, hybrid_search
+
+_QUERY_CACHE_SIZE = 256
+_UNSET = object()
+
+
+class Memory:
+    """Daily notes, the index and search for one workspace."""
+
+    def __init__(self, ws, *, embedder: Embedder | None | object = _UNSET):
+        self.ws = ws
+        self.index_path = ws.kit_dir / "index.db"
+        self._local = threading.local()
+        self._lock = threading.RLock()
+        self._sync_lock = threading.Lock()
+        self._embedder = embedder
+        self._vectors: tuple[int, str, np.ndarray, np.ndarray] | None = None
+        self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._synced = False
+        self._dirty: set[str] = set()
+
+    # ------------------------------------------------------------------ parts
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder (its model loads on first encode), or None in fts-only mode."""
+        if self._embedder is _UNSET:
+            self._embedder = load_embedder(self.ws.config)
+        return self._embedder  # type: ignore[return-value]
+
+    def use_embedder(self, embedder: Embedder | None) -> None:
+        """Swap the embedder (tests, alternative backends); cached query vectors are dropped."""
+        with self._lock:
+            self._embedder = embedder
+            self._vectors = None
+            self._queries.clear()
+
+    @property
+    def fts5(self) -> bool:
+        return fts5_available()
+
+    @property
+    def mode(self) -> str:
+        if self.embedder is None:
+            return "fts-only"
+        return "hybrid" if self.fts5 else "vector-only"
+
+    @property
+    def extra_paths(self) -> list[str]:
+        return [str(p) for p in (self.ws.config.get("memory.extra_paths", []) or [])]
+
+    def index(self) -> MemoryIndex:
+        """This thread's connection to index.db (opened lazily, never shared across threads)."""
+        idx = getattr(self._local, "index", None)
+        if idx is None:
+            idx = self._local.index = MemoryIndex(self.index_path)
+        return idx
+
+    def close(self) -> None:
+        """Close this thread's index connection."""
+        idx = getattr(self._local, "index", None)
+        if idx is not None:
+            idx.close()
+            self._local.index = None
+
+    def is_indexable(self, rel: str) -> bool:
+        return is_indexable(rel, self.extra_paths)
+
+    # ------------------------------------------------------------------ write / get
+
+    def write(self, text: str, topic: str | None = None) -> WriteResult:
+        """Append to today's daily note (threat-scanned); the next search sees it."""
+        result = append_note(self.ws, text, topic)
+        with self._lock:
+            self._dirty.add(result.path)
+        return result
+
+    def get(self, path: str, start: int = 1, lines: int | None = None) -> str:
+        """Lines [start, start+lines) of a memory file (MEMORY.md, memory/**, extra paths)."""
+        rel = str(path).strip().removeprefix("./")
+        if not (self.is_indexable(rel) or (rel.startswith("memory/") and rel.endswith(".md"))):
+            raise PathEscapeError(f"{rel} is not a memory file (MEMORY.md, memory/**/*.md or memory.extra_paths)")
+        target = self.ws.path(rel)
+        if not target.is_file():
+            raise NotFoundError(f"{rel} does not exist")
+        try:
+            text = read_text(target, display=rel)
+        except DocumentError:
+            raise
+        all_lines = text.split("\n")
+        if all_lines and all_lines[-1] == "":
+            all_lines.pop()
+        first = max(1, int(start or 1))
+        stop = len(all_lines) if lines is None else first - 1 + max(0, int(lines))
+        return "\n".join(all_lines[first - 1 : stop])
+
+    # ------------------------------------------------------------------ sync
+
+    def sync(self, paths: Iterable[str] | None = None, *, rebuild: bool = False, progress: bool = False) -> SyncResult:
+        """Bring the index up to date (all files, or just `paths`); `rebuild` starts from scratch."""
+        cfg = self.ws.config
+        paths_list = None if paths is None else sorted(set(paths))
+        with self._sync_lock, _progress_bar(progress) as report:
+            result = sync_index(
+                self.index(),
+                self.ws.root,
+                paths=paths_list,
+                extra_paths=self.extra_paths,
+                tokens=int(cfg.get("memory.chunk.tokens", 400)),
+                overlap=int(cfg.get("memory.chunk.overlap", 80)),
+                embedder=self.embedder,
+                rebuild=rebuild,
+                progress=report,
+            )
+        with self._lock:
+            if paths_list is None:
+                self._synced = True
+                self._dirty.clear()
+            else:
+                self._dirty.difference_update(paths_list)
+        return result
+
+    def _refresh(self) -> None:
+        if not self._synced:
+            self.sync()
+        elif self._dirty:
+            self.sync(list(self._dirty))
+
+    # ------------------------------------------------------------------ search
+
+    def _vector_set(self, idx: MemoryIndex, model: str) -> tuple[np.ndarray, np.ndarray]:
+        generation = idx.generation()
+        with self._lock:
+            cached = self._vectors
+            if cached and cached[0] == generation and cached[1] == model:
+                return cached[2], cached[3]
+        ids, matrix = idx.vectors(model)
+        with self._lock:
+            self._vectors = (generation, model, ids, matrix)
+        return ids, matrix
+
+    def encode_query(self, query: str) -> np.ndarray:
+        embedder = self.embedder
+        assert embedder is not None
+        key = (embedder.model_id, query)
+        with self._lock:
+            hit = self._queries.get(key)
+            if hit is not None:
+                self._queries.move_to_end(key)
+                return hit
+        vector = np.asarray(embedder.encode([query]), dtype=np.float32)[0]
+        with self._lock:
+            self._queries[key] = vector
+            while len(self._queries) > _QUERY_CACHE_SIZE:
+                self._queries.popitem(last=False)
+        return vector
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        record: bool = False,
+        source: str = "cli",
+        refresh: bool = True,
+    ) -> SearchResult:
+        """Hybrid search; with `record`, daily-note hits go to the recall log as `source`."""
+        if refresh:
+            self._refresh()
+        idx = self.index()
+        embedder = self.embedder
+        vectors = self._vector_set(idx, embedder.model_id) if embedder is not None else None
+        result = hybrid_search(
+            idx,
+            query,
+            SearchSettings.from_config(self.ws.config),
+            today=clock.today(),
+            limit=limit,
+            vectors=vectors,
+            encode_query=self.encode_query if embedder is not None else None,
+        )
+        if record and result.results:
+            from kit.memory.recall import record_hits
+
+            with self.ws.open_state() as db:
+                written = record_hits(db, query, result.results, source)
+            result = dataclasses.replace(result, recorded=written)
+        return result
+
+    # ------------------------------------------------------------------ status
+
+    def status(self) -> dict[str, Any]:
+        """Files, chunks, embedded chunks, model, mode, freshness and recall counts."""
+        from kit.memory.recall import counts
+
+        existed = self.index_path.exists()
+        idx = self.index()
+        numbers = idx.counts()
+        stale = stale_files(idx, self.ws.root, self.extra_paths)
+        last = idx.meta("last_sync")
+        embedder = self.embedder
+        with self.ws.open_state() as db:
+            recall = counts(db)
+        return {
+            "index_path": str(self.index_path),
+            "index_existed": existed,
+            "files": numbers["files"],
+            "chunks": numbers["chunks"],
+            "embedded_chunks": numbers["embedded_chunks"],
+            "embedding_cache": numbers["cache_entries"],
+            "model": embedder.model_id if embedder is not None else None,
+            "mode": self.mode,
+            "fts5": idx.fts5,
+            "fresh": not any(stale.values()),
+            "stale": {k: len(v) for k, v in stale.items()},
+            "stale_paths": stale,
+            "last_sync": _iso(float(last)) if last else None,
+            "recall_events": recall["events"],
+            "recall": {"keys": recall["keys"], "days": recall["days"], "by_source": recall["by_source"]},
+        }
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
+
+
+@contextlib.contextmanager
+def _progress_bar(wanted: bool):
+    """A rich progress bar on stderr when asked for and stderr is a terminal; else nothing."""
+    if not wanted or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=Console(stderr=True), transient=True,
+    ) as bar:
+        task = bar.add_task("embed", total=None)
+
+        def report(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield report
+
+
+# --------------------------------------------------------------------------- per workspace
+
+_MEMORIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_MEMORIES_LOCK = threading.Lock()
+
+
+def memory_for(ws) -> Memory:
+    """The Memory of this workspace object (one per object, created on first use)."""
+    with _MEMORIES_LOCK:
+        mem = _MEMORIES.get(ws)
+        if mem is None:
+            mem = _MEMORIES[ws] = Memory(ws)
+        return mem
+
+
+# --------------------------------------------------------------------------- auto index
+
+
+class AutoIndexer:
+    """Re-indexes changed memory files on a worker thread that owns its own SQLite connection.
+
+    Calling the object unsubscribes and stops the worker. `wait_idle()` blocks until everything
+    reported so far is indexed (for tests and for `kit run` before a search).
+    """
+
+    def __init__(self, ws, memory: Memory, *, initial_sync: bool = True):
+        self.ws = ws
+        self.memory = memory
+        self.last_error: str | None = None
+        self.syncs = 0
+        self._cond = threading.Condition()
+        self._pending: set[str] = set()
+        self._full = initial_sync
+        self._busy = initial_sync
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="kit-memory-index", daemon=True)
+        self._unsubscribe = ws.subscribe(self._on_reload)
+        self._thread.start()
+
+    def _on_reload(self, result, snapshot) -> None:
+        paths = [p for p in result.changed if self.memory.is_indexable(p)]
+        if not paths:
+            return
+        with self._cond:
+            self._pending.update(paths)
+            self._busy = True
+            self._cond.notify_all()
+
+    def _run(self) -> None:
+        try:
+            while True:
+                with self._cond:
+                    while not self._stopped and not self._pending and not self._full:
+                        self._busy = False
+                        self._cond.notify_all()
+                        self._cond.wait()
+                    if self._stopped:
+                        return
+                    full, paths = self._full, sorted(self._pending)
+                    self._full, self._pending = False, set()
+                try:
+                    self.memory.sync(None if full else paths)
+                    self.syncs += 1
+                except Exception as exc:  # the watcher must outlive a bad note or a locked database
+                    self.last_error = f"{exc.__class__.__name__}: {exc}"
+                    _log(self.ws, f"auto-index of {'all files' if full else ', '.join(paths)} failed: {self.last_error}")
+        finally:
+            self.memory.close()
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._busy or self._pending or self._full:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self._thread.is_alive():
+                    return False
+                self._cond.wait(remaining)
+        return True
+
+    def __call__(self) -> None:
+        with contextlib.suppress(ValueError):
+            self._unsubscribe()
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+        self._thread.join(timeout=30)
+
+
+def start_auto_index(ws, *, initial_sync: bool = True) -> Callable[[], None]:
+    """Subscribe to ws reloads and re-index changed memory files; returns the unsubscribe function."""
+    return AutoIndexer(ws, memory_for(ws), initial_sync=initial_sync)
+
+
+def _log(ws, message: str) -> None:
+    with contextlib.suppress(OSError):
+        folder = ws.kit_dir / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "memory.log", "a", encoding="utf-8") as handle:
+            handle.write(f"{clock.now().isoformat(timespec='seconds')} {message}\n")
+
+
+# --------------------------------------------------------------------------- doctor
+
+
+def doctor_checks(ws) -> list[Finding]:
+    """Degraded modes (no embeddings, no FTS5), the model, and index freshness. Never imports torch."""
+    import sqlite3
+
+    findings: list[Finding] = []
+    if not sentence_transformers_available():
+        findings.append(Finding(
+            "warning", "memory",
+            "sentence-transformers is not installed: memory search runs in fts-only mode (keywords only); "
+            "install kit-agent[embeddings] for hybrid search",
+        ))
+    else:
+        problem = model_problem(ws.config)
+        if problem:
+            findings.append(Finding("warning", "memory", f"{problem}; memory search will fail to embed"))
+    if not fts5_available():
+        findings.append(Finding(
+            "warning", "memory",
+            f"this SQLite ({sqlite3.sqlite_version}) has no FTS5 trigram support: memory search runs vector-only",
+        ))
+    extra = [str(p) for p in (ws.config.get("memory.extra_paths", []) or [])]
+    _, problems = indexable_files(ws.root, extra)
+    findings.extend(Finding("warning", "memory", p, "kit.yaml") for p in problems)
+    path = ws.kit_dir / "index.db"
+    if not path.exists():
+        findings.append(Finding("info", "memory", "memory index not built yet: `kit memory index` builds it "
+                                "(the first search does too)"))
+        return findings
+    idx = MemoryIndex(path)
+    try:
+        stale = stale_files(idx, ws.root, extra)
+        numbers = idx.counts()
+    finally:
+        idx.close()
+    if any(stale.values()):
+        findings.append(Finding(
+            "warning", "memory",
+            f"memory index is stale: {len(stale['new'])} new, {len(stale['changed'])} changed, "
+            f"{len(stale['deleted'])} deleted files; run `kit memory index` (kit watch keeps it fresh)",
+        ))
+    else:
+        findings.append(Finding(
+            "info", "memory",
+            f"memory index fresh: {numbers['files']} files, {numbers['chunks']} chunks, "
+            f"{numbers['embedded_chunks']} embedded",
+        ))
+    return findings
+
+
