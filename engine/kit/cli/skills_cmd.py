@@ -1,0 +1,184 @@
+"""`kit skills list|view NAME [FILE]|new NAME|check [NAME]|trust NAME`, each with --json."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kit.cli.common import (
+    console,
+    emit_json,
+    handle_errors,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
+
+STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "dim", "error": "bold red",
+         "warning": "yellow"}
+READY = {"available": "green", "missing": "yellow", "unsupported": "dim"}
+
+
+@click.group()
+def skills() -> None:
+    """Skills: list, view, create, check and trust them (§5)."""
+
+
+@skills.command("list")
+@workspace_option
+@json_option
+@handle_errors
+def list_cmd(workspace, as_json: bool) -> None:
+    """Every loaded skill: source root, readiness, flags and description."""
+    from kit.skills.catalog import catalog_for
+
+    catalog = catalog_for(open_workspace(workspace))
+    if as_json:
+        emit_json({"skills": [s.to_json() for s in catalog],
+                   "problems": [p.to_json() for p in catalog.problems]})
+        return
+    from rich.table import Table
+
+    table = Table(show_lines=False)
+    for column in ("name", "source", "readiness", "flags", "description"):
+        table.add_column(column)
+    for s in catalog:
+        flags = []
+        if s.always:
+            flags.append("always")
+        if not s.model_invocable:
+            flags.append("user-only")
+        if not s.user_invocable:
+            flags.append("model-only")
+        if s.blocked:
+            flags.append("[red]blocked[/]")
+        if s.overrides:
+            flags.append("overrides " + ",".join(s.overrides))
+        ready = s.readiness
+        if s.missing:
+            ready += " (" + "; ".join(f"{k}: {', '.join(v)}" for k, v in s.missing.items()) + ")"
+        table.add_row(s.name, s.source, f"[{READY.get(s.readiness, '')}]{ready}[/]", " ".join(flags), s.description)
+    out = console()
+    out.print(table)
+    errors = catalog.errors
+    if errors:
+        out.print(f"[bold red]{len(errors)} invalid skill file(s)[/]; `kit skills check` shows them")
+
+
+@skills.command("view")
+@click.argument("name")
+@click.argument("file", required=False)
+@workspace_option
+@json_option
+@handle_errors
+def view_cmd(name: str, file: str | None, workspace, as_json: bool) -> None:
+    """Show a skill's SKILL.md and linked files, or one FILE inside it."""
+    from kit.skills.disclosure import SkillFile, skill_view
+
+    result = skill_view(open_workspace(workspace), name, file, for_model=False)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        out = console()
+        if isinstance(result, SkillFile):
+            if result.ok:
+                click.echo(result.content)
+            else:
+                out.print(f"[red]{result.error}[/]", highlight=False)
+                _print_files(out, result.available_files)
+        else:
+            out.print(f"[bold]{result.name}[/] [dim]({result.source}: {result.location})[/] — {result.readiness}")
+            out.print(result.description, highlight=False)
+            out.rule()
+            click.echo(result.body.strip("\n"))
+            if result.files:
+                out.rule()
+                _print_files(out, result.files)
+    if isinstance(result, SkillFile) and not result.ok:
+        sys.exit(1)
+
+
+def _print_files(out, files: dict) -> None:
+    for folder, paths in files.items():
+        out.print(f"[bold]{folder}/[/]" if folder != "other" else "[bold]other[/]")
+        for p in paths:
+            out.print(f"  {p}", highlight=False)
+
+
+@skills.command("new")
+@click.argument("name")
+@click.option("--description", "-d", default=None, help="One or two sentences: what it does and when to use it.")
+@workspace_option
+@json_option
+@handle_errors
+def new_cmd(name: str, description: str | None, workspace, as_json: bool) -> None:
+    """Scaffold skills/NAME/SKILL.md in the workspace (it passes `kit skills check`)."""
+    from kit.skills.manage import new_skill
+
+    result = new_skill(open_workspace(workspace), name, description)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        console().print(f"created {result.path}; edit it, then run `kit skills check {name}`", highlight=False)
+
+
+@skills.command("check")
+@click.argument("name", required=False)
+@workspace_option
+@json_option
+@handle_errors
+def check_cmd(name: str | None, workspace, as_json: bool) -> None:
+    """Validation problems and security findings; exit 1 on errors or untrusted critical code."""
+    from kit.skills.catalog import catalog_for
+
+    catalog = catalog_for(open_workspace(workspace))
+    if name is not None:
+        known = {p.skill for p in catalog.problems}
+        if name not in catalog.skills and name not in known:
+            catalog.get(name)  # raises NotFoundError with a suggestion
+    skills = [s for s in catalog if name is None or s.name == name]
+    problems = [p for p in catalog.problems if name is None or p.skill == name]
+    errors = [p for p in problems if p.severity == "error"]
+    blocked = [s for s in skills if s.blocked]
+    ok = not errors and not blocked
+    if as_json:
+        emit_json({
+            "ok": ok,
+            "problems": [p.to_json() for p in problems],
+            "skills": [{"name": s.name, "source": s.source, "location": s.location, "blocked": s.blocked,
+                        "trusted": s.trusted, "digest": s.scan.digest,
+                        "findings": [f.to_json() for f in s.scan.findings]} for s in skills],
+        })
+    else:
+        out = console()
+        for p in problems:
+            out.print(f"[{STYLE[p.severity]}]{p.severity:<8}[/] {p}", highlight=False)
+        for s in skills:
+            for f in s.scan.findings:
+                out.print(f"[{STYLE.get(f.severity, '')}]{f.severity:<8}[/] {s.name}: {f.path}:{f.line}: "
+                          f"{f.message} [{f.rule}]  [dim]{f.excerpt}[/]", highlight=False)
+            if s.scan.critical:
+                state = "[green]trusted[/]" if s.trusted else "[red]blocked until trusted[/] (`kit skills trust " + s.name + "`)"
+                out.print(f"         {s.name}: {state}")
+        checked = f"skill '{name}'" if name else f"{len(skills)} skill(s)"
+        out.print(f"[green]✓ {checked} OK[/]" if ok else f"[bold red]✗ {len(errors)} error(s), {len(blocked)} blocked[/]")
+    if not ok:
+        sys.exit(1)
+
+
+@skills.command("trust")
+@click.argument("name")
+@workspace_option
+@json_option
+@handle_errors
+def trust_cmd(name: str, workspace, as_json: bool) -> None:
+    """Allow a skill's current code (by content hash); any later change needs trusting again."""
+    from kit.skills.manage import trust_skill
+
+    result = trust_skill(open_workspace(workspace), name)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        console().print(f"trusted skill '{result.name}' (code sha256 {result.digest[:12]}…, "
+                        f"{result.critical} critical finding(s) accepted)", highlight=False)

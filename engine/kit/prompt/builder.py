@@ -1,0 +1,358 @@
+"""Assemble the system prompt (§4) from a workspace snapshot.
+
+    result = build_prompt(ws, kind="default", bootstrap_hooks=[...], warning_state=state)
+
+Files, in order: AGENTS, SOUL, TOOLS, IDENTITY, USER, HEARTBEAT, BOOTSTRAP, MEMORY (missing ones
+skipped), filtered by run kind, passed through the `agent:bootstrap` hooks, stripped of Kit's
+`<!-- kit:… -->` comments, budgeted (max-min fair), then rendered by the template: runtime, tools,
+skills, persona files, MEMORY.md, and last the dynamic tail (time, truncation warning, and the
+heartbeat checklist on heartbeat runs).
+
+The expensive part (files, budgets, skills block) is cached per snapshot version with
+`ws.cached`; rendering is cheap and happens per call because the tail holds the time.
+
+**agent:bootstrap hooks.** Each hook is a callable `hook(files, *, kind, workspace, version)`
+(accept `**context` to stay compatible with future keywords):
+  - `files`: a list of `BootstrapFile(name, text)` about to be budgeted (a fresh list per hook;
+    the text still holds Kit comments, which are stripped after the hooks);
+  - `kind`: the run kind; `workspace`: the workspace root (Path); `version`: the snapshot version;
+  - return None to keep the (possibly mutated in place) list, or a new list whose items are
+    `BootstrapFile`, `(name, text)` tuples or `{"name": …, "text"|"content": …}` dicts. Hooks may
+    add, remove, reorder or rewrite files. An exception is reported in `warnings`; the pipeline
+    goes on with the files as they were before that hook.
+Pass them as `bootstrap_hooks=[...]` (or one callable as `bootstrap=`). The result is cached per
+snapshot version and hook identity (a hook's `cache_key` attribute, else its id()).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kit import clock
+from kit.errors import KitError
+from kit.prompt.budget import FileBudget, apply_budgets, strip_kit_comments
+from kit.prompt.skills_block import SkillEntry, SkillsBlock, build_skills_block
+from kit.prompt.template import OVERRIDE, TemplateIssue, render_prompt
+from kit.prompt.tokens import estimate_tokens
+from kit.prompt.tool_summaries import TOOL_SUMMARIES
+from kit.prompt.warning import WarningState, decide_warning, describe_cut
+
+FILE_ORDER = (
+    "AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md",
+)
+PERSONA = ("AGENTS.md", "TOOLS.md", "SOUL.md", "IDENTITY.md", "USER.md")
+KIND_FILES: dict[str, frozenset[str]] = {
+    "default": frozenset(FILE_ORDER),
+    "subagent": frozenset(PERSONA),
+    "cron": frozenset(PERSONA),
+    "heartbeat": frozenset({"HEARTBEAT.md"}),
+    "shared": frozenset(FILE_ORDER) - {"MEMORY.md", "USER.md"},
+}
+KINDS = tuple(KIND_FILES)
+KIND_NOTES = {
+    "default": "",
+    "subagent": "This is a subagent run: do the delegated task and report back. Your long-term memory "
+    "is not loaded here; search it with memory_search when the task needs it.",
+    "cron": "This is a scheduled run with no one watching: do the task, write down what matters with "
+    "memory_write, and keep the reply short.",
+    "heartbeat": "This is a heartbeat run: go through the checklist in HEARTBEAT.md at the end of this "
+    "prompt. If nothing needs attention, reply exactly HEARTBEAT_OK.",
+    "shared": "This conversation is shared with several people: do not reveal private notes or "
+    "personal details about anyone.",
+}
+MEMORY = "MEMORY.md"
+HEARTBEAT = "HEARTBEAT.md"
+
+
+@dataclass(frozen=True)
+class BootstrapFile:
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class BootstrapContext:
+    kind: str
+    workspace: Path
+    version: int
+
+
+BootstrapHook = Callable[..., Any]  # hook(files, *, kind, workspace, version) -> list | None
+
+
+@dataclass(frozen=True)
+class PromptResult:
+    kind: str
+    version: int
+    prompt: str
+    files: tuple[FileBudget, ...]
+    skills: SkillsBlock
+    warnings: tuple[str, ...]  # cuts, template errors, hook failures: for people and JSON
+    warning_block: str = ""  # the block injected for the model this time ("" if none)
+    template: str = "builtin"
+    template_issue: TemplateIssue | None = None
+    heartbeat_empty: bool = False  # heartbeat runs are skipped when True
+
+    @property
+    def chars(self) -> int:
+        return len(self.prompt)
+
+    @property
+    def est_tokens(self) -> int:
+        return estimate_tokens(self.prompt)
+
+    @property
+    def cuts(self) -> tuple[FileBudget, ...]:
+        return tuple(f for f in self.files if f.truncated)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "version": self.version,
+            "chars": self.chars,
+            "est_tokens": self.est_tokens,
+            "prompt": self.prompt,
+            "files": [f.to_json() for f in self.files],
+            "skills": self.skills.to_json(),
+            "warnings": list(self.warnings),
+            "template": self.template,
+            "heartbeat_empty": self.heartbeat_empty,
+        }
+
+
+@dataclass(frozen=True)
+class _Assembly:
+    """Everything that depends only on the snapshot (and kind and hooks): cached per version."""
+
+    files: tuple[FileBudget, ...]  # report order: included (prompt order), then excluded
+    persona: tuple[FileBudget, ...]
+    memory: FileBudget | None
+    heartbeat: FileBudget | None
+    skills: SkillsBlock
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    heartbeat_empty: bool = False
+
+
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_HEADING = re.compile(r"^\s*#+\s.*$", re.M)
+
+
+def heartbeat_is_empty(text: str) -> bool:
+    """HEARTBEAT.md with only comments, headings and blank lines has no tasks: skip the run."""
+    return not _HEADING.sub("", _COMMENT.sub("", text)).strip()
+
+
+def _normalise(result: Any, hook: Any) -> list[BootstrapFile]:
+    out = []
+    for item in result:
+        if isinstance(item, BootstrapFile):
+            out.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(
+            item.get("text", item.get("content")), str
+        ):
+            out.append(BootstrapFile(item["name"], item.get("text", item.get("content"))))
+        elif isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(v, str) for v in item):
+            out.append(BootstrapFile(item[0], item[1]))
+        else:
+            raise TypeError(f"bootstrap hook {_hook_name(hook)} returned {type(item).__name__}, expected BootstrapFile")
+    return out
+
+
+def _hook_name(hook: Any) -> str:
+    return getattr(hook, "name", None) or getattr(hook, "__qualname__", None) or repr(hook)
+
+
+def run_bootstrap_hooks(
+    files: list[BootstrapFile], hooks: Sequence[BootstrapHook], context: BootstrapContext
+) -> tuple[list[BootstrapFile], list[str]]:
+    """Apply the agent:bootstrap hooks in order; a failing hook is reported and skipped."""
+    notes: list[str] = []
+    for hook in hooks:
+        working = list(files)
+        try:
+            result = hook(working, kind=context.kind, workspace=context.workspace, version=context.version)
+            files = _normalise(working if result is None else result, hook)
+        except Exception as exc:  # hooks are isolated: report and go on
+            notes.append(f"bootstrap hook {_hook_name(hook)} failed: {exc}")
+            continue
+        seen: set[str] = set()
+        unique = []
+        for f in files:  # one entry per name; the last one a hook wrote wins
+            if f.name in seen:
+                unique = [u for u in unique if u.name != f.name]
+            seen.add(f.name)
+            unique.append(f)
+        files = unique
+    return files, notes
+
+
+def _assemble(ws, kind: str, hooks: Sequence[BootstrapHook]) -> _Assembly:
+    snap = ws.snapshot
+    cfg = snap.config
+    wanted = KIND_FILES[kind]
+    included: list[BootstrapFile] = []
+    excluded: list[FileBudget] = []
+    for name in FILE_ORDER:
+        doc = snap.get(name)
+        if doc is None:
+            continue
+        if name in wanted:
+            included.append(BootstrapFile(name, doc.text))
+        else:
+            raw = len(strip_kit_comments(doc.text))
+            excluded.append(FileBudget(name, raw, 0, False, "excluded_by_kind"))
+    notes: list[str] = []
+    if hooks:
+        included, notes = run_bootstrap_hooks(included, hooks, BootstrapContext(kind, snap.root, snap.version))
+    stripped = [(f.name, strip_kit_comments(f.text)) for f in included]
+    budgets = apply_budgets(
+        stripped,
+        max_chars_per_file=int(cfg.get("bootstrap.max_chars_per_file")),
+        max_total_chars=int(cfg.get("bootstrap.max_total_chars")),
+        head_ratio=float(cfg.get("bootstrap.head_ratio")),
+        tail_ratio=float(cfg.get("bootstrap.tail_ratio")),
+    )
+    tail_heartbeat = kind == "heartbeat"
+    persona = tuple(b for b in budgets if b.name != MEMORY and not (tail_heartbeat and b.name == HEARTBEAT))
+    memory = next((b for b in budgets if b.name == MEMORY), None)
+    heartbeat = next((b for b in budgets if b.name == HEARTBEAT), None) if tail_heartbeat else None
+    heartbeat_doc = snap.get(HEARTBEAT)
+    empty = heartbeat_doc is None or heartbeat_is_empty(strip_kit_comments(heartbeat_doc.text))
+    ordered = (*persona, *([memory] if memory else []), *([heartbeat] if heartbeat else []))
+    return _Assembly(
+        files=(*ordered, *excluded),
+        persona=persona,
+        memory=memory,
+        heartbeat=heartbeat,
+        skills=_skills_block(ws),
+        notes=tuple(notes),
+        heartbeat_empty=empty,
+    )
+
+
+def _skills_block(ws) -> SkillsBlock:
+    from kit.skills.catalog import catalog_for
+
+    catalog = catalog_for(ws)
+    entries = [SkillEntry(s.name, s.description, s.location) for s in catalog.eligible()]
+    cfg = ws.config
+    return build_skills_block(
+        entries,
+        max_in_prompt=int(cfg.get("skills.max_in_prompt")),
+        max_prompt_chars=int(cfg.get("skills.max_prompt_chars")),
+        total=len(catalog),
+    )
+
+
+def _now_context() -> dict[str, str]:
+    moment = clock.now()
+    offset = moment.strftime("%z")
+    zone = moment.tzname() or ""
+    tz = f"UTC{offset[:3]}:{offset[3:]}" if offset else "local time"
+    if zone and not zone.startswith(("UTC", "+", "-")):
+        tz = f"{zone}, {tz}"
+    return {
+        "iso": moment.isoformat(timespec="minutes"),
+        "date": moment.strftime("%Y-%m-%d"),
+        "time": moment.strftime("%H:%M"),
+        "weekday": moment.strftime("%A"),
+        "timezone": tz,
+    }
+
+
+def _file_ctx(b: FileBudget) -> dict[str, Any]:
+    return {"name": b.name, "text": b.text, "truncated": b.truncated}
+
+
+def _hooks_key(hooks: Iterable[BootstrapHook]) -> str:
+    return ",".join(str(getattr(h, "cache_key", None) or id(h)) for h in hooks)
+
+
+def build_prompt(
+    ws,
+    kind: str = "default",
+    *,
+    bootstrap_hooks: Sequence[BootstrapHook] = (),
+    bootstrap: BootstrapHook | Sequence[BootstrapHook] | None = None,
+    warning_state: WarningState | None = None,
+) -> PromptResult:
+    """Build the system prompt for a run of `kind` (default | subagent | cron | heartbeat | shared).
+
+    `bootstrap_hooks` / `bootstrap`: agent:bootstrap callables (signature in the module docstring).
+    `warning_state`: the session's WarningState, so "once" warns once per distinct set of cuts.
+    Two builds from one snapshot give byte-identical text up to the dynamic tail (and all of it
+    when the clock is frozen with KIT_NOW).
+    """
+    if kind not in KIND_FILES:
+        raise KitError(f"unknown run kind '{kind}'; expected one of {', '.join(KINDS)}")
+    from kit.skills.catalog import trust_stamp
+
+    hooks = tuple(bootstrap_hooks)
+    if bootstrap is not None:
+        hooks += tuple(bootstrap) if isinstance(bootstrap, (list, tuple)) else (bootstrap,)
+    key = f"prompt.assembly:{kind}:{_hooks_key(hooks)}:{trust_stamp()}"
+    assembly: _Assembly = ws.cached(key, lambda: _assemble(ws, kind, hooks))
+    snap = ws.snapshot
+    cuts = [f for f in assembly.files if f.truncated]
+    block = decide_warning(cuts, str(snap.config.get("bootstrap.warning")), warning_state)
+    override = snap.get(OVERRIDE)
+    context = {
+        "kind": kind,
+        "kind_note": KIND_NOTES[kind],
+        "workspace_name": snap.root.name,
+        "tools": [{"name": n, "description": d} for n, d in TOOL_SUMMARIES],
+        "skills_block": assembly.skills.text,
+        "files": [_file_ctx(b) for b in assembly.persona],
+        "memory": _file_ctx(assembly.memory) if assembly.memory else None,
+        "heartbeat": _file_ctx(assembly.heartbeat) if assembly.heartbeat else None,
+        "now": _now_context(),
+        "warning": block,
+    }
+    rendered = render_prompt(str(snap.root), override.text if override else None, context)
+    warnings = [describe_cut(c) for c in cuts]
+    if rendered.issue is not None:
+        fallback = "the last good template" if rendered.template.endswith("(last good)") else "the built-in template"
+        warnings.append(f"{rendered.issue}; using {fallback}")
+    warnings.extend(assembly.notes)
+    return PromptResult(
+        kind=kind,
+        version=snap.version,
+        prompt=rendered.text,
+        files=assembly.files,
+        skills=assembly.skills,
+        warnings=tuple(warnings),
+        warning_block=block,
+        template=rendered.template,
+        template_issue=rendered.issue,
+        heartbeat_empty=assembly.heartbeat_empty,
+    )
+
+
+def doctor_checks(ws) -> list:
+    """Bootstrap budget pressure (files cut), a broken prompt template, skills left out."""
+    from kit.doctor import Finding
+
+    result = build_prompt(ws, "default")
+    out = []
+    for cut in result.cuts:
+        setting = "bootstrap.max_total_chars" if cut.reason == "max_total" else "bootstrap.max_chars_per_file"
+        out.append(Finding(
+            "warning", "prompt",
+            f"{describe_cut(cut)}; the model sees only its head and tail. Trim the file or raise {setting}",
+            cut.name,
+        ))
+    if result.template_issue is not None:
+        issue = result.template_issue
+        out.append(Finding("error", "prompt", f"{issue.message} (using {result.template})", issue.path, issue.line))
+    skills = result.skills
+    if skills.in_prompt < skills.eligible:
+        out.append(Finding(
+            "warning", "prompt",
+            f"{skills.eligible - skills.in_prompt} of {skills.eligible} skills are left out of the prompt "
+            "(skills.max_in_prompt / skills.max_prompt_chars); the model can still find them with skills_list",
+        ))
+    return out

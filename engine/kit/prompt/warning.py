@@ -1,0 +1,66 @@
+"""The truncation warning block (§4) and its modes: off | once | always.
+
+"once" means once per distinct set of cuts per session. The agent loop keeps one `WarningState`
+per session and passes it to every `build_prompt` call; without one, every build is a fresh
+session (so `kit prompt` always shows the block in "once" mode).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kit.prompt.budget import FileBudget
+
+REASON_TEXT = {"max_per_file": "per-file limit", "max_total": "total limit"}
+
+
+def cut_signature(cuts: Sequence[FileBudget]) -> frozenset[tuple[str, str]]:
+    """What makes a set of cuts "distinct": which files were cut and why (not by how many chars,
+    so a MEMORY.md that grows by a line does not re-trigger the warning every turn)."""
+    return frozenset((c.name, c.reason or "") for c in cuts)
+
+
+@dataclass
+class WarningState:
+    """Session-scoped memory of which cut sets the model has already been warned about."""
+
+    seen: set[frozenset[tuple[str, str]]] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def should_warn(self, signature: frozenset[tuple[str, str]]) -> bool:
+        """True the first time this signature is seen in the session (and records it)."""
+        with self._lock:
+            if signature in self.seen:
+                return False
+            self.seen.add(signature)
+            return True
+
+
+def describe_cut(cut: FileBudget) -> str:
+    why = REASON_TEXT.get(cut.reason or "", cut.reason)
+    return f"{cut.name}: cut to {cut.allowance:,} of {cut.raw_chars:,} characters ({why})"
+
+
+def warning_block(cuts: Sequence[FileBudget]) -> str:
+    """The short block telling the model what was cut, by how much and why."""
+    lines = [
+        "## Truncated workspace files",
+        "",
+        "These files were cut to fit the prompt budget; read them in full with read_file when "
+        "their contents matter:",
+    ]
+    lines += [f"- {describe_cut(c)}" for c in cuts]
+    return "\n".join(lines)
+
+
+def decide_warning(
+    cuts: Sequence[FileBudget], mode: str, state: WarningState | None
+) -> str:
+    """The warning block to inject for this build, or "" (mode off, nothing cut, already warned)."""
+    if not cuts or mode == "off":
+        return ""
+    if mode == "once" and state is not None and not state.should_warn(cut_signature(cuts)):
+        return ""
+    return warning_block(cuts)

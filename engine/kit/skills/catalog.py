@@ -1,0 +1,369 @@
+"""The skill catalog (§5): roots and precedence, validation, readiness, security status.
+
+Roots, lowest precedence first (the same name in a later root overrides):
+    bundled < skills.extra_dirs < user ($XDG_DATA_HOME/kit/skills)
+    < ~/.claude/skills < ~/.agents/skills < <ws>/.claude/skills < <ws>/.agents/skills   (compat_dirs)
+    < workspace skills/
+Roots inside the workspace come from the snapshot (so a broken edit keeps its last good version
+and hot reload works); the others are read from disk when the catalog is built. The catalog is
+cached per snapshot version (and per state of the trust store) via `ws.cached`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from kit.documents import Document, split_frontmatter
+from kit.errors import DocumentError, NotFoundError
+from kit.fsutil import read_text
+from kit.paths import bundled, user_skills_dir
+from kit.skills.scanner import ScanResult, scan_skill
+from kit.skills.validate import MAX_SKILL_BYTES, readiness, requirements, validate_skill
+from kit.trust import TrustStore
+
+TRUST_KIND = "skill"
+WORKSPACE_ROOTS = {"claude-workspace": ".claude/skills", "agents-workspace": ".agents/skills",
+                   "workspace": "skills"}
+
+
+@dataclass(frozen=True)
+class Root:
+    source: str  # bundled | extra | user | claude-home | agents-home | claude-workspace | agents-workspace | workspace
+    path: Path
+    snapshot_prefix: str | None = None  # set for roots read from the workspace snapshot
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "path": str(self.path)}
+
+
+@dataclass(frozen=True)
+class SkillProblem:
+    """An invalid skill (error: excluded) or a warning about one."""
+
+    path: str  # display path of the SKILL.md
+    line: int | None
+    message: str
+    severity: str
+    skill: str  # folder name
+    source: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "message": self.message,
+                "severity": self.severity, "skill": self.skill, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    source: str
+    dir: Path
+    location: str  # display path of SKILL.md (workspace-relative, or ~/…, or absolute)
+    meta: Mapping[str, Any]
+    body: str
+    body_line: int
+    requires: Mapping[str, tuple[str, ...]]
+    readiness: str  # available | missing | unsupported
+    missing: Mapping[str, list[str]]
+    scan: ScanResult
+    trusted: bool
+    overrides: tuple[str, ...] = ()  # sources of same-named skills this one shadows
+    warnings: tuple[SkillProblem, ...] = ()
+
+    @property
+    def user_invocable(self) -> bool:
+        return bool(self.meta.get("user-invocable", True))
+
+    @property
+    def model_invocable(self) -> bool:
+        return not bool(self.meta.get("disable-model-invocation", False))
+
+    @property
+    def always(self) -> bool:
+        return bool(self.meta.get("always", False))
+
+    @property
+    def blocked(self) -> bool:
+        """A critical scan finding the user has not trusted keeps the skill from the model."""
+        return bool(self.scan.critical) and not self.trusted
+
+    @property
+    def eligible(self) -> bool:
+        """May enter the prompt: available, model-invocable and not blocked."""
+        return self.readiness == "available" and self.model_invocable and not self.blocked
+
+    def summary_json(self) -> dict[str, Any]:
+        """What `skills_list` shows: name, description, readiness, source root — nothing else."""
+        return {"name": self.name, "description": self.description,
+                "readiness": self.readiness, "source": self.source}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.summary_json(),
+            "location": self.location,
+            "missing": dict(self.missing),
+            "user_invocable": self.user_invocable,
+            "model_invocable": self.model_invocable,
+            "always": self.always,
+            "blocked": self.blocked,
+            "trusted": self.trusted,
+            "eligible": self.eligible,
+            "overrides": list(self.overrides),
+            "findings": [f.to_json() for f in self.scan.findings],
+            "warnings": [w.to_json() for w in self.warnings],
+        }
+
+
+@dataclass(frozen=True)
+class SkillCatalog:
+    skills: Mapping[str, Skill]  # by name, sorted by name
+    problems: tuple[SkillProblem, ...]  # every invalid skill and every warning
+    roots: tuple[Root, ...]
+
+    def get(self, name: str) -> Skill:
+        skill = self.skills.get(name)
+        if skill is None:
+            close = difflib.get_close_matches(name, list(self.skills), n=1, cutoff=0.6)
+            hint = f" (did you mean '{close[0]}'?)" if close else "; `kit skills list` shows them"
+            raise NotFoundError(f"no skill named '{name}'{hint}")
+        return skill
+
+    def __iter__(self):
+        return iter(self.skills.values())
+
+    def __len__(self) -> int:
+        return len(self.skills)
+
+    @property
+    def errors(self) -> tuple[SkillProblem, ...]:
+        return tuple(p for p in self.problems if p.severity == "error")
+
+    def eligible(self) -> list[Skill]:
+        """Skills for the prompt: `always: true` first, then by name."""
+        return sorted((s for s in self.skills.values() if s.eligible), key=lambda s: (not s.always, s.name))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "skills": [s.to_json() for s in self.skills.values()],
+            "problems": [p.to_json() for p in self.problems],
+            "roots": [r.to_json() for r in self.roots],
+        }
+
+
+# --------------------------------------------------------------------------- roots
+
+
+def compact_home(path: Path) -> str:
+    """~/… for paths under the home folder: shorter in the prompt, same meaning."""
+    text = str(path)
+    home = str(Path.home())
+    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
+        return "~" + text[len(home):]
+    return text
+
+
+def skill_roots(ws) -> tuple[Root, ...]:
+    cfg = ws.config
+    roots = [Root("bundled", bundled("skills"))]
+    for entry in cfg.get("skills.extra_dirs", []) or []:
+        path = Path(os.path.expandvars(str(entry))).expanduser()
+        roots.append(Root("extra", path if path.is_absolute() else ws.root / path))
+    roots.append(Root("user", user_skills_dir()))
+    if cfg.get("skills.compat_dirs", True):
+        home = Path.home()
+        roots.append(Root("claude-home", home / ".claude" / "skills"))
+        roots.append(Root("agents-home", home / ".agents" / "skills"))
+        for source in ("claude-workspace", "agents-workspace"):
+            prefix = WORKSPACE_ROOTS[source]
+            roots.append(Root(source, ws.root / prefix, prefix))
+    roots.append(Root("workspace", ws.root / "skills", "skills"))
+    return tuple(roots)
+
+
+@dataclass
+class _Candidate:
+    root: Root
+    folder: str
+    dir: Path
+    display: str
+    doc: Document | None  # None when it could not be loaded
+    problems: list[SkillProblem] = field(default_factory=list)
+
+
+def _disk_candidates(root: Root) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    try:
+        entries = sorted(os.scandir(root.path), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return out
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.is_dir():
+            continue
+        skill_md = Path(entry.path) / "SKILL.md"
+        if not skill_md.is_file():
+            continue
+        display = compact_home(skill_md)
+        cand = _Candidate(root, entry.name, Path(entry.path), display, None)
+        try:
+            size = skill_md.stat().st_size
+            if size > MAX_SKILL_BYTES:
+                raise DocumentError(f"SKILL.md is {size:,} bytes, over the {MAX_SKILL_BYTES:,}-byte limit",
+                                    path=display)
+            text = read_text(skill_md, display=display)
+            meta, body, body_line = split_frontmatter(text, display)
+            cand.doc = Document(display, text, body, MappingProxyType(meta), body_line,
+                                size=len(text.encode("utf-8")))
+        except DocumentError as exc:
+            cand.problems.append(SkillProblem(display, exc.line, exc.message, "error", entry.name, root.source))
+        out.append(cand)
+    return out
+
+
+def _snapshot_candidates(ws, root: Root) -> list[_Candidate]:
+    snap = ws.snapshot
+    prefix = root.snapshot_prefix
+    names = set(snap.names(f"{prefix}/*/SKILL.md"))
+    issues = {i.path: i for i in snap.issues if i.path.startswith(prefix + "/") and i.path.endswith("/SKILL.md")}
+    out: list[_Candidate] = []
+    for rel in sorted(names | set(issues)):
+        if rel.count("/") != prefix.count("/") + 2:
+            continue
+        folder = rel.split("/")[-2]
+        cand = _Candidate(root, folder, ws.root / Path(rel).parent, rel, snap.get(rel))
+        issue = issues.get(rel)
+        if issue is not None:
+            if cand.doc is None:
+                cand.problems.append(SkillProblem(rel, issue.line, issue.message, "error", folder, root.source))
+            else:
+                cand.problems.append(SkillProblem(
+                    rel, issue.line, f"{issue.message} (keeping the last good version)", "error", folder, root.source))
+        out.append(cand)
+    return out
+
+
+# --------------------------------------------------------------------------- building
+
+# Last valid SKILL.md per workspace path: an edit that parses but breaks a rule (a bad name, an
+# empty description) keeps the previous good version in force, like a YAML error does.
+_LAST_VALID: dict[tuple[str, str], Document] = {}
+
+
+def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mapping[str, str]) -> tuple[Skill | None, list[SkillProblem]]:
+    problems = [
+        SkillProblem(cand.display, p.line, p.message, p.severity, cand.folder, cand.root.source)
+        for p in validate_skill(doc.meta, doc.body, folder=cand.folder, text=doc.text, size=doc.size)
+    ]
+    if any(p.severity == "error" for p in problems):
+        return None, problems
+    requires = requirements(doc.meta)
+    state, missing = readiness(requires, which=shutil.which, environ=env)
+    scan = scan_skill(cand.dir)
+    name = str(doc.meta["name"])
+    trusted = cand.root.source == "bundled" or (
+        bool(scan.critical) and store.is_trusted(TRUST_KIND, name, scan.digest)
+    )
+    skill = Skill(
+        name=name,
+        description=" ".join(str(doc.meta["description"]).split()),
+        source=cand.root.source,
+        dir=cand.dir,
+        location=cand.display,
+        meta=doc.meta,
+        body=doc.body,
+        body_line=doc.body_line,
+        requires=MappingProxyType(requires),
+        readiness=state,
+        missing=MappingProxyType(missing),
+        scan=scan,
+        trusted=trusted,
+        warnings=tuple(p for p in problems if p.severity == "warning"),
+    )
+    return skill, problems
+
+
+def build_catalog(ws, *, trust_store: TrustStore | None = None, environ: Mapping[str, str] | None = None) -> SkillCatalog:
+    """Load every root, validate, resolve precedence. Never raises for a bad skill."""
+    store = trust_store or TrustStore()
+    env = os.environ if environ is None else environ
+    roots = skill_roots(ws)
+    chosen: dict[str, Skill] = {}
+    problems: list[SkillProblem] = []
+    for root in roots:
+        candidates = _snapshot_candidates(ws, root) if root.snapshot_prefix else _disk_candidates(root)
+        for cand in candidates:
+            problems.extend(cand.problems)
+            if cand.doc is None:
+                continue
+            skill, found = _build_skill(cand, cand.doc, store, env)
+            memo_key = (str(ws.root), cand.display)
+            if skill is None and root.snapshot_prefix and memo_key in _LAST_VALID:
+                previous = _LAST_VALID[memo_key]
+                skill, _ = _build_skill(cand, previous, store, env)
+                found = [SkillProblem(p.path, p.line, f"{p.message} (keeping the last good version)",
+                                      p.severity, p.skill, p.source) for p in found]
+            elif skill is not None and root.snapshot_prefix:
+                _LAST_VALID[memo_key] = cand.doc
+            problems.extend(found)
+            if skill is None:
+                continue
+            shadowed = chosen.get(skill.name)
+            if shadowed is not None:
+                skill = _with_overrides(skill, (*shadowed.overrides, shadowed.source))
+            chosen[skill.name] = skill
+    ordered = {name: chosen[name] for name in sorted(chosen)}
+    return SkillCatalog(MappingProxyType(ordered), tuple(problems), roots)
+
+
+def _with_overrides(skill: Skill, overrides: Iterable[str]) -> Skill:
+    from dataclasses import replace
+
+    return replace(skill, overrides=tuple(overrides))
+
+
+def trust_stamp(store: TrustStore | None = None) -> str:
+    """Changes whenever the trust store file changes: part of every cache key that trust affects."""
+    store = store or TrustStore()
+    try:
+        st = store.path.stat()
+    except OSError:
+        return "none"
+    return f"{st.st_mtime_ns}:{st.st_size}"
+
+
+def catalog_for(ws) -> SkillCatalog:
+    """The workspace's skill catalog, rebuilt when the snapshot version or the trust store changes."""
+    store = TrustStore()
+    return ws.cached(f"skills.catalog:{trust_stamp(store)}", lambda: build_catalog(ws, trust_store=store))
+
+
+def doctor_checks(ws) -> list:
+    """Invalid skills (error), skill warnings, and skills blocked by untrusted critical findings."""
+    from kit.doctor import Finding
+
+    catalog = catalog_for(ws)
+    out = [Finding(p.severity, "skills", p.message, p.path, p.line) for p in catalog.problems]
+    for skill in catalog:
+        if skill.blocked:
+            first = skill.scan.critical[0]
+            out.append(Finding(
+                "warning", "skills",
+                f"skill '{skill.name}' is kept out of the prompt: {first.message} "
+                f"({first.path}:{first.line}); review it with `kit skills check {skill.name}`, "
+                f"then `kit skills trust {skill.name}`",
+                skill.location,
+            ))
+        elif skill.readiness != "available":
+            what = ", ".join(f"{k}: {', '.join(v)}" for k, v in skill.missing.items())
+            out.append(Finding("info", "skills", f"skill '{skill.name}' is {skill.readiness} ({what})", skill.location))
+    return out

@@ -1,0 +1,85 @@
+"""Changing skills: scaffold a new one (`kit skills new`) and trust one's code (`kit skills trust`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from kit.errors import KitError
+from kit.fsutil import atomic_write, safe_join
+from kit.skills.catalog import TRUST_KIND, catalog_for
+from kit.skills.validate import MAX_DESCRIPTION, name_problem
+from kit.trust import TrustStore
+
+SKILL_TEMPLATE = """\
+---
+name: {name}
+description: {description}
+---
+
+# {title}
+
+## When to use
+
+Describe the situations where this skill applies, in a sentence or two.
+
+## Steps
+
+1. First step, concrete enough that a small model can follow it.
+2. Next step. Point to files in this folder when they help, e.g. `references/notes.md`
+   (read them with `skill_view("{name}", "references/notes.md")`).
+
+## Done when
+
+Say how to tell the task is finished.
+"""
+
+
+@dataclass(frozen=True)
+class NewSkill:
+    name: str
+    path: str  # workspace-relative SKILL.md
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "path": self.path}
+
+
+def new_skill(ws, name: str, description: str | None = None) -> NewSkill:
+    """Create `skills/<name>/SKILL.md` in the workspace from a template that passes validation."""
+    problem = name_problem(name)
+    if problem:
+        raise KitError(problem)
+    description = " ".join((description or f"What {name} does and when to use it.").split())
+    if not description or len(description) > MAX_DESCRIPTION:
+        raise KitError(f"the description must be 1-{MAX_DESCRIPTION} characters")
+    rel = f"skills/{name}/SKILL.md"
+    target = safe_join(ws.root, rel)
+    if target.parent.exists():
+        raise KitError(f"{rel.rsplit('/', 1)[0]}/ already exists; pick another name or edit it")
+    title = name.replace("-", " ").capitalize()
+    # a JSON string is valid YAML: any description stays valid frontmatter
+    quoted = json.dumps(description, ensure_ascii=False)
+    atomic_write(target, SKILL_TEMPLATE.format(name=name, description=quoted, title=title))
+    ws.reload([rel])
+    return NewSkill(name, rel)
+
+
+@dataclass(frozen=True)
+class TrustResult:
+    name: str
+    digest: str
+    critical: int
+    location: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "digest": self.digest, "critical": self.critical, "location": self.location}
+
+
+def trust_skill(ws, name: str, store: TrustStore | None = None) -> TrustResult:
+    """Record the skill's current code hash as trusted; a later change needs trusting again."""
+    store = store or TrustStore()
+    skill = catalog_for(ws).get(name)
+    store.trust(TRUST_KIND, skill.name, skill.scan.digest, str(skill.dir))
+    return TrustResult(skill.name, skill.scan.digest, len(skill.scan.critical), skill.location)
+

@@ -1,0 +1,177 @@
+"""Bootstrap budgets with exact numbers (§4): per-file cap, max-min fair share, head+tail cuts."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers_skills import set_file, write_config
+from kit.prompt.budget import (
+    apply_budgets,
+    fair_allowances,
+    marker_line,
+    strip_kit_comments,
+    truncate_head_tail,
+)
+from kit.prompt.builder import FILE_ORDER, build_prompt
+from kit.prompt.tokens import estimate_tokens
+from kit.prompt.warning import WarningState
+from kit.workspace import Workspace
+
+DEFAULTS = {"max_chars_per_file": 20_000, "max_total_chars": 60_000, "head_ratio": 0.7, "tail_ratio": 0.2}
+
+
+def numbered(n: int, tag: str = "x") -> str:
+    """n characters whose every position is identifiable (so slices can be checked exactly)."""
+    unit = "".join(f"{tag}{i:08d}\n" for i in range(n // 10 + 2))  # 10-char lines
+    return unit[:n]
+
+
+def test_everything_fits_untouched():
+    files = [("AGENTS.md", "a" * 1000), ("SOUL.md", "s" * 5000), ("MEMORY.md", "m" * 19_999)]
+    out = apply_budgets(files, **DEFAULTS)
+    assert [(b.name, b.raw_chars, b.injected_chars, b.truncated, b.reason) for b in out] == [
+        ("AGENTS.md", 1000, 1000, False, None),
+        ("SOUL.md", 5000, 5000, False, None),
+        ("MEMORY.md", 19_999, 19_999, False, None),
+    ]
+    assert [b.text for b in out] == [t for _, t in files]
+
+
+def test_one_50k_file_under_the_20k_cap_keeps_head_14000_and_tail_4000():
+    text = numbered(50_000)
+    (budget,) = apply_budgets([("SOUL.md", text)], **DEFAULTS)
+    assert budget.allowance == 20_000
+    assert budget.truncated and budget.reason == "max_per_file"
+    marker = marker_line("SOUL.md", 14_000, 4_000, 50_000)
+    assert budget.text == text[:14_000] + marker + "\n" + text[-4_000:]
+    assert text[:14_000].endswith("\n")  # so no newline was added before the marker
+    assert budget.injected_chars == len(budget.text) == 14_000 + len(marker) + 1 + 4_000
+    assert budget.raw_chars == 50_000
+    assert "SOUL.md" in marker and 'read_file("SOUL.md")' in marker
+    assert marker.count("\n") == 0
+
+
+def test_marker_is_one_line_between_head_and_tail_without_newlines():
+    out = truncate_head_tail("a" * 100, 10, "X.md", 0.7, 0.2)
+    assert out == "a" * 7 + "\n" + marker_line("X.md", 7, 2, 100) + "\n" + "a" * 2
+
+
+def test_eight_15k_files_under_60k_total_get_7500_each():
+    files = [(f"F{i}.md", numbered(15_000, chr(97 + i))) for i in range(8)]
+    out = apply_budgets(files, **DEFAULTS)
+    assert [b.allowance for b in out] == [7_500] * 8
+    for (name, text), b in zip(files, out, strict=True):
+        assert b.reason == "max_total" and b.truncated
+        assert b.text == text[:5_250] + marker_line(name, 5_250, 1_500, 15_000) + "\n" + text[-1_500:]
+        assert b.injected_chars == len(b.text)
+
+
+def test_mixed_sizes_small_files_keep_everything_rest_share_equally():
+    # demands: 1000, 2000, 20000 (capped from 30000), 20000, 20000 → Σ 63,000 > 20,000
+    assert fair_allowances([1_000, 2_000, 20_000, 20_000, 20_000], 20_000) == [1_000, 2_000, 5_666, 5_666, 5_666]
+    files = [("A.md", "a" * 1_000), ("B.md", "b" * 2_000), ("C.md", "c" * 30_000),
+             ("D.md", "d" * 40_000), ("E.md", "e" * 50_000)]
+    out = apply_budgets(files, **{**DEFAULTS, "max_total_chars": 20_000})
+    assert [(b.allowance, b.truncated, b.reason) for b in out] == [
+        (1_000, False, None), (2_000, False, None),
+        (5_666, True, "max_total"), (5_666, True, "max_total"), (5_666, True, "max_total"),
+    ]
+
+
+def test_water_filling_raises_the_level_when_a_middle_file_fits():
+    # level 100/3=33 → 10 fits; (90)/2=45 → 40 fits; 50 left for the last file
+    assert fair_allowances([10, 40, 1000], 100) == [10, 40, 50]
+    assert fair_allowances([50, 50], 100) == [50, 50]
+    assert fair_allowances([], 100) == []
+
+
+def test_memory_loaded_last_gets_the_same_level_as_the_others(ws_path):
+    write_config(ws_path, "bootstrap:\n  max_total_chars: 30000\n")
+    for name in FILE_ORDER:
+        (ws_path / name).write_text("", encoding="utf-8")
+    (ws_path / "AGENTS.md").write_text(numbered(18_000, "a"), encoding="utf-8")
+    (ws_path / "SOUL.md").write_text(numbered(18_000, "s"), encoding="utf-8")
+    (ws_path / "MEMORY.md").write_text(numbered(18_000, "m"), encoding="utf-8")
+    (ws_path / "IDENTITY.md").write_text("I" * 600, encoding="utf-8")
+    ws = Workspace.open(ws_path)
+    result = build_prompt(ws)
+    by_name = {f.name: f for f in result.files}
+    # (30,000 − 600 − empty files) / 3 = 9,800 each, MEMORY.md included
+    assert by_name["IDENTITY.md"].injected_chars == 600 and not by_name["IDENTITY.md"].truncated
+    assert {by_name[n].allowance for n in ("AGENTS.md", "SOUL.md", "MEMORY.md")} == {9_800}
+    assert by_name["MEMORY.md"].reason == "max_total"
+    memory = by_name["MEMORY.md"]
+    assert memory.injected_chars == len(memory.text) == 6_860 + len(marker_line("MEMORY.md", 6_860, 1_960, 18_000)) + 1 + 1_960
+
+
+def test_kit_comments_are_stripped_before_measuring_and_injecting(ws_path):
+    memory = (
+        "# Memory\n\nUser text.\n\n## Promoted memories\n\n"
+        "<!-- kit:promoted key=memory/2026-05-07.md:12:14 claim=3f2a9c1b0d4e score=0.812 -->\n"
+        "- Alice likes tea.\n"
+        "Inline <!-- kit:note x --> stays readable. <!-- a user comment stays -->\n"
+    )
+    (ws_path / "MEMORY.md").write_text(memory, encoding="utf-8")
+    ws = Workspace.open(ws_path)
+    result = build_prompt(ws)
+    stripped = strip_kit_comments(memory)
+    assert stripped == (
+        "# Memory\n\nUser text.\n\n## Promoted memories\n\n- Alice likes tea.\n"
+        "Inline  stays readable. <!-- a user comment stays -->\n"
+    )
+    entry = next(f for f in result.files if f.name == "MEMORY.md")
+    assert entry.raw_chars == len(stripped) == entry.injected_chars
+    assert "kit:promoted" not in result.prompt and "kit:note" not in result.prompt
+    assert "- Alice likes tea." in result.prompt and "<!-- a user comment stays -->" in result.prompt
+
+
+def _cut_workspace(ws_path, mode: str) -> Workspace:
+    write_config(ws_path, f"bootstrap:\n  max_chars_per_file: 1000\n  warning: {mode}\n")
+    (ws_path / "SOUL.md").write_text("soul " * 1000, encoding="utf-8")
+    return Workspace.open(ws_path)
+
+
+def test_warning_once_per_distinct_set_of_cuts_per_session(ws_path):
+    ws = _cut_workspace(ws_path, "once")
+    session = WarningState()
+    first = build_prompt(ws, warning_state=session)
+    assert first.warning_block.startswith("## Truncated workspace files")
+    assert "- SOUL.md: cut to 1,000 of 5,000 characters (per-file limit)" in first.warning_block
+    assert first.warning_block in first.prompt
+    second = build_prompt(ws, warning_state=session)
+    assert second.warning_block == "" and "## Truncated workspace files" not in second.prompt
+    assert second.warnings == first.warnings == ("SOUL.md: cut to 1,000 of 5,000 characters (per-file limit)",)
+    # a new set of cuts warns again, once
+    set_file(ws, "USER.md", "user " * 1000)
+    third = build_prompt(ws, warning_state=session)
+    assert "- USER.md: cut to 1,000" in third.warning_block and "- SOUL.md" in third.warning_block
+    assert build_prompt(ws, warning_state=session).warning_block == ""
+    # another session is warned again; no state at all means a fresh session each time
+    assert build_prompt(ws, warning_state=WarningState()).warning_block != ""
+    assert build_prompt(ws).warning_block != ""
+
+
+def test_warning_always_repeats_and_off_never_shows(ws_path):
+    ws = _cut_workspace(ws_path, "always")
+    session = WarningState()
+    blocks = [build_prompt(ws, warning_state=session).warning_block for _ in range(3)]
+    assert blocks[0] and blocks == [blocks[0]] * 3
+    set_file(ws, "kit.yaml", "bootstrap:\n  max_chars_per_file: 1000\n  warning: off\n")
+    result = build_prompt(ws, warning_state=WarningState())
+    assert result.warning_block == "" and "Truncated workspace files" not in result.prompt
+    assert result.warnings  # the report still says what was cut
+
+
+def test_warning_goes_in_the_dynamic_tail_after_memory(ws_path):
+    ws = _cut_workspace(ws_path, "always")
+    prompt = build_prompt(ws).prompt
+    assert prompt.index("# MEMORY.md") < prompt.index("## Current time") < prompt.index("## Truncated workspace files")
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [("", 0), ("abcd" * 100, 120), ("你好" * 10, 24), ("ab你好", 3), ("日本語のテキスト", 10), ("a", 1)],
+)
+def test_estimate_tokens(text, tokens):
+    # chars/4 for Latin text, one per CJK character, × 1.2, rounded up
+    assert estimate_tokens(text) == tokens
