@@ -53,18 +53,20 @@ def make_client(ws, model: str | None = None) -> Client:
     return FailoverClient(ws, model=model)
 
 
-def build_system_prompt(ws, kind: str, warning_state: Any = None) -> str:
-    """The system prompt text from kit.prompt (one adapter, so the loop never guesses its API)."""
+def build_system_prompt(ws, kind: str, warning_state: Any = None, bootstrap: Any = None):
+    """The PromptResult from kit.prompt (`.prompt` is the text, `.heartbeat_empty` skips heartbeats)."""
     from kit.prompt.builder import build_prompt
 
+    return build_prompt(ws, kind=kind, warning_state=warning_state, bootstrap=bootstrap)
+
+
+def _bootstrap_callback(ws, session_key: str | None) -> Any:
+    """agent:bootstrap hooks, applied by the prompt builder before budgeting."""
     try:
-        result = build_prompt(ws, kind=kind, warning_state=warning_state)
-    except TypeError:  # builder without per-session warning state
-        result = build_prompt(ws, kind=kind)
-    for attr in ("prompt", "text"):
-        if isinstance(getattr(result, attr, None), str):
-            return getattr(result, attr)
-    return str(result)
+        from kit.hooks.bootstrap import bootstrap_callback
+    except ModuleNotFoundError:
+        return None
+    return bootstrap_callback(ws, session_key=session_key)
 
 
 def _warning_state() -> Any:
@@ -168,11 +170,11 @@ class Agent:
         self.store = SessionStore(ws)
         self.history: list[dict[str, Any]] = []
         self.session: SessionInfo = self._open(session_key)
-        self._prompt_cache: tuple[int, str] | None = None
+        self._prompt_cache: tuple[int, Any] | None = None
         self._warning_state = _warning_state()
+        self._bootstrap = _bootstrap_callback(ws, self.session.key)
         self._flushed = False
         self._compaction_stuck_at: int | None = None
-        self._memory_synced_version: int | None = None
 
     # ------------------------------------------------------------------ sessions
 
@@ -237,29 +239,24 @@ class Agent:
 
     # ------------------------------------------------------------------ prompt
 
-    def system_prompt(self) -> str:
-        """Rebuilt only when the workspace snapshot changes, so it is byte-identical otherwise."""
+    def prompt_result(self):
+        """Rebuilt only when the workspace snapshot changes, so the text is byte-identical otherwise
+        (the once-per-session truncation warning is decided at that rebuild, not every turn)."""
         version = self.ws.version
         if self._prompt_cache is None or self._prompt_cache[0] != version:
-            self._prompt_cache = (version, build_system_prompt(self.ws, self.kind, self._warning_state))
+            result = build_system_prompt(self.ws, self.kind, self._warning_state, self._bootstrap)
+            self._prompt_cache = (version, result)
+            for warning in getattr(result, "warnings", ()):
+                if "template" in warning or "hook" in warning:
+                    self.status(f"prompt: {warning}")
         return self._prompt_cache[1]
+
+    def system_prompt(self) -> str:
+        return self.prompt_result().prompt
 
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
         self.history.append(message)
         self.store.append(self.session.id, message, **extra)
-
-    # ------------------------------------------------------------------ memory
-
-    def _sync_memory(self) -> None:
-        """Bring the memory index up to date once per workspace version (incremental, cheap)."""
-        if self._memory_synced_version == self.ws.version:
-            return
-        try:
-            from kit.memory.service import memory_for
-        except ModuleNotFoundError:
-            return
-        memory_for(self.ws).sync()
-        self._memory_synced_version = self.ws.version
 
     # ------------------------------------------------------------------ the turn
 
@@ -277,8 +274,11 @@ class Agent:
         if isinstance(rewritten, str):
             text = rewritten
 
-        system = self.system_prompt()
-        self._sync_memory()
+        prompt = self.prompt_result()
+        if self.kind == "heartbeat" and getattr(prompt, "heartbeat_empty", False):
+            # §4: a heartbeat run is skipped while HEARTBEAT.md is effectively empty
+            return TurnResult(self.session.id, "", (), 0, state.usage.to_json(0, window), stopped="skipped")
+        system = prompt.prompt
         from kit.agent.recall import active_recall
 
         recall = active_recall(ws, text)

@@ -222,9 +222,7 @@ class Repl:
             return
         from kit.memory.service import memory_for
 
-        memory = memory_for(self.ws)
-        memory.sync()
-        result = memory.search(args)
+        result = memory_for(self.ws).search(args)
         results = list(getattr(result, "results", []) or [])
         if not results:
             self.console.print("[dim]no matches[/dim]")

@@ -1,0 +1,196 @@
+"""The agent loop with the script provider: tools, iteration limit, repeated calls, usage,
+a cache-stable system prompt, message hooks, transcripts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers_agent import add_hook, agent_for, recorded_calls, set_config, write_script
+from kit.agent.loop import REPEAT_STOP, Agent
+from kit.agent.providers.base import ProviderError
+from kit.workspace import Workspace
+
+QUIET = "memory:\n  active_recall: {enabled: false}\n"
+
+
+@pytest.fixture
+def ws(ws_path):
+    set_config(ws_path, QUIET)
+    return Workspace.open(ws_path)
+
+
+def U(p, c):  # noqa: N802 - a short name keeps the scripts readable
+    return {"prompt_tokens": p, "completion_tokens": c}
+
+
+def test_tool_turn_reply_usage_and_transcript(ws, tmp_path):
+    script = write_script(tmp_path, [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "todo.md", "content": "- ship it\n"}}],
+         "usage": U(100, 10)},
+        {"text": "Saved your todo.", "usage": U(150, 5)},
+    ])
+    agent = agent_for(ws, script)
+    result = agent.turn("remember to ship it")
+    assert result.reply == "Saved your todo."
+    assert result.iterations == 2
+    assert result.stopped is None
+    assert [t.to_json() for t in result.tool_calls] == [{
+        "name": "write_file", "arguments": {"path": "todo.md", "content": "- ship it\n"},
+        "ok": True, "blocked": False, "result_preview": "created todo.md (10 chars)"}]
+    usage = result.usage
+    assert (usage["prompt_tokens"], usage["completion_tokens"], usage["total_tokens"], usage["model_calls"]) == (
+        250, 15, 265, 2)
+    assert (ws.root / "todo.md").read_text() == "- ship it\n"
+
+    data = result.to_json()
+    assert set(data) == {"session", "reply", "tool_calls", "iterations", "usage"}
+    assert data["session"] == agent.session_id
+
+    lines = agent.store.transcript(agent.session_id)
+    assert [(m["seq"], m["role"]) for m in lines] == [(1, "user"), (2, "assistant"), (3, "tool"), (4, "assistant")]
+    assert lines[0]["content"] == "remember to ship it"
+    assert lines[1]["tool_calls"][0]["function"]["name"] == "write_file"
+    assert json.loads(lines[1]["tool_calls"][0]["function"]["arguments"]) == {"path": "todo.md",
+                                                                            "content": "- ship it\n"}
+    assert lines[1]["usage"] == {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+    assert lines[2]["tool_call_id"] == lines[1]["tool_calls"][0]["id"]
+    info = agent.store.get(agent.session_id)
+    assert (info.messages, info.prompt_tokens, info.completion_tokens, info.title) == (
+        4, 250, 15, "remember to ship it")
+
+    # what the model saw: system prompt, user, then the tool exchange, with all nine tools offered
+    calls = recorded_calls(script)
+    assert len(calls) == 2
+    assert calls[0]["tools"] == sorted(["memory_search", "memory_get", "memory_write", "skills_list",
+                                        "skill_view", "read_file", "write_file", "edit_file", "exec"])
+    assert [m["role"] for m in calls[1]["messages"]] == ["system", "user", "assistant", "tool"]
+
+
+def test_iteration_limit_stops_the_run(ws_path, tmp_path):
+    set_config(ws_path, QUIET + "agent:\n  max_iterations: 3\n")
+    ws = Workspace.open(ws_path)
+    turns = [{"tool_calls": [{"name": "read_file", "arguments": {"path": "SOUL.md", "start": i}}]}
+             for i in range(1, 5)] + [{"text": "never reached"}]
+    script = write_script(tmp_path, turns)
+    result = agent_for(ws, script).turn("loop forever")
+    assert result.stopped == "max_iterations"
+    assert result.iterations == 3
+    assert len(result.tool_calls) == 3
+    assert result.reply.startswith("Stopped: reached agent.max_iterations (3)")
+    assert len(recorded_calls(script)) == 3
+
+
+def test_repeated_call_gets_a_note_then_stops(ws, tmp_path):
+    same = {"tool_calls": [{"name": "read_file", "arguments": {"path": "USER.md"}}]}
+    script = write_script(tmp_path, [same] * 6 + [{"text": "unused"}])
+    agent = agent_for(ws, script)
+    result = agent.turn("what do you know about me?")
+    assert result.stopped == "repeated_tool_call"
+    assert result.iterations == REPEAT_STOP == 5
+    assert len(result.tool_calls) == 4  # the fifth identical call is not run
+    assert result.reply == ("Stopped: the same tool call (read_file) was repeated 5 times in a row "
+                            "without progress.")
+    tool_messages = [m for m in agent.history if m["role"] == "tool"]
+    assert len(tool_messages) == 5
+    notes = ["[kit note] You have made this exact call" in m["content"] for m in tool_messages]
+    assert notes == [False, False, True, True, False]
+    assert "made this exact call (read_file with the same arguments) 3 times" in tool_messages[2]["content"]
+    assert tool_messages[4]["content"].startswith("[kit] not run: the run was stopped")
+
+
+def test_different_arguments_reset_the_repeat_count(ws, tmp_path):
+    a = {"tool_calls": [{"name": "read_file", "arguments": {"path": "USER.md"}}]}
+    b = {"tool_calls": [{"name": "read_file", "arguments": {"path": "SOUL.md"}}]}
+    script = write_script(tmp_path, [a, a, b, a, a, {"text": "done"}])
+    result = agent_for(ws, script).turn("read")
+    assert result.stopped is None and result.reply == "done"
+    assert all("[kit note]" not in m.get("content", "") for m in recorded_calls(script)[-1]["messages"])
+
+
+def test_script_runs_out_of_turns_with_a_clear_error(ws, tmp_path):
+    script = write_script(tmp_path, [{"tool_calls": [{"name": "skills_list", "arguments": {}}]}])
+    agent = agent_for(ws, script)
+    with pytest.raises(ProviderError) as err:
+        agent.turn("hi")
+    assert f"script {script} has only 1 turn(s) but the run asked for turn 2" in str(err.value)
+
+
+def test_system_prompt_is_stable_and_follows_edits(ws, tmp_path):
+    script = write_script(tmp_path, [{"text": "one"}, {"text": "two"}, {"text": "three"}])
+    agent = agent_for(ws, script)
+    agent.turn("first")
+    agent.turn("second")
+    (ws.root / "SOUL.md").write_text("# Soul\n\nYou speak like a pirate captain named Quillbeard.\n")
+    ws.reload(["SOUL.md"])
+    agent.turn("third")
+    calls = recorded_calls(script)
+    systems = [c["messages"][0]["content"] for c in calls]
+    assert systems[0] == systems[1]  # byte-identical while the workspace is unchanged
+    assert "Quillbeard" not in systems[1]
+    assert "Quillbeard" in systems[2]
+    # the whole conversation is replayed in order
+    assert [m["content"] for m in calls[2]["messages"][1:]] == ["first", "one", "second", "two", "third"]
+
+
+def test_message_hooks_rewrite_block_and_see_replies(ws, tmp_path):
+    sent_log = tmp_path / "sent.jsonl"
+    add_hook(ws, "filter", ["message:received"], handler="""
+def handle(event):
+    text = event.data["text"]
+    if "password" in text:
+        return {"block": True, "reason": "no secrets in chat"}
+    return {"text": text.replace("colour", "color")}
+""")
+    add_hook(ws, "sent", ["message:sent"], handler=f"""
+import json
+def handle(event):
+    with open({str(sent_log)!r}, "a") as fh:
+        fh.write(json.dumps(event.data["text"]) + "\\n")
+""")
+    script = write_script(tmp_path, [{"text": "Blue."}])
+    agent = agent_for(ws, script)
+    blocked = agent.turn("my password is hunter2")
+    assert blocked.stopped == "blocked"
+    assert blocked.reply == "Message blocked by a hook: no secrets in chat"
+    assert agent.history == [] and recorded_calls(script) == []
+
+    result = agent.turn("favourite colour?")
+    assert result.reply == "Blue."
+    assert recorded_calls(script)[0]["messages"][-1] == {"role": "user", "content": "favourite color?"}
+    assert sent_log.read_text().splitlines() == ['"Blue."']
+
+
+def test_session_key_resumes_the_conversation(ws, tmp_path):
+    script = write_script(tmp_path, [{"text": "Noted: Oslo."}, {"text": "You said Oslo."}])
+    first = agent_for(ws, script, session_key="chat-42")
+    first.turn("I live in Oslo")
+    again = Agent(Workspace.open(ws.root), model=f"script:{script}", session_key="chat-42")
+    assert again.session_id == first.session_id
+    again.turn("where do I live?")
+    assert [m["content"] for m in recorded_calls(script)[1]["messages"][1:]] == [
+        "I live in Oslo", "Noted: Oslo.", "where do I live?"]
+    other = agent_for(ws, script, session_key="chat-43")
+    assert other.session_id != first.session_id
+
+
+def test_session_hooks_and_new_session(ws, tmp_path):
+    log = tmp_path / "events.jsonl"
+    add_hook(ws, "spy", ["session:start", "session:end"], handler=f"""
+import json
+def handle(event):
+    with open({str(log)!r}, "a") as fh:
+        fh.write(json.dumps([event.type, event.session_key, len(event.data.get("messages") or []),
+                             event.data.get("reason")]) + "\\n")
+""")
+    script = write_script(tmp_path, [{"text": "hello"}])
+    agent = agent_for(ws, script, session_key="main")
+    agent.turn("hi")
+    old = agent.session_id
+    agent.new_session("new", archived=False)
+    assert agent.session_id != old and agent.history == []
+    assert agent.store.get(old).ended is not None
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert events == [["session:start", "main", 0, None], ["session:end", "main", 2, "new"],
+                      ["session:start", "main", 0, None]]
