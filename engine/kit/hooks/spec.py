@@ -116,6 +116,7 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path)
         errors.append("missing 'name'")
     elif name != folder_name:
         errors.append(f"name {name!r} must equal the folder name {folder_name!r}")
+        name = folder_name  # reported under the folder it lives in
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
         errors.append("missing 'description'")

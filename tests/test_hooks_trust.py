@@ -1,0 +1,140 @@
+"""Workspace hook code runs only when trusted by content hash; validation and doctor."""
+
+from __future__ import annotations
+
+import json
+
+from helpers_hooks import hooks_log, write_hook
+from kit.hooks.registry import doctor_checks, registry_for
+from kit.hooks.spec import hook_digest
+from kit.trust import TrustStore
+from kit.workspace import Workspace
+
+MARKER_HANDLER = """\
+from pathlib import Path
+def handle(event):
+    Path(event.workspace, "marker.txt").write_text("ran v1")
+"""
+
+
+def test_untrusted_workspace_hook_does_not_run_until_trusted_and_again_after_an_edit(ws_path):
+    folder = write_hook(ws_path / "hooks", "marker", ["session:start"], MARKER_HANDLER)
+    ws = Workspace.open(ws_path)
+    registry = registry_for(ws)
+
+    outcome = registry.fire("session:start", {})
+    assert not (ws_path / "marker.txt").exists()
+    assert outcome.ran == []
+    assert outcome.skipped == ["marker: untrusted workspace code (run `kit hooks trust marker` after reviewing it)"]
+    assert "SKIP session:start hook=marker: untrusted workspace code" in hooks_log(ws_path)
+    assert [h.name for h in registry.untrusted()] == ["marker"]
+
+    entry = registry.trust("marker")
+    assert entry.digest == hook_digest(folder)
+    assert TrustStore().is_trusted("hook", "marker", entry.digest)
+    assert registry.fire("session:start", {}).ran == ["marker"]
+    assert (ws_path / "marker.txt").read_text() == "ran v1"
+
+    # editing handler.py (not a tracked document: the snapshot version does not change)
+    (ws_path / "marker.txt").unlink()
+    (folder / "handler.py").write_text(MARKER_HANDLER.replace("ran v1", "ran v2"))
+    again = registry_for(ws).fire("session:start", {})
+    assert again.ran == [] and again.skipped
+    assert not (ws_path / "marker.txt").exists()
+
+    registry_for(ws).trust("marker")
+    registry_for(ws).fire("session:start", {})
+    assert (ws_path / "marker.txt").read_text() == "ran v2"  # the edited handler was loaded afresh
+
+
+def test_editing_a_script_run_by_a_command_hook_needs_trust_again(ws_path):
+    folder = write_hook(ws_path / "hooks", "cmd", ["heartbeat"], command="sh ./run.sh",
+                        files={"run.sh": "echo one > out.txt\n"})
+    ws = Workspace.open(ws_path)
+    registry_for(ws).trust("cmd")
+    assert registry_for(ws).fire("heartbeat", {}).ran == ["cmd"]
+    (folder / "run.sh").write_text("echo two > out.txt\n")
+    assert registry_for(ws).fire("heartbeat", {}).ran == []
+    assert (folder / "out.txt").read_text() == "one\n"
+
+
+def test_untrusted_handler_is_never_imported(ws_path):
+    write_hook(ws_path / "hooks", "importer", ["heartbeat"],
+               "from pathlib import Path\nPath(__file__).with_name('imported.txt').write_text('x')\n"
+               "def handle(e):\n    return None\n")
+    registry_for(Workspace.open(ws_path)).fire("heartbeat", {})
+    assert not (ws_path / "hooks" / "importer" / "imported.txt").exists()
+
+
+def test_bundled_and_user_hooks_need_no_trust(ws_path):
+    from kit.paths import user_hooks_dir
+
+    write_hook(user_hooks_dir(), "mine", ["heartbeat"], "def handle(e):\n    return None\n")
+    registry = registry_for(Workspace.open(ws_path))
+    roots = {h.name: h.root for h in registry.hooks}
+    assert roots == {"command-logger": "bundled", "session-memory": "bundled", "mine": "user"}
+    assert registry.untrusted() == []
+    assert registry.trust("mine") is None
+
+
+def test_invalid_hooks_are_reported_and_never_break_loading(ws_path):
+    hooks = ws_path / "hooks"
+    (hooks / "no-events").mkdir(parents=True)
+    (hooks / "no-events" / "HOOK.md").write_text("---\nname: no-events\ndescription: d\n---\n")
+    (hooks / "no-events" / "handler.py").write_text("def handle(e): pass\n")
+    (hooks / "wrong-name").mkdir()
+    (hooks / "wrong-name" / "HOOK.md").write_text(
+        "---\nname: other\ndescription: d\nevents: [heartbeat]\ntimeout_s: -1\n---\n")
+    (hooks / "no-handler").mkdir()
+    (hooks / "no-handler" / "HOOK.md").write_text("---\nname: no-handler\ndescription: d\nevents: [heartbeat]\n---\n")
+    (hooks / "broken-yaml").mkdir()
+    (hooks / "broken-yaml" / "HOOK.md").write_text("---\nname: broken-yaml\nevents: [heartbeat\n---\n")
+    write_hook(hooks, "fine", ["heartbeat", "made:up"], "def handle(e):\n    return None\n")
+
+    ws = Workspace.open(ws_path)
+    registry = registry_for(ws)
+    invalid = {h.name: h.errors for h in registry.invalid()}
+    assert invalid["no-events"] == ("'events' must be a non-empty list, e.g. [tool:before]",)
+    assert invalid["wrong-name"] == (
+        "name 'other' must equal the folder name 'wrong-name'",
+        "'timeout_s' must be a positive number of seconds, not -1",
+        "no handler.py next to HOOK.md and no 'command' in its frontmatter",
+    )
+    assert invalid["no-handler"] == ("no handler.py next to HOOK.md and no 'command' in its frontmatter",)
+    assert invalid["broken-yaml"][0].startswith("invalid frontmatter YAML")
+    assert [h.name for h in registry.for_event("heartbeat")] == ["fine"]
+
+    findings = doctor_checks(ws)
+    errors = [(f.path, f.message) for f in findings if f.severity == "error"]
+    assert ("hooks/no-handler/HOOK.md",
+            "invalid hook 'no-handler': no handler.py next to HOOK.md and no 'command' in its frontmatter") in errors
+    broken = [f for f in findings if f.path == "hooks/broken-yaml/HOOK.md"]
+    assert broken and broken[0].line is not None
+    warnings = [f.message for f in findings if f.severity == "warning"]
+    assert "hook 'fine': event 'made:up' is not one Kit fires" in warnings
+    assert any("hook 'fine' has workspace code that is not trusted" in w and "kit hooks trust fine" in w for w in warnings)
+
+
+def test_cli_list_fire_trust(ws_path, cli):
+    write_hook(ws_path / "hooks", "guard", ["tool:before"],
+               "def handle(e):\n    return {'block': True, 'reason': 'guarded'}\n")
+    listed = json.loads(cli("hooks", "list", "--json", "-w", ws_path).output)
+    rows = {r["name"]: r for r in listed["hooks"]}
+    assert rows["guard"]["trusted"] is False and rows["guard"]["runs"] is False
+    assert rows["session-memory"]["trusted"] is True and rows["session-memory"]["root"] == "bundled"
+
+    before = json.loads(cli("hooks", "fire", "tool:before", "--data", '{"name": "exec"}', "--json", "-w", ws_path).output)
+    assert before["blocked"] is False and before["skipped"]
+
+    trusted = cli("hooks", "trust", "guard", "--json", "-w", ws_path)
+    assert trusted.exit_code == 0
+    assert json.loads(trusted.output)["digest"] == hook_digest(ws_path / "hooks" / "guard")
+
+    after = cli("hooks", "fire", "tool:before", "--data", '{"name": "exec"}', "--json", "-w", ws_path)
+    data = json.loads(after.output)
+    assert (data["blocked"], data["reason"], data["blocked_by"]) == (True, "guarded", "guard")
+
+    missing = cli("hooks", "trust", "nope", "-w", ws_path)
+    assert missing.exit_code == 1
+    bad = cli("hooks", "fire", "x:y", "--data", "[1]", "-w", ws_path)
+    assert bad.exit_code == 2
