@@ -18,7 +18,7 @@ from typing import Any
 
 from kit import clock
 from kit.agent import compaction as cp
-from kit.agent.providers.base import ModelResponse, ProviderError, Usage
+from kit.agent.providers.base import ModelResponse, NoModelAvailable, ProviderError, Usage
 from kit.agent.sessions import SessionInfo, SessionStore, strip_memory_context
 from kit.agent.tools import (
     ToolContext,
@@ -297,6 +297,7 @@ class Agent:
         stopped: str | None = None
         reply = ""
         model_name = ""
+        overflow_retried = False
         while True:
             if iterations >= max_iterations:
                 stopped = "max_iterations"
@@ -306,7 +307,16 @@ class Agent:
             system = self.system_prompt()  # a workspace edit mid-turn applies to the next call
             self._maybe_compact(system, state, window)
             iterations += 1
-            response = self.client.complete([{"role": "system", "content": system}, *self.history], tools)
+            try:
+                response = self.client.complete([{"role": "system", "content": system}, *self.history], tools)
+            except ProviderError as exc:
+                if exc.kind != "context_overflow" or overflow_retried:
+                    raise
+                # the model's window is smaller than our estimate: compact now and retry once
+                overflow_retried = True
+                tokens = cp.context_tokens([{"role": "system", "content": system}, *self.history])
+                state.compactions.append(self._compact(system, state, tokens, window))
+                response = self.client.complete([{"role": "system", "content": system}, *self.history], tools)
             state.usage.add(response.usage)
             model_name = response.model or model_name
             assistant: dict[str, Any] = {"role": "assistant", "content": response.text or ""}
@@ -380,7 +390,7 @@ class Agent:
         for _ in range(FLUSH_MAX_CALLS):
             try:
                 response = self.client.complete(messages, tools)
-            except ProviderError as exc:
+            except (ProviderError, NoModelAvailable) as exc:
                 self.status(f"memory flush skipped: {exc}")
                 return
             state.usage.add(response.usage)
@@ -423,7 +433,7 @@ class Agent:
             summary = (response.text or "").strip() or None
             if summary is None:
                 error = "the model returned an empty summary"
-        except ProviderError as exc:
+        except (ProviderError, NoModelAvailable) as exc:
             error = f"summarising failed: {exc}"
         if summary is not None:
             message = cp.summary_message(summary)
