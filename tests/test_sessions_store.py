@@ -1,0 +1,108 @@
+"""Sessions: JSONL transcripts, the state.db index (key → id, title, timestamps, tokens),
+FTS5 search with unicode61 words and trigram CJK, and `kit sessions list|show|search --json`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kit.agent.providers.base import Usage
+from kit.agent.sessions import SessionStore
+from kit.errors import NotFoundError
+
+
+@pytest.fixture
+def store(workspace, kit_now):
+    kit_now("2026-05-07T09:00:00+00:00")
+    return SessionStore(workspace)
+
+
+def _talk(store, key, pairs):
+    info = store.create(key)
+    for user, reply in pairs:
+        store.append(info.id, {"role": "user", "content": user})
+        store.append(info.id, {"role": "assistant", "content": reply}, usage=Usage(100, 20))
+    return info
+
+
+def test_transcript_lines_and_index(store, workspace):
+    info = _talk(store, "main", [("Where is the deploy checklist?", "In memory/2026-05-05.md.")])
+    path = workspace.kit_dir / "sessions" / f"{info.id}.jsonl"
+    lines = [json.loads(raw) for raw in path.read_text().splitlines()]
+    assert lines == [
+        {"seq": 1, "ts": "2026-05-07T09:00:00+00:00", "role": "user", "content": "Where is the deploy checklist?"},
+        {"seq": 2, "ts": "2026-05-07T09:00:00+00:00", "role": "assistant", "content": "In memory/2026-05-05.md.",
+         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}},
+    ]
+    got = store.get(info.id)
+    assert (got.key, got.title, got.messages, got.prompt_tokens, got.completion_tokens) == (
+        "main", "Where is the deploy checklist?", 2, 100, 20)
+    assert store.current("main").id == info.id
+    assert store.get("main").id == info.id  # a key resolves to its current session
+    assert store.get(info.id[:12]).id == info.id  # unique prefix
+
+
+def test_end_rotates_the_key(store):
+    first = _talk(store, "main", [("one", "1")])
+    store.end(first.id)
+    assert store.current("main") is None
+    second = store.create("main")
+    assert store.current("main").id == second.id
+    assert {s.id for s in store.list(key="main")} == {first.id, second.id}
+    with pytest.raises(NotFoundError):
+        store.get("no-such-session")
+
+
+def test_memory_context_is_not_indexed_or_titled(store):
+    info = store.create(None)
+    block = "<memory-context>\n- memory/2026-05-01.md:1-1: zebra crossing notes\n</memory-context>\n\nhello there"
+    store.append(info.id, {"role": "user", "content": block}, text="hello there")
+    assert store.get(info.id).title == "hello there"
+    assert store.search("zebra") == []
+    assert [h.seq for h in store.search("hello")] == [1]
+
+
+def test_search_words_cjk_and_substrings(store):
+    a = _talk(store, "a", [("We chose PostgreSQL for the billing service", "Noted, PostgreSQL it is.")])
+    b = _talk(store, "b", [("明天部署新版本到生产环境", "好的，我会准备部署清单。")])
+    hits = store.search("billing postgresql")
+    assert [(h.session_id, h.seq, h.role) for h in hits] == [(a.id, 1, "user")]
+    assert "[PostgreSQL]" in hits[0].snippet and "[billing]" in hits[0].snippet
+    cjk = store.search("部署新版本")
+    assert [(h.session_id, h.seq) for h in cjk] == [(b.id, 1)]
+    two = store.search("清单")  # two CJK characters: below trigram length, still found
+    assert [(h.session_id, h.seq) for h in two] == [(b.id, 2)]
+    sub = store.search("greSQL")  # a substring of a word, via the trigram table
+    assert {h.session_id for h in sub} == {a.id}
+    assert store.search("kubernetes") == []
+
+
+def test_torn_last_line_does_not_lose_the_session(store, workspace):
+    info = _talk(store, "main", [("keep me", "kept")])
+    path = workspace.kit_dir / "sessions" / f"{info.id}.jsonl"
+    with path.open("a") as fh:
+        fh.write('{"seq": 3, "role": "user", "cont')
+    assert [m["content"] for m in store.load_messages(info.id)] == ["keep me", "kept"]
+
+
+def test_cli_list_show_search(store, workspace, cli):
+    info = _talk(store, "main", [("Plan the offsite in Lisbon", "Booked a venue near Alfama.")])
+    result = cli("sessions", "list", "--json", "-w", workspace.root)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert [s["id"] for s in data["sessions"]] == [info.id]
+    row = data["sessions"][0]
+    assert row["key"] == "main" and row["title"] == "Plan the offsite in Lisbon" and row["messages"] == 2
+    assert row["tokens"] == {"prompt": 100, "completion": 20, "total": 120}
+
+    shown = json.loads(cli("sessions", "show", info.id, "--json", "-w", workspace.root).output)
+    assert [m["content"] for m in shown["messages"]] == ["Plan the offsite in Lisbon", "Booked a venue near Alfama."]
+
+    found = json.loads(cli("sessions", "search", "lisbon", "--json", "-w", workspace.root).output)
+    assert found["query"] == "lisbon"
+    assert [(r["session"], r["seq"], r["role"]) for r in found["results"]] == [(info.id, 1, "user")]
+
+    missing = cli("sessions", "show", "nope", "-w", workspace.root)
+    assert missing.exit_code == 1
+    assert "no session 'nope'" in missing.output
