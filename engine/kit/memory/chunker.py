@@ -25,8 +25,8 @@ from kit.memory.daily import is_daily_note
 CHUNKER_VERSION = 1  # bump when chunk boundaries change, so indexes re-chunk
 
 _CJK = re.compile(
-    "[\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]"
+    "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]"
 )
 _ATOMIC = {"fence", "code_block", "table", "html_block"}
 

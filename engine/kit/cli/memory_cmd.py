@@ -1,0 +1,132 @@
+"""`kit memory index|search|status|write` (and, below, the dreaming commands promote|explain)."""
+
+from __future__ import annotations
+
+import click
+
+from kit.cli.common import (
+    console,
+    emit_json,
+    handle_errors,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
+
+
+@click.group()
+def memory() -> None:
+    """Daily notes, the memory index and hybrid search."""
+
+
+@memory.command("index")
+@workspace_option
+@click.option("--rebuild", is_flag=True, help="Forget the index and build it again (embeddings stay cached).")
+@json_option
+@handle_errors
+def index_cmd(workspace, rebuild: bool, as_json: bool) -> None:
+    """Bring .kit/index.db up to date with MEMORY.md and memory/ (incremental)."""
+    from rich.markup import escape
+
+    ws = open_workspace(workspace)
+    result = ws.memory.sync(rebuild=rebuild, progress=not as_json)
+    if as_json:
+        emit_json(result)
+        return
+    out = console()
+    out.print(
+        f"[bold]indexed[/] {result.files} files ({result.mode}): {len(result.added)} added, "
+        f"{len(result.updated)} updated, {len(result.removed)} removed, {result.unchanged} unchanged; "
+        f"{result.chunks} chunks written, {result.embedded} embedded, {result.cached} from cache "
+        f"in {result.seconds:.1f}s"
+    )
+    for error in result.errors:
+        out.print(f"[yellow]warning[/] {escape(error)}")
+
+
+@memory.command("search")
+@workspace_option
+@click.argument("query")
+@click.option("--limit", "-n", type=click.IntRange(1, 100), default=None, help="Results (default memory.search.max_results).")
+@click.option("--record", is_flag=True, help="Record daily-note hits in the recall log (source cli).")
+@json_option
+@handle_errors
+def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: bool) -> None:
+    """Hybrid (vector + keyword) search over the memory files."""
+    from rich.markup import escape
+
+    ws = open_workspace(workspace)
+    result = ws.memory.search(query, limit=limit, record=record, source="cli")
+    if as_json:
+        emit_json(result)
+        return
+    out = console()
+    if result.mode != "hybrid":
+        out.print(f"[yellow]mode: {result.mode}[/] (see `kit doctor`)")
+    if not result.results:
+        out.print("no matches")
+    for hit in result.results:
+        vec = "-" if hit.vector_score is None else f"{hit.vector_score:.2f}"
+        out.print(
+            f"[bold cyan]{escape(hit.key)}[/]  score {hit.score:.3f} "
+            f"[dim](vector {vec}, text {hit.text_score or 0:.2f})[/]"
+        )
+        out.print(escape(hit.snippet), soft_wrap=True)
+        out.print()
+    if record:
+        out.print(f"[dim]{result.recorded} recall event(s) recorded[/]")
+
+
+@memory.command("status")
+@workspace_option
+@json_option
+@handle_errors
+def status_cmd(workspace, as_json: bool) -> None:
+    """Files, chunks, embeddings, model, mode, index freshness and recall counts."""
+    ws = open_workspace(workspace)
+    status = ws.memory.status()
+    if as_json:
+        emit_json(status)
+        return
+    out = console()
+    stale = status["stale"]
+    fresh = "[green]fresh[/]" if status["fresh"] else (
+        f"[yellow]stale[/] ({stale['new']} new, {stale['changed']} changed, {stale['deleted']} deleted: "
+        "run `kit memory index`)"
+    )
+    out.print(f"[bold]index[/]     {status['index_path']}  {fresh}")
+    out.print(f"[bold]mode[/]      {status['mode']}   model {status['model'] or '-'}   fts5 {status['fts5']}")
+    out.print(
+        f"[bold]contents[/]  {status['files']} files, {status['chunks']} chunks, "
+        f"{status['embedded_chunks']} embedded, last sync {status['last_sync'] or 'never'}"
+    )
+    by_source = ", ".join(f"{k} {v}" for k, v in status["recall"]["by_source"].items()) or "none"
+    out.print(
+        f"[bold]recalls[/]   {status['recall_events']} events on {status['recall']['keys']} notes "
+        f"over {status['recall']['days']} days ({by_source})"
+    )
+
+
+@memory.command("write")
+@workspace_option
+@click.argument("text")
+@click.option("--topic", "-t", default=None, help="Put the note under a `## topic` heading.")
+@json_option
+@handle_errors
+def write_cmd(workspace, text: str, topic: str | None, as_json: bool) -> None:
+    """Append TEXT to today's daily note as a bullet (refused if it looks like a prompt injection)."""
+    ws = open_workspace(workspace)
+    result = ws.memory.write(text, topic=topic)
+    if as_json:
+        emit_json(result)
+        return
+    where = f" under ## {result.topic}" if result.topic else ""
+    console().print(f"wrote {result.path}:{result.line}{where}", markup=False)
+
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Dreaming commands (`promote`, `explain`) are appended below this line by the dreaming module's
+# owner; keep the memory commands above it.
+# ---------------------------------------------------------------------------------------------

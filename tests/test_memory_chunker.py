@@ -1,0 +1,171 @@
+"""Markdown-aware chunking: block boundaries, line ranges, claims in daily notes."""
+
+from __future__ import annotations
+
+from kit.fsutil import sha1_hex
+from kit.memory.chunker import chunk_markdown, embed_text, estimate_tokens
+
+
+def lines_of(text: str, chunk) -> str:
+    return "\n".join(text.split("\n")[chunk.start_line - 1 : chunk.end_line])
+
+
+def test_headings_start_chunks_and_give_heading_paths():
+    text = "# Title\n\nIntro paragraph.\n\n## Alpha\n\nAlpha body.\n\n### Deep\n\nDeep body.\n\n## Beta\n\nBeta body.\n"
+    chunks = chunk_markdown("notes.md", text)
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 3), (5, 7), (9, 11), (13, 15)]
+    assert [c.heading_path for c in chunks] == [
+        ("Title",),
+        ("Title", "Alpha"),
+        ("Title", "Alpha", "Deep"),
+        ("Title", "Beta"),
+    ]
+    for c in chunks:
+        assert c.text == lines_of(text, c)
+        assert c.hash == sha1_hex(embed_text(c.heading_path, c.text))
+    assert chunks[1].embed_text == "Title > Alpha\n## Alpha\n\nAlpha body."
+
+
+def test_heading_only_sections_merge_with_the_next_section():
+    text = "# Top\n## Sub\n\nbody\n"
+    chunks = chunk_markdown("a.md", text)
+    assert [(c.start_line, c.end_line, c.heading_path) for c in chunks] == [(1, 4, ("Top", "Sub"))]
+
+
+def test_long_section_splits_at_block_boundaries_with_whole_line_overlap():
+    paras = [f"Paragraph {i} " + "word " * 30 for i in range(12)]  # ~40 tokens each
+    text = "# Big\n\n" + "\n\n".join(paras) + "\n"
+    chunks = chunk_markdown("a.md", text, tokens=100, overlap=45)
+    assert len(chunks) > 3
+    all_lines = text.split("\n")
+    for prev, nxt in zip(chunks, chunks[1:], strict=False):
+        assert nxt.start_line <= prev.end_line, "consecutive chunks overlap"
+        assert nxt.start_line > prev.start_line
+        assert nxt.text == lines_of(text, nxt)  # overlap is whole lines
+        assert estimate_tokens(nxt.text) <= 100 + 1
+    # every paragraph line is inside some chunk
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    assert {i + 1 for i, ln in enumerate(all_lines) if ln.strip()} <= covered
+
+
+def test_no_overlap_when_overlap_is_zero():
+    text = "\n\n".join(f"Para {i} " + "x " * 60 for i in range(6)) + "\n"
+    chunks = chunk_markdown("a.md", text, tokens=80, overlap=0)
+    for prev, nxt in zip(chunks, chunks[1:], strict=False):
+        assert nxt.start_line > prev.end_line
+
+
+def test_nested_lists_stay_with_their_top_level_item():
+    text = "# List\n\n- one\n  - one.a\n  - one.b\n    - one.b.i\n- two\n  1. two.1\n"
+    (chunk,) = chunk_markdown("a.md", text)
+    assert (chunk.start_line, chunk.end_line) == (1, 8)
+    small = chunk_markdown("a.md", text, tokens=16, overlap=0)
+    # with tiny chunks the cut falls between top-level items, never inside one
+    ranges = [(c.start_line, c.end_line) for c in small]
+    assert (3, 6) in ranges or any(s <= 3 and e >= 6 for s, e in ranges)
+    for s, e in ranges:
+        assert not (s <= 4 <= e and not s <= 3 <= e), "a nested item was cut from its parent"
+
+
+def test_fenced_code_is_never_split_unless_larger_than_a_chunk():
+    code = "\n".join(f"    line_{i} = compute({i})  # some code" for i in range(20))
+    text = "# Code\n\nBefore the code " + "w " * 40 + "\n\n```python\n" + code + "\n```\n\nAfter.\n"
+    fence_start = text.split("\n").index("```python") + 1
+    fence_end = fence_start + 21
+    chunks = chunk_markdown("a.md", text, tokens=300, overlap=40)
+    holders = [c for c in chunks if c.start_line <= fence_start + 1 <= c.end_line]
+    for c in chunks:
+        inside_start = fence_start < c.start_line <= fence_end
+        inside_end = fence_start <= c.end_line < fence_end
+        assert not inside_start and not inside_end, f"chunk {c.start_line}-{c.end_line} cuts the fence"
+    assert any(c.start_line <= fence_start and c.end_line >= fence_end for c in holders)
+    # a fence larger than one chunk is cut at line boundaries
+    big = chunk_markdown("a.md", text, tokens=60, overlap=0)
+    fence_parts = [c for c in big if fence_start <= c.start_line <= fence_end]
+    assert len(fence_parts) >= 2
+    assert all(c.text == lines_of(text, c) for c in big)
+
+
+def test_tables_are_never_split():
+    rows = "\n".join(f"| row {i} | value {i * 3} | note about row {i} |" for i in range(12))
+    text = "Intro " + "w " * 50 + "\n\n| a | b | c |\n|---|---|---|\n" + rows + "\n\nAfter the table.\n"
+    all_lines = text.split("\n")
+    t_start = all_lines.index("| a | b | c |") + 1
+    t_end = t_start + 13
+    chunks = chunk_markdown("a.md", text, tokens=200, overlap=60)
+    table_chunks = [c for c in chunks if c.start_line <= t_start <= c.end_line]
+    assert table_chunks and all(c.end_line >= t_end for c in table_chunks)
+    assert not any(t_start < c.start_line <= t_end for c in chunks), "a chunk starts inside the table"
+
+
+def test_cjk_text_counts_characters_as_tokens():
+    para = "今天我们讨论了部署流程和回滚方案。" * 10  # 170 CJK characters ≈ 170 tokens
+    text = "# 笔记\n\n" + "\n\n".join([para] * 4) + "\n"
+    chunks = chunk_markdown("memory/topics/zh.md", text, tokens=200, overlap=0)
+    assert len(chunks) == 4
+    assert chunks[0].heading_path == ("笔记",)
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 3), (5, 5), (7, 7), (9, 9)]
+    assert estimate_tokens(para) == 170
+
+
+def test_a_single_100kb_line_is_cut_into_pieces_that_point_at_its_line():
+    long_line = "abcdefghij" * 10_000
+    text = "# Huge\n\nshort line\n\n" + long_line + "\n\ntail\n"
+    chunks = chunk_markdown("a.md", text, tokens=400, overlap=80)
+    pieces = [c for c in chunks if c.start_line == 5]
+    assert len(pieces) == 63  # 100,000 chars / 1,600 chars per 400-token piece
+    assert all(c.end_line == 5 for c in pieces)
+    assert "".join(c.text for c in pieces) == long_line
+    assert max(len(c.text) for c in pieces) == 1600
+    assert chunks[-1].text == "tail" and chunks[-1].start_line == 7
+
+
+def test_empty_and_frontmatter_only_files_give_no_chunks():
+    assert chunk_markdown("a.md", "") == []
+    assert chunk_markdown("a.md", "\n\n  \n") == []
+    assert chunk_markdown("a.md", "---\ntitle: x\ntags: [a]\n---\n") == []
+
+
+def test_frontmatter_is_skipped_and_line_numbers_still_count_it():
+    text = "---\ntitle: x\n---\n# Head\n\nBody line.\n"
+    (chunk,) = chunk_markdown("a.md", text)
+    assert (chunk.start_line, chunk.end_line) == (4, 6)
+    assert "title" not in chunk.text
+
+
+def test_daily_note_of_twelve_bullets_gives_twelve_claims():
+    bullets = [f"- fact number {i}: something worth remembering" for i in range(1, 13)]
+    text = "# 2026-05-07\n\n" + "\n".join(bullets) + "\n"
+    chunks = chunk_markdown("memory/2026-05-07.md", text)
+    assert len(chunks) == 12
+    for i, chunk in enumerate(chunks):
+        assert (chunk.start_line, chunk.end_line) == (i + 3, i + 3)
+        assert chunk.text == bullets[i]
+        assert chunk.heading_path == ("2026-05-07",)
+        assert chunk.embed_text == "2026-05-07\n" + bullets[i]
+
+
+def test_daily_note_claims_keep_sub_bullets_and_paragraphs_and_topics():
+    text = (
+        "# 2026-05-07\n\n"
+        "Met Dana for coffee.\nShe is moving to Lisbon.\n\n"
+        "- Deploy checklist lives in ops/README\n  - step one: freeze\n  - step two: tag\n"
+        "- Second fact\n\n"
+        "## Health\n\n"
+        "- Allergic to penicillin\n"
+    )
+    chunks = chunk_markdown("memory/2026-05-07-standup.md", text)
+    assert [(c.start_line, c.end_line, c.heading_path) for c in chunks] == [
+        (3, 4, ("2026-05-07",)),
+        (6, 8, ("2026-05-07",)),
+        (9, 9, ("2026-05-07",)),
+        (13, 13, ("2026-05-07", "Health")),
+    ]
+    assert chunks[1].text.endswith("step two: tag")
+
+
+def test_the_same_text_outside_memory_dates_is_chunked_by_section():
+    bullets = "\n".join(f"- fact {i}" for i in range(12))
+    text = "# 2026-05-07\n\n" + bullets + "\n"
+    assert len(chunk_markdown("MEMORY.md", text)) == 1
+    assert len(chunk_markdown("memory/2026-05-07.md", text)) == 12
