@@ -1,0 +1,116 @@
+"""Bundled hooks (session-memory, command-logger) and the agent:bootstrap callback."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from helpers_hooks import write_hook
+from kit.hooks.bootstrap import apply_bootstrap_hooks, bootstrap_callback
+from kit.hooks.registry import registry_for
+from kit.workspace import Workspace
+
+CONVERSATION = [
+    {"role": "user", "content": "How do we deploy the billing API?"},
+    {"role": "assistant", "content": "Run `make deploy` from the release branch."},
+    {"role": "tool", "content": "ignored tool output"},
+    {"role": "user", "content": "And roll back?\nUse the previous tag."},
+]
+
+
+def test_session_memory_archives_the_conversation_on_new(ws_path, kit_now):
+    kit_now("2026-05-07T14:30:00+00:00")
+    ws = Workspace.open(ws_path)
+    outcome = registry_for(ws).fire(
+        "command:new", {"command": "new", "args": "", "messages": CONVERSATION, "session_id": "s-42"},
+        session_key="main")
+    assert outcome.errors == []
+    assert outcome.ran == ["command-logger", "session-memory"]
+    note = ws_path / "memory" / "2026-05-07-how-do-we-deploy-the-billing.md"
+    assert note.read_text() == (
+        "# Session 2026-05-07 14:30\n\n"
+        "<!-- kit:session-memory Archived by session-memory on /new (session s-42) -->\n\n"
+        "## Conversation\n\n"
+        "- **User:** How do we deploy the billing API?\n"
+        "- **Assistant:** Run `make deploy` from the release branch.\n"
+        "- **User:** And roll back? Use the previous tag.\n"
+    )
+    # the same conversation archived again that day gets its own file, never overwrites
+    registry_for(ws).fire("session:end", {"messages": CONVERSATION, "session_id": "s-42", "reason": "exit"})
+    second = ws_path / "memory" / "2026-05-07-how-do-we-deploy-the-billing-2.md"
+    assert "on exit (session s-42)" in second.read_text()
+
+
+def test_session_memory_skips_empty_conversations_and_slugs_non_ascii(ws_path, kit_now):
+    kit_now("2026-05-08T08:00:00+00:00")
+    ws = Workspace.open(ws_path)
+    before = sorted(p.name for p in (ws_path / "memory").iterdir())
+    registry_for(ws).fire("command:reset", {"messages": [{"role": "assistant", "content": "hi"}]})
+    assert sorted(p.name for p in (ws_path / "memory").iterdir()) == before
+    registry_for(ws).fire("command:reset", {"messages": [{"role": "user", "content": "会议 notes café"}]})
+    assert (ws_path / "memory" / "2026-05-08-notes-cafe.md").exists()
+    registry_for(ws).fire("session:end", {"messages": [{"role": "user", "content": "你好"}]})
+    assert (ws_path / "memory" / "2026-05-08-session.md").exists()
+
+
+def test_command_logger_writes_json_lines(ws_path, kit_now):
+    kit_now("2026-05-07T09:00:00+00:00")
+    ws = Workspace.open(ws_path)
+    registry_for(ws).fire("command:skill", {"command": "skill", "args": "deploy", "session_id": "s1"}, session_key="main")
+    registry_for(ws).fire("command:dream", {"command": "dream"})
+    lines = (ws_path / ".kit" / "logs" / "commands.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == [
+        {"args": "deploy", "command": "skill", "session_id": "s1", "session_key": "main",
+         "timestamp": "2026-05-07T09:00:00+00:00"},
+        {"args": "", "command": "dream", "session_id": None, "session_key": None,
+         "timestamp": "2026-05-07T09:00:00+00:00"},
+    ]
+
+
+def test_workspace_hook_can_disable_a_bundled_one(ws_path):
+    write_hook(ws_path / "hooks", "command-logger", ["command"], "def handle(e):\n    return None\n", enabled=False)
+    ws = Workspace.open(ws_path)
+    registry_for(ws).fire("command:new", {"messages": []})
+    assert not (ws_path / ".kit" / "logs" / "commands.jsonl").exists()
+
+
+@dataclass(frozen=True)
+class BootFile:
+    name: str
+    text: str
+    path: str = ""
+
+
+BOOTSTRAP_HANDLER = """\
+def handle(event):
+    files = event.data["files"]
+    assert event.data["kind"] == "default"
+    return {
+        "remove": ["USER.md"],
+        "add": [{"name": "SOUL.md", "content": "rewritten soul"}, {"name": "TEAM.md", "content": "team rules"}],
+    }
+"""
+
+
+def test_bootstrap_callback_adds_removes_and_rewrites(ws_path):
+    write_hook(ws_path / "hooks", "boot", ["agent:bootstrap"], BOOTSTRAP_HANDLER)
+    ws = Workspace.open(ws_path)
+    files = [BootFile("AGENTS.md", "agents", "a"), BootFile("SOUL.md", "soul", "s"), BootFile("USER.md", "user", "u")]
+    # untrusted workspace hook: nothing changes, the very same objects come back
+    assert bootstrap_callback(ws)(files, kind="default") == files
+    registry_for(ws).trust("boot")
+    out = bootstrap_callback(ws, session_key="main")(files, kind="default")
+    assert out == [BootFile("AGENTS.md", "agents", "a"), BootFile("SOUL.md", "rewritten soul", "s"),
+                   BootFile("TEAM.md", "team rules", "a")]
+    assert out[0] is files[0]
+    # pairs and dicts keep their shape
+    assert apply_bootstrap_hooks(ws, [("SOUL.md", "x"), ("USER.md", "y")]) == [("SOUL.md", "rewritten soul"),
+                                                                                ("TEAM.md", "team rules")]
+    assert apply_bootstrap_hooks(ws, [{"name": "USER.md", "content": "y"}]) == [
+        {"name": "SOUL.md", "content": "rewritten soul"}, {"name": "TEAM.md", "content": "team rules"}]
+
+
+def test_bootstrap_without_hooks_returns_the_input(ws_path):
+    ws = Workspace.open(ws_path)
+    files = [("SOUL.md", "soul")]
+    assert apply_bootstrap_hooks(ws, files) == files
