@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
 
 import pytest
 from watchdog.observers import Observer
@@ -162,3 +163,18 @@ def test_scan_tree_skips_ignored(tmp_path):
 def test_inotify_advice_names_the_sysctl():
     assert "sysctl fs.inotify.max_user_watches=" in inotify_advice(errno.ENOSPC)
     assert "sysctl fs.inotify.max_user_instances=" in inotify_advice(errno.EMFILE)
+
+
+def test_limit_hit_while_running_switches_to_polling(workspace, caplog):
+    caplog.set_level(logging.WARNING, logger="kit.watch")
+    folders = [p for p in workspace.root.iterdir() if p.is_dir() and p.name not in (".kit", ".git")]
+    factory = _failing_factory(errno.ENOSPC, after=len(folders) + 1)  # root + today's folders succeed
+    with Watcher(workspace, backend="auto", native_factory=factory, poll_interval=0.1, debounce_ms=50) as watcher:
+        assert watcher.backend == "native"
+        os.mkdir(workspace.root / "projects")  # watching it needs one more inotify watch: refused
+        write(workspace.root, "projects/plan.md", "# Plan\n")
+        assert watcher.wait_until(lambda w: w.reloaded_paths()["projects/plan.md"] == 1, WAIT)
+        assert watcher.backend == "polling"
+        assert "fs.inotify.max_user_watches" in watcher.fallback
+        write(workspace.root, "projects/plan.md", "# Plan\n\nPolled now.\n")
+        assert watcher.wait_until(lambda w: w.reloaded_paths()["projects/plan.md"] == 2, WAIT)

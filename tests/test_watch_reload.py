@@ -187,3 +187,20 @@ def test_new_skill_folder_moved_in_is_loaded(watched, tmp_path: Path):
     os.rename(ws.root / "skills" / "greet", tmp_path / "incoming" / "greet-back")
     assert watcher.wait_until(lambda w: w.reloaded_paths()["skills/greet/SKILL.md"] == 2, WAIT)
     assert ws.snapshot.get("skills/greet/SKILL.md") is None
+
+
+def test_top_level_folder_removed_and_recreated_keeps_being_watched(watched):
+    ws, watcher, recorder = watched
+    import shutil
+
+    write(ws.root, "memory/2026-05-06.md", "first")
+    assert watcher.wait_until(lambda w: w.reloaded_paths()["memory/2026-05-06.md"] == 1, WAIT)
+    shutil.rmtree(ws.root / "memory")
+    assert watcher.wait_until(lambda w: w.reloaded_paths()["memory/2026-05-06.md"] == 2, WAIT)
+    assert watcher.history[-1].changed == ("memory/.gitkeep", "memory/2026-05-06.md")  # deletions
+    os.mkdir(ws.root / "memory")
+    write(ws.root, "memory/2026-05-07.md", "second")
+    assert watcher.wait_until(lambda w: w.reloaded_paths()["memory/2026-05-07.md"] == 1, WAIT)
+    flush_with_sentinel(watcher, ws.root)  # events inside the new folder arrive
+    write(ws.root, "memory/2026-05-07.md", "second, edited")
+    assert watcher.wait_until(lambda w: w.reloaded_paths()["memory/2026-05-07.md"] == 2, WAIT)

@@ -174,7 +174,7 @@ class Watcher:
         self._pending: dict[str, float] = {}  # rel -> monotonic deadline
         self._last_event = 0.0
         self._oldest_pending = 0.0
-        self._dir_ops: list[tuple[str, str]] = []  # ("add" | "remove", top-level folder name)
+        self._resync = False  # a top-level folder came or went: the worker re-syncs the watches
         self._stat: dict[str, tuple[int, int]] = {}
         self._busy = False
         self._stopping = False
@@ -182,6 +182,7 @@ class Watcher:
         self._worker: threading.Thread | None = None
         self._observer: Any = None
         self._watches: dict[str, Any] = {}  # "" (root, non-recursive) or top-level folder -> watch
+        self._inodes: dict[str, int] = {}  # top-level folder -> inode it was watched under
         self._handler = _Handler(self)
 
         self.backend: str | None = None
@@ -265,7 +266,7 @@ class Watcher:
         Events still in the OS or watchdog queues are not visible here: wait for an outcome
         (`wait_until`) after making a change, then use this to let stragglers settle.
         """
-        return self.wait_until(lambda w: not w._pending and not w._dir_ops and not w._busy, timeout)
+        return self.wait_until(lambda w: not w._pending and not w._resync and not w._busy, timeout)
 
     def reloaded_paths(self) -> collections.Counter:
         """How often each path was handed to ws.reload (within the kept history)."""
@@ -313,10 +314,9 @@ class Watcher:
         observer = self._make_observer(kind)
         self._observer = observer
         self._watches = {}
+        self._inodes = {}
         self._schedule("")
-        for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
-            if entry.is_dir(follow_symlinks=False) and entry.name not in IGNORED_DIRS:
-                self._schedule(entry.name)
+        self._sync_watches(initial=True)
         observer.start()
         self.backend = kind
 
@@ -361,6 +361,7 @@ class Watcher:
         self._watches[top] = watch
 
     def _unschedule(self, top: str) -> None:
+        self._inodes.pop(top, None)
         watch = self._watches.pop(top, None)
         if watch is not None and self._observer is not None:
             try:
@@ -368,24 +369,47 @@ class Watcher:
             except Exception:  # already gone with its folder
                 log.debug("unschedule %s failed", top, exc_info=True)
 
-    def _apply_dir_ops(self, ops: list[tuple[str, str]]) -> None:
-        for op, top in ops:
-            if op == "remove":
+    def _top_folders(self) -> dict[str, int]:
+        """Top-level folders to watch -> inode (a folder replaced under the same name differs)."""
+        found: dict[str, int] = {}
+        with os.scandir(self.root) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False) and entry.name not in IGNORED_DIRS:
+                    found[entry.name] = entry.inode()
+        return found
+
+    def _sync_watches(self, *, initial: bool = False) -> None:
+        """Make the scheduled folder watches match the top-level folders on disk.
+
+        Runs at launch, after top-level folder events and at every rescan, so a watch lost to a
+        late or dropped event heals itself. Files in a folder that is new to us are queued, since
+        they may have been written before its watch existed.
+        """
+        want = self._top_folders()
+        for top in sorted(t for t in self._watches if t):
+            if want.get(top) != self._inodes.get(top):
                 self._unschedule(top)
-                continue
-            if not (self.root / top).is_dir() or (self.root / top).is_symlink():
+                if not initial:
+                    self._enqueue(self._known_under(top))
+        for top in sorted(want):
+            if top in self._watches:
                 continue
             try:
                 self._schedule(top)
             except OSError as exc:
+                if initial:
+                    raise  # _start_observer decides whether to fall back
                 if exc.errno not in (errno.ENOSPC, errno.EMFILE) or self.backend == "polling":
-                    log.warning("kit watch: cannot watch %s: %s", top, exc)
+                    log.warning("kit watch: cannot watch %s/: %s", top, exc)
                     continue
                 self._note_fallback(exc)
                 self._stop_observer()
                 self._launch("polling")
-            # files written before the watch existed are found by scanning the new folder
-            self._enqueue_tree(top)
+                self.rescan()  # events may have been lost while switching
+                return
+            self._inodes[top] = want[top]
+            if not initial:
+                self._enqueue_tree(top)
 
     # ------------------------------------------------------------------ events -> pending
 
@@ -418,21 +442,27 @@ class Watcher:
 
     def _dir_created(self, rel: str) -> None:
         if "/" not in rel:
-            with self._cond:
-                self._dir_ops.append(("add", rel))
-                self._cond.notify_all()
+            self._request_sync()  # the worker schedules a watch, then queues the folder's files
         else:
             self._enqueue_tree(rel)
 
     def _forget_tree(self, rel: str) -> None:
         """A folder went away: every file known under it is now a deletion."""
+        if "/" not in rel:
+            self._request_sync()
+        self._enqueue(self._known_under(rel))
+
+    def _known_under(self, rel: str) -> list[str]:
         prefix = rel + "/"
         with self._cond:
-            known = [p for p in self._stat if p.startswith(prefix)]
-            if "/" not in rel:
-                self._dir_ops.append(("remove", rel))
-        known += [p for p in self.ws.snapshot.documents if p.startswith(prefix)]
-        self._enqueue(sorted(set(known)))
+            known = {p for p in self._stat if p.startswith(prefix)}
+        known |= {p for p in self.ws.snapshot.documents if p.startswith(prefix)}
+        return sorted(known)
+
+    def _request_sync(self) -> None:
+        with self._cond:
+            self._resync = True
+            self._cond.notify_all()
 
     def _enqueue_tree(self, rel: str) -> None:
         folder = self.root / rel
@@ -489,17 +519,17 @@ class Watcher:
                     if self._stopping:
                         return
                     now = time.monotonic()
-                    ops, self._dir_ops = self._dir_ops, []
+                    resync, self._resync = self._resync, False
                     batch, wake = self._take_due(now)
                     rescan = now >= self._next_rescan
-                    if ops or batch or rescan:
+                    if resync or batch or rescan:
                         self._busy = True
                         break
                     wake = min(wake, self._next_rescan)
                     self._cond.wait(None if wake == float("inf") else max(0.0, wake - now))
             try:
-                if ops:
-                    self._apply_dir_ops(ops)
+                if resync or rescan:
+                    self._sync_watches()
                 if rescan:
                     self.rescan()
                     self._next_rescan = time.monotonic() + self.rescan_interval
