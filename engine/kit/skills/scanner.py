@@ -132,8 +132,8 @@ def code_files(skill_dir: Path) -> list[Path]:
                 if is_code_file(path, head):
                     out.append(path)
             if len(out) >= MAX_FILES:
-                return out
-    return out
+                break
+    return sorted(out, key=lambda p: p.relative_to(skill_dir).as_posix())
 
 
 def _excerpt(line: str) -> str:

@@ -1,0 +1,198 @@
+"""Prompt assembly (§4): run kinds, layout, stability, caching, template, bootstrap hooks."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers_skills import set_file, write_config
+from kit.errors import KitError
+from kit.prompt.builder import BootstrapFile, build_prompt, doctor_checks, heartbeat_is_empty
+from kit.prompt.tokens import estimate_tokens
+from kit.prompt.tool_summaries import TOOL_SUMMARIES, tool_names
+from kit.workspace import Workspace
+
+ALL = ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md"]
+
+
+def reasons(result) -> dict[str, str | None]:
+    return {f.name: f.reason for f in result.files}
+
+
+def test_fresh_workspace_default_prompt_is_under_2000_tokens(workspace, kit_now):
+    kit_now("2026-05-07T09:00:00+00:00")
+    result = build_prompt(workspace)
+    assert result.est_tokens == estimate_tokens(result.prompt) < 2000
+    assert [f.name for f in result.files] == ALL
+    assert all(f.reason is None and not f.truncated for f in result.files)
+    assert result.skills.format == "full" and result.skills.in_prompt == 2  # the bundled skills
+    assert result.warnings == ()
+
+
+def test_default_layout_stable_parts_then_memory_then_dynamic_tail(workspace, kit_now):
+    kit_now("2026-05-07T09:00:00+00:00")
+    prompt = build_prompt(workspace).prompt
+    order = ["## Tools", "## Skills", "# AGENTS.md", "# SOUL.md", "# TOOLS.md", "# IDENTITY.md",
+             "# USER.md", "# HEARTBEAT.md", "# BOOTSTRAP.md", "# MEMORY.md", "## Current time"]
+    positions = [prompt.index(marker) for marker in order]
+    assert positions == sorted(positions)
+    assert prompt.rstrip().endswith("Thursday, 2026-05-07 09:00 (UTC+00:00)")
+    for name, description in TOOL_SUMMARIES:
+        assert f"- {name}: {description}" in prompt
+    assert tool_names() == ["memory_search", "memory_get", "memory_write", "skills_list", "skill_view",
+                            "read_file", "write_file", "edit_file", "exec"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "included"),
+    [
+        ("default", ALL),
+        ("subagent", ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md"]),
+        ("cron", ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md"]),
+        ("heartbeat", ["HEARTBEAT.md"]),
+        ("shared", ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md"]),
+    ],
+)
+def test_run_kinds_choose_files(workspace, kind, included):
+    result = build_prompt(workspace, kind)
+    got = reasons(result)
+    assert sorted(got) == sorted(ALL)  # every present file is reported
+    assert [n for n in got if got[n] is None] == included  # in prompt order
+    assert sorted(n for n in got if got[n] == "excluded_by_kind") == sorted(set(ALL) - set(included))
+    for entry in result.files:
+        if entry.reason == "excluded_by_kind":
+            assert entry.injected_chars == 0 and entry.truncated is False and entry.raw_chars > 0
+            assert f"# {entry.name}\n" not in result.prompt
+        else:
+            assert f"# {entry.name}\n" in result.prompt
+
+
+def test_heartbeat_goes_in_the_tail_and_empty_heartbeat_is_flagged(workspace):
+    empty = build_prompt(workspace, "heartbeat")
+    assert empty.heartbeat_empty is True
+    set_file(workspace, "HEARTBEAT.md", "# Heartbeat checklist\n\n- Check today's note for follow-ups.\n")
+    result = build_prompt(workspace, "heartbeat")
+    assert result.heartbeat_empty is False
+    prompt = result.prompt
+    assert prompt.index("## Current time") < prompt.index("# HEARTBEAT.md") < prompt.index("- Check today's note")
+    assert "HEARTBEAT_OK" in prompt
+    assert heartbeat_is_empty("# H\n\n<!-- tasks here\n- x -->\n\n") is True
+    assert heartbeat_is_empty("# H\n- water the plants\n") is False
+
+
+def test_missing_files_are_skipped(ws_path):
+    (ws_path / "BOOTSTRAP.md").unlink()
+    (ws_path / "USER.md").unlink()
+    result = build_prompt(Workspace.open(ws_path))
+    assert [f.name for f in result.files] == [n for n in ALL if n not in ("BOOTSTRAP.md", "USER.md")]
+
+
+def test_unknown_kind_is_an_error(workspace):
+    with pytest.raises(KitError, match="unknown run kind 'nightly'"):
+        build_prompt(workspace, "nightly")
+
+
+def test_two_builds_from_one_snapshot_are_byte_identical_and_cached(workspace, kit_now):
+    kit_now("2026-05-07T09:00:00+00:00")
+    first = build_prompt(workspace)
+    second = build_prompt(workspace)
+    assert first.prompt.encode() == second.prompt.encode()
+    assert first.files is second.files  # the assembly came from ws.cached
+    # a later clock only changes the tail
+    kit_now("2026-05-08T10:30:00+00:00")
+    later = build_prompt(workspace)
+    cut = first.prompt.index("## Current time")
+    assert later.prompt[:cut] == first.prompt[:cut]
+    assert "Friday, 2026-05-08 10:30" in later.prompt[cut:]
+
+
+def test_a_new_snapshot_version_rebuilds(workspace):
+    before = build_prompt(workspace)
+    set_file(workspace, "SOUL.md", "# Soul\n\nYou answer in haiku.\n")
+    after = build_prompt(workspace)
+    assert after.version == before.version + 1
+    assert "You answer in haiku." in after.prompt and "You answer in haiku." not in before.prompt
+    # an unchanged save does not bump the version, so the cache holds
+    workspace.reload(["SOUL.md"])
+    assert build_prompt(workspace).files is after.files
+
+
+def test_workspace_template_override_replaces_the_layout(workspace, kit_now):
+    kit_now("2026-05-07T09:00:00+00:00")
+    set_file(workspace, "templates/system.md.j2",
+             "CUSTOM {{ kind }}\n{% for f in files %}[{{ f.name }}]{% endfor %}\n{{ memory.name }} {{ now.date }}\n")
+    result = build_prompt(workspace)
+    assert result.template == "templates/system.md.j2"
+    # trim_blocks is on: the newline after a block tag is dropped, as in the built-in template
+    assert result.prompt == (
+        "CUSTOM default\n[AGENTS.md][SOUL.md][TOOLS.md][IDENTITY.md][USER.md][HEARTBEAT.md][BOOTSTRAP.md]"
+        "MEMORY.md 2026-05-07\n"
+    )
+
+
+def test_template_syntax_error_names_file_and_line_and_keeps_last_good(workspace):
+    set_file(workspace, "templates/system.md.j2", "GOOD {{ kind }}\n")
+    assert build_prompt(workspace).prompt == "GOOD default\n"
+    set_file(workspace, "templates/system.md.j2", "line one\nline two\n{% if %}\n")
+    result = build_prompt(workspace)
+    assert result.prompt == "GOOD default\n"  # the last good template stays in force
+    assert result.template == "templates/system.md.j2 (last good)"
+    assert result.template_issue.path == "templates/system.md.j2" and result.template_issue.line == 3
+    assert any(w.startswith("templates/system.md.j2:3: template syntax error") for w in result.warnings)
+    findings = [f for f in doctor_checks(workspace) if f.path == "templates/system.md.j2"]
+    assert findings and findings[0].severity == "error" and findings[0].line == 3
+
+
+def test_strict_undefined_render_error_falls_back_to_builtin_with_line(workspace):
+    set_file(workspace, "templates/system.md.j2", "a\nb\n{{ no_such_variable }}\n")
+    result = build_prompt(workspace)
+    assert result.template == "builtin"
+    assert result.template_issue.line == 3
+    assert "'no_such_variable' is undefined" in result.template_issue.message
+    assert "# SOUL.md" in result.prompt  # the built-in layout
+
+
+def test_bootstrap_hooks_add_remove_and_rewrite_before_budgeting(ws_path):
+    write_config(ws_path, "bootstrap:\n  max_chars_per_file: 500\n")
+    ws = Workspace.open(ws_path)
+    seen = {}
+
+    def hook(files, *, kind, workspace, version, **context):
+        seen.update(kind=kind, workspace=workspace, version=version, names=[f.name for f in files])
+        out = [f for f in files if f.name != "USER.md"]
+        out = [BootstrapFile(f.name, "# Soul\n\nRewritten soul.\n") if f.name == "SOUL.md" else f for f in out]
+        return [*out, ("TEAM.md", "team " * 200)]  # added files are budgeted like the others
+
+    def in_place(files, **context):
+        files.append({"name": "EXTRA.md", "content": "extra text"})
+
+    result = build_prompt(ws, bootstrap_hooks=[hook, in_place])
+    assert seen == {"kind": "default", "workspace": ws.root, "version": ws.version, "names": ALL}
+    names = [f.name for f in result.files]
+    assert "USER.md" not in names and "# USER.md" not in result.prompt
+    assert names == ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md",
+                     "TEAM.md", "EXTRA.md", "MEMORY.md"]  # MEMORY.md keeps its place after the persona files
+    assert result.prompt.index("# EXTRA.md") < result.prompt.index("# MEMORY.md")
+    assert "Rewritten soul." in result.prompt
+    team = next(f for f in result.files if f.name == "TEAM.md")
+    assert team.truncated and team.reason == "max_per_file" and team.allowance == 500
+    assert "extra text" in result.prompt
+
+
+def test_a_failing_bootstrap_hook_is_reported_and_the_prompt_still_builds(workspace):
+    def broken(files, **context):
+        raise RuntimeError("boom")
+
+    result = build_prompt(workspace, bootstrap=broken)
+    assert [f.name for f in result.files] == ALL
+    assert any("failed: boom" in w for w in result.warnings)
+
+
+def test_doctor_reports_budget_pressure(ws_path):
+    write_config(ws_path, "bootstrap:\n  max_chars_per_file: 1000\n")
+    (ws_path / "MEMORY.md").write_text("m " * 2000, encoding="utf-8")
+    ws = Workspace.open(ws_path)
+    findings = doctor_checks(ws)
+    assert len(findings) == 1
+    assert findings[0].path == "MEMORY.md" and findings[0].severity == "warning"
+    assert "cut to 1,000 of 4,000 characters (per-file limit)" in findings[0].message
+    assert "bootstrap.max_chars_per_file" in findings[0].message
