@@ -296,10 +296,10 @@ class Watcher:
                 self._launch(kind)
                 return
             except OSError as exc:
+                self._stop_observer()  # release whatever the half-started observer holds
                 # auto: any failure of the OS watcher degrades to polling; native: only the limits
                 if self.requested_backend == "native" and exc.errno not in (errno.ENOSPC, errno.EMFILE):
                     raise
-                self._stop_observer()
                 self._note_fallback(exc)
         self._launch("polling")
 
@@ -528,11 +528,13 @@ class Watcher:
                     wake = min(wake, self._next_rescan)
                     self._cond.wait(None if wake == float("inf") else max(0.0, wake - now))
             try:
+                if rescan:
+                    # set first: a scan that raises must not make the loop spin
+                    self._next_rescan = time.monotonic() + self.rescan_interval
                 if resync or rescan:
                     self._sync_watches()
                 if rescan:
                     self.rescan()
-                    self._next_rescan = time.monotonic() + self.rescan_interval
                 if batch:
                     self._process(batch)
             except Exception:  # the watcher outlives any single bad batch
