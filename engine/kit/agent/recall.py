@@ -8,6 +8,7 @@ recorded as recalls, with source `active`: a hit the model never saw is not a re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,8 +46,12 @@ class ActiveRecall:
         return f"{self.block}\n\n{text}" if self.block else text
 
 
+_LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+
+
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    """One line, without the note's own list marker (the block adds its own)."""
+    return _LIST_MARKER.sub("", " ".join(str(text).split()))
 
 
 def select_hits(results: list[Any], max_chars: int) -> list[tuple[Any, RecallHit]]:
