@@ -114,3 +114,25 @@ def test_bootstrap_without_hooks_returns_the_input(ws_path):
     ws = Workspace.open(ws_path)
     files = [("SOUL.md", "soul")]
     assert apply_bootstrap_hooks(ws, files) == files
+
+
+def test_bootstrap_hooks_shape_the_real_prompt(ws_path):
+    from kit.prompt.builder import build_prompt
+
+    write_hook(ws_path / "hooks", "team", ["agent:bootstrap"], """\
+        def handle(event):
+            return {"remove": ["USER.md"], "add": [{"name": "TEAM.md", "content": "Team rule: ship on Tuesdays."}]}
+        """)
+    (ws_path / "USER.md").write_text("# User\nThe user is called Zebulon.\n")
+    ws = Workspace.open(ws_path)
+    callback = bootstrap_callback(ws, session_key="main")
+
+    untrusted = build_prompt(ws, bootstrap=callback)
+    assert "Zebulon" in untrusted.prompt and "ship on Tuesdays" not in untrusted.prompt
+
+    registry_for(ws).trust("team")  # same snapshot version: the callback's cache_key changes
+    shaped = build_prompt(ws, bootstrap=callback)
+    assert "Team rule: ship on Tuesdays." in shaped.prompt
+    assert "Zebulon" not in shaped.prompt
+    names = [f["name"] for f in shaped.to_json()["files"]]
+    assert "TEAM.md" in names and "USER.md" not in names

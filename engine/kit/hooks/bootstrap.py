@@ -1,7 +1,7 @@
 """Wire the prompt builder's `agent:bootstrap` extension point to hooks.
 
     callback = bootstrap_callback(ws, session_key="main")
-    build_prompt(ws, kind="default", bootstrap=callback)
+    build_prompt(ws, kind="default", bootstrap=callback)   # kit.prompt.builder
 
 The callback receives the bootstrap files before budgeting and returns them after the
 `agent:bootstrap` hooks have added, removed or rewritten some. Hooks see
@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from kit.fsutil import sha1_hex
 
 
 def _to_dict(item: Any) -> dict[str, str]:
@@ -69,10 +71,37 @@ def apply_bootstrap_hooks(ws, files: Sequence[Any], *, kind: str = "default", se
     return out
 
 
+class BootstrapCallback:
+    """The prompt builder's agent:bootstrap hook: `callback(files, *, kind, workspace, version)`.
+
+    `cache_key` tells the builder when its cached assembly is stale: it changes with the
+    agent:bootstrap hooks' content, trust and enabled state, which the snapshot version does not
+    cover (handler.py is not a tracked document, trust lives outside the workspace).
+    """
+
+    def __init__(self, ws, session_key: str | None = None):
+        self.ws = ws
+        self.session_key = session_key
+        self.name = "kit.hooks:agent:bootstrap"
+
+    @property
+    def cache_key(self) -> str:
+        from kit.hooks.registry import registry_for
+
+        registry = registry_for(self.ws)
+        hooks = registry.for_event("agent:bootstrap")
+        if not hooks:
+            return "hooks:none"
+        parts = []
+        for hook in hooks:
+            digest = hook.digest()
+            parts.append(f"{hook.name}:{digest}:{hook.enabled}:{registry.is_trusted(hook, digest)}")
+        return "hooks:" + sha1_hex("|".join(parts) + f"|{self.session_key}", 16)
+
+    def __call__(self, files: Sequence[Any], kind: str = "default", **_context: Any) -> list[Any]:
+        return apply_bootstrap_hooks(self.ws, files, kind=kind, session_key=self.session_key)
+
+
 def bootstrap_callback(ws, session_key: str | None = None) -> Callable[..., list[Any]]:
-    """A callable for the prompt builder: `callback(files, kind=...) -> files`."""
-
-    def callback(files: Sequence[Any], kind: str = "default", **_context: Any) -> list[Any]:
-        return apply_bootstrap_hooks(ws, files, kind=kind, session_key=session_key)
-
-    return callback
+    """A callable for `kit.prompt.builder.build_prompt(ws, bootstrap=...)`."""
+    return BootstrapCallback(ws, session_key)
