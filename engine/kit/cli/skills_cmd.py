@@ -83,7 +83,7 @@ def view_cmd(name: str, file: str | None, workspace, as_json: bool) -> None:
         out = console()
         if isinstance(result, SkillFile):
             if result.ok:
-                click.echo(result.content)
+                click.echo(result.content, nl=not (result.content or "").endswith("\n"))
             else:
                 out.print(f"[red]{result.error}[/]", highlight=False)
                 _print_files(out, result.available_files)

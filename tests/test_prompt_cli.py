@@ -1,0 +1,73 @@
+"""`kit prompt`: JSON of §4, the readable report, and no torch import."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from helpers_skills import write_config
+
+
+def test_prompt_json_matches_the_spec_shape(cli, ws_path, kit_now):
+    kit_now("2026-05-07T09:00:00+00:00")
+    result = cli("prompt", "-w", ws_path, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert {"kind", "version", "chars", "est_tokens", "prompt", "files", "skills", "warnings"} <= set(data)
+    assert data["kind"] == "default" and data["version"] == 1
+    assert data["chars"] == len(data["prompt"])
+    assert data["files"][0] == {"name": "AGENTS.md", "raw_chars": 584, "injected_chars": 584,
+                                "truncated": False, "reason": None}
+    assert data["skills"]["total"] == 2 and data["skills"]["in_prompt"] == 2 and data["skills"]["format"] == "full"
+    assert data["warnings"] == []
+    again = json.loads(cli("prompt", "-w", ws_path, "--json").output)
+    assert again["prompt"] == data["prompt"]
+
+
+def test_prompt_json_reasons(cli, ws_path):
+    write_config(ws_path, "bootstrap:\n  max_chars_per_file: 400\n  max_total_chars: 1200\n")
+    (ws_path / "SOUL.md").write_text("s" * 900)
+    data = json.loads(cli("prompt", "-w", ws_path, "--kind", "subagent", "--json").output)
+    reasons = {f["name"]: f["reason"] for f in data["files"]}
+    assert reasons == {"AGENTS.md": "max_total", "SOUL.md": "max_total", "TOOLS.md": None, "IDENTITY.md": None,
+                       "USER.md": None, "HEARTBEAT.md": "excluded_by_kind", "BOOTSTRAP.md": "excluded_by_kind",
+                       "MEMORY.md": "excluded_by_kind"}
+    assert data["kind"] == "subagent"
+    assert [w for w in data["warnings"] if w.startswith("SOUL.md: cut to")]
+    write_config(ws_path, "bootstrap:\n  max_chars_per_file: 400\n")
+    data = json.loads(cli("prompt", "-w", ws_path, "--json").output)
+    soul = next(f for f in data["files"] if f["name"] == "SOUL.md")
+    assert soul["reason"] == "max_per_file" and soul["truncated"] is True and soul["raw_chars"] == 900
+
+
+def test_prompt_readable_report(cli, ws_path):
+    result = cli("prompt", "-w", ws_path, "--report")
+    assert result.exit_code == 0
+    assert "Bootstrap budget" in result.output and "MEMORY.md" in result.output
+    assert "skills: 2 of 2 eligible in the prompt (full format" in result.output
+    assert "You are an assistant running in Kit" not in result.output
+    full = cli("prompt", "-w", ws_path)
+    assert "You are an assistant running in Kit" in full.output and "Bootstrap budget" in full.output
+
+
+def test_bad_kind_is_a_usage_error(cli, ws_path):
+    assert cli("prompt", "-w", ws_path, "--kind", "nightly").exit_code == 2
+
+
+def test_prompt_and_skills_list_do_not_import_torch(ws_path):
+    script = (
+        "import sys\n"
+        "from kit.cli.main import cli\n"
+        "for args in (['prompt', '--json', '-w', sys.argv[1]], ['skills', 'list', '--json', '-w', sys.argv[1]],\n"
+        "             ['skills', 'view', 'daily-notes', '-w', sys.argv[1]]):\n"
+        "    try:\n"
+        "        cli(args, prog_name='kit')\n"
+        "    except SystemExit as exc:\n"
+        "        assert not exc.code, exc.code\n"
+        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'openai', 'anthropic') if m in sys.modules)\n"
+        "print('HEAVY=' + ','.join(heavy), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, str(ws_path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "HEAVY="
