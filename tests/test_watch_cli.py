@@ -95,3 +95,13 @@ def test_watch_human_output_names_changes_and_errors(start_watch, ws_path: Path)
     assert out.until("v3").rstrip().endswith("v3 USER.md")
     proc.terminate()
     assert proc.wait(timeout=WAIT) == 0
+
+
+def test_watch_json_skips_comment_only_config_edit(start_watch, ws_path: Path):
+    proc, out, err = start_watch("--json")
+    write(ws_path, "kit.yaml", "# just a comment\nwatch:\n  debounce_ms: 100\n")
+    write(ws_path, "AGENTS.md", "# Agents\n\nAfter the comment edit.\n")
+    # the first line printed is the AGENTS.md reload: the comment edit changed nothing
+    assert json.loads(out.next()) == {"version": 2, "changed": ["AGENTS.md"], "errors": []}
+    proc.terminate()
+    assert proc.wait(timeout=WAIT) == 0

@@ -109,3 +109,13 @@ def test_failing_listener_does_not_stop_the_watcher(watched):
     write(ws.root, "memory/good.md", "y")
     assert watcher.wait_until(lambda w: w.reloaded_paths()["memory/good.md"] == 1, WAIT)
     assert watcher.running
+
+
+def test_huge_file_is_refused_and_previous_version_kept(watched):
+    ws, watcher, seen = watched
+    before = ws.snapshot.get("USER.md").text
+    write(ws.root, "USER.md", "# User\n" + "x" * (3 * 1024 * 1024))
+    assert watcher.wait_for_reloads(1, WAIT)
+    assert [e.path for e in seen[0].errors] == ["USER.md"]
+    assert "over the 2 MiB limit" in seen[0].errors[0].message
+    assert ws.snapshot.get("USER.md").text == before

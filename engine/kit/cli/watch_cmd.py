@@ -34,6 +34,8 @@ def watch(workspace, as_json: bool) -> None:
     out = console()
 
     def on_reload(result) -> None:
+        if not result.changed and not result.errors:
+            return  # e.g. a comment-only edit of kit.yaml: the effective config is the same
         if as_json:
             sys.stdout.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
             sys.stdout.flush()
