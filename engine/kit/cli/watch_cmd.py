@@ -10,12 +10,12 @@ import threading
 
 import click
 
-from kit.cli.common import console, handle_errors, json_option, open_workspace, workspace_option
+from kit.cli.common import console, handle_errors, open_workspace, workspace_option
 
 
 @click.command("watch")
 @workspace_option
-@json_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per reload, one per line.")
 @handle_errors
 def watch(workspace, as_json: bool) -> None:
     """Watch the workspace and hot-reload every change until Ctrl-C.
