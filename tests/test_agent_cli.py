@@ -1,0 +1,126 @@
+"""`kit run`: one turn with --json (script provider and a real OpenAI-compatible HTTP server),
+clear failures (no model reachable, script exhausted, iteration limit)."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+from helpers_agent import set_config, write_script
+from helpers_openai_server import FakeLLMServer, text_reply, tool_reply
+
+QUIET = "memory:\n  active_recall: {enabled: false}\n"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_run_json_with_script(ws_path, tmp_path, cli):
+    set_config(ws_path, QUIET)
+    script = write_script(tmp_path, [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "IDENTITY.md", "lines": 1}}],
+         "usage": {"prompt_tokens": 50, "completion_tokens": 5}},
+        {"text": "I am **Kit**.", "usage": {"prompt_tokens": 60, "completion_tokens": 4}},
+    ])
+    result = cli("run", "who are you?", "--json", "-w", ws_path, "--model", f"script:{script}")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"session", "reply", "tool_calls", "iterations", "usage"}
+    assert data["reply"] == "I am **Kit**."
+    assert data["iterations"] == 2
+    first_line = (ws_path / "IDENTITY.md").read_text().splitlines(keepends=True)[0].strip()
+    assert data["tool_calls"] == [{"name": "read_file", "arguments": {"path": "IDENTITY.md", "lines": 1},
+                                   "ok": True, "blocked": False, "result_preview": first_line}]
+    assert data["usage"]["prompt_tokens"] == 110 and data["usage"]["completion_tokens"] == 9
+    assert data["usage"]["total_tokens"] == 119 and data["usage"]["model_calls"] == 2
+    assert (ws_path / ".kit" / "sessions" / f"{data['session']}.jsonl").exists()
+
+    listed = json.loads(cli("sessions", "list", "--json", "-w", ws_path).stdout)
+    assert [s["id"] for s in listed["sessions"]] == [data["session"]]
+
+
+def test_run_through_a_real_openai_compatible_server(ws_path, cli):
+    with FakeLLMServer() as server:
+        set_config(ws_path, QUIET + f"""\
+agent:
+  model: local/test-model
+providers:
+  local: {{type: openai, base_url: "{server.url}", api_key_env: null}}
+""")
+        server.push(tool_reply("write_file", {"path": "notes/today.md", "content": "- met Ana\n"}))
+        server.push(text_reply("Saved it to notes/today.md."))
+        result = cli("run", "note that I met Ana", "--json", "-w", ws_path)
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.stdout)
+        requests = list(server.requests)
+    assert data["reply"] == "Saved it to notes/today.md."
+    assert [(t["name"], t["ok"], t["result_preview"]) for t in data["tool_calls"]] == [
+        ("write_file", True, "created notes/today.md (10 chars)")]
+    assert data["usage"]["prompt_tokens"] == 22 and data["usage"]["completion_tokens"] == 14
+    assert (ws_path / "notes" / "today.md").read_text() == "- met Ana\n"
+
+    assert [r["model"] for r in requests] == ["test-model", "test-model"]
+    first, second = requests[0]["body"], requests[1]["body"]
+    assert sorted(t["function"]["name"] for t in first["tools"]) == sorted(
+        ["memory_search", "memory_get", "memory_write", "skills_list", "skill_view", "read_file",
+         "write_file", "edit_file", "exec"])
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool"]
+    call_id = second["messages"][2]["tool_calls"][0]["id"]
+    assert second["messages"][3]["tool_call_id"] == call_id
+    assert second["messages"][3]["content"] == "created notes/today.md (10 chars)"
+
+
+def test_no_model_reachable_says_what_to_set(ws_path, cli):
+    port = _free_port()  # nothing listens here
+    set_config(ws_path, QUIET + f"""\
+providers:
+  ollama: {{base_url: "http://127.0.0.1:{port}/v1", timeout_s: 5}}
+""")
+    result = cli("run", "hello", "--json", "-w", ws_path)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "no model available" in result.stderr
+    assert f"start Ollama at http://127.0.0.1:{port}" in result.stderr
+    assert "set agent.model" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_script_out_of_turns_fails_clearly(ws_path, tmp_path, cli):
+    set_config(ws_path, QUIET)
+    script = write_script(tmp_path, [{"tool_calls": [{"name": "skills_list", "arguments": {}}]}])
+    result = cli("run", "hi", "-w", ws_path, "--model", f"script:{script}")
+    assert result.exit_code == 1
+    assert f"script {script} has only 1 turn(s) but the run asked for turn 2; add more turns" in result.stderr
+
+
+def test_iteration_limit_exits_1_after_printing_json(ws_path, tmp_path, cli):
+    set_config(ws_path, QUIET + "agent:\n  max_iterations: 1\n")
+    script = write_script(tmp_path, [{"tool_calls": [{"name": "skills_list", "arguments": {}}]}])
+    result = cli("run", "hi", "--json", "-w", ws_path, "--model", f"script:{script}")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["iterations"] == 1 and data["reply"].startswith("Stopped: reached agent.max_iterations (1)")
+    assert "stopped: max_iterations" in result.stderr
+
+
+def test_broken_config_is_announced_on_the_status_line(ws_path, tmp_path, cli):
+    set_config(ws_path, "agent:\n  max_iterations: [oops\n")
+    script = write_script(tmp_path, [{"text": "still here"}])
+    result = cli("run", "hi", "--json", "-w", ws_path, "--model", f"script:{script}")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["reply"] == "still here"
+    assert "kit.yaml" in result.stderr and "invalid YAML" in result.stderr
+
+
+def test_heartbeat_with_empty_checklist_is_skipped(ws_path, tmp_path, cli):
+    set_config(ws_path, QUIET)
+    (ws_path / "HEARTBEAT.md").write_text("# Heartbeat\n")
+    script = write_script(tmp_path, [{"text": "should not be called"}])
+    result = cli("run", "heartbeat", "--kind", "heartbeat", "--json", "-w", ws_path, "--model", f"script:{script}")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["iterations"] == 0 and data["reply"] == ""
