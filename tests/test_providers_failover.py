@@ -258,3 +258,30 @@ def test_model_argument_overrides_config(ws_path, server, keyed):
     client = FailoverClient(ws, model="backup/gpt-z", fallbacks=[])
     assert client.candidates == ["backup/gpt-z"]
     assert client.complete([{"role": "user", "content": "x"}]).model == "backup/gpt-z"
+
+
+def test_doctor_reports_missing_keys_and_active_cooldowns(ws_path, server, keyed, monkeypatch):
+    from kit.doctor import run_checks
+
+    ws = configure(ws_path, server, "local/gpt-a", ["openai/gpt-4o-mini"])
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server.push(error_reply(429, "Rate limit reached"), model="gpt-a")
+    with pytest.raises(NoModelAvailable):
+        FailoverClient(ws).complete([{"role": "user", "content": "hi"}])
+    agent = [(f.severity, f.message) for f in run_checks(ws) if f.area == "agent"]
+    assert ("warning", "model openai/gpt-4o-mini: OPENAI_API_KEY is not set") in agent
+    assert ("info", "local/gpt-a is cooling down for 30s after rate_limit (1 consecutive): local: HTTP 429: "
+            "Rate limit reached") in agent
+
+
+def test_config_reload_rebuilds_providers(ws_path, server, keyed):
+    ws = configure(ws_path, server, "local/gpt-a")
+    client = FailoverClient(ws)
+    server.push(text_reply("one"))
+    client.complete([{"role": "user", "content": "hi"}])
+    with FakeLLMServer() as other:
+        (ws_path / "kit.yaml").write_text((ws_path / "kit.yaml").read_text().replace(server.url, other.url))
+        ws.reload(["kit.yaml"])
+        other.push(text_reply("from the new base_url"))
+        assert client.complete([{"role": "user", "content": "hi"}]).text == "from the new base_url"
+    assert len(server.requests) == 1

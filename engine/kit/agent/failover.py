@@ -137,6 +137,7 @@ class FailoverClient:
         self._fallbacks = fallbacks
         self.cooldowns = CooldownStore(ws)
         self._providers: dict[str, tuple[Any, str]] = {}
+        self._providers_version = -1
         self.last_attempts: list[Attempt] = []
 
     @property
@@ -152,10 +153,12 @@ class FailoverClient:
 
     def _provider(self, spec: str) -> tuple[Any, str]:
         # rebuilt when the config changes (a new base_url or key env takes effect next call)
-        key = f"{self.ws.snapshot.version}:{spec}"
-        if key not in self._providers:
-            self._providers[key] = resolve(spec, self.ws.config)
-        return self._providers[key]
+        version = self.ws.snapshot.version
+        if version != self._providers_version:
+            self._providers, self._providers_version = {}, version
+        if spec not in self._providers:
+            self._providers[spec] = resolve(spec, self.ws.config)
+        return self._providers[spec]
 
     def complete(self, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None) -> ModelResponse:
         attempts: list[Attempt] = []
