@@ -138,3 +138,31 @@ def test_cli_list_fire_trust(ws_path, cli):
     assert missing.exit_code == 1
     bad = cli("hooks", "fire", "x:y", "--data", "[1]", "-w", ws_path)
     assert bad.exit_code == 2
+
+
+def test_ask_trust_trusts_only_what_the_user_accepts(ws_path):
+    write_hook(ws_path / "hooks", "yes-hook", ["heartbeat"], "def handle(e):\n    return None\n")
+    write_hook(ws_path / "hooks", "no-hook", ["heartbeat"], "def handle(e):\n    return None\n")
+    registry = registry_for(Workspace.open(ws_path))
+    offered = []
+
+    def confirm(hook):
+        offered.append(hook.name)
+        return hook.name == "yes-hook"
+
+    assert registry.ask_trust(confirm) == ["yes-hook"]
+    assert offered == ["no-hook", "yes-hook"]
+    assert [h.name for h in registry.untrusted()] == ["no-hook"]
+    assert registry.fire("heartbeat", {}).ran == ["yes-hook"]
+
+
+def test_data_that_cannot_be_deep_copied_still_fires(ws_path):
+    import threading
+
+    from kit.paths import user_hooks_dir
+
+    write_hook(user_hooks_dir(), "reader", ["tool:after"], "def handle(e):\n    assert e.data['n'] == 1\n")
+    lock = threading.Lock()
+    outcome = registry_for(Workspace.open(ws_path)).fire("tool:after", {"n": 1, "lock": lock})
+    assert outcome.errors == [] and outcome.ran == ["reader"]
+    assert outcome.data["lock"] is lock

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,13 +86,23 @@ class HookRegistry:
             return None
         return self.trust_store.trust("hook", hook.name, hook.digest(), str(hook.dir))
 
+    def ask_trust(self, confirm: Callable[[HookSpec], bool]) -> list[str]:
+        """The REPL's first prompt: offer each untrusted hook to `confirm(hook)`; trust the
+        ones it accepts and return their names. Nothing is trusted without a yes."""
+        accepted = []
+        for hook in self.untrusted():
+            if confirm(hook):
+                self.trust(hook.name)
+                accepted.append(hook.name)
+        return accepted
+
     def timeout_for(self, hook: HookSpec) -> float:
         return float(hook.timeout_s or self.ws.config.get("hooks.timeout_s", 10.0))
 
     # ------------------------------------------------------------------ firing
 
     def fire(self, event_type: str, data: dict[str, Any] | None = None, *, session_key: str | None = None) -> HookOutcome:
-        data = copy.deepcopy(dict(data or {}))
+        data = _copy(dict(data or {}))
         errors: list[str] = []
         ran: list[str] = []
         skipped: list[str] = []
@@ -113,7 +124,7 @@ class HookRegistry:
                 timestamp=clock.now().isoformat(timespec="seconds"),
                 workspace=str(self.ws.root),
                 session_key=session_key,
-                data=copy.deepcopy(data),
+                data=_copy(data),
             )
             timeout = self.timeout_for(hook)
             result = (
@@ -144,6 +155,14 @@ class HookRegistry:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "a", encoding="utf-8") as handle:
                 handle.write(line.replace("\n", " ⏎ ") + "\n")
+
+
+def _copy(data: dict[str, Any]) -> dict[str, Any]:
+    """A hook's own copy of the data; objects that cannot be deep-copied are shared as they are."""
+    try:
+        return copy.deepcopy(data)
+    except Exception:
+        return {k: _copy(v) if isinstance(v, dict) else v for k, v in data.items()}
 
 
 def _apply(event_type: str, data: dict[str, Any], result: RunResult) -> str | None:
