@@ -1,0 +1,66 @@
+"""The REPL driven as a user would, through a real pseudo-terminal: a message, slash commands,
+an edit to SOUL.md between turns that changes the next system prompt (the watcher runs), /exit."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pexpect
+
+from helpers_agent import recorded_calls, set_config, write_script
+
+PROMPT = "you> "
+
+
+def test_repl_session(ws_path, tmp_path, kit_now):
+    kit_now("2026-05-07T09:00:00+00:00")
+    set_config(ws_path, "memory:\n  active_recall: {enabled: false}\nwatch:\n  debounce_ms: 50\n")
+    script = write_script(tmp_path, [{"text": "Ahoy, **first** reply."}, {"text": "Second reply here."}])
+    env = dict(os.environ, TERM="dumb", COLUMNS="120", PYTHONUNBUFFERED="1")
+    child = pexpect.spawn(
+        sys.executable, ["-m", "kit", "run", "-w", str(ws_path), "--model", f"script:{script}"],
+        cwd=str(tmp_path), env=env, encoding="utf-8", timeout=120,
+    )
+    try:
+        child.expect("/help for commands")
+        child.expect_exact(PROMPT)
+        child.sendline("hello there")
+        child.expect_exact("Ahoy, first reply.")
+        child.expect_exact(PROMPT)
+
+        child.sendline("/help")
+        child.expect_exact("/skill")
+        child.expect_exact(PROMPT)
+
+        (ws_path / "SOUL.md").write_text("# Soul\n\nYou are Quillbeard, a cheerful pirate.\n")
+        child.expect_exact("reloaded: SOUL.md")
+
+        child.sendline("/prompt")
+        child.expect_exact("Quillbeard, a cheerful pirate")
+        child.expect_exact(PROMPT)
+
+        child.sendline("and again")
+        child.expect_exact("Second reply here.")
+        child.expect_exact(PROMPT)
+
+        child.sendline("/bogus")
+        child.expect_exact("unknown command /bogus")
+        child.expect_exact(PROMPT)
+
+        child.sendline("/exit")
+        child.expect_exact("bye")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+
+    calls = recorded_calls(script)
+    assert len(calls) == 2
+    first, second = calls[0]["messages"][0]["content"], calls[1]["messages"][0]["content"]
+    assert "Quillbeard" not in first and "Quillbeard" in second
+    assert [m["content"] for m in calls[1]["messages"][1:]] == ["hello there", "Ahoy, **first** reply.", "and again"]
+    # leaving ended the session, and session-memory archived it
+    archives = sorted(p.name for p in (ws_path / "memory").glob("2026-05-07-*.md"))
+    assert archives == ["2026-05-07-hello-there.md"]
+    assert (ws_path / ".kit" / "repl_history").read_text().splitlines()[-1] == "/exit"
