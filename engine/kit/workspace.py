@@ -234,8 +234,9 @@ class Workspace:
     def write_text(self, rel: str, text: str) -> ReloadResult:
         """Kit's own write: atomic, confined, applied directly so the watcher's echo is a no-op."""
         target = self.path(rel)
-        atomic_write(target, text)
+        # record the hash first: with a tiny debounce the watcher may see the file before we return
         self._known_hashes[rel] = sha1_hex(text)
+        atomic_write(target, text)
         return self.reload([rel])
 
     # ------------------------------------------------------------------ subsystems (lazy)
