@@ -1,0 +1,68 @@
+"""Fixtures for the dreaming tests: daily notes, recall events (per the shared schema), tree digests."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+from kit.dreaming.recall_source import insert_event
+
+
+def write_note(root: Path, day: str, items: list[str], *, title: str | None = None) -> dict[str, int]:
+    """memory/<day>.md with one bullet per item; returns {item: line number}."""
+    lines = [f"# {title or day}", ""]
+    where = {}
+    for item in items:
+        lines.append(f"- {item}")
+        where[item] = len(lines)
+    (root / "memory").mkdir(exist_ok=True)
+    (root / "memory" / f"{day}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return where
+
+
+def recall(ws, day: str, text: str, query: str, *, score: float = 0.8, hour: int = 10, note_day: str | None = None,
+           line: int | None = None) -> None:
+    """Record one recall of the bullet `text` in memory/<note_day>.md, as the memory tool would."""
+    note_day = note_day or day
+    rel = f"memory/{note_day}.md"
+    if line is None:
+        lines = (ws.root / rel).read_text(encoding="utf-8").split("\n")
+        line = lines.index(f"- {text}") + 1
+    ts = datetime.fromisoformat(f"{day}T{hour:02d}:00:00+00:00").timestamp()
+    db = ws.open_state()
+    try:
+        insert_event(db, path=rel, start_line=line, end_line=line, snippet=f"- {text}", query=query, score=score,
+                     day=day, ts=ts, source="tool")
+    finally:
+        db.close()
+
+
+def at(day: str, hour: int = 12) -> str:
+    return f"{day}T{hour:02d}:00:00+00:00"
+
+
+def set_now(day: str, hour: int = 12) -> None:
+    os.environ["KIT_NOW"] = at(day, hour)
+
+
+def days(start: str, n: int) -> list[str]:
+    d0 = date.fromisoformat(start)
+    return [(d0 + timedelta(days=i)).isoformat() for i in range(n)]
+
+
+def tree(root: Path, *, skip_kit: bool = False) -> dict[str, str]:
+    """rel path -> sha1 of every file (SQLite's transient -wal/-shm files excluded)."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if not p.is_file() or rel.endswith(("-wal", "-shm")) or rel.startswith(".git/"):
+            continue
+        if skip_kit and rel.startswith(".kit/"):
+            continue
+        out[rel] = hashlib.sha1(p.read_bytes()).hexdigest()
+    return out
+
+
+UTC = timezone.utc

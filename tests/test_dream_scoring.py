@@ -1,0 +1,101 @@
+"""§8 scoring, with expected values worked out by hand (each component and the total, to 1e-6)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kit.dreaming import scoring
+from kit.dreaming.scoring import Signals
+
+WEIGHTS = {"relevance": 0.30, "frequency": 0.24, "diversity": 0.15, "recency": 0.15, "consolidation": 0.10,
+           "conceptual": 0.06}
+HL = 14.0
+
+
+def approx(x):
+    return pytest.approx(x, abs=1e-6)
+
+
+def test_candidate_recalled_on_two_adjacent_days():
+    # 4 recalls scoring 3.2 in total, 3 queries, 2 days one day apart, last recall today, 6 tags
+    s = Signals(recall_count=4, total_score=3.2, unique_queries=3, recall_days=2, span_days=1,
+                days_since_last_recall=0, tag_count=6)
+    sc = scoring.score(s, WEIGHTS, HL)
+    assert sc.components == {
+        "relevance": approx(0.8),
+        "frequency": approx(0.671188),  # ln 5 / ln 11
+        "diversity": approx(0.6),  # max(3, 2) / 5
+        "recency": approx(1.0),
+        "consolidation": approx(0.301158),  # 0.55·ln2/ln5 + 0.45·1/7
+        "conceptual": approx(1.0),
+    }
+    assert sc.boost == 0.0
+    assert sc.total == approx(0.731201)
+
+
+def test_one_day_consolidation_and_recency_decay():
+    # 5 recalls (3.5 total) by one query on a single day, three days ago, 3 tags
+    s = Signals(recall_count=5, total_score=3.5, unique_queries=1, recall_days=1, span_days=0,
+                days_since_last_recall=3, tag_count=3)
+    sc = scoring.score(s, WEIGHTS, HL)
+    assert sc.components["relevance"] == approx(0.7)
+    assert sc.components["frequency"] == approx(0.747222)  # ln 6 / ln 11
+    assert sc.components["diversity"] == approx(0.2)
+    assert sc.components["recency"] == approx(0.861973)  # exp(−ln2/14·3)
+    assert sc.components["consolidation"] == approx(0.2)  # one day
+    assert sc.components["conceptual"] == approx(0.5)
+    assert sc.total == approx(0.598629)
+
+
+def test_multi_day_consolidation_saturates():
+    # 12 recalls (10.8), 7 queries, 6 days spanning 9 days, last yesterday, 8 tags
+    s = Signals(recall_count=12, total_score=10.8, unique_queries=7, recall_days=6, span_days=9,
+                days_since_last_recall=1, tag_count=8)
+    sc = scoring.score(s, WEIGHTS, HL)
+    assert sc.components["frequency"] == approx(1.0)  # saturates at 10
+    assert sc.components["diversity"] == approx(1.0)
+    assert sc.components["consolidation"] == approx(1.0)
+    assert sc.components["conceptual"] == approx(1.0)
+    assert sc.components["recency"] == approx(0.951695)
+    assert sc.total == approx(0.962754)
+
+
+def test_consolidation_three_days_span_three():
+    assert scoring.consolidation(0, 0) == 0.0
+    assert scoring.consolidation(1, 0) == approx(0.2)
+    assert scoring.consolidation(3, 3) == approx(0.568291)  # 0.55·ln3/ln5 + 0.45·3/7
+
+
+def test_phase_boost():
+    # two light hits, the last one yesterday; one REM hit today
+    assert scoring.phase_strength(2) == approx(0.564575)  # ln 3 / ln 7
+    assert scoring.phase_recency(1) == approx(0.951695)
+    assert scoring.phase_recency(None) == 0.0  # never hit
+    assert scoring.phase_boost(2, 1, 1, 0) == approx(0.064297)
+    assert scoring.phase_boost(0, None, 0, None) == 0.0
+    s = Signals(recall_count=4, total_score=3.2, unique_queries=3, recall_days=2, span_days=1,
+                days_since_last_recall=0, tag_count=6, light_hits=2, days_since_light=1, rem_hits=1, days_since_rem=0)
+    sc = scoring.score(s, WEIGHTS, HL)
+    assert sc.boost == approx(0.064297)
+    assert sc.total == approx(0.795498)
+    assert scoring.score(s, WEIGHTS, HL, with_boost=False).total == approx(0.731201)
+
+
+def test_weights_are_renormalised_and_total_is_capped():
+    doubled = {k: 2 * v for k, v in WEIGHTS.items()}
+    s = Signals(recall_count=4, total_score=3.2, unique_queries=3, recall_days=2, span_days=1,
+                days_since_last_recall=0, tag_count=6)
+    assert scoring.score(s, doubled, HL).total == approx(0.731201)
+    only_relevance = {"relevance": 5.0}
+    assert scoring.normalised_weights(only_relevance)["relevance"] == 1.0
+    assert scoring.score(s, only_relevance, HL).total == approx(0.8)
+    top = Signals(recall_count=20, total_score=20, unique_queries=9, recall_days=9, span_days=20,
+                  days_since_last_recall=0, tag_count=8, light_hits=9, days_since_light=0, rem_hits=9,
+                  days_since_rem=0)
+    assert scoring.score(top, WEIGHTS, HL).total == 1.0  # min(1, 1 + 0.15)
+
+
+def test_truth_confidence_and_theme_strength():
+    assert scoring.truth_confidence(0.8, 4, 2, 3) == approx(0.750105)
+    assert scoring.theme_strength(3, 8) == approx(0.75)
+    assert scoring.theme_strength(5, 8) == 1.0

@@ -1,0 +1,200 @@
+"""Deep's writes: idempotent re-runs, user deletions, edits during a dream, the cap, the exact format."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from helpers_dream import days, recall, tree, write_note
+from kit.dreaming import deep, managed
+from kit.dreaming.runner import run_dream
+
+FACTS = [
+    "Alice drinks her flat white with oat milk, never dairy.",
+    "Production deploys happen on Tuesdays after the 10:00 standup.",
+    "Alice's dentist is Dr. Okafor at the Harbour Street clinic.",
+    "The cabin wifi password is taped under the kitchen router.",
+    "Grandma's birthday is on 3 August; she likes lilies, not roses.",
+]
+
+
+def seed(ws, monkeypatch, facts=FACTS, n_days=4, start="2026-05-04"):
+    write_note(ws.root, "2026-05-01", list(facts))
+    queries = ["what about it", "remind me", "tell me again", "details please", "once more"]
+    for d_i, day in enumerate(days(start, n_days)):
+        for f_i, fact in enumerate(facts):
+            recall(ws, day, fact, f"{queries[d_i % 5]} {f_i}", score=0.8 + 0.01 * f_i, note_day="2026-05-01",
+                   hour=8 + f_i)
+    monkeypatch.setenv("KIT_NOW", f"{days(start, n_days)[-1]}T20:00:00+00:00")
+
+
+def test_managed_section_format(workspace, monkeypatch):
+    seed(workspace, monkeypatch, facts=FACTS[:2])
+    result = run_dream(workspace)
+    assert result.promoted == ("memory/2026-05-01.md:3:3", "memory/2026-05-01.md:4:4")
+    text = (workspace.root / "MEMORY.md").read_text()
+    section = text[text.index("## Promoted memories"):]
+    scores = {r.cand.key: r.score.total for r in result.ranked}
+    claim = {r.cand.key: r.cand.claim for r in result.ranked}
+    k3, k4 = "memory/2026-05-01.md:3:3", "memory/2026-05-01.md:4:4"
+    assert section == (
+        "## Promoted memories\n\n"
+        f"<!-- kit:promoted key={k3} claim={claim[k3]} score={scores[k3]:.3f} recalls=4 queries=4 date=2026-05-07 -->\n"
+        f"- {FACTS[0]}\n"
+        f"<!-- kit:promoted key={k4} claim={claim[k4]} score={scores[k4]:.3f} recalls=4 queries=4 date=2026-05-07 -->\n"
+        f"- {FACTS[1]}\n"
+    )
+    assert re.fullmatch(r"[0-9a-f]{12}", claim[k3])
+
+
+def test_second_dream_same_day_changes_nothing(workspace, monkeypatch):
+    seed(workspace, monkeypatch)
+    first = run_dream(workspace)
+    assert first.promoted and first.diary
+    before = tree(workspace.root, skip_kit=True)
+    reports = {p: (workspace.root / p).read_bytes() for p in before if p.startswith("memory/dreaming/")}
+    assert len(reports) == 3
+    monkeypatch.setenv("KIT_NOW", "2026-05-07T21:30:00+00:00")
+    second = run_dream(workspace)
+    assert second.promoted == () and second.changed == () and second.diary is False
+    assert tree(workspace.root, skip_kit=True) == before
+    assert {p: (workspace.root / p).read_bytes() for p in reports} == reports
+    db = workspace.open_state()
+    rows = db.execute("SELECT phase, COUNT(*), COUNT(DISTINCT cand) FROM dream_phase_hits GROUP BY phase").fetchall()
+    db.close()
+    assert {r[0]: (r[1], r[2]) for r in rows} == {"light": (5, 5), "rem": (3, 3)}
+
+
+def test_deleted_entry_is_demoted_for_good(workspace, monkeypatch):
+    seed(workspace, monkeypatch, facts=FACTS[:2])
+    run_dream(workspace)
+    mem = workspace.root / "MEMORY.md"
+    text = mem.read_text()
+    # the user removes the oat-milk entry (comment and bullet)
+    kept = re.sub(r"<!-- kit:promoted key=memory/2026-05-01.md:3:3 [^\n]*\n- [^\n]*\n", "", text)
+    assert kept != text
+    mem.write_text(kept)
+    for day in days("2026-05-08", 3):
+        recall(workspace, day, FACTS[0], f"milk again {day}", note_day="2026-05-01")
+        monkeypatch.setenv("KIT_NOW", f"{day}T20:00:00+00:00")
+        result = run_dream(workspace)
+        assert FACTS[0] not in mem.read_text()
+        assert "memory/2026-05-01.md:3:3" not in result.promoted
+    first = run_dream(workspace)
+    assert first.demoted == ()
+    db = workspace.open_state()
+    status = db.execute("SELECT status FROM dream_promotions WHERE key='memory/2026-05-01.md:3:3'").fetchone()[0]
+    db.close()
+    assert status == "demoted"
+
+
+def test_user_edit_of_entry_text_is_kept(workspace, monkeypatch):
+    seed(workspace, monkeypatch, facts=FACTS[:2])
+    run_dream(workspace)
+    mem = workspace.root / "MEMORY.md"
+    mem.write_text(mem.read_text().replace(f"- {FACTS[0]}", "- Alice: oat milk only (checked with her)."))
+    seed(workspace, monkeypatch, facts=FACTS[:2] + [FACTS[3]], start="2026-05-08")
+    run_dream(workspace)
+    text = mem.read_text()
+    assert "- Alice: oat milk only (checked with her)." in text
+    assert FACTS[3] in text
+
+
+def test_user_edit_during_dream_is_kept(workspace, monkeypatch):
+    seed(workspace, monkeypatch, facts=FACTS[:2])
+    mem = workspace.root / "MEMORY.md"
+    real_plan = deep.plan
+
+    def plan_then_user_edits(*args, **kwargs):
+        decided = real_plan(*args, **kwargs)
+        # between Deep's read of MEMORY.md and its write, the user saves an edit
+        mem.write_text(mem.read_text().replace("Edit freely", "Edit freely (I do, often)") + "- I moved to Lisbon.\n")
+        return decided
+
+    monkeypatch.setattr(deep, "plan", plan_then_user_edits)
+    result = run_dream(workspace)
+    text = mem.read_text()
+    assert "Edit freely (I do, often)" in text
+    assert "- I moved to Lisbon.\n\n## Promoted memories" in text
+    assert len(result.promoted) == 2
+    assert FACTS[0] in text and FACTS[1] in text
+
+
+def staggered(ws, facts):
+    """Fact i is recalled on four days starting 2026-05-02 + i, so its last recall is 05-05 + i."""
+    write_note(ws.root, "2026-05-01", list(facts))
+    for f_i, fact in enumerate(facts):
+        for d_i, day in enumerate(days("2026-05-02", 4 + f_i)[f_i:]):
+            recall(ws, day, fact, f"q{d_i}", score=0.85, note_day="2026-05-01")
+    os.environ["KIT_NOW"] = "2026-05-09T20:00:00+00:00"
+
+
+def test_cap_retires_oldest_recalled_to_archive(workspace, monkeypatch):
+    monkeypatch.setenv("KIT_NOW", "2026-05-09T20:00:00+00:00")
+    # five facts, each last recalled on a different day: fact i last on day i
+    staggered(workspace, FACTS)
+    workspace.write_text("kit.yaml", "dreaming:\n  memory_max_chars: 420\n")
+    assert workspace.config.get("dreaming.memory_max_chars") == 420
+    result = run_dream(workspace)
+    assert len(result.promoted) == 5
+    # oldest last recall first: fact 0 (last 05-05), then fact 1 (05-06), …
+    assert result.retired == ("memory/2026-05-01.md:3:3", "memory/2026-05-01.md:4:4", "memory/2026-05-01.md:5:5")
+    text = (workspace.root / "MEMORY.md").read_text()
+    assert managed.section_chars(text) <= 420
+    assert FACTS[3] in text and FACTS[4] in text and FACTS[0] not in text
+    archive = (workspace.root / "memory" / "archive" / "promoted.md").read_text()
+    assert archive.startswith("# Retired promoted memories\n")
+    for fact in FACTS[:3]:
+        assert f"- {fact}" in archive
+    assert "retired=2026-05-09" in archive
+    # retired is not demoted and not promoted again
+    monkeypatch.setenv("KIT_NOW", "2026-05-10T20:00:00+00:00")
+    again = run_dream(workspace)
+    assert again.promoted == () and again.demoted == ()
+
+
+def test_cap_archive_is_searchable(workspace, monkeypatch):
+    pytest.importorskip("kit.memory.service")
+    from kit.memory.service import memory_for
+
+    monkeypatch.setenv("KIT_NOW", "2026-05-09T20:00:00+00:00")
+    staggered(workspace, FACTS[:3])
+    workspace.write_text("kit.yaml", "dreaming:\n  memory_max_chars: 300\n")
+    result = run_dream(workspace)
+    assert result.retired == ("memory/2026-05-01.md:3:3", "memory/2026-05-01.md:4:4")
+    assert FACTS[0] not in (workspace.root / "MEMORY.md").read_text()
+    hits = memory_for(workspace).search("does Alice take oat milk in her flat white").results
+    assert any(h.path == "memory/archive/promoted.md" and FACTS[0] in h.snippet for h in hits)
+
+
+def test_semantic_duplicate_of_memory_is_skipped(workspace, monkeypatch):
+    mem = workspace.root / "MEMORY.md"
+    mem.write_text(mem.read_text() + "\n- Alice drinks her flat white with oat milk and never dairy.\n")
+    seed(workspace, monkeypatch, facts=FACTS[:2])
+    result = run_dream(workspace)
+    assert result.promoted == ("memory/2026-05-01.md:4:4",)
+    dup = [d for d in result.decisions if d.action == "duplicate"]
+    assert [d.ranked.cand.key for d in dup] == ["memory/2026-05-01.md:3:3"]
+    assert result.similarity == "embeddings"
+
+
+def test_junk_is_never_promoted_and_limit_applies_per_day(workspace, monkeypatch):
+    junk = ["$ docker compose up -d --build api", "| 12 | 34 | 56 |\n| 78 | 90 | 11 |", "ok thanks"]
+    write_note(workspace.root, "2026-05-01", FACTS + junk[:1] + junk[2:])
+    workspace.write_text("kit.yaml", "dreaming:\n  deep: {limit: 2}\n")
+    for d_i, day in enumerate(days("2026-05-02", 4)):
+        for fact in FACTS + [junk[0], junk[2]]:
+            recall(workspace, day, fact, f"q{d_i}", score=0.9, note_day="2026-05-01")
+    monkeypatch.setenv("KIT_NOW", "2026-05-05T20:00:00+00:00")
+    first = run_dream(workspace)
+    assert len(first.promoted) == 2
+    assert run_dream(workspace).promoted == ()  # the limit is per day
+    blocked = {r.cand.snippet: r.blocked_by for r in first.ranked if r.cand.junk}
+    assert blocked == {f"- {junk[0]}": ["not_junk"], "- ok thanks": ["not_junk", "min_score"]} or \
+        set(blocked) == {f"- {junk[0]}", "- ok thanks"}
+    monkeypatch.setenv("KIT_NOW", "2026-05-06T20:00:00+00:00")
+    assert len(run_dream(workspace).promoted) == 2
+    text = (workspace.root / "MEMORY.md").read_text()
+    assert "docker compose" not in text and "ok thanks" not in text
