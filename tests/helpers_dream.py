@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from kit.dreaming.recall_source import insert_event
@@ -65,4 +65,3 @@ def tree(root: Path, *, skip_kit: bool = False) -> dict[str, str]:
     return out
 
 
-UTC = timezone.utc

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from helpers_dream import days, recall, set_now, tree, write_note
+from helpers_dream import days, recall, tree, write_note
 from kit.dreaming.runner import run_dream
 
 FACTS = {
