@@ -108,9 +108,11 @@ class Repl:
     def run(self) -> int:
         history = self._history_file()
         self._start_background()
+        spec = str(self.agent.model or self.ws.config.get("agent.model"))
+        label = " (script: test/offline provider, no model involved)" if spec.startswith("script:") else ""
         self.console.print(
-            f"[bold]kit[/bold] · session {self.agent.session_id} · model "
-            f"{self.agent.model or self.ws.config.get('agent.model')} · /help for commands, /exit to leave"
+            f"[bold]kit[/bold] · session {self.agent.session_id} · model {spec}{label} · "
+            "/help for commands, /exit to leave", markup=True, highlight=False,
         )
         try:
             while True:

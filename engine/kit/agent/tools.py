@@ -297,7 +297,11 @@ def tool_memory_write(ctx: ToolContext, args: dict[str, Any]) -> str:
     text = str(_require(args, "text"))
     topic = args.get("topic")
     result = _memory(ctx.ws).write(text, topic=str(topic) if topic else None)
-    return _json(result.to_json() if hasattr(result, "to_json") else result)
+    data = result.to_json() if hasattr(result, "to_json") else result
+    fire_hook(ctx.ws, "memory:write", {"source": "tool", "session_id": ctx.session_id,
+                                       **(data if isinstance(data, dict) else {"result": str(data)})},
+              session_key=ctx.session_key)
+    return _json(data)
 
 
 # --------------------------------------------------------------------------- skills tools

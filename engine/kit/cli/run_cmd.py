@@ -32,6 +32,10 @@ KINDS = ("default", "subagent", "cron", "heartbeat", "shared")
 def run(message, workspace, model, session_key, kind, as_json):
     """Talk to the agent: one turn with MESSAGE, else an interactive REPL."""
     ws = open_workspace(workspace)
+
+    def status(text: str) -> None:
+        click.echo(f"kit: {text}", err=True)
+
     if message is None:
         if as_json:
             fail("--json needs a MESSAGE (the REPL is interactive)", 2)
@@ -41,9 +45,11 @@ def run(message, workspace, model, session_key, kind, as_json):
 
     from kit.agent.loop import Agent
 
-    def status(text: str) -> None:
-        click.echo(f"kit: {text}", err=True)
+    spec = model or str(ws.config.get("agent.model"))
+    if spec.startswith("script:"):
+        from kit.agent.providers.script import LABEL
 
+        status(f"model {spec}: {LABEL}")
     # principle 5: a broken kit.yaml or document is announced on the turn's status line
     for issue in ws.snapshot.errors:
         status(f"warning: {issue} (last good version in force)")
