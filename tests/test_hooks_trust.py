@@ -94,7 +94,7 @@ def test_invalid_hooks_are_reported_and_never_break_loading(ws_path):
     ws = Workspace.open(ws_path)
     registry = registry_for(ws)
     invalid = {h.name: h.errors for h in registry.invalid()}
-    assert invalid["no-events"] == ("'events' must be a non-empty list, e.g. [tool:before]",)
+    assert invalid["no-events"] == ("'events' must be a non-empty list of event names, such as tool:before",)
     assert invalid["wrong-name"] == (
         "name 'other' must equal the folder name 'wrong-name'",
         "'timeout_s' must be a positive number of seconds, not -1",
@@ -166,3 +166,13 @@ def test_data_that_cannot_be_deep_copied_still_fires(ws_path):
     outcome = registry_for(Workspace.open(ws_path)).fire("tool:after", {"n": 1, "lock": lock})
     assert outcome.errors == [] and outcome.ran == ["reader"]
     assert outcome.data["lock"] is lock
+
+
+def test_cli_human_output(ws_path, cli):
+    write_hook(ws_path / "hooks", "guard", ["tool:before"], "def handle(e):\n    return {'block': True, 'reason': 'no [x]'}\n")
+    listed = cli("hooks", "list", "-w", ws_path).output
+    assert "guard" in listed and "untrusted" in listed and "kit hooks trust guard" in listed
+    assert "session-memory       active" in listed
+    cli("hooks", "trust", "guard", "-w", ws_path)
+    fired = cli("hooks", "fire", "tool:before", "-w", ws_path).output
+    assert "blocked by guard: no [x]" in fired

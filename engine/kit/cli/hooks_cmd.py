@@ -50,22 +50,27 @@ def list_cmd(workspace, as_json: bool) -> None:
         out.print("[yellow]hooks are disabled (hooks.enabled: false)[/]")
     if not rows:
         out.print("no hooks")
+    from rich.markup import escape
+
     for row in rows:
         if not row["valid"]:
-            state = "[bold red]invalid[/]"
+            state, style = "invalid", "bold red"
         elif not row["enabled"]:
-            state = "[dim]disabled[/]"
+            state, style = "disabled", "dim"
         elif not row["trusted"]:
-            state = "[yellow]untrusted[/]"
+            state, style = "untrusted", "yellow"
         else:
-            state = "[green]active[/]"
-        out.print(f"{row['name']:<20} {state:<22} [dim]{row['root']:<9} {row['kind']:<7}[/] {', '.join(row['events'])}")
+            state, style = "active", "green"
+        out.print(
+            f"{escape(row['name']):<20} [{style}]{state:<10}[/] [dim]{row['root']:<9} {row['kind']:<7}[/] "
+            + escape(", ".join(row["events"]))
+        )
         for message in row["errors"]:
-            out.print(f"    [red]error:[/] {message}")
+            out.print(f"    [red]error:[/] {escape(message)}")
         for message in row["warnings"]:
-            out.print(f"    [yellow]warning:[/] {message}")
+            out.print(f"    [yellow]warning:[/] {escape(message)}")
         if row["valid"] and row["trusted"] is False:
-            out.print(f"    review hooks/{row['name']}/ then run `kit hooks trust {row['name']}`")
+            out.print(f"    review hooks/{escape(row['name'])}/ then run `kit hooks trust {escape(row['name'])}`")
 
 
 @hooks.command("fire")
@@ -90,14 +95,16 @@ def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_
     if as_json:
         emit_json({"event": event, **outcome.to_json()})
         return
+    from rich.markup import escape
+
     out = console()
-    out.print(f"[bold]{event}[/]: ran {', '.join(outcome.ran) or 'no hooks'}")
+    out.print(f"[bold]{escape(event)}[/]: ran {', '.join(outcome.ran) or 'no hooks'}")
     if outcome.blocked:
-        out.print(f"[bold red]blocked[/] by {outcome.blocked_by}: {outcome.reason}")
+        out.print(f"[bold red]blocked[/] by {outcome.blocked_by}: {escape(outcome.reason or '')}")
     for line in outcome.skipped:
-        out.print(f"[yellow]skipped[/] {line}")
+        out.print(f"[yellow]skipped[/] {escape(line)}")
     for line in outcome.errors:
-        out.print(f"[red]error[/] {line}")
+        out.print(f"[red]error[/] {escape(line)}")
     if outcome.data != data:
         out.print("data after hooks:")
         out.print(json.dumps(outcome.data, ensure_ascii=False, indent=2), markup=False)

@@ -126,7 +126,7 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path)
     if isinstance(raw_events, str):
         raw_events = [raw_events]
     if not isinstance(raw_events, list) or not raw_events:
-        errors.append("'events' must be a non-empty list, e.g. [tool:before]")
+        errors.append("'events' must be a non-empty list of event names, such as tool:before")
     else:
         for item in raw_events:
             if not isinstance(item, str) or not EVENT_RE.match(item):
