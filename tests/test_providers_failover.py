@@ -285,3 +285,19 @@ def test_config_reload_rebuilds_providers(ws_path, server, keyed):
         other.push(text_reply("from the new base_url"))
         assert client.complete([{"role": "user", "content": "hi"}]).text == "from the new base_url"
     assert len(server.requests) == 1
+
+
+def test_script_spec_goes_through_failover(ws_path, server, keyed, tmp_path):
+    from kit.agent.providers.script import reset_positions
+
+    reset_positions()
+    script = tmp_path / "turns.yaml"
+    script.write_text("turns:\n  - error: {kind: rate_limit, message: simulated 429}\n  - text: scripted hello\n")
+    ws = configure(ws_path, server, f"script:{script}", ["local/gpt-b"])
+    server.push(text_reply("real fallback"), model="gpt-b")
+    client = FailoverClient(ws)
+    assert client.complete([{"role": "user", "content": "hi"}]).text == "real fallback"
+    assert client.cooldowns.get(f"script:{script}").kind == "rate_limit"
+    client.cooldowns.clear()
+    response = client.complete([{"role": "user", "content": "hi"}])
+    assert response.text == "scripted hello"
