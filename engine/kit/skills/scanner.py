@@ -103,37 +103,36 @@ _NETWORK_SEND = _r(
 )
 
 
-def is_code_file(path: Path, head: bytes) -> bool:
-    if path.suffix.lower() in CODE_SUFFIXES:
-        return True
-    return head.startswith(b"#!")
-
-
-def code_files(skill_dir: Path) -> list[Path]:
-    """Code files of a skill, sorted: everything under scripts/ plus code elsewhere (not SKILL.md)."""
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(skill_dir):
+def code_files(skill_dir: Path) -> list[str]:
+    """Code files of a skill (relative POSIX paths, sorted): everything under scripts/ plus code
+    elsewhere (by suffix or shebang), never SKILL.md. Symlinks are skipped."""
+    base = os.fspath(skill_dir)
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            path = Path(dirpath, name)
-            if path.is_symlink() or not path.is_file():
+        rel_dir = os.path.relpath(dirpath, base)
+        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+        in_scripts = rel_dir.startswith("scripts/")
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full) or not os.path.isfile(full):
                 continue
-            rel = path.relative_to(skill_dir).as_posix()
+            rel = rel_dir + name
             if rel == "SKILL.md":
                 continue
-            if rel.startswith("scripts/"):
-                out.append(path)
-            else:
-                try:
-                    with open(path, "rb") as handle:
-                        head = handle.read(2)
-                except OSError:
-                    continue
-                if is_code_file(path, head):
-                    out.append(path)
-            if len(out) >= MAX_FILES:
-                break
-    return sorted(out, key=lambda p: p.relative_to(skill_dir).as_posix())
+            if in_scripts or os.path.splitext(name)[1].lower() in CODE_SUFFIXES:
+                found.append(rel)
+                continue
+            try:
+                with open(full, "rb") as handle:
+                    head = handle.read(2)
+            except OSError:
+                continue
+            if head.startswith(b"#!"):
+                found.append(rel)
+        if len(found) >= MAX_FILES:
+            break
+    return sorted(found)
 
 
 def _excerpt(line: str) -> str:
@@ -169,6 +168,21 @@ def scan_text(text: str, rel: str) -> list[ScanFinding]:
     return findings
 
 
+_SCAN_CACHE: dict[tuple[str, str], tuple[ScanFinding, ...]] = {}
+
+
+def _scan_cached(raw: bytes, rel: str) -> tuple[ScanFinding, ...]:
+    """scan_text memoised by (path, content hash): the content is always re-read and re-hashed,
+    only the regex pass is skipped for bytes already scanned (rebuilds with 200 skills stay cheap)."""
+    key = (rel, hashlib.sha256(raw).hexdigest())
+    hit = _SCAN_CACHE.get(key)
+    if hit is None:
+        if len(_SCAN_CACHE) > 20_000:
+            _SCAN_CACHE.clear()
+        hit = _SCAN_CACHE[key] = tuple(scan_text(raw.decode("utf-8", errors="replace"), rel))
+    return hit
+
+
 @dataclass(frozen=True)
 class ScanResult:
     findings: tuple[ScanFinding, ...]
@@ -185,11 +199,12 @@ def scan_skill(skill_dir: Path) -> ScanResult:
     digest = hashlib.sha256()
     findings: list[ScanFinding] = []
     scanned: list[str] = []
-    for path in code_files(skill_dir):
-        rel = path.relative_to(skill_dir).as_posix()
+    for rel in code_files(skill_dir):
+        path = os.path.join(skill_dir, rel)
         try:
-            size = path.stat().st_size
-            raw = path.read_bytes() if size <= MAX_SCAN_BYTES else b""
+            size = os.path.getsize(path)
+            with open(path, "rb") as handle:
+                raw = handle.read() if size <= MAX_SCAN_BYTES else b""
         except OSError:
             continue
         scanned.append(rel)
@@ -202,7 +217,7 @@ def scan_skill(skill_dir: Path) -> ScanResult:
             findings.append(ScanFinding("binary-code", "high", rel, 1,
                                         "binary file among the scripts cannot be reviewed", ""))
             continue
-        findings.extend(scan_text(raw.decode("utf-8", errors="replace"), rel))
+        findings.extend(_scan_cached(raw, rel))
     order = {s: i for i, s in enumerate(SEVERITIES)}
     findings.sort(key=lambda f: (order.get(f.severity, 9), f.path, f.line, f.rule))
     return ScanResult(tuple(findings), digest.hexdigest(), tuple(scanned))
