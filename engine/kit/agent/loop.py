@@ -170,7 +170,7 @@ class Agent:
         self.store = SessionStore(ws)
         self.history: list[dict[str, Any]] = []
         self.session: SessionInfo = self._open(session_key)
-        self._prompt_cache: tuple[int, Any] | None = None
+        self._prompt_cache: tuple[Any, Any] | None = None
         self._warning_state = _warning_state()
         self._bootstrap = _bootstrap_callback(ws, self.session.key)
         self._flushed = False
@@ -242,7 +242,9 @@ class Agent:
     def prompt_result(self):
         """Rebuilt only when the workspace snapshot changes, so the text is byte-identical otherwise
         (the once-per-session truncation warning is decided at that rebuild, not every turn)."""
-        version = self.ws.version
+        # the date is part of the key so the dynamic tail never shows yesterday; within a day the
+        # text (time included) only changes with the workspace, which keeps provider caches warm
+        version = (self.ws.version, clock.today())
         if self._prompt_cache is None or self._prompt_cache[0] != version:
             result = build_system_prompt(self.ws, self.kind, self._warning_state, self._bootstrap)
             self._prompt_cache = (version, result)

@@ -157,6 +157,9 @@ class Repl:
         except KitError as exc:
             self.console.print(f"[red]error:[/red] {exc}")
             return
+        except KeyboardInterrupt:
+            self.console.print("[yellow]interrupted[/yellow]")
+            return
         for call in result.tool_calls:
             state = "blocked" if call.blocked else ("ok" if call.ok else "failed")
             args = json.dumps(call.arguments, ensure_ascii=False)
