@@ -301,3 +301,12 @@ def test_script_spec_goes_through_failover(ws_path, server, keyed, tmp_path):
     client.cooldowns.clear()
     response = client.complete([{"role": "user", "content": "hi"}])
     assert response.text == "scripted hello"
+
+
+def test_retry_after_lengthens_the_cooldown(ws_path, server, keyed):
+    ws = configure(ws_path, server, "local/gpt-a", ["backup/gpt-b"])
+    server.push(error_reply(429, "slow down", headers={"Retry-After": "120"}), model="gpt-a")
+    server.push(text_reply("fallback"), model="gpt-b")
+    client = FailoverClient(ws)
+    client.complete([{"role": "user", "content": "hi"}])
+    assert client.cooldowns.get("local/gpt-a").remaining() == pytest.approx(120.0)

@@ -93,12 +93,13 @@ class CooldownStore:
             rows = db.execute("SELECT * FROM failover_cooldowns ORDER BY target").fetchall()
         return [_row(r) for r in rows]
 
-    def record_failure(self, target: str, kind: str, message: str) -> Cooldown:
+    def record_failure(self, target: str, kind: str, message: str, *, at_least: float | None = None) -> Cooldown:
+        """Escalate the cooldown; a server's Retry-After (`at_least`) lengthens it, never shortens."""
         now = clock.timestamp()
         with self._db() as db, db.transaction():
             row = db.execute("SELECT failures FROM failover_cooldowns WHERE target = ?", (target,)).fetchone()
             failures = (int(row[0]) if row else 0) + 1
-            until = now + cooldown_seconds(failures)
+            until = now + max(cooldown_seconds(failures), at_least or 0.0)
             db.execute(
                 "INSERT INTO failover_cooldowns(target, until, failures, kind, message, updated) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(target) DO UPDATE SET until = excluded.until, "
@@ -187,7 +188,9 @@ class FailoverClient:
                 if exc.kind in RAISE_KINDS:
                     raise
                 if exc.retryable:
-                    self.cooldowns.record_failure(target, exc.kind, exc.message)
+                    self.cooldowns.record_failure(
+                        target, exc.kind, exc.message, at_least=getattr(exc, "retry_after", None)
+                    )
                 continue
             if cool is not None:
                 self.cooldowns.clear(target)

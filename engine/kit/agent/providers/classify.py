@@ -68,8 +68,29 @@ def from_sdk_exception(exc: Exception, provider: str, sdk) -> ProviderError:
         message = status_message(exc)
         status = int(exc.status_code)
         kind = kind_for_status(status, message)
-        return ProviderError(f"{provider}: HTTP {status}: {message}", kind=kind, provider=provider, status=status)
+        error = ProviderError(f"{provider}: HTTP {status}: {message}", kind=kind, provider=provider, status=status)
+        error.retry_after = retry_after(exc)  # type: ignore[attr-defined]
+        return error
     if isinstance(exc, (ValueError, KeyError, TypeError, AttributeError)):
         # a 200 whose body we cannot read (malformed JSON, missing fields)
         return ProviderError(f"{provider}: malformed response ({exc})", kind="format", provider=provider)
     return ProviderError(f"{provider}: {type(exc).__name__}: {exc}", kind="unreachable", provider=provider)
+
+
+MAX_RETRY_AFTER = 3600.0  # a server asking for more than an hour is not taken literally
+
+
+def retry_after(exc: Exception) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds form only), if the server sent one."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    raw = headers.get("retry-after")
+    try:
+        seconds = float(raw) if raw is not None else None
+    except ValueError:
+        return None
+    if seconds is None or seconds < 0:
+        return None
+    return min(seconds, MAX_RETRY_AFTER)
