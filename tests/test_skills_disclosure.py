@@ -8,7 +8,7 @@ import pytest
 
 from helpers_skills import make_skill
 from kit.errors import KitError, NotFoundError, PathEscapeError
-from kit.skills.disclosure import SkillFile, SkillView, skill_view, skills_list
+from kit.skills.disclosure import SkillFile, SkillView, skill_view, skills_list, user_skill_view
 from kit.workspace import Workspace
 
 
@@ -115,3 +115,12 @@ def test_user_only_skills_are_hidden_from_the_model(ws):
 def test_unknown_skill(ws):
     with pytest.raises(KitError, match="no skill named 'deplyo' \\(did you mean 'deploy'\\?\\)"):
         skill_view(ws, "deplyo")
+
+
+def test_user_invocation_respects_user_invocable(ws):
+    make_skill(ws.root / "skills", "model-only", meta={"user-invocable": False})
+    ws.reload(["skills/model-only/SKILL.md"])
+    with pytest.raises(KitError, match="is not user-invocable"):
+        user_skill_view(ws, "model-only")
+    assert skill_view(ws, "model-only").name == "model-only"  # the model may still use it
+    assert user_skill_view(ws, "private").name == "private"  # user-only skills are for the user

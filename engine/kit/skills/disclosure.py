@@ -174,6 +174,16 @@ def skill_view(ws, name: str, path: str | None = None, *, for_model: bool = True
     return _read_file(skill, path)
 
 
+def user_skill_view(ws, name: str) -> SkillView:
+    """What `/skill NAME` in the REPL loads: refuses skills with `user-invocable: false`."""
+    skill = catalog_for(ws).get(name)
+    if not skill.user_invocable:
+        raise KitError(f"skill '{name}' is not user-invocable (user-invocable: false); the model uses it on its own")
+    view = skill_view(ws, name, for_model=False)
+    assert isinstance(view, SkillView)
+    return view
+
+
 def _read_file(skill: Skill, path: str) -> SkillFile:
     rel = path.replace("\\", "/")
     if os.path.isabs(rel) or rel.startswith("~"):
