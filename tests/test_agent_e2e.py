@@ -131,3 +131,17 @@ def test_active_recall_respects_budget_and_switch(ws_path, kit_now, tmp_path):
     ws.reload(["kit.yaml"])
     agent.turn(QUESTION)
     assert recorded_calls(script)[1]["messages"][-1]["content"] == QUESTION
+
+
+def test_system_prompt_stays_identical_while_recall_varies(ws, tmp_path):
+    script = write_script(tmp_path, [{"text": "a"}, {"text": "b"}])
+    agent = agent_for(ws, script)
+    agent.turn(QUESTION)
+    agent.turn("Who am I having lunch with on Thursday?")
+    calls = recorded_calls(script)
+    assert calls[0]["messages"][0]["content"] == calls[1]["messages"][0]["content"]
+    first_user, second_user = calls[0]["messages"][1]["content"], calls[1]["messages"][3]["content"]
+    assert "Deploy checklist" in first_user
+    assert "Lunch with Priya" in second_user
+    # the earlier user message is replayed exactly as first sent (its recall block included)
+    assert calls[1]["messages"][1]["content"] == first_user

@@ -1,0 +1,68 @@
+"""The script provider: a clearly labelled test/offline provider that replays YAML turns."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers_agent import write_script
+from kit.agent.providers.base import ProviderError
+from kit.agent.providers.registry import resolve
+from kit.agent.providers.script import LABEL, ScriptProvider
+from kit.errors import ConfigError
+
+
+def test_replays_turns_in_order_and_records(tmp_path):
+    path = write_script(tmp_path, [
+        {"tool_calls": [{"name": "memory_search", "arguments": {"query": "deploy checklist"}}]},
+        {"text": "The checklist is in your notes from Tuesday.", "usage": {"prompt_tokens": 9, "completion_tokens": 3}},
+    ])
+    provider, model = resolve(f"script:{path}", None)
+    assert isinstance(provider, ScriptProvider) and model == str(path)
+    assert "test/offline provider" in LABEL
+    tools = [{"type": "function", "function": {"name": "memory_search", "parameters": {}}}]
+    first = provider.complete([{"role": "user", "content": "hi"}], tools, model=model)
+    assert first.text is None and first.finish_reason == "tool_calls"
+    assert [(c.id, c.name, c.arguments) for c in first.tool_calls] == [
+        ("call_1_1", "memory_search", {"query": "deploy checklist"})]
+    second = ScriptProvider(path).complete([{"role": "user", "content": "hi"}], tools)  # position is per path
+    assert second.text == "The checklist is in your notes from Tuesday."
+    assert (second.usage.prompt_tokens, second.usage.completion_tokens) == (9, 3)
+    assert second.model == "script:script.yaml"
+    with pytest.raises(ProviderError) as err:
+        provider.complete([], tools)
+    assert err.value.kind == "format"
+    assert str(err.value) == (f"script {path} has only 2 turn(s) but the run asked for turn 3; "
+                              "add more turns to the script")
+    recorded = [json.loads(line) for line in (tmp_path / "script.yaml.calls.jsonl").read_text().splitlines()]
+    assert [r["turn"] for r in recorded] == [1, 2]
+    assert recorded[0]["tools"] == ["memory_search"]
+
+
+def test_scripted_errors(tmp_path):
+    path = write_script(tmp_path, [{"error": {"kind": "rate_limit", "message": "slow down"}}])
+    with pytest.raises(ProviderError) as err:
+        ScriptProvider(path).complete([], [])
+    assert (err.value.kind, err.value.message, err.value.retryable) == ("rate_limit", "slow down", True)
+
+
+@pytest.mark.parametrize(("text", "message", "line"), [
+    ("turns: [\n  {text: ok\n", "invalid YAML", 3),
+    ("steps: []\n", "needs a top-level `turns:` list", None),
+    ("turns:\n  - {say: hi}\n", "turn 1 needs `text`, `tool_calls` or `error`", None),
+])
+def test_bad_scripts_are_config_errors(tmp_path, text, message, line):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        ScriptProvider(path)
+    assert message in err.value.message
+    assert err.value.path == str(path)
+    assert err.value.line == line
+
+
+def test_missing_script_file(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        ScriptProvider(tmp_path / "nope.yaml")
+    assert "no such script file" in str(err.value)
