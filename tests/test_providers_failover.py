@@ -310,3 +310,15 @@ def test_retry_after_lengthens_the_cooldown(ws_path, server, keyed):
     client = FailoverClient(ws)
     client.complete([{"role": "user", "content": "hi"}])
     assert client.cooldowns.get("local/gpt-a").remaining() == pytest.approx(120.0)
+
+
+def test_escalation_starts_over_after_an_hour_of_quiet(ws_path, server, keyed, kit_now):
+    ws = configure(ws_path, server, "local/gpt-a", ["backup/gpt-b"])
+    client = FailoverClient(ws)
+    for now in ("09:00:00", "09:01:00", "10:02:00"):
+        kit_now(f"2026-05-07T{now}+00:00")
+        server.push(error_reply(429, "slow"), model="gpt-a")
+        server.push(text_reply("ok"), model="gpt-b")
+        client.complete([{"role": "user", "content": "hi"}])
+    cool = client.cooldowns.get("local/gpt-a")
+    assert (cool.failures, cool.remaining()) == (1, pytest.approx(30.0))

@@ -27,6 +27,7 @@ from kit.agent.providers.registry import resolve, settings_for, split_spec
 from kit.errors import ConfigError
 
 COOLDOWN_STEPS = (30.0, 60.0, 300.0)  # seconds: 30 s → 1 min → 5 min (and 5 min thereafter)
+ESCALATION_RESET_S = 3600.0  # an hour without trouble after a cooldown ends resets the steps
 RAISE_KINDS = frozenset({"format", "context_overflow"})
 
 MIGRATIONS = (
@@ -97,8 +98,10 @@ class CooldownStore:
         """Escalate the cooldown; a server's Retry-After (`at_least`) lengthens it, never shortens."""
         now = clock.timestamp()
         with self._db() as db, db.transaction():
-            row = db.execute("SELECT failures FROM failover_cooldowns WHERE target = ?", (target,)).fetchone()
-            failures = (int(row[0]) if row else 0) + 1
+            row = db.execute("SELECT failures, until FROM failover_cooldowns WHERE target = ?", (target,)).fetchone()
+            # escalation is for failures in a row: an hour of quiet after the last cooldown starts over
+            recent = row is not None and now - float(row["until"]) < ESCALATION_RESET_S
+            failures = (int(row["failures"]) if recent else 0) + 1
             until = now + max(cooldown_seconds(failures), at_least or 0.0)
             db.execute(
                 "INSERT INTO failover_cooldowns(target, until, failures, kind, message, updated) "
