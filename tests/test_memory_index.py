@@ -1,0 +1,265 @@
+"""index.db: incremental sync, deletes and renames, crash safety, rebuild, degraded modes."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from datetime import date, timedelta
+
+import pytest
+
+import helpers_memory
+from helpers_memory import write
+from kit.memory.chunker import chunk_markdown
+from kit.memory.service import Memory, doctor_checks
+
+# the session-scoped real model and a counting wrapper around it
+real_embedder = helpers_memory.real_embedder
+counting = helpers_memory.counting
+
+
+def note_rel(i: int) -> str:
+    return f"memory/{(date(2026, 1, 1) + timedelta(days=i)).isoformat()}.md"
+
+
+def note_text(i: int, second: str | None = None) -> str:
+    day = (date(2026, 1, 1) + timedelta(days=i)).isoformat()
+    return f"# {day}\n\n- Note {i} says the kettle number is {i * 7}\n- {second or f'Second claim of note {i}'}\n"
+
+
+def chunk_texts(mem: Memory, rel: str) -> list[str]:
+    rows = mem.index().conn.execute("SELECT text FROM chunks WHERE path = ? ORDER BY start_line", (rel,))
+    return [r[0] for r in rows]
+
+
+def test_editing_one_of_300_notes_embeds_only_its_changed_chunks(workspace, counting):
+    for i in range(300):
+        write(workspace.root, note_rel(i), note_text(i))
+    mem = Memory(workspace, embedder=counting)
+    first = mem.sync()
+    assert first.files == 301  # 300 notes + MEMORY.md
+    assert len(first.added) == 301 and first.embedded == counting.calls * 0 + len(counting.texts)
+    assert len(counting.texts) == 600 + len(chunk_markdown("MEMORY.md", (workspace.root / "MEMORY.md").read_text()))
+
+    counting.reset()
+    rel = note_rel(150)
+    write(workspace.root, rel, note_text(150, "The second claim was rewritten") + "- A brand new third claim\n")
+    result = mem.sync()
+    assert result.updated == (rel,) and result.added == () and result.removed == ()
+    assert result.unchanged == 300
+    assert result.embedded == 2 and result.cached == 1
+    day = (date(2026, 1, 1) + timedelta(days=150)).isoformat()
+    assert sorted(counting.texts) == sorted(
+        [f"{day}\n- The second claim was rewritten", f"{day}\n- A brand new third claim"]
+    )
+    assert chunk_texts(mem, rel) == [
+        "- Note 150 says the kettle number is 1050",
+        "- The second claim was rewritten",
+        "- A brand new third claim",
+    ]
+
+    # shifting lines without changing a claim re-embeds nothing: the cache is keyed by content
+    counting.reset()
+    text = (workspace.root / rel).read_text()
+    write(workspace.root, rel, text.replace(f"# {day}\n\n", f"# {day}\n\nA new first paragraph.\n\n"))
+    shifted = mem.sync([rel])
+    assert counting.texts == [f"{day}\nA new first paragraph."]
+    assert shifted.embedded == 1 and shifted.cached == 3
+    rows = mem.index().conn.execute(
+        "SELECT start_line, end_line, text FROM chunks WHERE path = ? ORDER BY start_line", (rel,)
+    ).fetchall()
+    assert [(r[0], r[1]) for r in rows] == [(3, 3), (5, 5), (6, 6), (7, 7)]
+
+    # nothing changed: nothing read, nothing embedded
+    counting.reset()
+    again = mem.sync()
+    assert again.embedded == 0 and again.unchanged == 301 and not again.changed
+    assert counting.calls == 0
+
+
+def test_deleted_and_renamed_notes(workspace, counting):
+    write(workspace.root, "memory/2026-02-01.md", "# 2026-02-01\n\n- zanzibar ferry leaves at 7\n")
+    write(workspace.root, "memory/2026-02-02.md", "# 2026-02-02\n\n- quokka sighting on the island\n")
+    mem = Memory(workspace, embedder=counting)
+    mem.sync()
+    assert mem.search("zanzibar").results[0].path == "memory/2026-02-01.md"
+
+    (workspace.root / "memory/2026-02-01.md").unlink()
+    result = mem.sync()
+    assert result.removed == ("memory/2026-02-01.md",)
+    assert chunk_texts(mem, "memory/2026-02-01.md") == []
+    assert all(h.path != "memory/2026-02-01.md" for h in mem.search("zanzibar ferry").results)
+    fts = mem.index().conn.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH 'zanzibar'").fetchone()[0]
+    assert fts == 0
+
+    counting.reset()
+    (workspace.root / "memory/2026-02-02.md").rename(workspace.root / "memory/2026-02-02-island.md")
+    moved = mem.sync()
+    assert moved.removed == ("memory/2026-02-02.md",)
+    assert moved.added == ("memory/2026-02-02-island.md",)
+    assert moved.embedded == 0  # same claim, same heading: straight from the cache
+    assert mem.search("quokka").results[0].path == "memory/2026-02-02-island.md"
+
+
+def test_what_is_indexed(ws_path, counting):
+    (ws_path / "kit.yaml").write_text("memory:\n  extra_paths: [notes]\n")
+    from kit.workspace import Workspace
+
+    ws = Workspace.open(ws_path)
+    write(ws_path, "memory/2026-03-01.md", "- daily\n")
+    write(ws_path, "memory/archive/promoted.md", "- retired promoted memory\n")
+    write(ws_path, "memory/dreaming/light/2026-03-01.md", "- a light report\n")
+    write(ws_path, "memory/.hidden.md", "- hidden\n")
+    write(ws_path, "notes/project.md", "# Project\n\nextra path note\n")
+    write(ws_path, "elsewhere/other.md", "not indexed\n")
+    write(ws_path, "DREAMS.md", "# Dreams\n\nnever indexed\n")
+    mem = Memory(ws, embedder=counting)
+    result = mem.sync()
+    assert sorted(result.added) == [
+        "MEMORY.md", "memory/2026-03-01.md", "memory/archive/promoted.md", "notes/project.md",
+    ]
+
+
+def test_rebuild_starts_over_but_reuses_cached_embeddings(workspace, counting):
+    write(workspace.root, "memory/2026-02-01.md", "- one\n- two\n")
+    mem = Memory(workspace, embedder=counting)
+    mem.sync()
+    counting.reset()
+    result = mem.sync(rebuild=True)
+    assert sorted(result.added) == ["MEMORY.md", "memory/2026-02-01.md"]
+    assert result.embedded == 0 and counting.calls == 0
+    assert mem.status()["chunks"] == result.chunks
+
+
+def test_a_corrupt_index_is_rebuilt(workspace, counting):
+    write(workspace.root, "memory/2026-02-01.md", "- walrus facts\n")
+    (workspace.kit_dir).mkdir(exist_ok=True)
+    (workspace.kit_dir / "index.db").write_bytes(b"this is not a database" * 100)
+    mem = Memory(workspace, embedder=counting)
+    result = mem.sync()
+    assert "memory/2026-02-01.md" in result.added
+    assert mem.search("walrus").results[0].path == "memory/2026-02-01.md"
+
+
+def test_unreadable_file_keeps_last_good_version_and_is_reported(workspace, counting):
+    write(workspace.root, "memory/2026-02-01.md", "- pelican count is 12\n")
+    mem = Memory(workspace, embedder=counting)
+    mem.sync()
+    (workspace.root / "memory/2026-02-01.md").write_bytes(b"\x00\x01binary")
+    result = mem.sync()
+    assert result.errors and "memory/2026-02-01.md" in result.errors[0] and "binary" in result.errors[0]
+    assert chunk_texts(mem, "memory/2026-02-01.md") == ["- pelican count is 12"]
+
+
+KILLER = textwrap.dedent(
+    """
+    import os, signal, sys
+    from kit.workspace import Workspace
+    from kit.memory import index as I
+    from kit.memory.service import memory_for
+
+    ws = Workspace.open(sys.argv[1])
+    kill_at = int(sys.argv[2])
+    seen = {"n": 0}
+    original = I.MemoryIndex._delete_chunks
+
+    def delete_then_die(self, rel):
+        original(self, rel)  # inside the file's transaction: old rows gone, new rows not yet written
+        seen["n"] += 1
+        if seen["n"] == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    I.MemoryIndex._delete_chunks = delete_then_die
+    memory_for(ws).sync()
+    print("finished without being killed")
+    """
+)
+
+
+def test_a_sync_killed_mid_transaction_leaves_a_usable_index(workspace, counting, tmp_path):
+    for i in range(30):
+        write(workspace.root, note_rel(i), note_text(i))
+    mem = Memory(workspace, embedder=counting)
+    mem.sync()
+    mem.close()
+    for i in range(30):
+        write(workspace.root, note_rel(i), note_text(i, f"Edited claim {i} about the ocelot"))
+    script = tmp_path / "killer.py"
+    script.write_text(KILLER)
+    proc = subprocess.run([sys.executable, str(script), str(workspace.root), "15"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    assert "finished" not in proc.stdout
+
+    conn = sqlite3.connect(workspace.kit_dir / "index.db")
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+    fresh = Memory(workspace, embedder=counting)
+    # every file holds either its complete old chunks or its complete new ones, never a mix or nothing
+    states = []
+    for i in range(30):
+        texts = chunk_texts(fresh, note_rel(i))
+        assert texts[0] == f"- Note {i} says the kettle number is {i * 7}"
+        assert texts[1] in (f"- Second claim of note {i}", f"- Edited claim {i} about the ocelot")
+        states.append(texts[1].startswith("- Edited"))
+    assert states.count(True) == 14 and states[14] is False  # killed inside the 15th file's transaction
+    hits = fresh.search("kettle number", refresh=False)
+    assert hits.results and hits.mode == "hybrid"
+
+    counting.reset()
+    done = fresh.sync()
+    assert len(done.updated) == 16  # the 15th (rolled back) and the 15 never reached
+    assert done.embedded == 0  # the killed run had already cached every new vector
+    assert all(chunk_texts(fresh, note_rel(i))[1] == f"- Edited claim {i} about the ocelot" for i in range(30))
+
+
+def test_fts_only_mode_without_an_embedder(workspace, kit_now):
+    kit_now("2026-02-02T09:00:00+00:00")
+    write(workspace.root, "memory/2026-02-01.md", "- the armadillo prefers warm sand\n")
+    for i in range(6):
+        write(workspace.root, f"memory/topics/t{i}.md", f"- unrelated filler number {i}\n")
+    mem = Memory(workspace, embedder=None)
+    assert mem.mode == "fts-only"
+    result = mem.sync()
+    assert result.mode == "fts-only"
+    found = mem.search("armadillo")
+    assert found.mode == "fts-only"
+    assert found.to_json()["mode"] == "fts-only"
+    assert found.results[0].path == "memory/2026-02-01.md"
+    assert found.results[0].vector_score is None
+    # fts-only: the score is the text score alone (then one day of decay)
+    assert found.results[0].score == pytest.approx(found.results[0].text_score * math.exp(-math.log(2) / 30))
+    status = mem.status()
+    assert status["mode"] == "fts-only" and status["embedded_chunks"] == 0 and status["chunks"] == 8
+
+
+def test_doctor_reports_degraded_modes_and_freshness(workspace, counting, monkeypatch):
+    import kit.memory.service as service
+
+    findings = doctor_checks(workspace)
+    assert any("not built yet" in f.message for f in findings)
+    write(workspace.root, "memory/2026-02-01.md", "- ibis\n")
+    mem = Memory(workspace, embedder=counting)
+    mem.sync()
+    assert any(f.message.startswith("memory index fresh: 2 files") for f in doctor_checks(workspace))
+    write(workspace.root, "memory/2026-02-02.md", "- heron\n")
+    (workspace.root / "memory/2026-02-01.md").unlink()
+    stale = [f for f in doctor_checks(workspace) if "stale" in f.message]
+    assert stale and "1 new, 0 changed, 1 deleted" in stale[0].message
+
+    monkeypatch.setattr(service, "sentence_transformers_available", lambda: False)
+    monkeypatch.setattr(service, "fts5_available", lambda: False)
+    messages = [f.message for f in doctor_checks(workspace)]
+    assert any("fts-only" in m and "sentence-transformers is not installed" in m for m in messages)
+    assert any("no FTS5" in m and "vector-only" in m for m in messages)
+
+
+def test_doctor_does_not_import_torch(ws_path):
+    code = (
+        "import sys; from kit.workspace import Workspace; from kit.memory.service import doctor_checks; "
+        f"doctor_checks(Workspace.open({str(ws_path)!r})); print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "False", out.stderr
