@@ -157,6 +157,9 @@ def test_a_broken_skill_md_is_reported_and_the_rest_load(ws_path):
     assert "needs YAML frontmatter" in front_problem.message
     assert {f.path for f in doctor_checks(ws) if f.severity == "error"} == {
         "skills/broken-one/SKILL.md", "skills/no-front/SKILL.md"}
+    result = build_prompt(ws)
+    assert "- good-one: " in result.prompt
+    assert "2 invalid skill file(s) left out; `kit skills check` says why" in result.warnings
 
 
 def test_precedence_later_roots_override(ws_path, tmp_path):
@@ -289,3 +292,10 @@ def test_200_workspace_skills_degrade_in_the_real_prompt(ws_path):
     assert f"- … {left} more skills are not listed here: call skills_list to see them all." in result.prompt
     assert result.to_json()["skills"] == {"total": 202, "eligible": 202, "in_prompt": 202 - left,
                                           "format": "truncated", "chars": len(result.skills.text)}
+
+
+def test_doctor_warns_about_a_missing_extra_dir(ws_path, tmp_path):
+    write_config(ws_path, f"skills:\n  extra_dirs: [{tmp_path / 'nowhere'}]\n")
+    findings = doctor_checks(Workspace.open(ws_path))
+    assert [(f.severity, f.message) for f in findings] == [
+        ("warning", f"skills.extra_dirs entry {tmp_path / 'nowhere'} is not a folder")]

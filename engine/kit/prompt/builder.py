@@ -223,29 +223,34 @@ def _assemble(ws, kind: str, hooks: Sequence[BootstrapHook]) -> _Assembly:
     heartbeat_doc = snap.get(HEARTBEAT)
     empty = heartbeat_doc is None or heartbeat_is_empty(strip_kit_comments(heartbeat_doc.text))
     ordered = (*persona, *([memory] if memory else []), *([heartbeat] if heartbeat else []))
+    skills, invalid = _skills_block(ws)
+    if invalid:
+        notes.append(f"{invalid} invalid skill file(s) left out; `kit skills check` says why")
     return _Assembly(
         files=(*ordered, *excluded),
         persona=persona,
         memory=memory,
         heartbeat=heartbeat,
-        skills=_skills_block(ws),
+        skills=skills,
         notes=tuple(notes),
         heartbeat_empty=empty,
     )
 
 
-def _skills_block(ws) -> SkillsBlock:
+def _skills_block(ws) -> tuple[SkillsBlock, int]:
+    """The skills block, and how many skill files were invalid (so the report can say so)."""
     from kit.skills.catalog import catalog_for
 
     catalog = catalog_for(ws)
     entries = [SkillEntry(s.name, s.description, s.location) for s in catalog.eligible()]
     cfg = ws.config
-    return build_skills_block(
+    block = build_skills_block(
         entries,
         max_in_prompt=int(cfg.get("skills.max_in_prompt")),
         max_prompt_chars=int(cfg.get("skills.max_prompt_chars")),
         total=len(catalog),
     )
+    return block, len({p.path for p in catalog.errors})
 
 
 def _now_context() -> dict[str, str]:

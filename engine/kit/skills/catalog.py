@@ -353,6 +353,9 @@ def doctor_checks(ws) -> list:
 
     catalog = catalog_for(ws)
     out = [Finding(p.severity, "skills", p.message, p.path, p.line) for p in catalog.problems]
+    for root in catalog.roots:
+        if root.source == "extra" and not root.path.is_dir():
+            out.append(Finding("warning", "skills", f"skills.extra_dirs entry {root.path} is not a folder", "kit.yaml"))
     for skill in catalog:
         if skill.blocked:
             first = skill.scan.critical[0]
