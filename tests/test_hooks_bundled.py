@@ -68,9 +68,13 @@ def test_command_logger_writes_json_lines(ws_path, kit_now):
 
 
 def test_workspace_hook_can_disable_a_bundled_one(ws_path):
-    write_hook(ws_path / "hooks", "command-logger", ["command"], "def handle(e):\n    return None\n", enabled=False)
+    # HOOK.md alone, enabled: false — no handler needed, nothing to trust
+    write_hook(ws_path / "hooks", "command-logger", ["command"], enabled=False)
     ws = Workspace.open(ws_path)
-    registry_for(ws).fire("command:new", {"messages": []})
+    registry = registry_for(ws)
+    assert registry.get("command-logger").valid and registry.untrusted() == []
+    outcome = registry.fire("command:new", {"messages": []})
+    assert outcome.skipped == ["command-logger: disabled"]
     assert not (ws_path / ".kit" / "logs" / "commands.jsonl").exists()
 
 

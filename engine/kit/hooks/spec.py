@@ -153,7 +153,7 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path)
         if not isinstance(command, str) or not command.strip():
             errors.append("'command' must be a non-empty string")
             command = None
-    elif not (folder / "handler.py").is_file():
+    elif enabled and not (folder / "handler.py").is_file():  # a disabled hook may be just HOOK.md
         errors.append("no handler.py next to HOOK.md and no 'command' in its frontmatter")
     for key in meta:
         if key not in ALLOWED_KEYS:
