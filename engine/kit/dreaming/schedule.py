@@ -32,3 +32,26 @@ def next_run(schedule: str, tz_name: str | None, after: datetime) -> datetime:
     validate(schedule)
     local = after.astimezone(zone(tz_name))
     return croniter(schedule, local).get_next(datetime)
+
+
+class Scheduler:
+    """When the next scheduled dream is due. `kit serve` asks it every few seconds.
+
+    It re-reads the schedule from the (hot-reloaded) config each time, so editing kit.yaml takes
+    effect without a restart.
+    """
+
+    def __init__(self) -> None:
+        self.key: tuple[str, str | None] | None = None
+        self.next: datetime | None = None
+
+    def due(self, schedule: str, tz_name: str | None, now: datetime) -> bool:
+        key = (schedule, tz_name)
+        if key != self.key or self.next is None:
+            self.key = key
+            self.next = next_run(schedule, tz_name, now)
+            return False
+        if now >= self.next:
+            self.next = next_run(schedule, tz_name, now)
+            return True
+        return False

@@ -1,0 +1,78 @@
+"""`kit cron install|show|uninstall [--systemd]`: schedule dreaming with cron or a user systemd timer."""
+
+from __future__ import annotations
+
+import click
+
+from kit.cli.common import (
+    console,
+    emit_json,
+    handle_errors,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
+
+systemd_option = click.option("--systemd", is_flag=True, help="Use a user systemd timer instead of crontab.")
+
+
+@click.group("cron")
+def cron() -> None:
+    """Run `kit dream` on dreaming.schedule from cron (or a systemd user timer)."""
+
+
+def _render(result, as_json: bool) -> None:
+    if as_json:
+        emit_json(result.to_json())
+        return
+    out = console()
+    if result.action == "show":
+        out.print(result.entry if result.installed else f"no Kit {result.kind} entry for this workspace", markup=False)
+    elif result.action == "install":
+        verb = "installed" if result.changed else "already installed"
+        out.print(f"{verb} ({result.kind}): {result.entry}", markup=False)
+    else:
+        out.print("removed Kit's entry" if result.changed else "nothing to remove", markup=False)
+    for f in result.files:
+        out.print(f"  {f}", markup=False)
+    if result.note:
+        out.print(f"note: {result.note}", markup=False)
+
+
+@cron.command("install")
+@workspace_option
+@systemd_option
+@json_option
+@handle_errors
+def install(workspace, systemd: bool, as_json: bool) -> None:
+    """Add (or update) the one crontab line for this workspace."""
+    from kit.dreaming import cron as lib
+
+    ws = open_workspace(workspace)
+    _render(lib.install_systemd(ws) if systemd else lib.install_cron(ws), as_json)
+
+
+@cron.command("show")
+@workspace_option
+@systemd_option
+@json_option
+@handle_errors
+def show(workspace, systemd: bool, as_json: bool) -> None:
+    """Print this workspace's crontab line (or timer schedule)."""
+    from kit.dreaming import cron as lib
+
+    ws = open_workspace(workspace)
+    _render(lib.show_systemd(ws) if systemd else lib.show_cron(ws), as_json)
+
+
+@cron.command("uninstall")
+@workspace_option
+@systemd_option
+@json_option
+@handle_errors
+def uninstall(workspace, systemd: bool, as_json: bool) -> None:
+    """Remove only Kit's line for this workspace; every other line stays."""
+    from kit.dreaming import cron as lib
+
+    ws = open_workspace(workspace)
+    _render(lib.uninstall_systemd(ws) if systemd else lib.uninstall_cron(ws), as_json)

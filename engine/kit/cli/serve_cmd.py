@@ -1,0 +1,87 @@
+"""`kit serve`: the watcher, the memory auto-indexer and the dreaming schedule, in the foreground."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+
+import click
+
+from kit.cli.common import console, handle_errors, workspace_option
+
+POLL_S = 5.0
+
+
+@click.command("serve")
+@workspace_option
+@click.option("--no-watch", is_flag=True, help="Do not hot-reload (run the schedule only).")
+@handle_errors
+def serve(workspace, no_watch: bool) -> None:
+    """Watch the workspace and dream on dreaming.schedule (when dreaming.enabled) until Ctrl-C."""
+    from kit import clock
+    from kit.cli.common import open_workspace
+    from kit.dreaming.schedule import Scheduler
+
+    logging.basicConfig(level=logging.WARNING, format="kit: %(message)s", stream=sys.stderr)
+    ws = open_workspace(workspace)
+    err = console(stderr=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    cleanups = []
+    if not no_watch:
+        from kit.watch import Watcher
+
+        watcher = Watcher(ws).start()
+        cleanups.append(watcher.stop)
+    try:
+        from kit.memory.service import start_auto_index
+    except ImportError:
+        pass
+    else:
+        cleanups.append(start_auto_index(ws))
+    scheduler = Scheduler()
+    announced = None
+    err.print(f"serving {ws.root}; Ctrl-C to stop", markup=False, highlight=False)
+    try:
+        while not stop.is_set():
+            cfg = ws.config
+            enabled = bool(cfg.get("dreaming.enabled"))
+            schedule, tz = cfg.get("dreaming.schedule"), cfg.get("dreaming.timezone")
+            if enabled:
+                if scheduler.due(schedule, tz, clock.now()):
+                    _dream(ws, err)
+                state = ("on", schedule, tz, scheduler.next)
+            else:
+                scheduler.key = None
+                state = ("off",)
+            if state != announced:
+                announced = state
+                if enabled:
+                    err.print(f"dreaming: next run {scheduler.next.isoformat(timespec='minutes')} "
+                              f"({schedule!r}, {tz or 'local time'})", markup=False, highlight=False)
+                else:
+                    err.print("dreaming: schedule off (dreaming.enabled: false)", markup=False, highlight=False)
+            stop.wait(POLL_S)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for cleanup in reversed(cleanups):
+            cleanup()
+
+
+def _dream(ws, err) -> None:
+    from kit.dreaming.runner import run_dream
+    from kit.errors import BusyError, KitError
+
+    try:
+        result = run_dream(ws)
+    except BusyError as exc:
+        err.print(f"dreaming skipped: {exc}", markup=False, highlight=False)
+        return
+    except KitError as exc:
+        err.print(f"dreaming failed: {exc}", markup=False, highlight=False)
+        return
+    err.print(f"dreamed {result.day}: promoted {len(result.promoted)}, changed {len(result.changed)} files",
+              markup=False, highlight=False)

@@ -1,0 +1,202 @@
+"""The commands: kit dream --json, memory promote/explain, the lock across processes, git, offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from conftest import run_kit
+from helpers_dream import days, recall, tree, write_note
+from kit.dreaming.runner import run_dream
+
+FACTS = [
+    "Alice drinks her flat white with oat milk, never dairy.",
+    "Production deploys happen on Tuesdays after the 10:00 standup.",
+]
+
+
+def seed(ws, facts=FACTS, start="2026-05-04", n=4):
+    write_note(ws.root, "2026-05-01", list(facts))
+    for d_i, day in enumerate(days(start, n)):
+        for f_i, fact in enumerate(facts):
+            recall(ws, day, fact, f"question {d_i} {f_i}", note_day="2026-05-01")
+    return f"{days(start, n)[-1]}T20:00:00+00:00"
+
+
+def test_dream_json(workspace, cli):
+    now = seed(workspace)
+    res = cli("dream", "--json", "-w", workspace.root, env={"KIT_NOW": now})
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["now"] == "2026-05-07T20:00:00+00:00" and data["applied"] is True
+    assert data["light"]["staged"] == ["memory/2026-05-01.md:3:3", "memory/2026-05-01.md:4:4"]
+    assert {"themes", "truths"} <= set(data["rem"])
+    cand = data["deep"]["candidates"][0]
+    assert set(cand) >= {"key", "snippet", "score", "components", "recall_count", "unique_queries", "recall_days",
+                         "passed", "blocked_by"}
+    assert cand["recall_count"] == 4 and cand["unique_queries"] == 4 and cand["recall_days"] == 4
+    assert cand["passed"] is True and cand["blocked_by"] == []
+    assert data["deep"]["promoted"] == ["memory/2026-05-01.md:3:3", "memory/2026-05-01.md:4:4"]
+
+
+def test_dream_single_phase_and_dry_run(workspace, cli):
+    now = seed(workspace)
+    before = tree(workspace.root)
+    res = cli("dream", "--phase", "deep", "--dry-run", "--json", "-w", workspace.root, env={"KIT_NOW": now})
+    data = json.loads(res.output)
+    assert data["applied"] is False and data["light"] is None and data["rem"] is None
+    assert len(data["deep"]["promoted"]) == 2
+    assert tree(workspace.root) == before
+    res = cli("dream", "--phase", "light", "-w", workspace.root, env={"KIT_NOW": now})
+    assert res.exit_code == 0
+    assert (workspace.root / "memory/dreaming/light/2026-05-07.md").exists()
+    assert not (workspace.root / "memory/dreaming/deep").exists()
+    assert "Promoted memories" not in (workspace.root / "MEMORY.md").read_text()
+
+
+def test_promote_ranks_then_applies(workspace, cli):
+    now = seed(workspace)
+    from click.testing import CliRunner
+
+    from kit.cli.promote_cmd import promote
+
+    runner = CliRunner()
+    env = {"KIT_NOW": now}
+    res = runner.invoke(promote, ["--json", "-w", str(workspace.root)], env=env)
+    data = json.loads(res.output)
+    assert data["applied"] is False and len(data["promoted"]) == 2
+    assert "Promoted memories" not in (workspace.root / "MEMORY.md").read_text()
+    res = runner.invoke(promote, ["--apply", "--json", "-w", str(workspace.root)], env=env)
+    data = json.loads(res.output)
+    assert data["applied"] is True
+    assert FACTS[0] in (workspace.root / "MEMORY.md").read_text()
+    # promote runs Deep only: no light/REM reports
+    assert not (workspace.root / "memory/dreaming/light").exists()
+
+
+def test_second_process_waits_then_exits_3(workspace, tmp_path):
+    now = seed(workspace)
+    started, go = tmp_path / "started", tmp_path / "go"
+    holder = textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from kit.dreaming import deep
+        from kit.dreaming.runner import run_dream
+        from kit.workspace import Workspace
+        real = deep.plan
+        def slow(*a, **k):
+            Path({str(started)!r}).write_text("x")
+            while not Path({str(go)!r}).exists():
+                time.sleep(0.05)
+            return real(*a, **k)
+        deep.plan = slow
+        print(len(run_dream(Workspace.open({str(workspace.root)!r})).promoted))
+    """)
+    env = dict(os.environ, KIT_NOW=now)
+    first = subprocess.Popen([sys.executable, "-c", holder], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        for _ in range(1200):
+            if started.exists() or first.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert started.exists(), first.communicate()
+        second = run_kit("dream", "-w", workspace.root, env={"KIT_NOW": now, "KIT_DREAM_LOCK_WAIT": "0.5"})
+        assert second.returncode == 3
+        assert "another dream is running" in second.stderr and f"pid {first.pid}" in second.stderr
+        assert second.stdout == ""
+    finally:
+        go.write_text("go")
+        out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    assert out.strip() == "2"
+    text = (workspace.root / "MEMORY.md").read_text()
+    assert text.count("<!-- kit:promoted") == 2 and text.endswith("\n")
+    assert not list(workspace.root.glob(".MEMORY.md.*"))
+    assert not (workspace.root / ".kit/locks/dream.lock").exists()
+
+
+def test_dreaming_is_offline(workspace, tmp_path):
+    now = seed(workspace)
+    script = textwrap.dedent(f"""
+        import socket
+        def refuse(*a, **k):
+            raise RuntimeError("network access attempted")
+        socket.socket.connect = refuse
+        socket.socket.connect_ex = refuse
+        socket.create_connection = refuse
+        socket.getaddrinfo = refuse
+        from kit.dreaming.runner import run_dream
+        from kit.workspace import Workspace
+        r = run_dream(Workspace.open({str(workspace.root)!r}))
+        print(r.similarity, len(r.promoted))
+    """)
+    env = dict(os.environ, KIT_NOW=now, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["embeddings", "2"]
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_git_autocommit(tmp_path, monkeypatch):
+    from kit.init import init_workspace
+    from kit.workspace import Workspace
+
+    root = tmp_path / "gws"
+    init_workspace(root, git=True)
+    ws = Workspace.open(root)
+    assert ws.config.get("git.autocommit") is True
+    monkeypatch.setenv("KIT_NOW", seed(ws))
+    head = _git(root, "rev-parse", "HEAD").strip()
+    (root / "scratch.txt").write_text("not the dream's business\n")
+    result = run_dream(ws)
+    assert result.git["committed"] is True
+    assert _git(root, "log", "-1", "--format=%s").strip() == "dream: promote 2 memories (2026-05-07)"
+    files = _git(root, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(files) == sorted(result.changed) == [
+        "DREAMS.md", "MEMORY.md", "memory/dreaming/deep/2026-05-07.md", "memory/dreaming/light/2026-05-07.md",
+        "memory/dreaming/rem/2026-05-07.md"]
+    assert _git(root, "rev-parse", "HEAD~1").strip() == head
+    assert "?? scratch.txt" in _git(root, "status", "--porcelain")
+    # an idle re-run changes nothing and commits nothing
+    again = run_dream(ws)
+    assert again.git is None and _git(root, "rev-list", "--count", "HEAD").strip() == "2"
+    # staged user changes: the dream writes its files but does not commit
+    (root / "USER.md").write_text((root / "USER.md").read_text() + "\nLikes long walks.\n")
+    _git(root, "add", "USER.md")
+    for day in days("2026-05-08", 3):
+        recall(ws, day, "Production deploys happen on Tuesdays after the 10:00 standup.", f"deploy {day}",
+               note_day="2026-05-01")
+    monkeypatch.setenv("KIT_NOW", "2026-05-10T20:00:00+00:00")
+    third = run_dream(ws)
+    assert third.changed and third.git["committed"] is False
+    assert "staged changes" in third.git["note"]
+    assert _git(root, "rev-list", "--count", "HEAD").strip() == "2"
+    assert _git(root, "diff", "--cached", "--name-only").split() == ["USER.md"]
+
+
+def test_custom_diary_template(workspace, monkeypatch):
+    monkeypatch.setenv("KIT_NOW", seed(workspace))
+    (workspace.root / "templates" / "dream-diary.md.j2").write_text(
+        "### {{ date }}: {{ promoted | length }} new\n{% for p in promoted %}* {{ p.text }}\n{% endfor %}")
+    run_dream(workspace)
+    diary = (workspace.root / "DREAMS.md").read_text()
+    assert diary.endswith(f"### 2026-05-07: 2 new\n* {FACTS[0]}\n* {FACTS[1]}\n")
+
+
+def test_builtin_diary_entry(workspace, monkeypatch):
+    monkeypatch.setenv("KIT_NOW", seed(workspace))
+    run_dream(workspace)
+    diary = (workspace.root / "DREAMS.md").read_text()
+    entry = diary[diary.index("## 2026-05-07 20:00"):]
+    assert entry.startswith("## 2026-05-07 20:00\n\nI kept returning to 2 things and wrote them into long-term memory:\n"
+                            f"\n- {FACTS[0]}\n- {FACTS[1]}\n")
+    assert "Light sleep looked at 2 recent notes (2 new today)." in entry

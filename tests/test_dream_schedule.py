@@ -1,0 +1,149 @@
+"""kit cron (fake crontab via KIT_CRONTAB, systemd units under XDG_CONFIG_HOME), the serve scheduler, doctor."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from datetime import UTC, datetime
+
+import pytest
+
+from kit.dreaming.cron import on_calendar
+from kit.dreaming.schedule import Scheduler, next_run
+
+FAKE_CRONTAB = """#!/bin/sh
+F="$(dirname "$0")/table"
+if [ "$1" = "-l" ]; then
+  [ -f "$F" ] || { echo "no crontab for tester" >&2; exit 1; }
+  cat "$F"; exit 0
+fi
+if [ "$1" = "-" ]; then cat > "$F"; exit 0; fi
+exit 2
+"""
+
+
+@pytest.fixture
+def crontab(tmp_path, monkeypatch):
+    folder = tmp_path / "fakecron"
+    folder.mkdir()
+    script = folder / "crontab"
+    script.write_text(FAKE_CRONTAB)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    (folder / "table").write_text("MAILTO=me@example.com\n15 * * * * /usr/bin/backup --quick\n")
+    monkeypatch.setenv("KIT_CRONTAB", str(script))
+    return folder / "table"
+
+
+def test_cron_install_twice_show_uninstall(workspace, cli, crontab):
+    root = workspace.root
+    res = cli("cron", "install", "--json", "-w", root)
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["changed"] is True and data["kind"] == "crontab"
+    line = data["entry"]
+    assert line.startswith("0 3 * * * /") and f" dream -w {root} " in line
+    assert f">> {root}/.kit/logs/dream.log 2>&1 # kit:dream {root}" in line
+    kit_path = line.split()[5]
+    assert os.path.isabs(kit_path)
+    assert (root / ".kit" / "logs").is_dir()
+    again = json.loads(cli("cron", "install", "--json", "-w", root).output)
+    assert again["changed"] is False
+    table = crontab.read_text()
+    assert table == f"MAILTO=me@example.com\n15 * * * * /usr/bin/backup --quick\n{line}\n"
+    shown = json.loads(cli("cron", "show", "--json", "-w", root).output)
+    assert shown["installed"] is True and shown["entry"] == line
+    # a schedule change replaces the line, still one line
+    workspace.write_text("kit.yaml", "dreaming:\n  schedule: '30 4 * * 1-5'\n")
+    cli("cron", "install", "-w", root)
+    assert crontab.read_text().count("# kit:dream") == 1
+    assert "30 4 * * 1-5 " in crontab.read_text()
+    res = cli("cron", "uninstall", "--json", "-w", root)
+    assert json.loads(res.output)["changed"] is True
+    assert crontab.read_text() == "MAILTO=me@example.com\n15 * * * * /usr/bin/backup --quick\n"
+    assert json.loads(cli("cron", "show", "--json", "-w", root).output)["installed"] is False
+
+
+def test_cron_other_workspace_line_untouched(workspace, cli, crontab, tmp_path):
+    other = f"0 3 * * * /x/kit dream -w {workspace.root}2 # kit:dream {workspace.root}2\n"
+    crontab.write_text(other)
+    cli("cron", "install", "-w", workspace.root)
+    cli("cron", "uninstall", "-w", workspace.root)
+    assert crontab.read_text() == other
+
+
+def test_cron_empty_table(workspace, cli, crontab):
+    crontab.unlink()
+    res = cli("cron", "install", "-w", workspace.root)
+    assert res.exit_code == 0
+    assert crontab.read_text().count("\n") == 1
+
+
+def test_systemd_units(workspace, cli, tmp_path, monkeypatch):
+    log = tmp_path / "systemctl.log"
+    fake = tmp_path / "systemctl"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("KIT_SYSTEMCTL", str(fake))
+    workspace.write_text("kit.yaml", "dreaming:\n  schedule: '0 3 * * *'\n  timezone: Europe/Berlin\n")
+    data = json.loads(cli("cron", "install", "--systemd", "--json", "-w", workspace.root).output)
+    assert data["entry"] == "*-*-* 03:00:00 Europe/Berlin"
+    folder = os.path.join(os.environ["XDG_CONFIG_HOME"], "systemd", "user")
+    names = sorted(os.listdir(folder))
+    assert len(names) == 2 and names[0].endswith(".service") and names[1].endswith(".timer")
+    timer = open(os.path.join(folder, names[1])).read()
+    assert "OnCalendar=*-*-* 03:00:00 Europe/Berlin\n" in timer and "Persistent=true" in timer
+    service = open(os.path.join(folder, names[0])).read()
+    assert f"dream -w {workspace.root}\n" in service
+    name = names[1]
+    assert log.read_text().splitlines() == ["--user daemon-reload", f"--user enable --now {name}"]
+    shown = json.loads(cli("cron", "show", "--systemd", "--json", "-w", workspace.root).output)
+    assert shown["installed"] is True
+    cli("cron", "uninstall", "--systemd", "-w", workspace.root)
+    assert os.listdir(folder) == []
+    assert log.read_text().splitlines()[-2:] == [f"--user disable --now {name}", "--user daemon-reload"]
+
+
+def test_on_calendar_conversion():
+    assert on_calendar("0 3 * * *") == "*-*-* 03:00:00"
+    assert on_calendar("*/15 9-17 * * 1-5") == "Mon..Fri *-*-* 09..17:00/15:00"
+    assert on_calendar("30 2 1 */3 *") == "*-1/3-01 02:30:00"
+    assert on_calendar("@daily", "UTC") == "daily UTC"
+
+
+def test_next_run_in_timezone():
+    after = datetime(2026, 5, 7, 1, 30, tzinfo=UTC)
+    nxt = next_run("0 3 * * *", "Europe/Berlin", after)  # 03:30 Berlin already passed 03:00
+    assert nxt.isoformat() == "2026-05-08T03:00:00+02:00"
+    assert next_run("0 3 * * *", "UTC", after).isoformat() == "2026-05-07T03:00:00+00:00"
+
+
+def test_scheduler_fires_once_per_slot():
+    s = Scheduler()
+    t0 = datetime(2026, 5, 7, 2, 59, tzinfo=UTC)
+    assert s.due("0 3 * * *", "UTC", t0) is False  # first call only arms it
+    assert s.due("0 3 * * *", "UTC", t0.replace(minute=59, second=30)) is False
+    assert s.due("0 3 * * *", "UTC", datetime(2026, 5, 7, 3, 0, 2, tzinfo=UTC)) is True
+    assert s.due("0 3 * * *", "UTC", datetime(2026, 5, 7, 3, 0, 7, tzinfo=UTC)) is False
+    assert s.next.isoformat() == "2026-05-08T03:00:00+00:00"
+
+
+def test_doctor_reports_lock_and_schedule(workspace):
+    from kit.dreaming.runner import doctor_checks
+    from kit.fsutil import LockFile
+
+    msgs = [f.message for f in doctor_checks(workspace)]
+    assert any("scheduled dreaming is off" in m for m in msgs)
+    lock = LockFile(workspace.kit_dir / "locks" / "dream.lock")
+    assert lock.try_acquire()
+    try:
+        msgs = [f.message for f in doctor_checks(workspace)]
+        assert f"a dream is running (pid {os.getpid()})" in msgs
+    finally:
+        lock.release()
+    (workspace.kit_dir / "locks" / "dream.lock").write_text("999999999:1.0")
+    findings = doctor_checks(workspace)
+    assert any(f.severity == "warning" and "stale dream lock" in f.message for f in findings)
+    workspace.write_text("kit.yaml", "dreaming:\n  enabled: true\n  schedule: 'every night'\n")
+    findings = doctor_checks(workspace)
+    assert any(f.severity == "error" and "not a valid cron expression" in f.message for f in findings)
