@@ -107,7 +107,7 @@ def test_systemd_units(workspace, cli, tmp_path, monkeypatch):
 def test_on_calendar_conversion():
     assert on_calendar("0 3 * * *") == "*-*-* 03:00:00"
     assert on_calendar("*/15 9-17 * * 1-5") == "Mon..Fri *-*-* 09..17:00/15:00"
-    assert on_calendar("30 2 1 */3 *") == "*-1/3-01 02:30:00"
+    assert on_calendar("30 2 1 */3 *") == "*-01/3-01 02:30:00"
     assert on_calendar("@daily", "UTC") == "daily UTC"
 
 
