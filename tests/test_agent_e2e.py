@@ -145,3 +145,24 @@ def test_system_prompt_stays_identical_while_recall_varies(ws, tmp_path):
     assert "Lunch with Priya" in second_user
     # the earlier user message is replayed exactly as first sent (its recall block included)
     assert calls[1]["messages"][1]["content"] == first_user
+
+
+def test_shared_runs_do_not_recall_private_notes(ws, tmp_path):
+    script = write_script(tmp_path, [{"text": "ok"}])
+    agent_for(ws, script, kind="shared").turn(QUESTION)
+    assert recorded_calls(script)[0]["messages"][-1]["content"] == QUESTION
+    assert _events(ws) == []
+
+
+def test_recall_failure_is_reported_and_the_turn_goes_on(ws, tmp_path, monkeypatch):
+    import kit.memory.service as service
+
+    def broken(ws):
+        raise RuntimeError("index.db is corrupt")
+
+    monkeypatch.setattr(service, "memory_for", broken)
+    said = []
+    script = write_script(tmp_path, [{"text": "still answering"}])
+    result = agent_for(ws, script, status=said.append).turn(QUESTION)
+    assert result.reply == "still answering"
+    assert said == ["active recall failed: RuntimeError: index.db is corrupt"]

@@ -109,3 +109,8 @@ def test_write_file_updates_snapshot(ctx, workspace):
     assert out.ok and out.result == "overwrote SOUL.md (18 chars)"
     assert workspace.version > before
     assert workspace.snapshot.get("SOUL.md").text == "# Soul\n\nA pirate.\n"
+
+
+def test_non_object_arguments_are_an_error(ctx):
+    out = execute_tool(ctx, "read_file", "SOUL.md")
+    assert not out.ok and out.result == "error: arguments for `read_file` must be a JSON object, got str"

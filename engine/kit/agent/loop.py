@@ -281,9 +281,17 @@ class Agent:
             # §4: a heartbeat run is skipped while HEARTBEAT.md is effectively empty
             return TurnResult(self.session.id, "", (), 0, state.usage.to_json(0, window), stopped="skipped")
         system = prompt.prompt
-        from kit.agent.recall import active_recall
+        from kit.agent.recall import ActiveRecall, active_recall
 
-        recall = active_recall(ws, text)
+        if self.kind == "shared":
+            # shared (group) runs keep MEMORY.md and USER.md out of the prompt; private daily
+            # notes must not leak in through recall either (memory_search stays available)
+            recall = ActiveRecall("")
+        else:
+            try:
+                recall = active_recall(ws, text)
+            except Exception as exc:  # noqa: BLE001 - recall is an aid; the turn goes on without it
+                recall = ActiveRecall("", error=f"active recall failed: {type(exc).__name__}: {exc}")
         if recall.error:
             self.status(recall.error)
         self._append({"role": "user", "content": recall.apply(text)},

@@ -447,7 +447,13 @@ TOOL_FUNCTIONS: dict[str, Callable[[ToolContext, dict[str, Any]], str]] = {
 def execute_tool(ctx: ToolContext, name: str, arguments: dict[str, Any], *, call_id: str = "") -> ToolOutcome:
     """Run one tool call with hooks and truncation; never raises for tool-level failures."""
     ws = ctx.ws
-    arguments = dict(arguments or {})
+    if not isinstance(arguments, dict):
+        outcome = ToolOutcome(name, {}, False, False,
+                              f"error: arguments for `{name}` must be a JSON object, got {type(arguments).__name__}",
+                              call_id=call_id)
+        _after(ctx, outcome)
+        return outcome
+    arguments = dict(arguments)
     before = fire_hook(
         ws,
         "tool:before",
@@ -478,6 +484,8 @@ def execute_tool(ctx: ToolContext, name: str, arguments: dict[str, Any], *, call
             ok, text = False, f"error: tool `{name}` is unavailable in this build ({exc.name} missing)"
         except (OSError, ValueError, TypeError) as exc:
             ok, text = False, f"error: {type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - a broken tool must not end the turn
+            ok, text = False, f"error: internal error in `{name}`: {type(exc).__name__}: {exc}"
 
     cfg = ws.config
     limit = result_limit(text, int(cfg.get("tools.max_result_chars", 16000)),
