@@ -272,6 +272,8 @@ def doctor_checks(ws) -> list:
 
         if settings.type in ("openai", "anthropic") and settings.api_key_env and not os.environ.get(settings.api_key_env):
             out.append(Finding("warning", "agent", f"model {spec}: {settings.api_key_env} is not set"))
+    if not (ws.kit_dir / "state.db").exists():
+        return out  # doctor only reads: no state yet means no cooldowns
     try:
         now = clock.timestamp()
         for cool in client.cooldowns.all():
