@@ -30,19 +30,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kit.envsafe import DANGEROUS_ENV, clean_env  # noqa: F401  (re-exported)
 from kit.errors import KitError
 
 # Variables that make an interpreter or the loader run code the command did not ask for.
-DANGEROUS_ENV = frozenset({
-    "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONINSPECT", "PYTHONUSERBASE",
-    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH",
-    "DYLD_FRAMEWORK_PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "IFS",
-    "CDPATH", "GLOBIGNORE", "PERL5LIB", "PERLLIB", "PERL5OPT", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS",
-    "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "GIT_SSH_COMMAND",
-    "GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "ZDOTDIR", "LUA_INIT",
-})
-# exported bash functions (BASH_FUNC_name%%) run on every bash start
-_DANGEROUS_PREFIXES = ("BASH_FUNC_", "LD_", "DYLD_")
 
 _SYSTEM_DIRS = r"(?:/|/\*|~|~/|~/\*|\$HOME|\$\{HOME\}|\$HOME/\*|/(?:bin|boot|dev|etc|home|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var|System|Users|Library|Applications)(?:/\*?)?)"
 _RC_FILES = r"(?:(?:[^\s'\"]*/)?\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc)\b|/etc/(?:profile|bash\.bashrc|zsh/zshrc|environment)\b|(?:[^\s'\"]*/)?\.config/fish/config\.fish)"
@@ -167,15 +158,6 @@ def check(command: str, config: Any, *, interactive: bool) -> ExecDecision:
             "denied: tools.exec.mode is ask and this run is not interactive (add an allow pattern to run it)",
         )
     return ExecDecision(False, True, "needs approval: tools.exec.mode is ask")
-
-
-def clean_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A copy of the environment without variables that inject code."""
-    source = os.environ if environ is None else environ
-    return {
-        k: v for k, v in source.items()
-        if k not in DANGEROUS_ENV and not k.startswith(_DANGEROUS_PREFIXES)
-    }
 
 
 def run(

@@ -109,7 +109,7 @@ async def _await(awaitable: Any, timeout_s: float) -> Any:
 
 
 def run_command(hook: HookSpec, event: HookEvent, timeout_s: float) -> RunResult:
-    from kit.agent.exec_policy import clean_env
+    from kit.envsafe import clean_env
 
     env = clean_env()
     env.update({
