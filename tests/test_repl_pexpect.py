@@ -64,3 +64,35 @@ def test_repl_session(ws_path, tmp_path, kit_now):
     archives = sorted(p.name for p in (ws_path / "memory").glob("2026-05-07-*.md"))
     assert archives == ["2026-05-07-hello-there.md"]
     assert (ws_path / ".kit" / "repl_history").read_text().splitlines()[-1] == "/exit"
+
+
+def test_repl_asks_before_exec(ws_path, tmp_path):
+    set_config(ws_path, "memory:\n  active_recall: {enabled: false}\ntools:\n  exec: {mode: ask}\n")
+    marker_yes, marker_no = tmp_path / "yes", tmp_path / "no"
+    script = write_script(tmp_path, [
+        {"tool_calls": [{"name": "exec", "arguments": {"command": f"touch {marker_no}"}}]},
+        {"tool_calls": [{"name": "exec", "arguments": {"command": f"touch {marker_yes}"}}]},
+        {"text": "Tried both."},
+    ])
+    env = dict(os.environ, TERM="dumb", COLUMNS="200", PYTHONUNBUFFERED="1")
+    child = pexpect.spawn(
+        sys.executable, ["-m", "kit", "run", "-w", str(ws_path), "--model", f"script:{script}"],
+        cwd=str(tmp_path), env=env, encoding="utf-8", timeout=120,
+    )
+    try:
+        child.expect_exact(PROMPT)
+        child.sendline("make the markers")
+        child.expect_exact("Run it? [y/N]")
+        child.sendline("n")
+        child.expect_exact("Run it? [y/N]")
+        child.sendline("y")
+        child.expect_exact("Tried both.")
+        child.expect_exact(PROMPT)
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    assert marker_yes.exists() and not marker_no.exists()
+    results = [m["content"] for m in recorded_calls(script)[2]["messages"] if m["role"] == "tool"]
+    assert results == ["exec refused: the user declined to run this command", "exit_code: 0"]

@@ -57,6 +57,7 @@ def test_ask_interactive_uses_the_approver(ws_path, tmp_path):
     no = ToolContext(ws, interactive=True, approve=lambda c, r: asked.append((c, r)) or False)
     out = execute_tool(no, "exec", {"command": f"touch {marker}"})
     assert out.blocked and not marker.exists()
+    assert out.result == "exec refused: the user declined to run this command"
     assert asked == [(f"touch {marker}", "needs approval: tools.exec.mode is ask")]
     yes = ToolContext(ws, interactive=True, approve=lambda c, r: True)
     out = execute_tool(yes, "exec", {"command": f"touch {marker}"})

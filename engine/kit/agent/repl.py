@@ -265,7 +265,10 @@ def run_repl(ws, *, model: str | None = None, session_key: str | None = None, ki
     console = Console(highlight=False, soft_wrap=True)
 
     def approve(command: str, reason: str) -> bool:
-        answer = console.input(f"[yellow]exec[/yellow] `{command}` ({reason}). Run it? [y/N] ")
+        from rich.markup import escape
+
+        answer = console.input(f"[yellow]exec[/yellow] `{escape(command)}` ({escape(reason)}). "
+                               f"Run it? {escape('[y/N]')} ")
         return answer.strip().lower() in ("y", "yes")
 
     def status(message: str) -> None:

@@ -407,10 +407,10 @@ def tool_exec(ctx: ToolContext, args: dict[str, Any]) -> str:
     config = ctx.ws.config
     decision = exec_policy.check(command, config, interactive=ctx.interactive)
     if not decision.allowed:
-        approved = False
         if decision.needs_approval and ctx.interactive and ctx.approve is not None:
-            approved = bool(ctx.approve(command, decision.reason))
-        if not approved:
+            if not ctx.approve(command, decision.reason):
+                raise _Blocked("exec refused: the user declined to run this command")
+        else:
             raise _Blocked(f"exec refused: {decision.reason}")
     timeout = float(args.get("timeout_s") or config.get("tools.exec.timeout_s", 60.0))
     timeout = min(timeout, float(config.get("tools.exec.timeout_s", 60.0)))
