@@ -124,3 +124,22 @@ def test_heartbeat_with_empty_checklist_is_skipped(ws_path, tmp_path, cli):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["iterations"] == 0 and data["reply"] == ""
+
+
+def test_session_continues_across_processes_and_stdin_message(ws_path, tmp_path, cli):
+    set_config(ws_path, QUIET)
+    one = write_script(tmp_path, [{"text": "Noted."}], name="one.yaml")
+    two = write_script(tmp_path, [{"text": "Your cat is Miso."}], name="two.yaml")
+    first = cli("run", "My cat is called Miso", "--json", "--session", "chat", "-w", ws_path,
+                "--model", f"script:{one}")
+    second = cli("run", "-", "--json", "--session", "chat", "-w", ws_path, "--model", f"script:{two}",
+                 input="What is my cat called?\n")
+    assert second.exit_code == 0, second.output
+    a, b = json.loads(first.stdout), json.loads(second.stdout)
+    assert a["session"] == b["session"]
+    from helpers_agent import recorded_calls
+
+    assert [m["content"] for m in recorded_calls(two)[0]["messages"][1:]] == [
+        "My cat is called Miso", "Noted.", "What is my cat called?"]
+    shown = json.loads(cli("sessions", "show", "chat", "--json", "-w", ws_path).stdout)
+    assert shown["session"]["id"] == a["session"] and shown["session"]["messages"] == 4

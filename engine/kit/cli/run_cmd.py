@@ -30,7 +30,7 @@ KINDS = ("default", "subagent", "cron", "heartbeat", "shared")
 @json_option
 @handle_errors
 def run(message, workspace, model, session_key, kind, as_json):
-    """Talk to the agent: one turn with MESSAGE, else an interactive REPL."""
+    """Talk to the agent: one turn with MESSAGE ("-" reads it from stdin), else an interactive REPL."""
     ws = open_workspace(workspace)
 
     def status(text: str) -> None:
@@ -45,6 +45,10 @@ def run(message, workspace, model, session_key, kind, as_json):
 
     from kit.agent.loop import Agent
 
+    if message == "-":  # `echo "…" | kit run -`
+        message = sys.stdin.read().strip()
+        if not message:
+            fail("no message on stdin", 2)
     spec = model or str(ws.config.get("agent.model"))
     if spec.startswith("script:"):
         from kit.agent.providers.script import LABEL
