@@ -142,7 +142,7 @@ def test_daily_note_of_twelve_bullets_gives_twelve_claims():
         assert (chunk.start_line, chunk.end_line) == (i + 3, i + 3)
         assert chunk.text == bullets[i]
         assert chunk.heading_path == ("2026-05-07",)
-        assert chunk.embed_text == "2026-05-07\n" + bullets[i]
+        assert chunk.embed_text == bullets[i]  # a bare date heading adds nothing for the model
 
 
 def test_daily_note_claims_keep_sub_bullets_and_paragraphs_and_topics():
@@ -162,6 +162,7 @@ def test_daily_note_claims_keep_sub_bullets_and_paragraphs_and_topics():
         (13, 13, ("2026-05-07", "Health")),
     ]
     assert chunks[1].text.endswith("step two: tag")
+    assert chunks[3].embed_text == "Health\n- Allergic to penicillin"
 
 
 def test_the_same_text_outside_memory_dates_is_chunked_by_section():

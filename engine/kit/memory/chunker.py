@@ -22,7 +22,7 @@ from functools import lru_cache
 from kit.fsutil import sha1_hex
 from kit.memory.daily import is_daily_note
 
-CHUNKER_VERSION = 1  # bump when chunk boundaries change, so indexes re-chunk
+CHUNKER_VERSION = 2  # bump when chunk boundaries change, so indexes re-chunk
 
 _CJK = re.compile(
     "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -58,10 +58,19 @@ class Chunk:
         return embed_text(self.heading_path, self.text)
 
 
+_DATE_HEADING = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
 def embed_text(heading_path: Sequence[str], text: str) -> str:
-    """What the model sees: the heading path as context, then the chunk."""
-    if heading_path:
-        return " > ".join(heading_path) + "\n" + text
+    """What the model sees: the heading path as context, then the chunk.
+
+    A heading that is only a date (`# 2026-05-07` atop a daily note) is left out: it means nothing
+    to the model, the date is in the path already, and without it the same claim written on two
+    days shares one cached vector.
+    """
+    context = [h for h in heading_path if not _DATE_HEADING.match(h.strip())]
+    if context:
+        return " > ".join(context) + "\n" + text
     return text
 
 

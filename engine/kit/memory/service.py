@@ -176,7 +176,8 @@ class Memory:
 
     # ------------------------------------------------------------------ search
 
-    def _vector_set(self, idx: MemoryIndex, model: str) -> tuple[np.ndarray, np.ndarray]:
+    def vector_set(self, idx: MemoryIndex, model: str) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, embedding matrix) for `model`, cached until the index generation changes."""
         generation = idx.generation()
         with self._lock:
             cached = self._vectors
@@ -217,7 +218,7 @@ class Memory:
             self._refresh()
         idx = self.index()
         embedder = self.embedder
-        vectors = self._vector_set(idx, embedder.model_id) if embedder is not None else None
+        vectors = self.vector_set(idx, embedder.model_id) if embedder is not None else None
         result = hybrid_search(
             idx,
             query,

@@ -1,0 +1,206 @@
+"""Hybrid search on a crafted corpus with a frozen clock (KIT_NOW = 2026-05-07)."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import date
+
+import pytest
+
+import helpers_memory
+from helpers_memory import undated_filler, write
+from kit.memory.search import (
+    SearchSettings,
+    bm25_to_score,
+    combine,
+    decay,
+    hybrid_search,
+    jaccard,
+    mmr,
+    normalised_weights,
+    text_candidates,
+    tokens,
+)
+
+real_embedder = helpers_memory.real_embedder
+NOW = "2026-05-07T09:00:00+00:00"
+TODAY = date(2026, 5, 7)
+GARAGE = "- The garage door code is 4512\n"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, real_embedder):
+    from kit.init import init_workspace
+    from kit.memory.service import Memory
+    from kit.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("search") / "ws"
+    init_workspace(root)
+    undated_filler(root, 24)
+    write(root, "memory/2026-05-01.md", "# 2026-05-01\n\n- Dana moved to Lisbon in March\n")
+    write(root, "memory/2026-05-02.md", "# 2026-05-02\n\n- Filed the refund request as ticket QZX-9931 with the airline\n")
+    write(root, "memory/2026-05-05.md", "# 2026-05-05\n\n- 用户喜欢喝咖啡，不加糖\n")
+    # three equal texts: yesterday, 60 days ago, and the evergreen MEMORY.md
+    write(root, "memory/2026-05-06.md", GARAGE)
+    write(root, "memory/2026-03-08.md", GARAGE)
+    write(root, "MEMORY.md", GARAGE)
+    write(root, "memory/topics/alice-1.md", "- Alice's birthday is on March 3rd and she loves orchids\n")
+    write(root, "memory/topics/alice-2.md", "- Alice's birthday is on March 3rd, and she loves orchids!\n")
+    write(root, "memory/topics/alice-3.md", "- Alice's favourite flowers are orchids\n")
+    ws = Workspace.open(root)
+    mem = Memory(ws, embedder=real_embedder)
+    mem.sync()
+    yield mem
+    mem.close()
+
+
+@pytest.fixture(autouse=True)
+def _frozen_clock(kit_now):
+    kit_now(NOW)
+
+
+def run(mem, query: str, settings: SearchSettings | None = None, limit: int | None = None):
+    idx = mem.index()
+    return hybrid_search(
+        idx, query, settings or SearchSettings(), today=TODAY, limit=limit,
+        vectors=mem.vector_set(idx, mem.embedder.model_id), encode_query=mem.encode_query,
+    )
+
+
+# --------------------------------------------------------------------------- formulas
+
+
+def test_formulas_read_like_the_spec():
+    assert bm25_to_score(-3.0) == 0.75
+    assert bm25_to_score(3.0) == 0.75
+    assert bm25_to_score(0.0) == 0.0
+    assert normalised_weights(7, 3) == (0.7, 0.3)
+    assert combine(0.8, 0.5, 0.7, 0.3) == pytest.approx(0.71)
+    assert combine(0.8, 0.5, 7, 3) == pytest.approx(0.71)  # weights are normalised
+    assert decay(1.0, 30, 30) == pytest.approx(0.5)
+    assert decay(0.8, 60, 30) == pytest.approx(0.2)
+    assert decay(0.8, None, 30) == 0.8  # evergreen
+    assert decay(0.8, 10, 0) == 0.8  # half-life 0 turns decay off
+    assert jaccard(frozenset("ab"), frozenset("bc")) == pytest.approx(1 / 3)
+    assert tokens("Alice's API/v2 用户喜欢") == {"alice", "s", "api", "v2", "用户", "户喜", "喜欢"}
+
+
+def test_mmr_prefers_a_different_result_over_a_near_duplicate():
+    a, a2, b = frozenset({"x", "y", "z"}), frozenset({"x", "y", "z"}), frozenset({"x", "q", "r"})
+    assert mmr([0.9, 0.88, 0.8], [a, a2, b], 0.7, 2) == [0, 2]
+    assert mmr([0.9, 0.88, 0.8], [a, a2, b], 1.0, 2) == [0, 1]  # λ = 1 is plain ranking
+
+
+# --------------------------------------------------------------------------- the two sides
+
+
+def test_a_paraphrase_with_no_shared_keyword_is_found_by_the_vector_side(corpus):
+    query = "Portugal relocation"
+    note = "- Dana moved to Lisbon in March"
+    assert not (tokens(query) & tokens(note))
+    result = run(corpus, query)
+    top = result.results[0]
+    assert (top.path, top.start_line, top.end_line) == ("memory/2026-05-01.md", 3, 3)
+    assert top.text_score == 0.0
+    assert top.vector_score >= 0.35
+    assert result.mode == "hybrid"
+
+
+def test_an_exact_rare_token_is_found_by_the_text_side(corpus):
+    result = run(corpus, "QZX-9931")
+    top = result.results[0]
+    assert top.path == "memory/2026-05-02.md"
+    assert top.text_score > 0.5
+    assert text_candidates(corpus.index(), "QZX-9931", 24).keys() == {
+        r[0] for r in corpus.index().conn.execute("SELECT id FROM chunks WHERE path = 'memory/2026-05-02.md'")
+    }
+
+
+def test_bm25_mapping_and_weights_give_the_documented_scores(corpus):
+    idx = corpus.index()
+    ranks = dict(idx.conn.execute(
+        "SELECT c.path, bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+        "WHERE chunks_fts MATCH '\"garage\" AND \"door\" AND \"code\"'"
+    ).fetchall())
+    assert set(ranks) == {"MEMORY.md", "memory/2026-05-06.md", "memory/2026-03-08.md"}
+    result = run(corpus, "garage door code")
+    by_path = {h.path: h for h in result.results}
+    for path, rank in ranks.items():
+        hit = by_path[path]
+        assert hit.text_score == pytest.approx(abs(rank) / (1 + abs(rank)))
+        age = {"MEMORY.md": None, "memory/2026-05-06.md": 1, "memory/2026-03-08.md": 60}[path]
+        expected = 0.7 * hit.vector_score + 0.3 * hit.text_score
+        if age is not None:
+            expected *= math.exp(-math.log(2) / 30 * age)
+        assert hit.score == pytest.approx(expected)
+
+
+def test_equal_notes_rank_by_age_and_memory_md_does_not_decay(corpus):
+    result = run(corpus, "garage door code")
+    order = [h.path for h in result.results[:3]]
+    assert order == ["MEMORY.md", "memory/2026-05-06.md", "memory/2026-03-08.md"]
+    evergreen, day1, day60 = result.results[:3]
+    assert evergreen.vector_score == pytest.approx(day1.vector_score) == pytest.approx(day60.vector_score)
+    base = 0.7 * evergreen.vector_score + 0.3 * evergreen.text_score
+    assert evergreen.score == pytest.approx(base)
+    assert day1.score == pytest.approx(base * 2 ** (-1 / 30))
+    assert day60.score == pytest.approx(base * 0.25)
+
+
+def test_mmr_drops_a_near_duplicate_from_the_top_results(corpus):
+    query = "Alice birthday orchids"
+    plain = run(corpus, query, SearchSettings(mmr_lambda=1.0), limit=2)
+    assert {h.path for h in plain.results} == {"memory/topics/alice-1.md", "memory/topics/alice-2.md"}
+    diverse = run(corpus, query, limit=2)
+    paths = [h.path for h in diverse.results]
+    assert paths[0] == plain.results[0].path
+    assert paths[1] == "memory/topics/alice-3.md"
+
+
+def test_a_chinese_query_finds_the_chinese_note(corpus):
+    result = run(corpus, "喜欢喝咖啡")
+    top = result.results[0]
+    assert (top.path, top.start_line) == ("memory/2026-05-05.md", 3)
+    assert top.text_score > 0
+    assert top.snippet == "- 用户喜欢喝咖啡，不加糖"
+    short = run(corpus, "咖啡")  # two characters: below the trigram size, found by substring
+    assert short.results[0].path == "memory/2026-05-05.md"
+    assert short.results[0].text_score == 0.5
+
+
+def test_and_falls_back_to_or(corpus):
+    idx = corpus.index()
+    both = text_candidates(idx, "garage door", 50)
+    assert len(both) == 3
+    mixed = text_candidates(idx, "garage lantern", 50)  # no chunk holds both words: OR
+    paths = {r.path for r in idx.chunk_rows(mixed).values()}
+    assert {"MEMORY.md", "memory/2026-05-06.md"} <= paths
+    assert any(p.startswith("memory/topics/filler-") for p in paths)
+
+
+def test_keyword_fallback_keeps_an_exact_match_under_min_score(corpus):
+    strict = SearchSettings(min_score=0.95, min_vector_score=0.99)
+    result = run(corpus, "QZX-9931", strict)
+    assert [h.path for h in result.results] == ["memory/2026-05-02.md"]
+    hit = result.results[0]
+    assert hit.score < strict.min_score and hit.vector_score < strict.min_vector_score
+    assert hit.score >= min(strict.min_score, strict.text_weight)
+    # a query with no keyword hit keeps nothing under the same settings
+    assert run(corpus, "Portugal relocation", strict).results == ()
+
+
+def test_snippets_are_cut_to_snippet_chars(corpus):
+    result = run(corpus, "QZX-9931", SearchSettings(snippet_chars=20))
+    assert result.results[0].snippet == "- Filed the refund r"
+
+
+def test_cli_search_json_is_one_document_in_the_spec_shape(corpus, cli):
+    out = cli("memory", "search", "garage door code", "--json", "--limit", "2", "-w", corpus.ws.root)
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert set(doc) == {"query", "mode", "results"}
+    assert doc["query"] == "garage door code" and doc["mode"] == "hybrid"
+    assert len(doc["results"]) == 2
+    assert set(doc["results"][0]) == {"path", "start_line", "end_line", "score", "vector_score", "text_score", "snippet"}
+    assert doc["results"][0]["path"] == "MEMORY.md"
