@@ -44,7 +44,7 @@ RULES: tuple[Rule, ...] = (
         "role-hijack",
         "tries to give the agent a new role or speak as the system",
         _rx(
-            r"\byou\s+are\s+now\s+(?:a|an|the|my|no\s+longer|in)\b"
+            r"\byou\s+are\s+now\s+(?:a|an|the|my|no\s+longer|in|dan|jailbroken|unrestricted|unfiltered|free\s+of|evil|root|admin(?:istrator)?|developer)\b"
             r"|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b"
             r"|\b(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:the\s+|a\s+|an\s+)?(?:system|developer|admin(?:istrator)?|root|jailbroken|unrestricted|dan)\b"
             r"|\bpretend\s+(?:to\s+be|you\s+are)\b"
