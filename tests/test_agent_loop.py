@@ -194,3 +194,26 @@ def handle(event):
     events = [json.loads(line) for line in log.read_text().splitlines()]
     assert events == [["session:start", "main", 0, None], ["session:end", "main", 2, "new"],
                       ["session:start", "main", 0, None]]
+
+
+def test_prompt_stays_identical_across_memory_writes_and_minutes(ws, tmp_path, kit_now):
+    kit_now("2026-05-07T09:00:00+00:00")
+    script = write_script(tmp_path, [
+        {"tool_calls": [{"name": "memory_write", "arguments": {"text": "Prefers tea over coffee"}}]},
+        {"text": "noted"},
+        {"text": "tea"},
+        {"text": "new day"},
+    ])
+    agent = agent_for(ws, script)
+    version_before = ws.version
+    agent.turn("I prefer tea")
+    version_after_write = ws.version
+    kit_now("2026-05-07T09:47:00+00:00")
+    agent.turn("what do I drink?")
+    kit_now("2026-05-08T08:00:00+00:00")
+    agent.turn("good morning")
+    systems = [c["messages"][0]["content"] for c in recorded_calls(script)]
+    assert version_after_write > version_before  # the note write did publish a new snapshot version
+    assert systems[0] == systems[1] == systems[2]  # same day, no prompt-relevant change
+    assert "2026-05-07" in systems[2]
+    assert systems[3] != systems[2] and "2026-05-08" in systems[3]

@@ -27,6 +27,7 @@ from kit.agent.tools import (
     fire_hook,
     tool_schemas,
 )
+from kit.fsutil import sha1_hex
 
 REPEAT_WARN = 3  # identical consecutive calls before Kit tells the model to change approach
 REPEAT_STOP = 5  # … and before it stops the run
@@ -239,12 +240,30 @@ class Agent:
 
     # ------------------------------------------------------------------ prompt
 
+    def _prompt_key(self) -> str:
+        """What the prompt depends on: the snapshot's documents and config (not daily notes, which
+        the snapshot does not hold), the trust store and the date.
+
+        A new snapshot version caused only by a memory note (memory_write, session-memory) keeps
+        the same key, so the prompt — dynamic tail included — stays byte-identical and provider
+        prompt caches stay warm. The date is in the key so the tail never shows yesterday.
+        """
+        snap = self.ws.snapshot
+        docs = sorted((name, doc.hash) for name, doc in snap.documents.items())
+        try:
+            from kit.skills.catalog import trust_stamp
+
+            trust = trust_stamp()
+        except ImportError:
+            trust = ""
+        material = json.dumps([docs, snap.config.flat(), [str(i) for i in snap.issues], trust,
+                               clock.today().isoformat()], sort_keys=True, default=str)
+        return sha1_hex(material)
+
     def prompt_result(self):
-        """Rebuilt only when the workspace snapshot changes, so the text is byte-identical otherwise
-        (the once-per-session truncation warning is decided at that rebuild, not every turn)."""
-        # the date is part of the key so the dynamic tail never shows yesterday; within a day the
-        # text (time included) only changes with the workspace, which keeps provider caches warm
-        version = (self.ws.version, clock.today())
+        """Rebuilt only when what the prompt depends on changes (see `_prompt_key`); the
+        once-per-session truncation warning is decided at that rebuild, not every turn."""
+        version = self._prompt_key()
         if self._prompt_cache is None or self._prompt_cache[0] != version:
             result = build_system_prompt(self.ws, self.kind, self._warning_state, self._bootstrap)
             self._prompt_cache = (version, result)
