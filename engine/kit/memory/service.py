@@ -362,15 +362,28 @@ class AutoIndexer:
                     self._full, self._pending = False, set()
                 try:
                     self.memory.sync(None if full else paths)
-                    self.syncs += 1
                 except Exception as exc:  # the watcher must outlive a bad note or a locked database
                     self.last_error = f"{exc.__class__.__name__}: {exc}"
                     _log(self.ws, f"auto-index of {'all files' if full else ', '.join(paths)} failed: {self.last_error}")
+                with self._cond:
+                    self.syncs += 1  # attempted syncs, successful or not (see last_error)
+                    self._cond.notify_all()
         finally:
             self.memory.close()
             with self._cond:
                 self._busy = False
                 self._cond.notify_all()
+
+    def wait_until_synced(self, count: int, timeout: float = 30.0) -> bool:
+        """Block until at least `count` syncs have finished since start (tests, `kit run`)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.syncs < count:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self._thread.is_alive():
+                    return False
+                self._cond.wait(remaining)
+        return True
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         deadline = time.monotonic() + timeout
