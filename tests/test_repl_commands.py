@@ -110,8 +110,9 @@ def test_memory_prompt_and_dream_commands(ws, tmp_path):
 def test_run_reads_until_exit(ws, tmp_path):
     script = write_script(tmp_path, [{"text": "Hi!"}])
     agent = agent_for(ws, script)
-    repl, out = _repl(ws, agent, ["", "hello", "/exit", "never read"])
+    repl, out = _repl(ws, agent, ["", "hello \\", "second line", "/exit", "never read"])
     assert repl.run() == 0
+    assert recorded_calls(script)[0]["messages"][-1]["content"] == "hello \nsecond line"
     text = out.getvalue()
     assert "Hi!" in text and text.rstrip().endswith("bye")
     assert agent.store.get(agent.session_id).ended is not None

@@ -18,6 +18,7 @@ from kit.agent.tools import fire_hook
 from kit.errors import KitError
 
 PROMPT = "you> "
+CONTINUE = "...> "
 
 COMMANDS: dict[str, str] = {
     "new": "archive this conversation (session-memory) and start a new session",
@@ -118,6 +119,8 @@ class Repl:
             while True:
                 try:
                     line = self.input(PROMPT)
+                    while line.endswith("\\"):  # a trailing backslash continues the message
+                        line = line[:-1] + "\n" + self.input(CONTINUE)
                 except EOFError:
                     self.console.print()
                     break
