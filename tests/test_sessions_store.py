@@ -106,3 +106,23 @@ def test_cli_list_show_search(store, workspace, cli):
     missing = cli("sessions", "show", "nope", "-w", workspace.root)
     assert missing.exit_code == 1
     assert "no session 'nope'" in missing.output
+
+
+def test_cli_human_output(store, workspace, cli):
+    info = _talk(store, "main", [("Plan the offsite in Lisbon", "Booked a venue near Alfama.")])
+    store.append(info.id, {"role": "assistant", "content": "",
+                           "tool_calls": [{"id": "c1", "type": "function",
+                                           "function": {"name": "memory_search", "arguments": "{}"}}]})
+    store.append(info.id, {"role": "tool", "tool_call_id": "c1", "name": "memory_search", "content": "x" * 500})
+    listed = cli("sessions", "list", "-w", workspace.root)
+    assert listed.exit_code == 0 and info.id in listed.stdout and "2026-05-07" in listed.stdout
+    assert " ".join(listed.stdout.split()).count("Plan the offsite") == 1
+    shown = cli("sessions", "show", info.id[:15], "-w", workspace.root)
+    assert shown.exit_code == 0
+    assert "user #1: Plan the offsite in Lisbon" in shown.stdout
+    assert "[calls memory_search]" in shown.stdout
+    assert "x" * 299 + "…" in shown.stdout.replace("\n", "")
+    found = cli("sessions", "search", "alfama", "-w", workspace.root)
+    assert f"{info.id} #2 assistant: Booked a venue near [Alfama]." in found.stdout
+    empty = cli("sessions", "search", "zanzibar", "-w", workspace.root)
+    assert empty.stdout.strip() == "no matches"

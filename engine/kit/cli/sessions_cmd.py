@@ -40,15 +40,21 @@ def list_cmd(workspace, limit, key, as_json):
     if not items:
         click.echo("no sessions yet; start one with `kit run`")
         return
+    from datetime import datetime
+
     from rich.table import Table
 
     table = Table(box=None)
-    for column in ("id", "key", "updated", "msgs", "tokens", "title"):
-        table.add_column(column)
+    table.add_column("id", no_wrap=True, min_width=22)  # ids are what you type next: never cut
+    table.add_column("key", overflow="fold")
+    table.add_column("updated", no_wrap=True, min_width=16)
+    table.add_column("msgs", justify="right")
+    table.add_column("tokens", justify="right")
+    table.add_column("title", ratio=1, overflow="fold")
     for s in items:
-        data = s.to_json()
         key_text = "" if s.key == s.id else s.key
-        table.add_row(s.id, key_text, data["updated"] or "", str(s.messages), str(s.total_tokens),
+        updated = datetime.fromtimestamp(s.updated).astimezone().strftime("%Y-%m-%d %H:%M")
+        table.add_row(s.id, key_text, updated, str(s.messages), str(s.total_tokens),
                       s.title + ("" if s.ended is None else "  [dim](ended)[/dim]"))
     console().print(table)
 
