@@ -217,3 +217,17 @@ def test_prompt_stays_identical_across_memory_writes_and_minutes(ws, tmp_path, k
     assert systems[0] == systems[1] == systems[2]  # same day, no prompt-relevant change
     assert "2026-05-07" in systems[2]
     assert systems[3] != systems[2] and "2026-05-08" in systems[3]
+
+
+def test_agent_bootstrap_hooks_shape_the_system_prompt(ws, tmp_path):
+    add_hook(ws, "team", ["agent:bootstrap"], handler="""
+def handle(event):
+    return {"add": [{"name": "TEAM.md", "content": "# Team\\n\\nThe on-call engineer this week is Rosalind."}],
+            "remove": ["USER.md"]}
+""")
+    script = write_script(tmp_path, [{"text": "ok"}])
+    agent_for(ws, script, session_key="main").turn("who is on call?")
+    system = recorded_calls(script)[0]["messages"][0]["content"]
+    assert "The on-call engineer this week is Rosalind." in system
+    user_md = (ws.root / "USER.md").read_text().strip().splitlines()[-1]
+    assert user_md and user_md not in system
