@@ -9,25 +9,35 @@ import pytest
 
 from helpers_agent import add_hook, agent_for, recorded_calls, set_config, write_script
 from kit.agent import compaction as cp
+from kit.agent.loop import TOOLS_TOKENS
 from kit.workspace import Workspace
 
-WINDOW = 4000
-CONFIG = f"""\
+BIG = "".join(f"row {i:04d}: launch checklist item for release 7.3\n" for i in range(120))  # 5,160 chars
+TURN2 = "Now plan the rollout. " + "Context: " + "the rollout covers eu-west and us-east regions. " * 90
+CONFIG = """\
 agent:
-  context_window: {WINDOW}
+  context_window: {window}
 memory:
   active_recall: {{enabled: false}}
 """
-BIG = "".join(f"row {i:04d}: launch checklist item for release 7.3\n" for i in range(120))  # 5,160 chars
-TURN2 = "Now plan the rollout. " + "Context: " + "the rollout covers eu-west and us-east regions. " * 70
+
+
+def window_for(ws) -> int:
+    """A window where turn 1 (BIG) stays under 70 % and turn 2 (TURN2) crosses 80 %, whatever the
+    size of the default prompt: base + turn 1 + turn 2 ≈ 85 % of it."""
+    base = cp.context_tokens([{"role": "system", "content": ws.prompt().prompt}]) + TOOLS_TOKENS
+    return int((base + cp.estimate_tokens(BIG) + cp.estimate_tokens(TURN2) + 100) / 0.85)
 
 
 @pytest.fixture
 def ws(ws_path, kit_now):
     kit_now("2026-05-07T09:00:00+00:00")
-    set_config(ws_path, CONFIG)
+    set_config(ws_path, CONFIG.format(window=32000))
     (ws_path / "big.txt").write_text(BIG)
-    return Workspace.open(ws_path)
+    ws = Workspace.open(ws_path)
+    set_config(ws_path, CONFIG.format(window=window_for(ws)))
+    ws.reload(["kit.yaml"])
+    return ws
 
 
 def _spy(ws, log):
@@ -59,7 +69,7 @@ def test_flush_then_summary(ws, tmp_path):
     agent = agent_for(ws, script)
     first = agent.turn("Please read big.txt")
     assert first.compactions == ()
-    assert first.usage["context_tokens"] < cp.FLUSH_RATIO * WINDOW
+    assert first.usage["context_tokens"] < cp.FLUSH_RATIO * ws.config.get("agent.context_window")
 
     result = agent.turn(TURN2)
     assert result.reply == "Rollout plan: eu-west first, then us-east."
@@ -67,8 +77,8 @@ def test_flush_then_summary(ws, tmp_path):
     assert len(result.compactions) == 1
     done = result.compactions[0]
     assert done.mode == "summary" and done.dropped == 4 and done.error is None
-    assert done.before_tokens >= cp.SUMMARY_RATIO * WINDOW
-    assert done.after_tokens < cp.FLUSH_RATIO * WINDOW
+    assert done.before_tokens >= cp.SUMMARY_RATIO * ws.config.get("agent.context_window")
+    assert done.after_tokens < cp.FLUSH_RATIO * ws.config.get("agent.context_window")
     assert result.usage["model_calls"] == 4  # flush (2) + summary + answer
 
     # the flush asked for today's daily note and the model's memory_write landed there

@@ -34,6 +34,9 @@ REPEAT_STOP = 5  # … and before it stops the run
 FLUSH_MAX_CALLS = 4  # model calls a silent memory flush may use
 FLUSH_TOOLS = ("memory_write", "memory_search", "memory_get")
 
+# the tool schemas travel with every request and take room in the window too
+TOOLS_TOKENS = cp.estimate_tokens(json.dumps(tool_schemas(), ensure_ascii=False))
+
 REPEAT_NOTE = (
     "\n\n[kit note] You have made this exact call ({name} with the same arguments) {count} times in "
     "a row and the result will not change. Change approach: use different arguments, another tool, "
@@ -275,6 +278,10 @@ class Agent:
     def system_prompt(self) -> str:
         return self.prompt_result().prompt
 
+    def _context_tokens(self, system: str) -> int:
+        """Estimated size of the next request: system prompt, history and the tool schemas."""
+        return cp.context_tokens([{"role": "system", "content": system}, *self.history]) + TOOLS_TOKENS
+
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
         self.history.append(message)
         self.store.append(self.session.id, message, **extra)
@@ -343,7 +350,7 @@ class Agent:
                     raise
                 # the model's window is smaller than our estimate: compact now and retry once
                 overflow_retried = True
-                tokens = cp.context_tokens([{"role": "system", "content": system}, *self.history])
+                tokens = self._context_tokens(system)
                 state.compactions.append(self._compact(system, state, tokens, window))
                 response = self.client.complete([{"role": "system", "content": system}, *self.history], tools)
             state.usage.add(response.usage)
@@ -381,7 +388,7 @@ class Agent:
 
         fire_hook(ws, "message:sent", {"text": reply, "session_id": self.session.id, "stopped": stopped},
                   session_key=self.session.key)
-        tokens = cp.context_tokens([{"role": "system", "content": system}, *self.history])
+        tokens = self._context_tokens(system)
         return TurnResult(
             self.session.id, reply, tuple(outcomes), iterations, state.usage.to_json(tokens, window),
             stopped=stopped, compactions=tuple(state.compactions), recalled=len(recall.hits),
@@ -391,11 +398,11 @@ class Agent:
     # ------------------------------------------------------------------ compaction
 
     def _maybe_compact(self, system: str, state: _TurnState, window: int) -> None:
-        tokens = cp.context_tokens([{"role": "system", "content": system}, *self.history])
+        tokens = self._context_tokens(system)
         if cp.needs_flush(tokens, window) and not self._flushed:
             self._flushed = True
             self._memory_flush(system, state, tokens, window)
-            tokens = cp.context_tokens([{"role": "system", "content": system}, *self.history])
+            tokens = self._context_tokens(system)
         if cp.needs_summary(tokens, window) and self._compaction_stuck_at != len(self.history):
             result = self._compact(system, state, tokens, window)
             state.compactions.append(result)
@@ -444,7 +451,7 @@ class Agent:
                 self.store.append(self.session.id, tool_msg, hidden=True, kind="flush")
 
     def _compact(self, system: str, state: _TurnState, tokens: int, window: int) -> cp.CompactionResult:
-        system_tokens = cp.context_tokens([{"role": "system", "content": system}])
+        system_tokens = cp.context_tokens([{"role": "system", "content": system}]) + TOOLS_TOKENS
         keep = max(0, int(cp.KEEP_RATIO * window) - system_tokens)
         old, recent = cp.split_history(self.history, keep)
         if not old:
@@ -480,7 +487,7 @@ class Agent:
                 self.store.append(self.session.id, {"role": "system", "content": ""}, kind="compaction",
                                   mode="placeholders", replaced=replaced)
             mode = "placeholders" if replaced else "none"
-        after = cp.context_tokens([{"role": "system", "content": system}, *self.history])
+        after = self._context_tokens(system)
         result = cp.CompactionResult(mode, tokens, after, dropped=len(old) if mode == "summary" else 0,
                                      replaced=replaced, summary=summary, error=error)
         fire_hook(self.ws, "compaction:after", {"session_id": self.session.id, **result.to_json()},
