@@ -116,3 +116,15 @@ def test_run_reads_until_exit(ws, tmp_path):
     text = out.getvalue()
     assert "Hi!" in text and text.rstrip().endswith("bye")
     assert agent.store.get(agent.session_id).ended is not None
+
+
+def test_leaving_a_named_session_keeps_it_open(ws, tmp_path):
+    script = write_script(tmp_path, [{"text": "Hi!"}, {"text": "Welcome back."}])
+    agent = agent_for(ws, script, session_key="work")
+    repl, _ = _repl(ws, agent, ["hello", "/exit"])
+    repl.run()
+    assert agent.store.get(agent.session_id).ended is None
+    assert list((ws.root / "memory").glob("2026-05-07-*.md")) == []
+    again = agent_for(ws, script, session_key="work")
+    assert again.session_id == agent.session_id
+    assert again.turn("back").reply == "Welcome back."

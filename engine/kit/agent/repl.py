@@ -136,8 +136,10 @@ class Repl:
                 if not self.slash(command):
                     break
         finally:
-            with contextlib.suppress(Exception):
-                self.agent.end_session("exit")
+            # a named session (--session KEY) stays open to be resumed; an unnamed one ends here
+            if self.agent.session.key == self.agent.session.id:
+                with contextlib.suppress(Exception):
+                    self.agent.end_session("exit")
             self._stop_background()
             self.agent.close()
             if history is not None:
