@@ -126,3 +126,24 @@ def test_cli_human_output(store, workspace, cli):
     assert f"{info.id} #2 assistant: Booked a venue near [Alfama]." in found.stdout
     empty = cli("sessions", "search", "zanzibar", "-w", workspace.root)
     assert empty.stdout.strip() == "no matches"
+
+
+def test_concurrent_appends_from_two_processes_never_collide(store, workspace, tmp_path):
+    import subprocess
+    import sys
+
+    info = store.create("shared")
+    code = f"""
+import sys
+from kit.workspace import Workspace
+from kit.agent.sessions import SessionStore
+store = SessionStore(Workspace.open({str(workspace.root)!r}))
+for i in range(40):
+    store.append({info.id!r}, {{"role": "user", "content": sys.argv[1] + str(i)}})
+"""
+    procs = [subprocess.Popen([sys.executable, "-c", code, tag]) for tag in ("a", "b")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    lines = store.transcript(info.id)
+    assert sorted(line["seq"] for line in lines) == list(range(1, 81))
+    assert store.get(info.id).messages == 80
+    assert sorted(line["content"] for line in lines) == sorted(f"{t}{i}" for t in "ab" for i in range(40))

@@ -225,31 +225,35 @@ class SessionStore:
         model: str | None = None,
         **extra: Any,
     ) -> int:
-        """Append one message line and update the index; returns its sequence number."""
+        """Append one message line and update the index; returns its sequence number.
+
+        The sequence number is taken and the line written inside one IMMEDIATE transaction, so
+        two processes appending to the same session (two `kit run --session K`) never collide.
+        """
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
+        completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
+        role = message.get("role", "")
+        searchable = self._searchable_text(message, extra)
+        path = self.transcript_path(session_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
         with self._write_lock:
             db = self.db
-            row = db.execute("SELECT messages, title FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if row is None:
-                raise NotFoundError(f"no session {session_id!r}")
-            seq = int(row["messages"]) + 1
-            line: dict[str, Any] = {"seq": seq, "ts": clock.now().isoformat(timespec="seconds")}
-            line.update(message)
-            line.update({k: v for k, v in extra.items() if v is not None and v is not False})
-            if usage is not None:
-                line["usage"] = usage.to_json() if hasattr(usage, "to_json") else dict(usage)
-            path = self.transcript_path(session_id)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # append-only log: a crash loses at most the line being written, never earlier ones
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-            prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
-            completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
-            role = message.get("role", "")
-            searchable = self._searchable_text(message, extra)
-            title = row["title"]
-            if not title and role == "user" and not extra.get("hidden") and searchable:
-                title = _title(searchable)
             with db.transaction():
+                row = db.execute("SELECT messages, title FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                if row is None:
+                    raise NotFoundError(f"no session {session_id!r}")
+                seq = int(row["messages"]) + 1
+                line: dict[str, Any] = {"seq": seq, "ts": clock.now().isoformat(timespec="seconds")}
+                line.update(message)
+                line.update({k: v for k, v in extra.items() if v is not None and v is not False})
+                if usage is not None:
+                    line["usage"] = usage.to_json() if hasattr(usage, "to_json") else dict(usage)
+                # append-only log: a crash loses at most the line being written, never earlier ones
+                with path.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+                title = row["title"]
+                if not title and role == "user" and not extra.get("hidden") and searchable:
+                    title = _title(searchable)
                 db.execute(
                     "UPDATE sessions SET messages = ?, updated = ?, title = ?, "
                     "prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, "
