@@ -221,8 +221,11 @@ class Repl:
         from kit.prompt.tokens import estimate_tokens
 
         self._settle()
-        text = self.agent.system_prompt()
+        result = self.agent.prompt_result()
+        text = result.prompt
         self.console.print(text, markup=False, highlight=False)
+        for warning in getattr(result, "warnings", ()):
+            self.console.print(f"[yellow]budget: {warning}[/yellow]", highlight=False)
         self.console.print(f"[dim]system prompt: {len(text)} chars, ~{estimate_tokens(text)} tokens "
                            f"(workspace version {self.ws.version})[/dim]")
 
