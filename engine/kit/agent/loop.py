@@ -334,6 +334,7 @@ class Agent:
         reply = ""
         model_name = ""
         overflow_retried = False
+        stopped_on = ""
         while True:
             if iterations >= max_iterations:
                 stopped = "max_iterations"
@@ -369,7 +370,8 @@ class Agent:
             for call in response.tool_calls:
                 count = repeats.see(call_signature(call.name, call.arguments))
                 if stopped or count >= REPEAT_STOP:
-                    stopped = "repeated_tool_call"
+                    if not stopped:
+                        stopped, stopped_on = "repeated_tool_call", call.name
                     # every tool call needs an answer, or the next request is malformed
                     self._append({"role": "tool", "tool_call_id": call.id, "name": call.name,
                                   "content": f"[kit] not run: the run was stopped ({call.name} repeated "
@@ -382,7 +384,7 @@ class Agent:
                     content += REPEAT_NOTE.format(name=call.name, count=count)
                 self._append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content})
             if stopped:
-                reply = (f"Stopped: the same tool call ({repeats.last.split(chr(0))[0]}) was repeated "
+                reply = (f"Stopped: the same tool call ({stopped_on}) was repeated "
                          f"{REPEAT_STOP} times in a row without progress.")
                 break
 
