@@ -114,3 +114,25 @@ def test_write_file_updates_snapshot(ctx, workspace):
 def test_non_object_arguments_are_an_error(ctx):
     out = execute_tool(ctx, "read_file", "SOUL.md")
     assert not out.ok and out.result == "error: arguments for `read_file` must be a JSON object, got str"
+
+
+def test_skill_tools(ctx, workspace):
+    folder = workspace.root / "skills" / "release-notes"
+    (folder / "references").mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: release-notes\ndescription: Drafts release notes.\n---\n"
+                                     "# Release notes\n\nGroup changes by area.\n")
+    (folder / "references" / "style.md").write_text("Use past tense.\n")
+    workspace.reload()
+    listed = execute_tool(ctx, "skills_list", {})
+    assert listed.ok and '"name": "release-notes"' in listed.result
+    view = execute_tool(ctx, "skill_view", {"name": "release-notes"})
+    assert view.ok
+    meta, _, body = view.result.partition("\n--- SKILL.md ---\n")
+    assert body == "# Release notes\n\nGroup changes by area.\n"
+    assert "references/style.md" in meta
+    one = execute_tool(ctx, "skill_view", {"name": "release-notes", "path": "references/style.md"})
+    assert one.ok and one.result.endswith("\n--- references/style.md ---\nUse past tense.\n")
+    missing = execute_tool(ctx, "skill_view", {"name": "release-notes", "path": "references/nope.md"})
+    assert not missing.ok and "references/style.md" in missing.result
+    escape = execute_tool(ctx, "skill_view", {"name": "release-notes", "path": "../../kit.yaml"})
+    assert not escape.ok and "Kit configuration" not in escape.result

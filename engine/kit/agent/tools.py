@@ -325,9 +325,20 @@ def tool_skills_list(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 
 def tool_skill_view(ctx: ToolContext, args: dict[str, Any]) -> str:
+    """Metadata as JSON, then the Markdown itself unescaped: models follow prose better than
+    a JSON string full of \\n."""
     name = str(_require(args, "name"))
     path = args.get("path")
-    return _json(skill_view(ctx.ws, name, str(path) if path else None))
+    view = skill_view(ctx.ws, name, str(path) if path else None)
+    data = view.to_json() if hasattr(view, "to_json") else dict(view)
+    if data.get("ok") is False:
+        raise ToolError(_json(data))
+    key = "body" if "body" in data else "content"
+    text = data.pop(key, None)
+    if not isinstance(text, str):
+        return _json(data)
+    label = "SKILL.md" if key == "body" else str(data.get("path") or "file")
+    return f"{_json(data)}\n--- {label} ---\n{text}"
 
 
 # --------------------------------------------------------------------------- file tools
