@@ -128,3 +128,20 @@ def test_leaving_a_named_session_keeps_it_open(ws, tmp_path):
     again = agent_for(ws, script, session_key="work")
     assert again.session_id == agent.session_id
     assert again.turn("back").reply == "Welcome back."
+
+
+def test_skill_command_uses_the_users_view(ws, tmp_path):
+    """Regression: /skill went through the model's skill_view, which refuses model-hidden skills."""
+    for name, flag in (("manual-only", "disable-model-invocation: true"), ("model-only", "user-invocable: false")):
+        folder = ws.root / "skills" / name
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: A {name} skill.\n{flag}\n---\n# {name}\n\nDo it.\n")
+    ws.reload()
+    script = write_script(tmp_path, [{"text": "done"}])
+    agent = agent_for(ws, script)
+    repl, out = _repl(ws, agent)
+    repl.slash(parse_slash("/skill manual-only"))
+    assert recorded_calls(script)[0]["messages"][-1]["content"].startswith('<skill name="manual-only">')
+    repl.slash(parse_slash("/skill model-only"))
+    assert "not user-invocable" in out.getvalue()
+    assert len(recorded_calls(script)) == 1

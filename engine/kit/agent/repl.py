@@ -251,14 +251,15 @@ class Repl:
                            + ("".join(f"\n  - {key}" for key in promoted)))
 
     def cmd_skill(self, args: str) -> None:
-        from kit.agent.tools import skill_view
+        from kit.skills.disclosure import user_skill_view
 
         name, _, rest = args.partition(" ")
         if not name:
             self.console.print("usage: /skill NAME [message]")
             return
-        view = skill_view(self.ws, name)
-        data = view.to_json() if hasattr(view, "to_json") else dict(view)
+        # the user's view: honours user-invocable, and allows disable-model-invocation skills
+        view = user_skill_view(self.ws, name)
+        data = view.to_json()
         body = str(data.get("body") or data.get("content") or "")
         message = (f'<skill name="{name}">\n{body.strip()}\n</skill>\n\n'
                    + (rest.strip() or f"Follow the {name} skill."))
