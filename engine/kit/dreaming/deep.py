@@ -85,36 +85,42 @@ def plan(
     limit: int,
     embedder: Any | None,
 ) -> list[Decision]:
-    """Decide, in rank order, what to promote among the candidates that passed every gate."""
+    """Decide, in rank order, what to promote among the candidates that passed every gate.
+
+    Candidates past today's limit are not rehydrated or embedded: the work stays proportional to
+    the limit, not to the size of the recall log.
+    """
+    from kit.dreaming.embed import CachedEmbedder
+
+    if embedder is not None and not isinstance(embedder, CachedEmbedder):
+        embedder = CachedEmbedder(embedder)
     existing = [e.text for e in managed.parse(memory_text).entries] + managed.user_lines(memory_text)
     decisions: list[Decision] = []
     accepted: list[str] = []
     passing = [r for r in ranked if r.passed]
-    lives: list[tuple[Ranked, Live]] = []
+    lives: dict[str, Live | None] = {}
+    if embedder is not None and limit > 0:
+        # one batch for the likely winners (and what they are compared with) instead of one call each
+        head = passing[: limit + 10]
+        for r in head:
+            lives[r.cand.id] = rehydrate(root, r.cand)
+        embedder.encode(existing + [managed.one_line(v.text) for v in lives.values() if v is not None])
     for r in passing:
-        live = rehydrate(root, r.cand)
-        if live is None:
-            decisions.append(Decision(r, "gone", "its lines are no longer in the note"))
-        else:
-            lives.append((r, live))
-    texts = [managed.one_line(live.text) for _, live in lives]
-    vs_memory = similarity_matrix(embedder, texts, existing)
-    vs_batch = similarity_matrix(embedder, texts, texts)
-    accepted_idx: list[int] = []
-    for i, (r, live) in enumerate(lives):
-        if existing and float(vs_memory[i].max()) >= SEMANTIC_DUPLICATE:
-            j = int(vs_memory[i].argmax())
-            decisions.append(Decision(r, "duplicate", f"semantically equal to a MEMORY.md entry: {existing[j][:80]}"))
-            continue
-        twin = next((j for j in accepted_idx if vs_batch[i, j] >= SEMANTIC_DUPLICATE), None)
-        if twin is not None:
-            decisions.append(Decision(r, "duplicate", f"semantically equal to a MEMORY.md entry: {texts[twin][:80]}"))
-            continue
         if len(accepted) >= limit:
             decisions.append(Decision(r, "over_limit", f"over today's limit of {limit} promotions"))
             continue
-        accepted.append(texts[i])
-        accepted_idx.append(i)
+        live = lives[r.cand.id] if r.cand.id in lives else rehydrate(root, r.cand)
+        if live is None:
+            decisions.append(Decision(r, "gone", "its lines are no longer in the note"))
+            continue
+        text = managed.one_line(live.text)
+        others = existing + accepted
+        sims = similarity_matrix(embedder, [text], others)[0] if others else None
+        if sims is not None and float(sims.max()) >= SEMANTIC_DUPLICATE:
+            twin = others[int(sims.argmax())]
+            decisions.append(Decision(r, "duplicate", f"semantically equal to a MEMORY.md entry: {twin[:80]}"))
+            continue
+        accepted.append(text)
         decisions.append(Decision(r, "promoted", "passed every gate", live))
     return decisions
 

@@ -76,3 +76,24 @@ def similarity_matrix(embedder: Any | None, left: Sequence[str], right: Sequence
     vecs = embedder.encode(list(left) + list(right))
     a, b = vecs[: len(left)], vecs[len(left) :]
     return a @ b.T
+
+
+class CachedEmbedder:
+    """Wraps an Embedder for one dream: each distinct text is encoded once across REM and Deep."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self._vecs: dict[str, Any] = {}
+
+    def encode(self, texts: Sequence[str]):
+        import numpy as np
+
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vecs))
+        if missing:
+            for text, vec in zip(missing, self.inner.encode(missing), strict=True):
+                self._vecs[text] = vec
+        if not texts:
+            return np.zeros((0, self.dim), dtype="float32")
+        return np.stack([self._vecs[t] for t in texts]).astype("float32", copy=False)

@@ -15,6 +15,7 @@ from kit.dreaming.embed import similarity_matrix
 CLUSTER_THRESHOLD = 0.75
 TRUTH_DEDUPE = 0.88
 MAX_TRUTHS = 3
+MAX_CANDIDATES = 300  # REM embeds every recent candidate; keep the strongest so a dream stays seconds
 
 
 @dataclass(frozen=True)
@@ -89,8 +90,9 @@ def run_rem(cands: Sequence[Candidate], *, today: date, lookback_days: int, limi
             min_pattern_strength: float, truth_min_confidence: float, embedder: Any | None) -> RemResult:
     recent = sorted(
         (c for c in cands if c.junk is None and (today - c.last_day).days <= lookback_days),
-        key=lambda c: (c.path, c.start_line, c.claim),
-    )
+        key=lambda c: (-c.recall_count, -c.total_score, c.path, c.start_line, c.claim),
+    )[:MAX_CANDIDATES]
+    recent.sort(key=lambda c: (c.path, c.start_line, c.claim))
     n = len(recent)
     texts = [c.snippet for c in recent]
     sim = similarity_matrix(embedder, texts, texts)

@@ -174,9 +174,10 @@ def _record(ctx: _Ctx, phase: str, cands: Iterable[Candidate]) -> int:
 def _embedder(ws, cands: list[Candidate]):
     if not cands:
         return None
-    from kit.dreaming.embed import embedder_for
+    from kit.dreaming.embed import CachedEmbedder, embedder_for
 
-    return embedder_for(ws)
+    inner = embedder_for(ws)
+    return CachedEmbedder(inner) if inner is not None else None
 
 
 def run_dream(ws, *, phases: Iterable[str] | str = PHASES, dry_run: bool = False, progress: bool = False,
