@@ -9,11 +9,15 @@ import re
 
 MIN_CHARS = 12
 
-_SHELL_START = re.compile(
-    r"^\s*(?:\$\s+|#\s*\w+@|>>>\s|(?:sudo|cd|ls|rm|mv|cp|mkdir|chmod|chown|git|docker|kubectl|npm|npx|pnpm|yarn|"
-    r"pip|pip3|python|python3|uv|make|curl|wget|ssh|scp|apt|apt-get|brew|systemctl|journalctl|cat|grep|"
-    r"sed|awk|tar|export|source|echo|ps|kill|cargo|go|node|helm|terraform|ansible)\b\s+\S)"
+# Command names that are not everyday English: the name plus an argument is enough.
+_SHELL_STRONG = re.compile(
+    r"^\s*(?:\$\s+|>>>\s|#\s*\w+@|(?:sudo|kubectl|docker|git|npm|npx|pnpm|yarn|pip|pip3|python3?|apt|apt-get|"
+    r"brew|systemctl|journalctl|chmod|chown|mkdir|rm|mv|cp|curl|wget|ssh|scp|cargo|helm|terraform|ansible|grep|"
+    r"awk|psql|mysql|redis-cli|ffmpeg)\s+\S)"
 )
+# Words that are also English ("make sure…", "go to…"): only with a flag, path or shell operator.
+_SHELL_WEAK = re.compile(r"^\s*(?:cd|ls|make|cat|echo|export|source|go|node|kill|ps|tar|sed|uv|cargo)\s+\S")
+_SHELL_SIGNS = re.compile(r"(?:^|\s)--?[a-zA-Z]|(?:^|\s)(?:\.{0,2}/|~/)\S|\|\s*\w|&&|>>?\s*\S|\$\(|=\S")
 _CODE_CHARS = set("{}[]();=<>$|&\\`")
 _KIT_TEXT = re.compile(
     r"<!--\s*kit:|\bkit:promoted\b|^#+\s*(?:Promoted memories|Light sleep|REM sleep|Deep sleep|Dream diary)\b"
@@ -34,10 +38,11 @@ def _is_code(text: str) -> bool:
     lines = [_strip_marker(line).strip().strip("`") for line in text.splitlines() if line.strip()]
     if not lines:
         return False
-    shell = sum(1 for line in lines if _SHELL_START.match(line))
+    shell = sum(1 for line in lines if _SHELL_STRONG.match(line) or (_SHELL_WEAK.match(line) and _SHELL_SIGNS.search(line)))
     if shell * 2 >= len(lines):
         return True
-    body = "".join(lines)
+    # a Markdown table's pipes are layout, not code
+    body = "".join(line.replace("|", " ") if line.startswith("|") else line for line in lines)
     symbols = sum(1 for ch in body if ch in _CODE_CHARS)
     letters = sum(1 for ch in body if ch.isalpha())
     # prose has few brackets and operators; code and shell have many
