@@ -200,3 +200,26 @@ def test_builtin_diary_entry(workspace, monkeypatch):
     assert entry.startswith("## 2026-05-07 20:00\n\nI kept returning to 2 things and wrote them into long-term memory:\n"
                             f"\n- {FACTS[0]}\n- {FACTS[1]}\n")
     assert "Light sleep looked at 2 recent notes (2 new today)." in entry
+
+
+def test_llm_diary_uses_the_configured_model(workspace, monkeypatch, tmp_path):
+    script = tmp_path / "diary.yaml"
+    script.write_text("record: seen.jsonl\nturns:\n  - text: \"Tonight I kept thinking about Alice's oat milk.\"\n")
+    workspace.write_text("kit.yaml", f"agent:\n  model: 'script:{script}'\ndreaming:\n  diary: llm\n")
+    monkeypatch.setenv("KIT_NOW", seed(workspace))
+    result = run_dream(workspace)
+    assert result.notes == ()
+    diary = (workspace.root / "DREAMS.md").read_text()
+    assert diary.endswith("## 2026-05-07 20:00\n\nTonight I kept thinking about Alice's oat milk.\n")
+    seen = json.loads((tmp_path / "seen.jsonl").read_text().splitlines()[0])
+    assert FACTS[0] in json.dumps(seen)
+
+
+def test_llm_diary_failure_falls_back_to_template(workspace, monkeypatch, tmp_path):
+    script = tmp_path / "diary.yaml"
+    script.write_text("turns:\n  - error: {kind: rate_limit, message: simulated 429}\n")
+    workspace.write_text("kit.yaml", f"agent:\n  model: 'script:{script}'\ndreaming:\n  diary: llm\n")
+    monkeypatch.setenv("KIT_NOW", seed(workspace))
+    result = run_dream(workspace)
+    assert len(result.notes) == 1 and result.notes[0].startswith("diary: llm failed")
+    assert "I kept returning to 2 things" in (workspace.root / "DREAMS.md").read_text()

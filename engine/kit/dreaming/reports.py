@@ -113,5 +113,31 @@ def render_diary(ws, context: Mapping[str, Any]) -> str:
     return text.strip("\n") + "\n"
 
 
+LLM_SYSTEM = (
+    "You keep a dream diary for a personal assistant. Rewrite the notes below as a short, warm diary entry "
+    "of at most 120 words, in the first person, in plain Markdown without headings. Do not invent facts: "
+    "mention only what the notes say."
+)
+
+
+def llm_diary(ws, entry: str) -> tuple[str, str | None]:
+    """`dreaming.diary: llm`: the configured model retells the template entry; on any failure the
+    template entry stands and the reason is returned (a diary must never break a dream)."""
+    heading, _, body = entry.partition("\n")
+    try:
+        from kit.agent.providers.registry import resolve
+
+        provider, model = resolve(ws.config.get("agent.model"), ws.config)
+        reply = provider.complete(
+            [{"role": "system", "content": LLM_SYSTEM}, {"role": "user", "content": body.strip()}], [], model=model
+        )
+    except Exception as exc:  # noqa: BLE001 - any provider failure falls back to the template
+        return entry, f"diary: llm failed ({exc}); used the template"
+    text = (reply.text or "").strip()
+    if not text:
+        return entry, "diary: llm returned nothing; used the template"
+    return f"{heading}\n\n{text}\n", None
+
+
 def append_diary(current: str, entry: str) -> str:
     return current.rstrip("\n") + "\n\n" + entry

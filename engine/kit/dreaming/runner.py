@@ -71,6 +71,7 @@ class DreamResult:
             "changed": list(self.changed),
             "diary": self.diary,
             "git": self.git,
+            "notes": list(self.notes),
         }
 
 
@@ -246,9 +247,14 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
         ranked, decisions, promoted, retired_keys, demoted = _deep(ctx, cands, staged, truths, embedder)
 
     wrote_diary = False
+    notes: list[str] = []
     diary_mode = cfg.get("dreaming.diary")
     if diary_mode != "off" and (new_hits or promoted):
         entry = reports.render_diary(ws, _diary_context(ctx, light, rem, decisions, len(retired_keys), len(demoted), new_light))
+        if diary_mode == "llm" and not ctx.dry_run:
+            entry, problem = reports.llm_diary(ws, entry)
+            if problem:
+                notes.append(problem)
         ctx.write("DREAMS.md", reports.append_diary(ctx.read("DREAMS.md") or "# Dream diary\n", entry))
         wrote_diary = not ctx.dry_run
 
@@ -264,7 +270,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
         now=clock.now().isoformat(timespec="seconds"), day=today, applied=not ctx.dry_run, phases=wanted,
         light=light, rem=rem, ranked=tuple(ranked), decisions=tuple(decisions), promoted=tuple(promoted),
         retired=tuple(retired_keys), demoted=tuple(demoted), changed=tuple(sorted(ctx.changed)), diary=wrote_diary,
-        similarity="embeddings" if embedder is not None else "lexical", git=git,
+        similarity="embeddings" if embedder is not None else "lexical", git=git, notes=tuple(notes),
     )
 
 
