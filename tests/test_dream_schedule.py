@@ -147,3 +147,32 @@ def test_doctor_reports_lock_and_schedule(workspace):
     workspace.write_text("kit.yaml", "dreaming:\n  enabled: true\n  schedule: 'every night'\n")
     findings = doctor_checks(workspace)
     assert any(f.severity == "error" and "not a valid cron expression" in f.message for f in findings)
+
+
+def test_serve_starts_announces_schedule_and_stops_on_sigterm(workspace):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    workspace.write_text("kit.yaml", "dreaming:\n  enabled: true\n  schedule: '0 3 * * *'\n  timezone: UTC\n")
+    env = dict(os.environ, KIT_NOW="2026-05-07T12:00:00+00:00")
+    proc = subprocess.Popen([sys.executable, "-m", "kit", "serve", "-w", str(workspace.root)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line.strip())
+            if line.startswith("dreaming:"):
+                break
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert lines[0] == f"serving {workspace.root}; Ctrl-C to stop"
+    assert lines[-1] == "dreaming: next run 2026-05-08T03:00+00:00 ('0 3 * * *', UTC)"
+    assert proc.returncode == 0, err
+    assert out == ""
