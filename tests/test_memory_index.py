@@ -263,3 +263,24 @@ def test_doctor_does_not_import_torch(ws_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_a_model_that_cannot_load_degrades_to_fts_only_and_says_so(ws_path, kit_now):
+    kit_now("2026-02-02T09:00:00+00:00")
+    (ws_path / "kit.yaml").write_text("memory:\n  embedding:\n    model: ./no-such-model\n")
+    from kit.workspace import Workspace
+
+    ws = Workspace.open(ws_path)
+    problems = [f.message for f in doctor_checks(ws) if f.severity == "warning"]
+    assert any("no-such-model" in m and "never downloads" in m for m in problems)
+    write(ws_path, "memory/2026-02-01.md", "- the capybara is called Gus\n")
+    for i in range(6):
+        write(ws_path, f"memory/topics/t{i}.md", f"- unrelated filler number {i}\n")
+    mem = Memory(ws)
+    assert mem.embedder is not None and mem.mode == "hybrid"  # nothing loaded yet
+    result = mem.search("capybara")
+    assert result.mode == "fts-only"
+    assert result.results[0].path == "memory/2026-02-01.md"
+    assert "no-such-model" in mem.embedding_error
+    assert mem.status()["mode"] == "fts-only"
+    assert "embeddings disabled" in (ws_path / ".kit/logs/memory.log").read_text()

@@ -117,6 +117,7 @@ def write_cmd(workspace, text: str, topic: str | None, as_json: bool) -> None:
     """Append TEXT to today's daily note as a bullet (refused if it looks like a prompt injection)."""
     ws = open_workspace(workspace)
     result = ws.memory.write(text, topic=topic)
+    ws.hooks.fire("memory:write", {"source": "cli", **result.to_json()})
     if as_json:
         emit_json(result)
         return

@@ -11,6 +11,7 @@ any moment leaves every file either fully old or fully new, and the next sync fi
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import time
@@ -52,6 +53,7 @@ class IndexError_(KitError):
     """The index could not be opened or written."""
 
 
+@functools.lru_cache(maxsize=1)
 def fts5_available() -> bool:
     """True when this SQLite has FTS5 with the trigram tokenizer (3.34+)."""
     conn = sqlite3.connect(":memory:")

@@ -33,6 +33,7 @@ from kit.fsutil import read_text
 from kit.memory.daily import WriteResult, append_note
 from kit.memory.embeddings import (
     Embedder,
+    EmbeddingError,
     load_embedder,
     model_problem,
     sentence_transformers_available,
@@ -66,6 +67,7 @@ class Memory:
         self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._synced = False
         self._dirty: set[str] = set()
+        self.embedding_error: str | None = None  # why the model failed (search then runs fts-only)
 
     # ------------------------------------------------------------------ parts
 
@@ -148,18 +150,20 @@ class Memory:
         """Bring the index up to date (all files, or just `paths`); `rebuild` starts from scratch."""
         cfg = self.ws.config
         paths_list = None if paths is None else sorted(set(paths))
+        options = dict(
+            paths=paths_list,
+            extra_paths=self.extra_paths,
+            tokens=int(cfg.get("memory.chunk.tokens", 400)),
+            overlap=int(cfg.get("memory.chunk.overlap", 80)),
+            rebuild=rebuild,
+        )
         with self._sync_lock, _progress_bar(progress) as report:
-            result = sync_index(
-                self.index(),
-                self.ws.root,
-                paths=paths_list,
-                extra_paths=self.extra_paths,
-                tokens=int(cfg.get("memory.chunk.tokens", 400)),
-                overlap=int(cfg.get("memory.chunk.overlap", 80)),
-                embedder=self.embedder,
-                rebuild=rebuild,
-                progress=report,
-            )
+            try:
+                result = sync_index(self.index(), self.ws.root, embedder=self.embedder, progress=report, **options)
+            except EmbeddingError as exc:
+                # the model cannot load: index text-only rather than not at all, and say so
+                self._embedding_failed(exc)
+                result = sync_index(self.index(), self.ws.root, embedder=None, progress=report, **options)
         with self._lock:
             if paths_list is None:
                 self._synced = True
@@ -167,6 +171,11 @@ class Memory:
             else:
                 self._dirty.difference_update(paths_list)
         return result
+
+    def _embedding_failed(self, exc: Exception) -> None:
+        self.embedding_error = str(exc)
+        _log(self.ws, f"embeddings disabled for this process: {exc}")
+        self.use_embedder(None)
 
     def _refresh(self) -> None:
         if not self._synced:
@@ -217,17 +226,17 @@ class Memory:
         if refresh:
             self._refresh()
         idx = self.index()
+        settings = SearchSettings.from_config(self.ws.config)
         embedder = self.embedder
         vectors = self.vector_set(idx, embedder.model_id) if embedder is not None else None
-        result = hybrid_search(
-            idx,
-            query,
-            SearchSettings.from_config(self.ws.config),
-            today=clock.today(),
-            limit=limit,
-            vectors=vectors,
-            encode_query=self.encode_query if embedder is not None else None,
-        )
+        try:
+            result = hybrid_search(
+                idx, query, settings, today=clock.today(), limit=limit, vectors=vectors,
+                encode_query=self.encode_query if embedder is not None else None,
+            )
+        except EmbeddingError as exc:
+            self._embedding_failed(exc)
+            result = hybrid_search(idx, query, settings, today=clock.today(), limit=limit)
         if record and result.results:
             from kit.memory.recall import record_hits
 
@@ -259,6 +268,7 @@ class Memory:
             "embedding_cache": numbers["cache_entries"],
             "model": embedder.model_id if embedder is not None else None,
             "mode": self.mode,
+            "embedding_error": self.embedding_error,
             "fts5": idx.fts5,
             "fresh": not any(stale.values()),
             "stale": {k: len(v) for k, v in stale.items()},
