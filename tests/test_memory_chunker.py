@@ -170,3 +170,18 @@ def test_the_same_text_outside_memory_dates_is_chunked_by_section():
     text = "# 2026-05-07\n\n" + bullets + "\n"
     assert len(chunk_markdown("MEMORY.md", text)) == 1
     assert len(chunk_markdown("memory/2026-05-07.md", text)) == 12
+
+
+def test_kit_provenance_comments_are_not_content():
+    text = (
+        "# Memory\n\nMy own text.\n\n## Promoted memories\n\n"
+        "<!-- kit:promoted key=memory/2026-05-07.md:12:14 claim=3f2a9c1b0d4e score=0.812 -->\n"
+        "- Prefers window seats\n"
+    )
+    chunks = chunk_markdown("MEMORY.md", text)
+    promoted = chunks[-1]
+    assert (promoted.start_line, promoted.end_line) == (5, 8)
+    assert "kit:promoted" in promoted.text  # the chunk still maps the file's lines
+    assert promoted.embed_text == "Memory > Promoted memories\n## Promoted memories\n\n- Prefers window seats"
+    daily = chunk_markdown("memory/2026-05-07.md", "<!-- kit:note x -->\n\n- a claim <!-- kit:seen -->\n")
+    assert [(c.start_line, c.embed_text) for c in daily] == [(3, "- a claim")]

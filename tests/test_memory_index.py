@@ -284,3 +284,15 @@ def test_a_model_that_cannot_load_degrades_to_fts_only_and_says_so(ws_path, kit_
     assert "no-such-model" in mem.embedding_error
     assert mem.status()["mode"] == "fts-only"
     assert "embeddings disabled" in (ws_path / ".kit/logs/memory.log").read_text()
+
+
+def test_snippets_leave_out_kit_provenance_comments(workspace):
+    write(workspace.root, "MEMORY.md", "## Promoted memories\n\n<!-- kit:promoted key=memory/2026-05-07.md:3:3 "
+          "claim=3f2a9c1b0d4e score=0.812 -->\n- Prefers window seats on trains\n")
+    for i in range(6):
+        write(workspace.root, f"memory/topics/t{i}.md", f"- unrelated filler number {i}\n")
+    mem = Memory(workspace, embedder=None)
+    hit = mem.search("window seats").results[0]
+    assert hit.path == "MEMORY.md" and (hit.start_line, hit.end_line) == (1, 4)
+    assert hit.snippet == "## Promoted memories\n\n- Prefers window seats on trains"
+    assert mem.search("3f2a9c1b0d4e").results == ()  # provenance is not searchable content

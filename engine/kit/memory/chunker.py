@@ -22,7 +22,7 @@ from functools import lru_cache
 from kit.fsutil import sha1_hex
 from kit.memory.daily import is_daily_note
 
-CHUNKER_VERSION = 2  # bump when chunk boundaries change, so indexes re-chunk
+CHUNKER_VERSION = 3  # bump when chunk boundaries change, so indexes re-chunk
 
 _CJK = re.compile(
     "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -69,9 +69,20 @@ def embed_text(heading_path: Sequence[str], text: str) -> str:
     days shares one cached vector.
     """
     context = [h for h in heading_path if not _DATE_HEADING.match(h.strip())]
+    text = strip_kit_comments(text)
     if context:
         return " > ".join(context) + "\n" + text
     return text
+
+
+_KIT_COMMENT = re.compile(r"[ \t]*<!--\s*kit:.*?-->[ \t]*(?:\n(?=.))?", re.DOTALL)
+
+
+def strip_kit_comments(text: str) -> str:
+    """Without Kit's own provenance comments (`<!-- kit:promoted … -->`): they are not content."""
+    if "<!--" not in text:
+        return text
+    return _KIT_COMMENT.sub("", text).strip("\n")
 
 
 def make_chunk(path: str, start: int, end: int, headings: Sequence[str], text: str) -> Chunk:
@@ -244,8 +255,10 @@ def chunk_markdown(path: str, text: str, *, tokens: int = 400, overlap: int = 80
     max_tokens = max(float(tokens), 8.0)
     overlap_tokens = max(0.0, min(float(overlap), max_tokens / 2))
     if is_daily_note(path):
-        return _chunk_claims(path, body, blocks, max_tokens, overlap_tokens)
-    return _chunk_sections(path, body, blocks, max_tokens, overlap_tokens)
+        chunks = _chunk_claims(path, body, blocks, max_tokens, overlap_tokens)
+    else:
+        chunks = _chunk_sections(path, body, blocks, max_tokens, overlap_tokens)
+    return [c for c in chunks if strip_kit_comments(c.text).strip()]  # a bare provenance comment says nothing
 
 
 def _chunk_sections(path: str, lines: list[str], blocks: list[_Block], max_tokens: float, overlap: float) -> list[Chunk]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kit.memory.chunker import _CJK, has_cjk
+from kit.memory.chunker import _CJK, has_cjk, strip_kit_comments
 from kit.memory.daily import note_date
 from kit.memory.index import ChunkRow, MemoryIndex
 
@@ -123,8 +123,11 @@ def decay(score: float, age: int | None, half_life_days: float) -> float:
 
 def tokens(text: str) -> frozenset[str]:
     """Lower-cased word tokens; CJK runs become their characters' bigrams."""
+    words = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
+    if not has_cjk(text):
+        return frozenset(words)
     out: set[str] = set()
-    for word in _WORD.findall(unicodedata.normalize("NFKC", text).lower()):
+    for word in words:
         if has_cjk(word):
             for run in _split_script(word):
                 if has_cjk(run):
@@ -146,16 +149,14 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 def mmr(scores: Sequence[float], token_sets: Sequence[frozenset[str]], lam: float, limit: int) -> list[int]:
     """Maximal marginal relevance: indexes in selection order, λ·score − (1−λ)·max Jaccard to picked."""
     remaining = list(range(len(scores)))
+    penalty = [0.0] * len(scores)  # max similarity to anything picked so far, updated per pick
     picked: list[int] = []
     while remaining and len(picked) < limit:
-        best, best_value = None, -math.inf
+        best = max(remaining, key=lambda i: (lam * scores[i] - (1 - lam) * penalty[i], -i))
+        picked.append(best)
+        remaining.remove(best)
         for i in remaining:
-            penalty = max((jaccard(token_sets[i], token_sets[j]) for j in picked), default=0.0)
-            value = lam * scores[i] - (1 - lam) * penalty
-            if value > best_value:  # strict: earlier (higher-scored) items win ties
-                best, best_value = i, value
-        picked.append(best)  # type: ignore[arg-type]
-        remaining.remove(best)  # type: ignore[arg-type]
+            penalty[i] = max(penalty[i], jaccard(token_sets[i], token_sets[best]))
     return picked
 
 
@@ -297,7 +298,7 @@ def hybrid_search(
             score=score,
             vector_score=v,
             text_score=t,
-            snippet=row.text[: settings.snippet_chars],
+            snippet=strip_kit_comments(row.text)[: settings.snippet_chars],
             heading=row.heading,
         )
         for score, row, v, t, _ in (scored[i] for i in order)
