@@ -198,3 +198,11 @@ def test_junk_is_never_promoted_and_limit_applies_per_day(workspace, monkeypatch
     assert len(run_dream(workspace).promoted) == 2
     text = (workspace.root / "MEMORY.md").read_text()
     assert "docker compose" not in text and "ok thanks" not in text
+
+
+def test_idle_workspace_dream_writes_nothing(workspace, monkeypatch):
+    monkeypatch.setenv("KIT_NOW", "2026-05-07T03:00:00+00:00")
+    before = tree(workspace.root, skip_kit=True)
+    result = run_dream(workspace)
+    assert result.changed == () and result.promoted == () and result.diary is False
+    assert tree(workspace.root, skip_kit=True) == before

@@ -223,7 +223,8 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
         staged = list(light.staged)
         new_light = _record(ctx, "light", staged)
         new_hits += new_light
-        ctx.write(reports.report_path("light", today), reports.light_report(today, light))
+        if light.considered:  # an idle day leaves no report (and no commit)
+            ctx.write(reports.report_path("light", today), reports.light_report(today, light))
 
     if "rem" in wanted:
         if status:
@@ -234,7 +235,8 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
                       truth_min_confidence=float(cfg.get("dreaming.rem.truth_min_confidence")), embedder=embedder)
         truths = [t.cand for t in rem.truths]
         new_hits += _record(ctx, "rem", truths)
-        ctx.write(reports.report_path("rem", today), reports.rem_report(today, rem))
+        if rem.considered:
+            ctx.write(reports.report_path("rem", today), reports.rem_report(today, rem))
 
     ranked: list[Ranked] = []
     decisions: list[deep_phase.Decision] = []
@@ -371,13 +373,13 @@ def _deep(ctx: _Ctx, cands: list[Candidate], staged: list[Candidate], truths: li
 
     day = today.isoformat()
     notes = {d.ranked.cand.id: f"{d.action}: {d.detail}" for d in decisions if d.action != "promoted"}
-    ctx.write(reports.report_path("deep", today), reports.deep_report(
-        today, ranked,
-        promoted_today=[p for p in promos if p.promoted_day == day and p.status == "active"],
-        notes=notes,
-        retired_today=[p for p in promos if p.status == "retired" and p.status_day == day],
-        demoted_today=[p for p in promos if p.status == "demoted" and p.status_day == day],
-    ))
+    promoted_today = [p for p in promos if p.promoted_day == day and p.status == "active"]
+    retired_today = [p for p in promos if p.status == "retired" and p.status_day == day]
+    demoted_today = [p for p in promos if p.status == "demoted" and p.status_day == day]
+    if ranked or promoted_today or retired_today or demoted_today:
+        ctx.write(reports.report_path("deep", today), reports.deep_report(
+            today, ranked, promoted_today=promoted_today, notes=notes, retired_today=retired_today,
+            demoted_today=demoted_today))
     return ranked, decisions, [d.ranked.cand.key for d in chosen], [e.key for e in retired], demoted
 
 
