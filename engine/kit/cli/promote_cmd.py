@@ -33,7 +33,11 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
         return
     from rich.table import Table
 
-    table = Table("score", "recalls", "queries", "days", "key", "status", box=None)
+    table = Table(box=None)
+    for name in ("score", "recalls", "queries", "days"):
+        table.add_column(name, justify="right")
+    table.add_column("key", no_wrap=True)
+    table.add_column("status", overflow="fold")
     decided = {d.ranked.cand.id: d.action for d in result.decisions}
     for r in result.ranked[:limit]:
         status = decided.get(r.cand.id) or ("passed" if r.passed else "blocked: " + ", ".join(r.blocked_by))

@@ -94,9 +94,17 @@ def _lock_wait(value: float | None) -> float:
     return float(env) if env else DEFAULT_LOCK_WAIT
 
 
-def acquire_lock(ws, wait: float | None = None) -> LockFile:
+def acquire_lock(ws, wait: float | None = None, *, announce: bool = False) -> LockFile:
     lock = LockFile(ws.kit_dir / "locks" / "dream.lock")
     seconds = _lock_wait(wait)
+    if lock.try_acquire():
+        return lock
+    if announce:
+        import sys
+
+        info = lock.holder()
+        who = f"pid {info[0]}" if info else "another process"
+        print(f"kit: waiting up to {seconds:g} s for the dream lock ({who})…", file=sys.stderr, flush=True)
     try:
         lock.acquire(wait=seconds, what="dream lock")
     except BusyError:
@@ -185,7 +193,7 @@ def run_dream(ws, *, phases: Iterable[str] | str = PHASES, dry_run: bool = False
               lock_wait: float | None = None) -> DreamResult:
     """Run the dreaming phases on `ws`. Only `deep` writes MEMORY.md; `dry_run` writes nothing."""
     wanted = normalise_phases(phases)
-    lock = None if dry_run else acquire_lock(ws, lock_wait)
+    lock = None if dry_run else acquire_lock(ws, lock_wait, announce=progress)
     status = None
     try:
         if progress:
