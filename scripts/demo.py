@@ -105,7 +105,9 @@ def main() -> int:
     ws = Workspace.open(DEMO)
     mem = memory_for(ws)
     synced = mem.sync()
-    print(f"indexed: {synced.to_json() if hasattr(synced, 'to_json') else synced}")
+    info = synced.to_json()
+    print(f"indexed {info['files']} files into {info['chunks']} chunks ({info['embedded']} embedded, "
+          f"mode {info['mode']}) in {info['seconds']:.1f} s")
     for i in range(14):
         day = date(2026, 5, 8) + timedelta(days=i)
         recorded = 0
