@@ -28,7 +28,7 @@ import numpy as np
 
 from kit import clock
 from kit.doctor import Finding
-from kit.errors import DocumentError, NotFoundError, PathEscapeError
+from kit.errors import NotFoundError, PathEscapeError
 from kit.fsutil import read_text
 from kit.memory.daily import WriteResult, append_note
 from kit.memory.embeddings import (
@@ -133,10 +133,7 @@ class Memory:
         target = self.ws.path(rel)
         if not target.is_file():
             raise NotFoundError(f"{rel} does not exist")
-        try:
-            text = read_text(target, display=rel)
-        except DocumentError:
-            raise
+        text = read_text(target, display=rel)  # DocumentError names the file when it is binary or huge
         all_lines = text.split("\n")
         if all_lines and all_lines[-1] == "":
             all_lines.pop()
