@@ -121,6 +121,11 @@ def test_what_is_indexed(ws_path, counting):
     assert sorted(result.added) == [
         "MEMORY.md", "memory/2026-03-01.md", "memory/archive/promoted.md", "notes/project.md",
     ]
+    # dropping the extra path from kit.yaml drops its files from the index
+    (ws_path / "kit.yaml").write_text("memory:\n  extra_paths: []\n")
+    ws.reload()
+    assert mem.sync().removed == ("notes/project.md",)
+    assert mem.index().file_rows().keys() == {"MEMORY.md", "memory/2026-03-01.md", "memory/archive/promoted.md"}
 
 
 def test_rebuild_starts_over_but_reuses_cached_embeddings(workspace, counting):

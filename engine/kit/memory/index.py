@@ -406,11 +406,14 @@ def sync_index(
     if paths is None:
         on_disk, problems = indexable_files(root, extra_paths)
         errors.extend(problems)
-        targets = sorted(set(on_disk) | set(known))
+        wanted = set(on_disk)
+        targets = sorted(wanted | set(known))
         seen = len(on_disk)
     else:
-        targets = sorted({p for p in paths if is_indexable(p, extra_paths)})
-        seen = len(targets)
+        wanted = {p for p in paths if is_indexable(p, extra_paths)}
+        # a path no longer indexable (extra_paths changed, file hidden) leaves the index
+        targets = sorted(wanted | {p for p in paths if p in known})
+        seen = len(wanted)
     stale_model: set[str] = set()
     if model is not None:
         stale_model = {
@@ -426,6 +429,8 @@ def sync_index(
     for rel in targets:
         full = root / rel
         try:
+            if rel not in wanted:
+                raise FileNotFoundError(rel)
             st = full.stat()
             if not full.is_file() or not is_within(root, full):
                 raise FileNotFoundError(rel)
