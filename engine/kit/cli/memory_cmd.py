@@ -56,6 +56,7 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
     from rich.markup import escape
 
     ws = open_workspace(workspace)
+    ws.memory.sync(progress=not as_json)  # incremental; a bar on a terminal if there is much to embed
     result = ws.memory.search(query, limit=limit, record=record, source="cli")
     if as_json:
         emit_json(result)
