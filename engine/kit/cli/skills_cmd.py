@@ -22,7 +22,7 @@ READY = {"available": "green", "missing": "yellow", "unsupported": "dim"}
 
 @click.group()
 def skills() -> None:
-    """Skills: list, view, create, check and trust them (§5)."""
+    """Skills: list, view, create, check and trust them."""
 
 
 @skills.command("list")
