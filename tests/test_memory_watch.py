@@ -82,3 +82,56 @@ def test_unsubscribing_stops_indexing(workspace, real_embedder):
     workspace.reload(["memory/2026-05-07.md"])
     assert stop.syncs == 0
     assert not mem.index_path.exists() or mem.status()["files"] == 0
+
+
+def test_require_index_waits_for_an_index_to_exist(workspace, real_embedder):
+    mem = memory_for(workspace)
+    mem.use_embedder(real_embedder)
+    stop = start_auto_index(workspace, require_index=True)
+    try:
+        write(workspace.root, "memory/2026-05-07.md", "- first note\n")
+        workspace.reload(["memory/2026-05-07.md"])
+        assert stop.wait_idle(30) and stop.syncs == 0
+        assert not mem.index_path.exists()
+        mem.sync()  # someone builds the index (kit memory index, a search)
+        write(workspace.root, "memory/2026-05-07.md", "- first note\n- second note\n")
+        workspace.reload(["memory/2026-05-07.md"])
+        assert stop.wait_until_synced(1, 60) and stop.wait_idle(30)
+        texts = [r[0] for r in mem.index().conn.execute("SELECT text FROM chunks WHERE path = 'memory/2026-05-07.md'")]
+        assert texts == ["- first note", "- second note"]
+    finally:
+        stop()
+
+
+def test_kit_watch_keeps_an_existing_index_fresh(workspace, real_embedder, kit_now):
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    kit_now(NOW)
+    mem = memory_for(workspace)
+    mem.use_embedder(real_embedder)
+    mem.sync()  # the index exists, so `kit watch` keeps it fresh
+    mem.close()
+    env = dict(os.environ)
+    proc = subprocess.Popen([sys.executable, "-m", "kit", "watch", "-w", str(workspace.root)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert "watching" in proc.stderr.readline()
+        write(workspace.root, "memory/2026-05-07.md", "# 2026-05-07\n\n- The piano tuner comes on Thursday\n")
+        found = []
+        deadline = time.monotonic() + 120  # a wait for the outcome, not a speed assertion
+        while not found and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+            conn = sqlite3.connect(workspace.kit_dir / "index.db")
+            found = conn.execute(
+                "SELECT start_line, text, embedding IS NOT NULL FROM chunks WHERE path = 'memory/2026-05-07.md'"
+            ).fetchall()
+            conn.close()
+        assert found == [(3, "- The piano tuner comes on Thursday", 1)]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    assert proc.returncode == 0

@@ -52,6 +52,10 @@ def watch(workspace, as_json: bool) -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     watcher = Watcher(ws, on_reload=on_reload)
     watcher.start()
+    from kit.memory.service import start_auto_index
+
+    # changed memory notes are re-indexed (once an index exists: watching never builds one)
+    stop_index = start_auto_index(ws, require_index=True)
     try:
         debounce = int(watcher.debounce_s * 1000)
         err.print(
@@ -67,4 +71,5 @@ def watch(workspace, as_json: bool) -> None:
     except KeyboardInterrupt:
         pass  # Ctrl-C is how a foreground watch ends: exit 0
     finally:
+        stop_index()
         watcher.stop()

@@ -332,9 +332,10 @@ class AutoIndexer:
     reported so far is indexed (for tests and for `kit run` before a search).
     """
 
-    def __init__(self, ws, memory: Memory, *, initial_sync: bool = True):
+    def __init__(self, ws, memory: Memory, *, initial_sync: bool = True, require_index: bool = False):
         self.ws = ws
         self.memory = memory
+        self.require_index = require_index
         self.last_error: str | None = None
         self.syncs = 0
         self._cond = threading.Condition()
@@ -348,7 +349,7 @@ class AutoIndexer:
 
     def _on_reload(self, result, snapshot) -> None:
         paths = [p for p in result.changed if self.memory.is_indexable(p)]
-        if not paths:
+        if not paths or (self.require_index and not self.memory.index_path.exists()):
             return
         with self._cond:
             self._pending.update(paths)
@@ -408,12 +409,19 @@ class AutoIndexer:
         with self._cond:
             self._stopped = True
             self._cond.notify_all()
-        self._thread.join(timeout=30)
+        # a daemon thread; a sync cut short at exit is rolled back (one transaction per file)
+        self._thread.join(timeout=10)
 
 
-def start_auto_index(ws, *, initial_sync: bool = True) -> Callable[[], None]:
-    """Subscribe to ws reloads and re-index changed memory files; returns the unsubscribe function."""
-    return AutoIndexer(ws, memory_for(ws), initial_sync=initial_sync)
+def start_auto_index(ws, *, initial_sync: bool = True, require_index: bool = False) -> Callable[[], None]:
+    """Subscribe to ws reloads and re-index changed memory files; returns the unsubscribe function.
+
+    `initial_sync` first catches up with everything changed while nobody watched. With
+    `require_index`, nothing happens until an index exists (`kit watch` keeps an index fresh but
+    never builds one, so watching a workspace never loads the model by surprise).
+    """
+    initial = initial_sync and (not require_index or (ws.kit_dir / "index.db").exists())
+    return AutoIndexer(ws, memory_for(ws), initial_sync=initial, require_index=require_index)
 
 
 def _log(ws, message: str) -> None:
