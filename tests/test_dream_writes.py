@@ -206,3 +206,33 @@ def test_idle_workspace_dream_writes_nothing(workspace, monkeypatch):
     result = run_dream(workspace)
     assert result.changed == () and result.promoted == () and result.diary is False
     assert tree(workspace.root, skip_kit=True) == before
+
+
+def test_vectors_persist_between_nights(workspace, monkeypatch):
+    from kit.dreaming import embed
+
+    seed(workspace, monkeypatch)
+    calls: list[int] = []
+    real = embed.embedder_for
+
+    class Counting:
+        def __init__(self, inner):
+            self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
+
+        def encode(self, texts):
+            calls.append(len(texts))
+            return self.inner.encode(texts)
+
+    monkeypatch.setattr(embed, "embedder_for", lambda ws: Counting(real(ws)))
+    run_dream(workspace)
+    first = sum(calls)
+    assert first >= 5  # every candidate's text, once
+    calls.clear()
+    monkeypatch.setenv("KIT_NOW", "2026-05-08T20:00:00+00:00")
+    run_dream(workspace, dry_run=True)
+    run_dream(workspace)
+    assert sum(calls) == 0  # the next night embeds nothing it has seen
+    db = workspace.open_state()
+    days_kept = db.execute("SELECT DISTINCT day FROM dream_vectors").fetchall()
+    db.close()
+    assert [r[0] for r in days_kept] == ["2026-05-08"]

@@ -79,21 +79,82 @@ def similarity_matrix(embedder: Any | None, left: Sequence[str], right: Sequence
 
 
 class CachedEmbedder:
-    """Wraps an Embedder for one dream: each distinct text is encoded once across REM and Deep."""
+    """Wraps an Embedder for one dream: each distinct text is encoded once across REM and Deep.
 
-    def __init__(self, inner: Any):
+    With a state db, vectors also persist in `dream_vectors` (keyed by model and text hash), so the
+    next night only embeds candidates it has not seen; `store=False` (dry runs) reads but never writes.
+    """
+
+    KEEP_DAYS = 14  # vectors unused for this long are pruned: the table holds the working set only
+
+    def __init__(self, inner: Any, db: Any = None, *, store: bool = False, day: str = ""):
         self.inner = inner
+        self.day = day
         self.model_id = inner.model_id
         self.dim = inner.dim
         self._vecs: dict[str, Any] = {}
+        self._db = db
+        self._store = store
+
+    def _load(self, texts: list[str]) -> None:
+        import numpy as np
+
+        from kit.fsutil import sha1_hex
+
+        if self._db is None or not _has_table(self._db, "dream_vectors"):
+            return
+        by_hash = {sha1_hex(t): t for t in texts}
+        keys = list(by_hash)
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT hash, vec FROM dream_vectors WHERE model = ? AND hash IN ({marks})", [self.model_id, *chunk]
+            ).fetchall()
+            for h, blob in rows:
+                vec = np.frombuffer(blob, dtype="float32")
+                if vec.shape == (self.dim,):
+                    self._vecs[by_hash[h]] = vec
+            if self._store and rows:
+                with self._db.transaction():
+                    self._db.conn.executemany("UPDATE dream_vectors SET day = ? WHERE model = ? AND hash = ?",
+                                              [(self.day, self.model_id, r[0]) for r in rows])
+
+    def _save(self, pairs: list[tuple[str, Any]]) -> None:
+        from kit.fsutil import sha1_hex
+
+        if self._db is None or not self._store:
+            return
+        with self._db.transaction():
+            self._db.conn.executemany(
+                "INSERT OR REPLACE INTO dream_vectors(model, hash, vec, day) VALUES (?,?,?,?)",
+                [(self.model_id, sha1_hex(t), v.astype("float32").tobytes(), self.day) for t, v in pairs],
+            )
+
+    def prune(self) -> None:
+        from datetime import date, timedelta
+
+        if self._db is None or not self._store or not self.day:
+            return
+        cutoff = (date.fromisoformat(self.day) - timedelta(days=self.KEEP_DAYS)).isoformat()
+        self._db.execute("DELETE FROM dream_vectors WHERE day < ?", (cutoff,))
 
     def encode(self, texts: Sequence[str]):
         import numpy as np
 
         missing = list(dict.fromkeys(t for t in texts if t not in self._vecs))
         if missing:
-            for text, vec in zip(missing, self.inner.encode(missing), strict=True):
-                self._vecs[text] = vec
+            self._load(missing)
+            missing = [t for t in missing if t not in self._vecs]
+        if missing:
+            fresh = list(zip(missing, self.inner.encode(missing), strict=True))
+            self._vecs.update(fresh)
+            self._save(fresh)
         if not texts:
             return np.zeros((0, self.dim), dtype="float32")
         return np.stack([self._vecs[t] for t in texts]).astype("float32", copy=False)
+
+
+def _has_table(db: Any, name: str) -> bool:
+    row = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone()
+    return row is not None

@@ -180,13 +180,15 @@ def _record(ctx: _Ctx, phase: str, cands: Iterable[Candidate]) -> int:
     return store.record_hits(ctx.db, phase, ctx.today, ((c.id, c.key, c.claim) for c in cands))
 
 
-def _embedder(ws, cands: list[Candidate]):
+def _embedder(ctx: _Ctx, cands: list[Candidate]):
     if not cands:
         return None
     from kit.dreaming.embed import CachedEmbedder, embedder_for
 
-    inner = embedder_for(ws)
-    return CachedEmbedder(inner) if inner is not None else None
+    inner = embedder_for(ctx.ws)
+    if inner is None:
+        return None
+    return CachedEmbedder(inner, ctx.db, store=not ctx.dry_run, day=ctx.today.isoformat())
 
 
 def run_dream(ws, *, phases: Iterable[str] | str = PHASES, dry_run: bool = False, progress: bool = False,
@@ -217,7 +219,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
     ws, cfg, today = ctx.ws, ctx.ws.config, ctx.today
     events = recall_events(ctx.db) if ctx.has("recall_events") else []
     cands = build_candidates(events)
-    embedder = _embedder(ws, cands) if ({"rem", "deep"} & set(wanted)) else None
+    embedder = _embedder(ctx, cands) if ({"rem", "deep"} & set(wanted)) else None
     new_hits = new_light = 0
     light = rem = None
     staged: list[Candidate] = []
@@ -268,6 +270,8 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
         ctx.write("DREAMS.md", reports.append_diary(ctx.read("DREAMS.md") or "# Dream diary\n", entry))
         wrote_diary = not ctx.dry_run
 
+    if embedder is not None:
+        embedder.prune()
     git = None
     if not ctx.dry_run and cfg.get("git.autocommit") and ctx.changed:
         from kit.dreaming.gitops import autocommit

@@ -1,6 +1,7 @@
 """Dreaming's own tables in `.kit/state.db` (component "dreaming").
 
 phase_hits: one row per candidate, phase and day — so a phase counts at most once a day.
+dream_vectors: embeddings of candidate texts, so a night only embeds what it has not seen.
 promotions: every entry Deep wrote, with its status: active (in MEMORY.md), retired (moved to
 the archive by the cap) or demoted (the user deleted it: never promoted again, by key or claim).
 """
@@ -24,8 +25,12 @@ CREATE TABLE dream_promotions (
 CREATE INDEX dream_promotions_claim ON dream_promotions(claim)"""
 
 
+DREAMING_V2 = """CREATE TABLE dream_vectors (
+  model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL, day TEXT NOT NULL, PRIMARY KEY (model, hash))"""
+
+
 def ensure_schema(db: StateDB) -> None:
-    db.migrate("dreaming", [DREAMING_V1])
+    db.migrate("dreaming", [DREAMING_V1, DREAMING_V2])
 
 
 @dataclass(frozen=True)
