@@ -4,7 +4,7 @@
 
 1. A deterministic corpus of N daily notes with B distinct claims each (default 60 × 10) plus a few
    long topic files is indexed from scratch with the real model; the same texts are then encoded by
-   sentence-transformers directly, alternating R times (medians). full-index / raw-encode is the
+   sentence-transformers directly, alternating R times (medians and bests). full-index / raw-encode is the
    indexing overhead (target ≤ 1.15).
 2. One claim in one note is edited and the index re-synced: only that claim is embedded again.
 3. The workspace grows to about C chunks (default 10,000) with more notes that repeat claims of the
@@ -92,7 +92,7 @@ def grow_corpus(root: Path, claims: list[str], first: int, notes: int, bullets: 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=60)
-    parser.add_argument("--runs", type=int, default=3, help="alternating raw-encode / full-index runs")
+    parser.add_argument("--runs", type=int, default=5, help="alternating raw-encode / full-index runs")
     parser.add_argument("--bullets", type=int, default=10)
     parser.add_argument("--search-chunks", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=20)
@@ -194,6 +194,7 @@ def main() -> int:
         "raw_encode_runs_s": [round(x, 3) for x in raw_runs],
         "full_index_runs_s": [round(x, 3) for x in full_runs],
         "full_index_over_raw_encode": round(full_s / raw_s, 3),
+        "best_full_over_best_raw": round(min(full_runs) / min(raw_runs), 3),
         "raw_texts_per_s": round(len(corpus) / raw_s, 1),
         "incremental_s": round(inc_s, 3),
         "incremental_embedded": inc.embedded,
@@ -218,7 +219,8 @@ def main() -> int:
         print(f"  full index            {report['full_index_s']:8.2f} s   (median; runs {report['full_index_runs_s']})")
         print(f"  raw st.encode         {report['raw_encode_s']:8.2f} s   ({report['raw_texts_per_s']} texts/s; "
               f"median; runs {report['raw_encode_runs_s']})")
-        print(f"  ratio index/encode    {report['full_index_over_raw_encode']:8.3f}     (target ≤ 1.15)")
+        print(f"  ratio index/encode    {report['full_index_over_raw_encode']:8.3f}     (medians; best-of-runs "
+              f"{report['best_full_over_best_raw']:.3f}; target ≤ 1.15)")
         print(f"  index overhead        {report['overhead_ms_per_chunk']:8.3f} ms/chunk without the model "
               f"(implied ratio {report['implied_ratio']:.3f})")
         print(f"  incremental re-index  {report['incremental_s'] * 1000:8.1f} ms  "
