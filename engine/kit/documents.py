@@ -67,7 +67,7 @@ def split_frontmatter(text: str, display: str) -> tuple[dict[str, Any], str, int
         raise DocumentError("frontmatter starts with '---' but is never closed", path=display, line=1)
     try:
         post = frontmatter.loads(text)
-    except yaml.YAMLError as exc:
+    except yaml.YAMLError:
         # frontmatter may use the C loader, whose marks are vaguer: locate with the pure one
         try:
             yaml.load("\n".join(lines[1:close]), Loader=yaml.SafeLoader)  # noqa: S506
