@@ -18,7 +18,7 @@ from typing import Any
 
 from kit import clock
 from kit.agent import compaction as cp
-from kit.agent.providers.base import ModelResponse, NoModelAvailable, ProviderError, Usage
+from kit.agent.providers.base import ModelResponse, NoModelAvailable, ProviderError, ToolCall, Usage
 from kit.agent.sessions import SessionInfo, SessionStore, strip_memory_context
 from kit.agent.tools import (
     ToolContext,
@@ -124,6 +124,25 @@ class TurnResult:
             "iterations": self.iterations,
             "usage": self.usage,
         }
+
+
+def assistant_message(response: ModelResponse) -> dict[str, Any]:
+    """The history entry for a model response, tool calls in the OpenAI chat shape that every
+    provider adapter reads back."""
+    message: dict[str, Any] = {"role": "assistant", "content": response.text or ""}
+    if response.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+            for c in response.tool_calls
+        ]
+    return message
+
+
+def tool_message(call: ToolCall, content: str) -> dict[str, Any]:
+    """The history entry answering one tool call (every call needs one, or the next request is
+    malformed)."""
+    return {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
 
 
 def call_signature(name: str, arguments: dict[str, Any]) -> str:
@@ -356,13 +375,7 @@ class Agent:
                 response = self.client.complete([{"role": "system", "content": system}, *self.history], tools)
             state.usage.add(response.usage)
             model_name = response.model or model_name
-            assistant: dict[str, Any] = {"role": "assistant", "content": response.text or ""}
-            if response.tool_calls:
-                assistant["tool_calls"] = [
-                    {"id": c.id, "type": "function",
-                     "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
-                    for c in response.tool_calls
-                ]
+            assistant = assistant_message(response)
             self._append(assistant, usage=response.usage, model=response.model or None)
             if not response.tool_calls:
                 reply = response.text or ""
@@ -373,16 +386,15 @@ class Agent:
                     if not stopped:
                         stopped, stopped_on = "repeated_tool_call", call.name
                     # every tool call needs an answer, or the next request is malformed
-                    self._append({"role": "tool", "tool_call_id": call.id, "name": call.name,
-                                  "content": f"[kit] not run: the run was stopped ({call.name} repeated "
-                                             f"{REPEAT_STOP} times in a row)"})
+                    self._append(tool_message(call, f"[kit] not run: the run was stopped ({call.name} "
+                                                        f"repeated {REPEAT_STOP} times in a row)"))
                     continue
                 outcome = execute_tool(ctx, call.name, call.arguments, call_id=call.id)
                 outcomes.append(outcome)
                 content = outcome.result
                 if count >= REPEAT_WARN:
                     content += REPEAT_NOTE.format(name=call.name, count=count)
-                self._append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content})
+                self._append(tool_message(call, content))
             if stopped:
                 reply = (f"Stopped: the same tool call ({stopped_on}) was repeated "
                          f"{REPEAT_STOP} times in a row without progress.")
@@ -432,13 +444,7 @@ class Agent:
                 self.status(f"memory flush skipped: {exc}")
                 return
             state.usage.add(response.usage)
-            assistant: dict[str, Any] = {"role": "assistant", "content": response.text or ""}
-            if response.tool_calls:
-                assistant["tool_calls"] = [
-                    {"id": c.id, "type": "function",
-                     "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
-                    for c in response.tool_calls
-                ]
+            assistant = assistant_message(response)
             messages.append(assistant)
             self.store.append(self.session.id, assistant, usage=response.usage, hidden=True, kind="flush")
             if not response.tool_calls:
@@ -448,7 +454,7 @@ class Agent:
                     content = f"[kit] {call.name} is not available during a memory flush"
                 else:
                     content = execute_tool(ctx, call.name, call.arguments, call_id=call.id).result
-                tool_msg = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
+                tool_msg = tool_message(call, content)
                 messages.append(tool_msg)
                 self.store.append(self.session.id, tool_msg, hidden=True, kind="flush")
 
