@@ -105,3 +105,35 @@ def test_watch_json_skips_comment_only_config_edit(start_watch, ws_path: Path):
     assert json.loads(out.next()) == {"version": 2, "changed": ["AGENTS.md"], "errors": []}
     proc.terminate()
     assert proc.wait(timeout=WAIT) == 0
+
+
+def test_watch_reports_template_errors_and_their_fix(start_watch, ws_path: Path):
+    (ws_path / "templates").mkdir(exist_ok=True)
+    (ws_path / "templates" / "system.md.j2").write_text("{{ kind }}\n{% if %}\n")
+    proc, out, err = start_watch("--json")
+    # a template broken before the watch started is named in the banner's problem list
+    assert err.until("system.md.j2").strip() == (
+        "error: templates/system.md.j2:2: template syntax error: Expected an expression, got 'end of statement block'"
+    )
+    write(ws_path, "templates/system.md.j2", "{{ kind }}\n\n{{ no_such_variable }}\n")
+    assert json.loads(out.next()) == {
+        "version": 2,
+        "changed": ["templates/system.md.j2"],
+        "errors": ["templates/system.md.j2:3: template error: 'no_such_variable' is undefined"],
+    }
+    write(ws_path, "templates/system.md.j2", "{{ kind }}\n")
+    assert json.loads(out.next()) == {"version": 3, "changed": ["templates/system.md.j2"], "errors": []}
+    # an edit elsewhere does not repeat a template problem that is unchanged (there is none now)
+    write(ws_path, "SOUL.md", "# Soul\n\nStill fine.\n")
+    assert json.loads(out.next()) == {"version": 4, "changed": ["SOUL.md"], "errors": []}
+    proc.terminate()
+    assert proc.wait(timeout=WAIT) == 0
+
+
+def test_watch_human_output_shows_template_errors(start_watch, ws_path: Path):
+    proc, out, err = start_watch()
+    write(ws_path, "templates/system.md.j2", "{{ kind }\n")
+    assert out.until("v2").rstrip().endswith("v2 templates/system.md.j2")
+    assert out.next().strip().startswith("error templates/system.md.j2:1: template syntax error")
+    proc.terminate()
+    assert proc.wait(timeout=WAIT) == 0

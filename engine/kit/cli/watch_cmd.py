@@ -25,6 +25,7 @@ def watch(workspace, as_json: bool) -> None:
     version in force and its error is printed.
     """
     from kit import clock
+    from kit.prompt.builder import TemplateWatch
     from kit.watch import Watcher
 
     # watcher warnings (inotify limits, failed reloads) go to stderr; stdout stays the report
@@ -33,17 +34,22 @@ def watch(workspace, as_json: bool) -> None:
     err = console(stderr=True)
     out = console()
 
+    templates = TemplateWatch(ws)
+
     def on_reload(result) -> None:
         if not result.changed and not result.errors:
             return  # e.g. a comment-only edit of kit.yaml: the effective config is the same
+        template_issue = templates.after_reload(result.changed)
+        errors = [*result.errors, *([template_issue] if template_issue else [])]
         if as_json:
-            sys.stdout.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+            line = {**result.to_json(), "errors": [str(e) for e in errors]}
+            sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
             sys.stdout.flush()
             return
         stamp = clock.now().strftime("%H:%M:%S")
         changed = ", ".join(result.changed) if result.changed else "nothing changed"
         out.print(f"[dim]{stamp}[/dim] v{result.version} {changed}", markup=True, highlight=False)
-        for issue in result.errors:
+        for issue in errors:
             out.print(f"  [red]error[/red] {issue}", markup=True, highlight=False)
         sys.stdout.flush()
 
@@ -66,6 +72,8 @@ def watch(workspace, as_json: bool) -> None:
         )
         for issue in ws.snapshot.issues:
             err.print(f"  {issue.severity}: {issue}", markup=False, highlight=False)
+        if templates.issue is not None:
+            err.print(f"  error: {templates.issue}", markup=False, highlight=False)
         while not stop.wait(0.5):
             pass
     except KeyboardInterrupt:

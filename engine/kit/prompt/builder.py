@@ -337,6 +337,28 @@ def build_prompt(
     )
 
 
+class TemplateWatch:
+    """Template problems for `kit watch`. They are not snapshot issues: a template can only be
+    checked by rendering it with a full context, so after a reload that touched something the
+    prompt is made of, render once and report the problem when it is new, changed, or the
+    template itself was edited. Rendering here also records the last good template."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.issue: TemplateIssue | None = build_prompt(ws).template_issue
+
+    def after_reload(self, changed: Iterable[str]) -> TemplateIssue | None:
+        from kit.snapshot import is_tracked
+
+        changed = list(changed)
+        if not any(is_tracked(rel) for rel in changed):
+            return None  # memory notes and other untracked files never feed the template
+        issue = build_prompt(self.ws).template_issue
+        report = issue if issue is not None and (issue != self.issue or OVERRIDE in changed) else None
+        self.issue = issue
+        return report
+
+
 def doctor_checks(ws) -> list:
     """Bootstrap budget pressure (files cut), a broken prompt template, skills left out."""
     from kit.doctor import Finding
