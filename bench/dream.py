@@ -47,7 +47,7 @@ def make_notes(root: Path, n_days: int, rng: random.Random) -> list[tuple[str, i
 
 
 def insert_events(ws, bullets, n_events: int, n_days: int, rng: random.Random) -> None:
-    from kit.dreaming.recall_source import claim_hash, ensure_schema, query_hash
+    from kit.memory.recall import claim_hash, ensure_schema, query_hash
 
     # recall follows a power law: a few lines are recalled very often, most rarely
     weights = [1 / (k + 1) ** 0.9 for k in range(len(bullets))]
@@ -87,10 +87,10 @@ def main() -> int:
     rng = random.Random(7)
 
     from kit.dreaming.candidates import build_candidates
-    from kit.dreaming.embed import embedder_for
-    from kit.dreaming.recall_source import events
     from kit.dreaming.runner import run_dream
     from kit.init import init_workspace
+    from kit.memory.recall import events
+    from kit.memory.service import memory_for
     from kit.workspace import Workspace
 
     with tempfile.TemporaryDirectory(prefix="kit-bench-dream-") as tmp:
@@ -102,7 +102,7 @@ def main() -> int:
         insert_events(ws, bullets, args.events, args.days, rng)
         print(f"{args.days} notes, {len(bullets)} bullets, {args.events} recall events")
 
-        t_model = timed(lambda: embedder_for(ws).encode(["warm up"]))
+        t_model = timed(lambda: memory_for(ws).embedder.encode(["warm up"]))
         print(f"embedding model load (once per process): {t_model:.2f} s")
 
         db = ws.open_state()

@@ -7,7 +7,7 @@ import os
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from kit.dreaming.recall_source import insert_event
+from kit.memory import recall as recall_log
 
 
 def write_note(root: Path, day: str, items: list[str], *, title: str | None = None) -> dict[str, int]:
@@ -31,10 +31,16 @@ def recall(ws, day: str, text: str, query: str, *, score: float = 0.8, hour: int
         lines = (ws.root / rel).read_text(encoding="utf-8").split("\n")
         line = lines.index(f"- {text}") + 1
     ts = datetime.fromisoformat(f"{day}T{hour:02d}:00:00+00:00").timestamp()
+    snippet = f"- {text}"
     db = ws.open_state()
-    try:
-        insert_event(db, path=rel, start_line=line, end_line=line, snippet=f"- {text}", query=query, score=score,
-                     day=day, ts=ts, source="tool")
+    try:  # the row kit.memory.recall.record_hits writes, with this day and time instead of the clock's
+        recall_log.ensure_schema(db)
+        db.execute(
+            "INSERT INTO recall_events(key, path, start_line, end_line, snippet, claim_hash, query, query_hash,"
+            " score, day, ts, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (recall_log.candidate_key(rel, line, line), rel, line, line, snippet, recall_log.claim_hash(snippet),
+             query, recall_log.query_hash(query), score, day, ts, "tool"),
+        )
     finally:
         db.close()
 

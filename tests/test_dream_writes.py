@@ -209,11 +209,11 @@ def test_idle_workspace_dream_writes_nothing(workspace, monkeypatch):
 
 
 def test_vectors_persist_between_nights(workspace, monkeypatch):
-    from kit.dreaming import embed
+    from kit.memory.service import memory_for
 
     seed(workspace, monkeypatch)
     calls: list[int] = []
-    real = embed.embedder_for
+    memory = memory_for(workspace)
 
     class Counting:
         def __init__(self, inner):
@@ -223,7 +223,7 @@ def test_vectors_persist_between_nights(workspace, monkeypatch):
             calls.append(len(texts))
             return self.inner.encode(texts)
 
-    monkeypatch.setattr(embed, "embedder_for", lambda ws: Counting(real(ws)))
+    memory.use_embedder(Counting(memory.embedder))  # dreaming uses the workspace's memory embedder
     run_dream(workspace)
     first = sum(calls)
     assert first >= 5  # every candidate's text, once

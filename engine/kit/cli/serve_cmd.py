@@ -35,12 +35,9 @@ def serve(workspace, no_watch: bool) -> None:
 
         watcher = Watcher(ws).start()
         cleanups.append(watcher.stop)
-    try:
-        from kit.memory.service import start_auto_index
-    except ImportError:
-        pass
-    else:
-        cleanups.append(start_auto_index(ws))
+    from kit.memory.service import start_auto_index
+
+    cleanups.append(start_auto_index(ws))
     scheduler = Scheduler()
     announced = None
     err.print(f"serving {ws.root}; Ctrl-C to stop", markup=False, highlight=False)

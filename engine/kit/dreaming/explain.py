@@ -9,11 +9,11 @@ from kit import clock
 from kit.dreaming import store
 from kit.dreaming.candidates import Candidate, build_candidates
 from kit.dreaming.ranking import DeepSettings, rank
-from kit.dreaming.recall_source import events as recall_events
-from kit.dreaming.recall_source import normalise_claim
 from kit.dreaming.scoring import normalised_weights
 from kit.dreaming.tags import jaccard, tokens
 from kit.errors import NotFoundError
+from kit.memory.recall import events as recall_events
+from kit.memory.recall import normalise_claim
 
 _KEY = re.compile(r"^.+:\d+:\d+$")
 MIN_TEXT_MATCH = 0.2

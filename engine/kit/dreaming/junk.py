@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from kit.memory.threats import scan_text
+
 MIN_CHARS = 12
 
 # Command names that are not everyday English: the name plus an argument is enough.
@@ -61,14 +63,6 @@ def _is_number_table(text: str) -> bool:
     return numeric * 2 >= len(cells)
 
 
-def _threat(text: str) -> str | None:
-    try:
-        from kit.memory.threats import scan_text  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return scan_text(text)
-
-
 def junk_reason(snippet: str) -> str | None:
     text = snippet.strip()
     if len(_strip_marker(text).strip()) < MIN_CHARS:
@@ -79,7 +73,7 @@ def junk_reason(snippet: str) -> str | None:
         return "a table of numbers"
     if _is_code(text):
         return "mostly code or shell commands"
-    threat = _threat(text)
+    threat = scan_text(text)
     if threat:
         return f"failed the threat scan: {threat}"
     return None

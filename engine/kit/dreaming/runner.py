@@ -14,11 +14,11 @@ from kit.dreaming import managed, reports, store
 from kit.dreaming.candidates import Candidate, build_candidates
 from kit.dreaming.light import LightResult, run_light
 from kit.dreaming.ranking import DeepSettings, Ranked, rank
-from kit.dreaming.recall_source import ensure_schema as ensure_recall_schema
-from kit.dreaming.recall_source import events as recall_events
 from kit.dreaming.rem import RemResult, run_rem
 from kit.errors import BusyError
 from kit.fsutil import LockFile
+from kit.memory.recall import ensure_schema as ensure_recall_schema
+from kit.memory.recall import events as recall_events
 
 PHASES = ("light", "rem", "deep")
 LOCK_REL = ".kit/locks/dream.lock"
@@ -180,15 +180,22 @@ def _record(ctx: _Ctx, phase: str, cands: Iterable[Candidate]) -> int:
     return store.record_hits(ctx.db, phase, ctx.today, ((c.id, c.key, c.claim) for c in cands))
 
 
-def _embedder(ctx: _Ctx, cands: list[Candidate]):
+def _embedder(ctx: _Ctx, cands: list[Candidate], notes: list[str]):
+    """The workspace's memory embedder behind the dream's vector cache; None means lexical similarity."""
     if not cands:
         return None
-    from kit.dreaming.embed import CachedEmbedder, embedder_for
+    from kit.dreaming.embed import CachedEmbedder
+    from kit.memory.embeddings import EmbeddingError
+    from kit.memory.service import memory_for
 
-    inner = embedder_for(ctx.ws)
+    inner = memory_for(ctx.ws).embedder
     if inner is None:
         return None
-    return CachedEmbedder(inner, ctx.db, store=not ctx.dry_run, day=ctx.today.isoformat())
+    try:  # CachedEmbedder reads `dim`, which loads the model: a model that cannot load means lexical
+        return CachedEmbedder(inner, ctx.db, store=not ctx.dry_run, day=ctx.today.isoformat())
+    except EmbeddingError as exc:
+        notes.append(f"embeddings unavailable, similarity is lexical: {exc}")
+        return None
 
 
 def run_dream(ws, *, phases: Iterable[str] | str = PHASES, dry_run: bool = False, progress: bool = False,
@@ -219,7 +226,8 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
     ws, cfg, today = ctx.ws, ctx.ws.config, ctx.today
     events = recall_events(ctx.db) if ctx.has("recall_events") else []
     cands = build_candidates(events)
-    embedder = _embedder(ctx, cands) if ({"rem", "deep"} & set(wanted)) else None
+    notes: list[str] = []
+    embedder = _embedder(ctx, cands, notes) if ({"rem", "deep"} & set(wanted)) else None
     new_hits = new_light = 0
     light = rem = None
     staged: list[Candidate] = []
@@ -259,7 +267,6 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
         ranked, decisions, promoted, retired_keys, demoted = _deep(ctx, cands, staged, truths, embedder)
 
     wrote_diary = False
-    notes: list[str] = []
     diary_mode = cfg.get("dreaming.diary")
     if diary_mode != "off" and (new_hits or promoted):
         entry = reports.render_diary(ws, _diary_context(ctx, light, rem, decisions, len(retired_keys), len(demoted), new_light))
@@ -400,10 +407,8 @@ def _reindex(ws, changed: list[str]) -> None:
     paths = [p for p in changed if p == "MEMORY.md" or (p.startswith("memory/") and not p.startswith("memory/dreaming/"))]
     if not paths:
         return
-    try:
-        from kit.memory.service import memory_for  # type: ignore[import-not-found]
-    except ImportError:
-        return
+    from kit.memory.service import memory_for
+
     memory_for(ws).sync(paths)
 
 
