@@ -39,13 +39,15 @@ def set_config(ws_root: Path, yaml_text: str) -> None:
 
 
 def add_hook(ws, name: str, events: list[str], *, handler: str | None = None, command: str | None = None,
-             trust: bool = True) -> Path:
+             trust: bool = True, timeout_s: float | None = None) -> Path:
     """A workspace hook (handler.py or command), reloaded and trusted."""
     folder = ws.root / "hooks" / name
     folder.mkdir(parents=True, exist_ok=True)
     meta: dict[str, Any] = {"name": name, "description": f"test hook {name}", "events": events}
     if command is not None:
         meta["command"] = command
+    if timeout_s is not None:
+        meta["timeout_s"] = timeout_s
     (folder / "HOOK.md").write_text("---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n# test\n",
                                     encoding="utf-8")
     if handler is not None:

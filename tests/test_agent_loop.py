@@ -231,3 +231,29 @@ def handle(event):
     assert "The on-call engineer this week is Rosalind." in system
     user_md = (ws.root / "USER.md").read_text().strip().splitlines()[-1]
     assert user_md and user_md not in system
+
+
+def test_failing_hooks_never_stop_a_turn_and_the_log_says_why(ws, tmp_path):
+    """A hook that raises, one that sleeps past its timeout and one that exits 1, on the events of
+    a real tool-using turn: the turn completes (the sleeper is not waited for beyond its timeout,
+    and its late return value — a block — is ignored) and hooks.log names each failure."""
+    import time
+
+    add_hook(ws, "raises", ["tool:before"], handler="def handle(event):\n    raise RuntimeError('boom')\n")
+    add_hook(ws, "sleeps", ["message:received"], timeout_s=0.5, handler=(
+        "import time\ndef handle(event):\n    time.sleep(30)\n    return {'block': True, 'reason': 'late'}\n"))
+    add_hook(ws, "exits", ["tool:after"], command="echo 'disk on fire' >&2; exit 1")
+    script = write_script(tmp_path, [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "done.md", "content": "yes\n"}}]},
+        {"text": "Written."},
+    ])
+    started = time.monotonic()
+    result = agent_for(ws, script).turn("write it")
+    assert time.monotonic() - started < 15  # far below the sleeper's 30 s
+    assert (result.reply, result.stopped) == ("Written.", None)
+    assert [(t.name, t.ok, t.blocked) for t in result.tool_calls] == [("write_file", True, False)]
+    assert (ws.root / "done.md").read_text() == "yes\n"
+    log = (ws.kit_dir / "logs" / "hooks.log").read_text()
+    assert "ERROR tool:before hook=raises: RuntimeError: boom" in log
+    assert "ERROR message:received hook=sleeps: timed out after 0.5s (handler abandoned)" in log
+    assert "ERROR tool:after hook=exits: command exited 1: disk on fire" in log

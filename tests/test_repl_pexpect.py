@@ -96,3 +96,55 @@ def test_repl_asks_before_exec(ws_path, tmp_path):
     assert marker_yes.exists() and not marker_no.exists()
     results = [m["content"] for m in recorded_calls(script)[2]["messages"] if m["role"] == "tool"]
     assert results == ["exec refused: the user declined to run this command", "exit_code: 0"]
+
+
+def test_repl_offers_untrusted_workspace_hooks_first(ws_path, tmp_path):
+    """§6: workspace hook code runs only after the user allows it at the first interactive prompt;
+    a yes trusts it (it runs, from session:start on), a no keeps it off and asks again next time."""
+    from helpers_hooks import write_hook
+    from kit.hooks.spec import hook_digest
+    from kit.trust import TrustStore
+
+    set_config(ws_path, "memory:\n  active_recall: {enabled: false}\n")
+    for name in ("allowed", "declined"):
+        write_hook(ws_path / "hooks", name, ["session:start", "message:received"],
+                   f"from pathlib import Path\n\ndef handle(event):\n"
+                   f"    with open(Path(event.workspace) / '{name}.log', 'a') as f:\n"
+                   f"        f.write(event.type + '\\n')\n")
+    script = write_script(tmp_path, [{"text": "Noted."}, {"text": "Again."}])
+    env = dict(os.environ, TERM="dumb", COLUMNS="300", PYTHONUNBUFFERED="1")
+
+    def session(answers: dict[str, str]) -> list[str]:
+        asked = []
+        child = pexpect.spawn(
+            sys.executable, ["-m", "kit", "run", "-w", str(ws_path), "--model", f"script:{script}"],
+            cwd=str(tmp_path), env=env, encoding="utf-8", timeout=120,
+        )
+        try:
+            while True:
+                found = child.expect([r"Workspace hook '([a-z]+)' .*Allow it to run\? \[y/N\] ", "/help for commands"])
+                if found == 1:
+                    break
+                asked.append(child.match.group(1))
+                child.sendline(answers[child.match.group(1)])
+            child.expect_exact(PROMPT)
+            child.sendline("hello")
+            child.expect_exact("you> ")
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close()
+        assert child.exitstatus == 0
+        return asked
+
+    assert session({"allowed": "y", "declined": "n"}) == ["allowed", "declined"]
+    assert (ws_path / "allowed.log").read_text().split() == ["session:start", "message:received"]
+    assert not (ws_path / "declined.log").exists()
+    store = TrustStore()
+    assert store.is_trusted("hook", "allowed", hook_digest(ws_path / "hooks" / "allowed"))
+    assert not store.is_trusted("hook", "declined", hook_digest(ws_path / "hooks" / "declined"))
+
+    # next time only the declined hook is offered; an empty answer is a no
+    assert session({"declined": ""}) == ["declined"]
+    assert not (ws_path / "declined.log").exists()
+    assert (ws_path / "allowed.log").read_text().split().count("message:received") == 2

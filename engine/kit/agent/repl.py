@@ -3,7 +3,8 @@
 The watcher runs while the REPL is open, so an edit to SOUL.md, a skill or kit.yaml applies on
 the next turn; the memory index follows edits to notes. Every slash command fires
 `command:<name>` hooks with `{"args", "session_id", "key", "messages"}` (the bundled
-session-memory hook archives the conversation on /new and /reset).
+session-memory hook archives the conversation on /new and /reset). Before the first prompt the
+REPL offers each untrusted workspace hook for trust (§6); declined ones stay off.
 """
 
 from __future__ import annotations
@@ -266,16 +267,36 @@ class Repl:
         self.message(message)
 
 
+def offer_hook_trust(ws, ask: Callable[[str], str], say: Callable[[str], None]) -> list[str]:
+    """§6: workspace hook code runs only once the user allows it — `kit hooks trust NAME`, or here,
+    at the first interactive prompt. Each untrusted workspace hook is offered once; only a yes
+    trusts it (by content hash, so an edit asks again next time). Returns the names trusted."""
+    from kit.hooks.registry import registry_for
+
+    def confirm(hook) -> bool:
+        runs = f"the command `{hook.command}`" if hook.command else f"hooks/{hook.name}/handler.py"
+        try:
+            answer = ask(f"Workspace hook {hook.name!r} ({', '.join(hook.events)}) runs {runs}, which is "
+                         f"not trusted yet. Review hooks/{hook.name}/ first. Allow it to run? [y/N] ")
+        except (EOFError, KeyboardInterrupt):
+            answer = ""
+        if answer.strip().lower() in ("y", "yes"):
+            return True
+        say(f"hook {hook.name} stays off (`kit hooks trust {hook.name}` allows it later)")
+        return False
+
+    return registry_for(ws).ask_trust(confirm)
+
+
 def run_repl(ws, *, model: str | None = None, session_key: str | None = None, kind: str = "default") -> int:
     from rich.console import Console
+    from rich.markup import escape
 
     from kit.agent.loop import Agent
 
     console = Console(highlight=False, soft_wrap=True)
 
     def approve(command: str, reason: str) -> bool:
-        from rich.markup import escape
-
         answer = console.input(f"[yellow]exec[/yellow] `{escape(command)}` ({escape(reason)}). "
                                f"Run it? {escape('[y/N]')} ")
         return answer.strip().lower() in ("y", "yes")
@@ -285,6 +306,9 @@ def run_repl(ws, *, model: str | None = None, session_key: str | None = None, ki
 
     for issue in ws.snapshot.errors:
         console.print(f"[yellow]workspace error: {issue} (previous/default version in force)[/yellow]")
+    # before the Agent exists, so a hook allowed now already sees session:start
+    for name in offer_hook_trust(ws, lambda question: console.input(escape(question)), status):
+        status(f"hook {name} trusted")
     agent = Agent(ws, model=model, session_key=session_key, kind=kind, interactive=True,
                   approve=approve, status=status)
     return Repl(ws, agent, console=console).run()
