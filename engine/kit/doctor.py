@@ -52,6 +52,12 @@ def doctor_checks(ws) -> list[Finding]:
 
 
 def run_checks(ws) -> list[Finding]:
+    """Every provider's findings. Checks run inside `ws.read_only()`: doctor never writes."""
+    with ws.read_only():
+        return _collect(ws)
+
+
+def _collect(ws) -> list[Finding]:
     findings: list[Finding] = []
     for module_name in PROVIDERS:
         try:

@@ -45,12 +45,39 @@ def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator
     conn.execute("COMMIT")
 
 
-class StateDB:
-    """The workspace's machine state. Open one per thread; close when done."""
+@contextmanager
+def _savepoint(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    conn.execute("SAVEPOINT kit_step")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK TO kit_step")
+        conn.execute("RELEASE kit_step")
+        raise
+    conn.execute("RELEASE kit_step")
 
-    def __init__(self, path: str | Path):
+
+class StateDB:
+    """The workspace's machine state. Open one per thread; close when done.
+
+    `read_only=True` (for `kit doctor`, which must never write into the workspace) reads the
+    file as it is: a missing file reads as an empty database (nothing is created), and the
+    whole connection runs inside one transaction that `close()` rolls back, so migrations a
+    component has not applied yet exist only for this connection and nothing reaches the disk.
+    The connection itself stays read-write on purpose: SQLite removes the -wal/-shm files it
+    opened only when the last read-write connection closes (`mode=ro` leaves them behind).
+    """
+
+    def __init__(self, path: str | Path, *, read_only: bool = False):
         self.path = Path(path)
-        self.conn = connect(self.path)
+        self.read_only = read_only
+        if read_only and not self.path.exists():
+            self.conn = sqlite3.connect(":memory:", isolation_level=None)
+            self.conn.row_factory = sqlite3.Row
+        else:
+            self.conn = connect(self.path)
+        if read_only:
+            self.conn.execute("BEGIN")
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
         )
@@ -62,7 +89,7 @@ class StateDB:
         for number, step in enumerate(steps, start=1):
             if number <= current:
                 continue
-            with transaction(self.conn):
+            with self.transaction():
                 if callable(step):
                     step(self.conn)
                 else:
@@ -89,9 +116,13 @@ class StateDB:
         return self.conn.execute(sql, params)
 
     def transaction(self):
-        return transaction(self.conn)
+        """BEGIN IMMEDIATE … COMMIT; in read-only mode a savepoint inside the connection's
+        transaction (released, but rolled back with everything else at close)."""
+        return _savepoint(self.conn) if self.read_only else transaction(self.conn)
 
     def close(self) -> None:
+        if self.read_only and self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
         self.conn.close()
 
     def __enter__(self) -> StateDB:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -74,6 +75,7 @@ class Workspace:
         self._version = 0
         self._snapshot: Snapshot | None = None
         self._cache: dict[str, tuple[int, Any]] = {}
+        self._read_only = 0  # > 0 inside read_only(): state is read, never written
 
     # ------------------------------------------------------------------ opening
 
@@ -110,8 +112,22 @@ class Workspace:
         return self.root / ".kit"
 
     def open_state(self) -> StateDB:
-        """A new connection to .kit/state.db for the calling thread; close it when done."""
-        return StateDB(self.kit_dir / "state.db")
+        """A new connection to .kit/state.db for the calling thread; close it when done.
+        Inside `read_only()` the connection never writes (see StateDB's read_only)."""
+        return StateDB(self.kit_dir / "state.db", read_only=self._read_only > 0)
+
+    @contextmanager
+    def read_only(self) -> Iterator[Workspace]:
+        """Within this block nothing is written into the workspace through the facade:
+        `open_state()` gives read-only connections and `write_text()` refuses. `kit doctor`
+        runs its checks this way."""
+        with self._lock:
+            self._read_only += 1
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._read_only -= 1
 
     def path(self, rel: str) -> Path:
         """A workspace-confined path (refuses .., absolute paths and escaping symlinks)."""
@@ -233,6 +249,8 @@ class Workspace:
 
     def write_text(self, rel: str, text: str) -> ReloadResult:
         """Kit's own write: atomic, confined, applied directly so the watcher's echo is a no-op."""
+        if self._read_only:
+            raise WorkspaceError(f"{rel}: not written, the workspace is open read-only here")
         target = self.path(rel)
         # record the hash first: with a tiny debounce the watcher may see the file before we return
         self._known_hashes[rel] = sha1_hex(text)
