@@ -223,3 +223,35 @@ def test_llm_diary_failure_falls_back_to_template(workspace, monkeypatch, tmp_pa
     result = run_dream(workspace)
     assert len(result.notes) == 1 and result.notes[0].startswith("diary: llm failed")
     assert "I kept returning to 2 things" in (workspace.root / "DREAMS.md").read_text()
+
+
+def test_git_autocommit_respects_gitignore(tmp_path, monkeypatch):
+    """Reports and diary ignored by the user: promotions commit MEMORY.md alone; a night that only
+    wrote reports makes no commit (before, `git add` of an ignored path failed the whole commit)."""
+    from kit.init import init_workspace
+    from kit.workspace import Workspace
+
+    root = tmp_path / "gws"
+    init_workspace(root, git=True)
+    with open(root / ".gitignore", "a", encoding="utf-8") as fh:
+        fh.write("\nmemory/dreaming/\nDREAMS.md\n")
+    _git(root, "rm", "-q", "--cached", "DREAMS.md")  # tracked files are never ignored: untrack it first
+    _git(root, "add", ".gitignore")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "ignore dream reports")
+    ws = Workspace.open(root)
+    monkeypatch.setenv("KIT_NOW", seed(ws))
+    result = run_dream(ws)
+    assert result.promoted and "memory/dreaming/light/2026-05-07.md" in result.changed
+    assert result.git == {"committed": True, "note": "dream: promote 2 memories (2026-05-07)",
+                          "commit": _git(root, "rev-parse", "HEAD").strip()}
+    assert _git(root, "show", "--name-only", "--format=", "HEAD").split() == ["MEMORY.md"]
+    assert _git(root, "status", "--porcelain") == "?? memory/2026-05-01.md\n"  # the seeded note is the user's
+    # the next day: recalls are staged and reported, nothing is promoted -> only ignored files change
+    recall(ws, "2026-05-08", "Production deploys happen on Tuesdays after the 10:00 standup.", "deploy day",
+           note_day="2026-05-01")
+    monkeypatch.setenv("KIT_NOW", "2026-05-08T20:00:00+00:00")
+    count = _git(root, "rev-list", "--count", "HEAD")
+    quiet = run_dream(ws)
+    assert quiet.promoted == () and quiet.changed and "MEMORY.md" not in quiet.changed
+    assert quiet.git == {"committed": False, "note": "every changed file is ignored by git", "commit": None}
+    assert _git(root, "rev-list", "--count", "HEAD") == count

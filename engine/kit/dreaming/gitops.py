@@ -36,6 +36,12 @@ def autocommit(root: Path, files: Sequence[str], message: str) -> CommitResult:
     if staged.returncode != 0:
         # the user is in the middle of composing a commit: do not mix our files into it
         return CommitResult(False, "you have staged changes; dream files left uncommitted")
+    # .gitignore is the user's say on what belongs in history (e.g. `memory/dreaming/`, DREAMS.md):
+    # ignored files stay out, and a night that changed only ignored files makes no commit
+    ignored = set(_git(root, "check-ignore", "--", *files).stdout.splitlines())
+    files = [f for f in files if f not in ignored]
+    if not files:
+        return CommitResult(False, "every changed file is ignored by git")
     env = dict(os.environ)
     if not _git(root, "config", "user.name").stdout.strip():
         env.setdefault("GIT_AUTHOR_NAME", "Kit")
