@@ -100,6 +100,27 @@ def test_refused_writes_leave_no_trace(workspace, kit_now):
     assert not (workspace.root / "memory/2026-05-07.md").exists()
 
 
+@pytest.mark.parametrize(
+    ("existing", "topic", "expected"),
+    [
+        # a note saved by an editor without a final newline: the new bullet starts its own line
+        ("# 2026-05-07\n\n- Likes tea", None, "# 2026-05-07\n\n- Likes tea\n- New fact\n"),
+        ("# 2026-05-07\n\n- Likes tea", "ops", "# 2026-05-07\n\n- Likes tea\n\n## ops\n\n- New fact\n"),
+        ("# 2026-05-07\r\n\r\n- Likes tea\r\n", None, "# 2026-05-07\n\n- Likes tea\n- New fact\n"),
+        ("Plain user text", None, "Plain user text\n\n- New fact\n"),
+        ("# 2026-05-07\n\n- Likes tea\n\n\n", None, "# 2026-05-07\n\n- Likes tea\n- New fact\n"),
+    ],
+)
+def test_write_never_glues_lines_and_ends_with_newline(workspace, kit_now, existing, topic, expected):
+    kit_now(NOW)
+    (workspace.root / "memory").mkdir(exist_ok=True)
+    (workspace.root / "memory/2026-05-07.md").write_bytes(existing.encode())
+    result = memory_for(workspace).write("New fact", topic=topic)
+    text = (workspace.root / "memory/2026-05-07.md").read_bytes().decode()
+    assert text == expected
+    assert text.split("\n")[result.line - 1] == "- New fact"
+
+
 def test_cli_write(ws_path, cli, kit_now):
     kit_now(NOW)
     ok = cli("memory", "write", "Dentist on Friday at 10", "--topic", "health", "--json", "-w", ws_path)

@@ -1,8 +1,9 @@
 """Daily notes: `memory/YYYY-MM-DD.md` (and `-<slug>` session archives), and appending to today's.
 
 A note is written as a bullet under the `# YYYY-MM-DD` heading, or under `## topic` when a topic is
-given. Lines already in the file never move when no topic is used, and move only below the insertion
-point otherwise, so recall keys (path:start:end) of earlier claims stay valid.
+given. Lines above the insertion point never move; lines below it (topic sections, when a topicless
+bullet joins the preamble) move down. Only today's note is ever written, so recall keys
+(path:start:end) of a note are stable from the next day on. The file always ends with one newline.
 """
 
 from __future__ import annotations
