@@ -89,6 +89,26 @@ providers:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_default_config_without_ollama_says_what_to_set_in_a_real_process(ws_path):
+    """The workspace `kit init` makes (ollama/llama3.2 at 127.0.0.1:11434), nothing listening:
+    exit 1, nothing on stdout, ONE stderr line saying what to start or set, no traceback — and
+    the same again right away (the cooldown the first failure started does not hide the fix)."""
+    import pytest
+
+    from conftest import run_kit
+
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 11434)) == 0:
+            pytest.skip("something listens on 127.0.0.1:11434 (an Ollama is running)")
+    expected = ("kit: no model available (ollama/llama3.2 unreachable: ollama: cannot connect "
+                "(Connection error.)). To fix: start Ollama at http://127.0.0.1:11434; or set "
+                "agent.model / agent.fallbacks to a model you can reach (e.g. openai/gpt-4o-mini "
+                "with OPENAI_API_KEY).\n")
+    for args in (("run", "hello"), ("run", "hello again", "--json")):
+        done = run_kit(*args, "-w", ws_path, env={"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""})
+        assert (done.returncode, done.stdout, done.stderr) == (1, "", expected)
+
+
 def test_script_out_of_turns_fails_clearly(ws_path, tmp_path, cli):
     set_config(ws_path, QUIET)
     script = write_script(tmp_path, [{"tool_calls": [{"name": "skills_list", "arguments": {}}]}])

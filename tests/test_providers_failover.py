@@ -322,3 +322,59 @@ def test_escalation_starts_over_after_an_hour_of_quiet(ws_path, server, keyed, k
         client.complete([{"role": "user", "content": "hi"}])
     cool = client.cooldowns.get("local/gpt-a")
     assert (cool.failures, cool.remaining()) == (1, pytest.approx(30.0))
+
+
+def test_a_lone_model_on_cooldown_is_probed_not_refused(ws_path, server, keyed, kit_now):
+    """With nothing else to try, a cooldown must not refuse a call without asking anyone (Ollama
+    started a few seconds after a failed run answers the next one). A failed probe escalates."""
+    ws = configure(ws_path, server, "local/gpt-a")
+    client = FailoverClient(ws)
+    server.push(error_reply(503, "overloaded"), model="gpt-a")
+    with pytest.raises(NoModelAvailable):
+        client.complete([{"role": "user", "content": "hi"}])
+    assert client.cooldowns.get("local/gpt-a").failures == 1
+
+    kit_now("2026-05-07T09:00:05+00:00")  # 25 s of cooldown left
+    server.push(error_reply(503, "still overloaded"), model="gpt-a")
+    with pytest.raises(NoModelAvailable, match="local/gpt-a overloaded"):
+        client.complete([{"role": "user", "content": "hi"}])
+    assert [(a.target, a.outcome) for a in client.last_attempts] == [("local/gpt-a", "overloaded")]
+    cool = client.cooldowns.get("local/gpt-a")
+    assert (cool.failures, cool.remaining()) == (2, pytest.approx(60.0))
+
+    kit_now("2026-05-07T09:00:10+00:00")
+    server.push(text_reply("back up"), model="gpt-a")
+    assert client.complete([{"role": "user", "content": "hi"}]).text == "back up"
+    assert len(server.requests_for("gpt-a")) == 3
+    assert client.cooldowns.get("local/gpt-a") is None
+
+
+def test_when_all_cool_down_the_one_ending_first_is_probed(ws_path, server, keyed, kit_now):
+    ws = configure(ws_path, server, "local/gpt-a", ["backup/gpt-b"])
+    client = FailoverClient(ws)
+    client.cooldowns.record_failure("local/gpt-a", "rate_limit", "slow down")  # until 09:00:30
+    kit_now("2026-05-07T09:00:10+00:00")
+    client.cooldowns.record_failure("backup/gpt-b", "overloaded", "busy", at_least=5)  # until 09:00:40
+    kit_now("2026-05-07T09:00:12+00:00")
+    server.push(text_reply("the primary, probed"), model="gpt-a")
+    assert client.complete([{"role": "user", "content": "hi"}]).text == "the primary, probed"
+    assert [(a.target, a.outcome) for a in client.last_attempts] == [
+        ("backup/gpt-b", "cooldown"), ("local/gpt-a", "ok")]
+    assert server.requests_for("gpt-b") == []
+
+
+def test_a_cooldown_still_says_what_to_fix(ws_path):
+    """The hint for a model skipped on cooldown names the fix for what started the cooldown."""
+    from kit.agent.failover import Attempt, no_model_message
+
+    ws = Workspace.open(ws_path)
+    message = no_model_message([
+        Attempt("ollama/llama3.2", "cooldown", "cooling down 20s more after unreachable", cause="unreachable"),
+        Attempt("openai/gpt-4o-mini", "auth", "openai: OPENAI_API_KEY is not set"),
+    ], ws.config)
+    assert message == (
+        "no model available (ollama/llama3.2 cooldown: cooling down 20s more after unreachable; "
+        "openai/gpt-4o-mini auth: openai: OPENAI_API_KEY is not set). To fix: start Ollama at "
+        "http://127.0.0.1:11434 — it is retried when its cooldown ends (`kit doctor` lists cooldowns); "
+        "set OPENAI_API_KEY to a valid key; or set agent.model / agent.fallbacks to a model you can "
+        "reach (e.g. openai/gpt-4o-mini with OPENAI_API_KEY).")

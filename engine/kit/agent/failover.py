@@ -1,7 +1,9 @@
 """Call the configured model, falling back in order, with cooldowns that survive restarts.
 
 Order: the primary (`agent.model` or the `model` argument), then `agent.fallbacks`. A candidate
-on cooldown is skipped. What a failure does depends on its kind (§9):
+on cooldown is skipped — unless nothing else answers: then the one whose cooldown ends first is
+probed once, so a cooldown never refuses a call without trying. What a failure does depends on
+its kind (§9):
 
 - rate_limit, overloaded, timeout, unreachable: retryable — that provider/model goes on a
   cooldown of 30 s, then 1 min, then 5 min for each further consecutive failure (kept in
@@ -63,6 +65,7 @@ class Attempt:
     target: str
     outcome: str  # ok | cooldown | <error kind> | config
     message: str = ""
+    cause: str = ""  # for a cooldown: the error kind that started it (what the user can fix)
 
 
 def cooldown_seconds(failures: int) -> float:
@@ -168,6 +171,7 @@ class FailoverClient:
         attempts: list[Attempt] = []
         self.last_attempts = attempts
         now = clock.timestamp()
+        cooling: list[tuple[Cooldown, str, str]] = []  # (cooldown, spec, target) skipped so far
         for spec in self.candidates:
             try:
                 target = _target(spec)
@@ -176,32 +180,49 @@ class FailoverClient:
                 continue
             cool = self.cooldowns.get(target)
             if cool is not None and cool.until > now:
-                attempts.append(
-                    Attempt(target, "cooldown", f"cooling down {cool.remaining(now):.0f}s more after {cool.kind}")
-                )
+                attempts.append(Attempt(target, "cooldown",
+                                        f"cooling down {cool.remaining(now):.0f}s more after {cool.kind}",
+                                        cause=cool.kind))
+                cooling.append((cool, spec, target))
                 continue
-            try:
-                provider, model = self._provider(spec)
-                response = provider.complete(list(messages), list(tools or []), model=model)
-            except ConfigError as exc:
-                attempts.append(Attempt(target, "config", str(exc)))
-                continue
-            except ProviderError as exc:
-                attempts.append(Attempt(target, exc.kind, exc.message))
-                if exc.kind in RAISE_KINDS:
-                    raise
-                if exc.retryable:
-                    self.cooldowns.record_failure(
-                        target, exc.kind, exc.message, at_least=getattr(exc, "retry_after", None)
-                    )
-                continue
-            if cool is not None:
-                self.cooldowns.clear(target)
-            attempts.append(Attempt(target, "ok"))
-            if not response.model:
-                response = ModelResponse(response.text, response.tool_calls, response.usage, response.finish_reason, target)
-            return response
+            response = self._try(spec, target, cool, messages, tools, attempts)
+            if response is not None:
+                return response
+        if cooling:
+            # Nothing answered and some candidates were skipped for a cooldown: rather than give up
+            # without asking them (a one-model setup would be locked out for up to 5 minutes after,
+            # say, Ollama was started), probe the one whose cooldown ends first. A failure
+            # escalates its cooldown as usual; a success clears it.
+            cool, spec, target = min(cooling, key=lambda item: item[0].until)
+            attempts[:] = [a for a in attempts if a.target != target]
+            response = self._try(spec, target, cool, messages, tools, attempts)
+            if response is not None:
+                return response
         raise NoModelAvailable(no_model_message(attempts, self.ws.config))
+
+    def _try(self, spec: str, target: str, cool: Cooldown | None, messages: list[dict[str, Any]],
+             tools: Sequence[dict[str, Any]] | None, attempts: list[Attempt]) -> ModelResponse | None:
+        """One candidate: its response, or None after recording why it failed (cooling it down
+        when the failure is retryable). format / context_overflow are raised to the caller."""
+        try:
+            provider, model = self._provider(spec)
+            response = provider.complete(list(messages), list(tools or []), model=model)
+        except ConfigError as exc:
+            attempts.append(Attempt(target, "config", str(exc)))
+            return None
+        except ProviderError as exc:
+            attempts.append(Attempt(target, exc.kind, exc.message))
+            if exc.kind in RAISE_KINDS:
+                raise
+            if exc.retryable:
+                self.cooldowns.record_failure(target, exc.kind, exc.message, at_least=getattr(exc, "retry_after", None))
+            return None
+        if cool is not None:
+            self.cooldowns.clear(target)
+        attempts.append(Attempt(target, "ok"))
+        if not response.model:
+            response = ModelResponse(response.text, response.tool_calls, response.usage, response.finish_reason, target)
+        return response
 
 
 # ---------------------------------------------------------------------------- messages
@@ -209,6 +230,11 @@ class FailoverClient:
 
 def _hint(attempt: Attempt, config: Any) -> str | None:
     """What the user should set or start for this failed attempt."""
+    if attempt.outcome == "cooldown":
+        # say what to fix (start Ollama, …), not only that there is a wait
+        fix = _hint(Attempt(attempt.target, attempt.cause), config) if attempt.cause else None
+        wait = "it is retried when its cooldown ends (`kit doctor` lists cooldowns)"
+        return f"{fix} — {wait}" if fix else f"wait: {wait}"
     provider = attempt.target.split("/", 1)[0]
     try:
         settings = settings_for(provider, config) if not attempt.target.startswith("script:") else None
@@ -233,8 +259,6 @@ def _hint(attempt: Attempt, config: Any) -> str | None:
         return f"start Ollama at {url}"
     if kind == "unreachable":
         return f"check providers.{provider}.base_url ({settings.base_url or 'default'}) is reachable"
-    if kind == "cooldown":
-        return "wait for the cooldown (or run `kit doctor` to see them)"
     return None
 
 
