@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kit.agent.exec_policy import (
-    DANGEROUS_ENV,
-    ExecBlocked,
-    check,
-    clean_env,
-    hard_block,
-    matches,
-    run,
-)
+from kit.agent.exec_policy import ExecBlocked, check, hard_block, matches, run
 from kit.config import load_config
+from kit.envsafe import DANGEROUS_ENV, clean_env
 
 HARD_BLOCKED = [
     "rm -rf /",

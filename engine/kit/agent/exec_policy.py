@@ -24,16 +24,13 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import signal
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kit.envsafe import DANGEROUS_ENV, clean_env  # noqa: F401  (re-exported)
+from kit.envsafe import clean_env
 from kit.errors import KitError
-
-# Variables that make an interpreter or the loader run code the command did not ask for.
+from kit.hooks.runner import run_shell
 
 _SYSTEM_DIRS = r"(?:/|/\*|~|~/|~/\*|\$HOME|\$\{HOME\}|\$HOME/\*|/(?:bin|boot|dev|etc|home|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var|System|Users|Library|Applications)(?:/\*?)?)"
 _RC_FILES = r"(?:(?:[^\s'\"]*/)?\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc)\b|/etc/(?:profile|bash\.bashrc|zsh/zshrc|environment)\b|(?:[^\s'\"]*/)?\.config/fish/config\.fish)"
@@ -172,32 +169,11 @@ def run(
     blocked = hard_block(command)
     if blocked:
         raise ExecBlocked(f"refusing to run a hard-blocked command: {blocked}")
-    proc = subprocess.Popen(
-        ["/bin/sh", "-c", command],
-        cwd=os.fspath(cwd),
-        env=clean_env(env),
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group, so a timeout kills children too
-    )
-    try:
-        out, err = proc.communicate(stdin.encode() if stdin is not None else None, timeout=timeout_s)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, err = proc.communicate()
-        timed_out = True
+    done = run_shell(command, cwd=cwd, env=clean_env(env), timeout_s=timeout_s,
+                     stdin=stdin.encode() if stdin is not None else None)
     return ExecResult(
-        exit_code=None if timed_out else proc.returncode,
-        stdout=out.decode("utf-8", "replace"),
-        stderr=err.decode("utf-8", "replace") + (f"\n[kit: timed out after {timeout_s:g}s; killed]" if timed_out else ""),
-        timed_out=timed_out,
+        exit_code=done.returncode,
+        stdout=done.stdout,
+        stderr=done.stderr + (f"\n[kit: timed out after {timeout_s:g}s; killed]" if done.timed_out else ""),
+        timed_out=done.timed_out,
     )
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()

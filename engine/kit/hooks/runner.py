@@ -108,6 +108,38 @@ async def _await(awaitable: Any, timeout_s: float) -> Any:
     return await asyncio.wait_for(awaitable, timeout_s)
 
 
+@dataclass(frozen=True)
+class ShellResult:
+    returncode: int | None  # None when it was killed at the timeout
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+
+def run_shell(command: str, *, cwd: str | os.PathLike, env: dict[str, str], timeout_s: float,
+              stdin: bytes | None = None) -> ShellResult:
+    """`/bin/sh -c command` in its own process group, so a timeout kills its children too — the
+    one place Kit starts shell commands (command hooks here, the exec tool in kit.agent). Output
+    is decoded as UTF-8 with replacement. OSError when the shell cannot start."""
+    proc = subprocess.Popen(
+        ["/bin/sh", "-c", command], cwd=os.fspath(cwd), env=env,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout_s)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+        out, err = proc.communicate()
+        timed_out = True
+    return ShellResult(None if timed_out else proc.returncode, out.decode("utf-8", "replace"),
+                       err.decode("utf-8", "replace"), timed_out)
+
+
 def run_command(hook: HookSpec, event: HookEvent, timeout_s: float) -> RunResult:
     from kit.envsafe import clean_env
 
@@ -120,28 +152,17 @@ def run_command(hook: HookSpec, event: HookEvent, timeout_s: float) -> RunResult
     })
     payload = json.dumps(event.to_json(), ensure_ascii=False, default=str).encode("utf-8")
     try:
-        proc = subprocess.Popen(
-            ["/bin/sh", "-c", hook.command or ""], cwd=hook.dir, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        )
+        done = run_shell(hook.command or "", cwd=hook.dir, env=env, timeout_s=timeout_s, stdin=payload)
     except OSError as exc:
         return RunResult(error=f"cannot start command: {exc}")
-    try:
-        out, err = proc.communicate(payload, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            proc.kill()
-        proc.communicate()
+    if done.timed_out:
         return RunResult(error=f"timed out after {timeout_s:g}s (command killed)")
-    stdout = out.decode("utf-8", "replace").strip()
-    stderr = err.decode("utf-8", "replace").strip()
-    if proc.returncode == 2:
+    stdout, stderr = done.stdout.strip(), done.stderr.strip()
+    if done.returncode == 2:
         return RunResult(blocked=True, reason=stderr or "blocked by hook command (exit 2)")
-    if proc.returncode != 0:
+    if done.returncode != 0:
         tail = stderr[-500:] or stdout[-500:]
-        return RunResult(error=f"command exited {proc.returncode}" + (f": {tail}" if tail else ""))
+        return RunResult(error=f"command exited {done.returncode}" + (f": {tail}" if tail else ""))
     if not stdout:
         return RunResult()
     try:
