@@ -7,13 +7,14 @@
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _isolated import isolate_home
 
 
 def make_workspace(root: Path) -> None:
@@ -43,9 +44,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "home"
-        os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-                          XDG_DATA_HOME=str(home / ".local/share"), HF_HUB_OFFLINE="1")
+        isolate_home(tmp)
         root = Path(tmp) / "ws"
         make_workspace(root)
 

@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _isolated import isolate_home
+
 TIMEOUT_S = 10.0
 
 
@@ -70,9 +72,7 @@ def main() -> int:
     parser.add_argument("--debounce-ms", type=int, default=250)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "home"
-        os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-                          XDG_DATA_HOME=str(home / ".local/share"), HF_HUB_OFFLINE="1")
+        isolate_home(tmp)
         root = Path(tmp) / "ws"
         make_workspace(root, args.debounce_ms)
 
