@@ -54,15 +54,21 @@ def test_resolve_script_uses_the_script_provider(tmp_path):
     assert path == str(script)
 
 
-def test_missing_key_is_an_auth_error_before_any_request(monkeypatch):
+@pytest.mark.parametrize("spec,env", [("openai/gpt-4o-mini", "OPENAI_API_KEY"),
+                                      ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY")])
+def test_missing_key_is_an_auth_error_before_any_request(monkeypatch, spec, env):
     from kit.agent.providers.base import ProviderError
 
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    provider, model = resolve("openai/gpt-4o-mini", _from_text(""))
+    monkeypatch.delenv(env, raising=False)
+    provider, model = resolve(spec, _from_text(""))
     with pytest.raises(ProviderError) as info:
         provider.complete([{"role": "user", "content": "x"}], [], model=model)
-    assert info.value.kind == "auth"
-    assert "OPENAI_API_KEY is not set" in str(info.value)
+    assert (info.value.kind, str(info.value)) == ("auth", f"{spec.split('/')[0]}: {env} is not set")
+
+
+def test_ollama_needs_no_key():
+    provider, _ = resolve("ollama/llama3.2", _from_text(""))
+    assert provider._api_key() == "kit-no-key"
 
 
 @pytest.mark.parametrize(

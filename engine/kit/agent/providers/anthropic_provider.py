@@ -7,10 +7,9 @@ becomes `system`, assistant tool calls become `tool_use` blocks, `tool` messages
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from kit.agent.providers.base import ModelResponse, ProviderError, ToolCall, Usage
+from kit.agent.providers.base import ModelResponse, ToolCall, Usage, api_key
 from kit.agent.providers.classify import from_sdk_exception
 from kit.agent.providers.openai_provider import parse_arguments
 
@@ -36,12 +35,8 @@ class AnthropicProvider:
         if self._client is None:
             import anthropic
 
-            key = os.environ.get(self.api_key_env) if self.api_key_env else None
-            if not key:
-                env = self.api_key_env or "an api_key_env"
-                raise ProviderError(f"{self.name}: {env} is not set", kind="auth", provider=self.name)
             self._client = anthropic.Anthropic(
-                api_key=key, base_url=self.base_url, timeout=self.timeout_s, max_retries=0
+                api_key=api_key(self.name, self.api_key_env), base_url=self.base_url, timeout=self.timeout_s, max_retries=0
             )
         return self._client
 

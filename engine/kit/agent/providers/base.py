@@ -9,6 +9,7 @@ Tools are OpenAI function schemas: {"type": "function", "function": {"name", "de
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -40,6 +41,15 @@ class ProviderError(KitError):
     @property
     def retryable(self) -> bool:
         return self.kind in RETRYABLE
+
+
+def api_key(provider: str, env: str | None) -> str:
+    """The key from the provider's `api_key_env`; an `auth` error naming the variable when unset
+    (classified like a 401: no retry, no cooldown, next candidate)."""
+    key = os.environ.get(env) if env else None
+    if not key:
+        raise ProviderError(f"{provider}: {env or 'an api_key_env'} is not set", kind="auth", provider=provider)
+    return key
 
 
 class NoModelAvailable(KitError):

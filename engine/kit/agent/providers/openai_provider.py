@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any
 
-from kit.agent.providers.base import ModelResponse, ProviderError, ToolCall, Usage
+from kit.agent.providers.base import ModelResponse, ToolCall, Usage, api_key
 from kit.agent.providers.classify import from_sdk_exception
 
 
@@ -32,13 +32,9 @@ class OpenAIProvider:
         self._client = None
 
     def _api_key(self) -> str:
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            return key
         if self.require_key:
-            env = self.api_key_env or "an api_key_env"
-            raise ProviderError(f"{self.name}: {env} is not set", kind="auth", provider=self.name)
-        return "kit-no-key"
+            return api_key(self.name, self.api_key_env)
+        return (os.environ.get(self.api_key_env) if self.api_key_env else None) or "kit-no-key"
 
     def client(self):
         if self._client is None:
