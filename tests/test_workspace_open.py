@@ -191,3 +191,21 @@ def test_cached_is_per_version(workspace):
     assert workspace.cached("k", build) == 1
     workspace.write_text("SOUL.md", "# changed\n")
     assert workspace.cached("k", build) == 2
+
+
+def test_config_issues_from_every_layer_are_config_findings(ws_path: Path, monkeypatch):
+    """Flags and KIT_* errors are config problems too (doctor and `kit config show` list them as such)."""
+    from kit.doctor import doctor_checks
+
+    (ws_path / "USER.md").write_text("---\nname: [x\n---\n")
+    monkeypatch.setenv("KIT_HOOKS__TIMEOUT_S", "soon")
+    ws = Workspace.open(ws_path, flags={"agent.max_iterations": 0})
+    assert [(i.path, i.message) for i in ws.snapshot.config_issues] == [
+        ("environment (KIT_*__*)", "'hooks.timeout_s' must be a number, not 'soon'"),
+        ("command-line flags", "'agent.max_iterations' must be at least 1, not 0"),
+    ]
+    assert [(f.area, f.path) for f in doctor_checks(ws)] == [
+        ("config", "environment (KIT_*__*)"),
+        ("config", "command-line flags"),
+        ("documents", "USER.md"),
+    ]

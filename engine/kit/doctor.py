@@ -44,11 +44,7 @@ class Finding:
 
 def doctor_checks(ws) -> list[Finding]:
     """Config and document problems from the snapshot."""
-    out = []
-    for issue in ws.snapshot.issues:
-        area = "config" if issue.path.endswith(".yaml") or "environment" in issue.path else "documents"
-        out.append(Finding(issue.severity, area, issue.message, issue.path, issue.line))
-    return out
+    return [Finding(i.severity, i.area, i.message, i.path, i.line) for i in ws.snapshot.issues]
 
 
 def run_checks(ws) -> list[Finding]:

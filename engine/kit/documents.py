@@ -25,6 +25,7 @@ class Issue:
     line: int | None
     message: str
     severity: str = "error"  # error | warning
+    area: str = "documents"  # documents | config (kit.yaml, the user file, KIT_* variables, flags)
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path

@@ -54,5 +54,10 @@ class Snapshot:
         )
 
     @property
+    def config_issues(self) -> tuple[Issue, ...]:
+        """Problems with the configuration layers (the last good config is in force)."""
+        return tuple(i for i in self.issues if i.area == "config")
+
+    @property
     def errors(self) -> tuple[Issue, ...]:
         return tuple(i for i in self.issues if i.severity == "error")

@@ -165,7 +165,9 @@ class Workspace:
         try:
             cfg = load_config(self.root, flags=self.flags)
         except ConfigError as exc:
-            self._config_issues = [Issue(e.path or CONFIG_FILE, e.line, e.message) for e in config_errors(exc)]
+            self._config_issues = [
+                Issue(e.path or CONFIG_FILE, e.line, e.message, area="config") for e in config_errors(exc)
+            ]
             if self._config is None:
                 # first load failed: run on defaults so the agent still starts, and say so
                 self._config = load_config(None, flags=None, environ={}, user_file=Path("/nonexistent"))

@@ -30,7 +30,7 @@ def show(workspace, as_json: bool) -> None:
     ws = open_workspace(workspace)
     cfg = ws.config
     flat = cfg.flat()
-    errors = [str(i) for i in ws.snapshot.issues if i.path.endswith(".yaml") or "environment" in i.path]
+    errors = [str(i) for i in ws.snapshot.config_issues]
     if as_json:
         emit_json(
             {
