@@ -30,6 +30,16 @@ def test_view_json_and_file(cli, ws_path):
     assert plain.output == "Alpha\n"
     missing = cli("skills", "view", "demo", "references/b.md", "-w", ws_path, "--json")
     assert missing.exit_code == 1 and json.loads(missing.output)["available_files"] == {"references": ["references/a.md"]}
+    plain_missing = cli("skills", "view", "demo", "references/b.md", "-w", ws_path)
+    assert plain_missing.exit_code == 1 and plain_missing.stdout == ""  # an error goes to stderr only
+    assert plain_missing.stderr.splitlines() == [
+        "kit: 'references/b.md' not found in skill 'demo'; use one of the files listed",
+        "references/",
+        "  references/a.md",
+    ]
+    make_skill(ws_path / "skills", "bare")
+    bare = cli("skills", "view", "bare", "notes.md", "-w", ws_path)
+    assert bare.stderr.splitlines() == ["kit: 'notes.md' not found in skill 'bare'; it has no files besides SKILL.md"]
     escape = cli("skills", "view", "demo", "../../kit.yaml", "-w", ws_path)
     assert escape.exit_code == 1 and "'..' is not allowed" in escape.output
     unknown = cli("skills", "view", "nope", "-w", ws_path)

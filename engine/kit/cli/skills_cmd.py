@@ -84,9 +84,10 @@ def view_cmd(name: str, file: str | None, workspace, as_json: bool) -> None:
         if isinstance(result, SkillFile):
             if result.ok:
                 click.echo(result.content, nl=not (result.content or "").endswith("\n"))
-            else:
-                out.print(f"[red]{result.error}[/]", highlight=False)
-                _print_files(out, result.available_files)
+            else:  # exit 1: the message (and the files that do exist) go to stderr
+                err = console(stderr=True)
+                err.print(f"[red]kit: {result.error}[/]", highlight=False)
+                _print_files(err, result.available_files)
         else:
             out.print(f"[bold]{result.name}[/] [dim]({result.source}: {result.location})[/] — {result.readiness}")
             out.print(result.description, highlight=False)

@@ -196,9 +196,10 @@ def _read_file(skill: Skill, path: str) -> SkillFile:
         raise PathEscapeError(f"{path} resolves outside the skill '{skill.name}' (symlink?)") from None
     if not target.is_file():
         kind = "is a folder" if target.is_dir() else "not found"
-        return SkillFile(skill.name, rel, False,
-                         error=f"'{rel}' {kind} in skill '{skill.name}'; use one of the files listed",
-                         available_files=linked_files(skill.dir))
+        files = linked_files(skill.dir)
+        hint = "use one of the files listed" if files else "it has no files besides SKILL.md"
+        return SkillFile(skill.name, rel, False, error=f"'{rel}' {kind} in skill '{skill.name}'; {hint}",
+                         available_files=files)
     size = target.stat().st_size
     with open(target, "rb") as handle:
         raw = handle.read(MAX_VIEW_BYTES + 1)
