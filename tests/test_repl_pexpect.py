@@ -13,15 +13,20 @@ from helpers_agent import recorded_calls, set_config, write_script
 PROMPT = "you> "
 
 
+def spawn_repl(ws_path, script, *, columns: int) -> pexpect.spawn:
+    """`kit run` without a message (the REPL) on a pseudo-terminal, with the script provider."""
+    env = dict(os.environ, TERM="dumb", COLUMNS=str(columns), PYTHONUNBUFFERED="1")
+    return pexpect.spawn(
+        sys.executable, ["-m", "kit", "run", "-w", str(ws_path), "--model", f"script:{script}"],
+        cwd=str(script.parent), env=env, encoding="utf-8", timeout=120,
+    )
+
+
 def test_repl_session(ws_path, tmp_path, kit_now):
     kit_now("2026-05-07T09:00:00+00:00")
     set_config(ws_path, "memory:\n  active_recall: {enabled: false}\nwatch:\n  debounce_ms: 50\n")
     script = write_script(tmp_path, [{"text": "Ahoy, **first** reply."}, {"text": "Second reply here."}])
-    env = dict(os.environ, TERM="dumb", COLUMNS="120", PYTHONUNBUFFERED="1")
-    child = pexpect.spawn(
-        sys.executable, ["-m", "kit", "run", "-w", str(ws_path), "--model", f"script:{script}"],
-        cwd=str(tmp_path), env=env, encoding="utf-8", timeout=120,
-    )
+    child = spawn_repl(ws_path, script, columns=120)
     try:
         child.expect("/help for commands")
         child.expect_exact(PROMPT)
@@ -74,11 +79,7 @@ def test_repl_asks_before_exec(ws_path, tmp_path):
         {"tool_calls": [{"name": "exec", "arguments": {"command": f"touch {marker_yes}"}}]},
         {"text": "Tried both."},
     ])
-    env = dict(os.environ, TERM="dumb", COLUMNS="200", PYTHONUNBUFFERED="1")
-    child = pexpect.spawn(
-        sys.executable, ["-m", "kit", "run", "-w", str(ws_path), "--model", f"script:{script}"],
-        cwd=str(tmp_path), env=env, encoding="utf-8", timeout=120,
-    )
+    child = spawn_repl(ws_path, script, columns=200)
     try:
         child.expect_exact(PROMPT)
         child.sendline("make the markers")
@@ -112,14 +113,10 @@ def test_repl_offers_untrusted_workspace_hooks_first(ws_path, tmp_path):
                    f"    with open(Path(event.workspace) / '{name}.log', 'a') as f:\n"
                    f"        f.write(event.type + '\\n')\n")
     script = write_script(tmp_path, [{"text": "Noted."}, {"text": "Again."}])
-    env = dict(os.environ, TERM="dumb", COLUMNS="300", PYTHONUNBUFFERED="1")
 
     def session(answers: dict[str, str]) -> list[str]:
         asked = []
-        child = pexpect.spawn(
-            sys.executable, ["-m", "kit", "run", "-w", str(ws_path), "--model", f"script:{script}"],
-            cwd=str(tmp_path), env=env, encoding="utf-8", timeout=120,
-        )
+        child = spawn_repl(ws_path, script, columns=300)
         try:
             while True:
                 found = child.expect([r"Workspace hook '([a-z]+)' .*Allow it to run\? \[y/N\] ", "/help for commands"])
