@@ -44,6 +44,3 @@ def timestamp() -> float:
         return now().timestamp()
     return time.time()
 
-
-def is_frozen() -> bool:
-    return bool(os.environ.get("KIT_NOW"))

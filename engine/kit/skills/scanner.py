@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kit.fsutil import looks_binary
+from kit.fsutil import looks_binary, sha256_hex
 
 CODE_SUFFIXES = frozenset(
     {".py", ".sh", ".bash", ".zsh", ".fish", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php",
@@ -174,7 +174,7 @@ _SCAN_CACHE: dict[tuple[str, str], tuple[ScanFinding, ...]] = {}
 def _scan_cached(raw: bytes, rel: str) -> tuple[ScanFinding, ...]:
     """scan_text memoised by (path, content hash): the content is always re-read and re-hashed,
     only the regex pass is skipped for bytes already scanned (rebuilds with 200 skills stay cheap)."""
-    key = (rel, hashlib.sha256(raw).hexdigest())
+    key = (rel, sha256_hex(raw))
     hit = _SCAN_CACHE.get(key)
     if hit is None:
         if len(_SCAN_CACHE) > 20_000:
