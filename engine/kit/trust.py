@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit import clock
+from kit.errors import KitError
 from kit.fsutil import atomic_write, locked
 from kit.paths import trust_file
 
@@ -28,12 +29,23 @@ class TrustStore:
     def __init__(self, path: Path | None = None):
         self.path = path or trust_file()
 
-    def _read(self) -> dict:
+    def _read(self, *, strict: bool = False) -> dict:
+        """The store's data. A damaged file reads as empty (nothing is trusted), except when
+        `strict` (before a write): then it is an error, so trusting never overwrites what the
+        user may still want to repair."""
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (FileNotFoundError, json.JSONDecodeError):
+        except FileNotFoundError:
+            return {"entries": []}
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            if strict:
+                line = getattr(exc, "lineno", None)
+                raise KitError(f"trust store is not valid JSON ({getattr(exc, 'msg', exc)}); fix or remove it",
+                               path=str(self.path), line=line) from None
             return {"entries": []}
         if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+            if strict:
+                raise KitError('trust store has no "entries" list; fix or remove it', path=str(self.path))
             return {"entries": []}
         return data
 
@@ -53,7 +65,7 @@ class TrustStore:
         entry = TrustEntry(kind, name, digest, location, clock.now().isoformat(timespec="seconds"))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with locked(self.path.with_suffix(".lock"), wait=5, what="trust store"):
-            data = self._read()
+            data = self._read(strict=True)
             kept = [
                 e for e in data["entries"]
                 if not (e.get("kind") == kind and e.get("name") == name and e.get("location") == location)

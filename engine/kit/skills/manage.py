@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.errors import KitError
-from kit.fsutil import atomic_write, safe_join
+from kit.fsutil import safe_join
 from kit.skills.catalog import TRUST_KIND, catalog_for
 from kit.skills.validate import MAX_DESCRIPTION, name_problem
 from kit.trust import TrustStore
@@ -54,14 +54,12 @@ def new_skill(ws, name: str, description: str | None = None) -> NewSkill:
     if not description or len(description) > MAX_DESCRIPTION:
         raise KitError(f"the description must be 1-{MAX_DESCRIPTION} characters")
     rel = f"skills/{name}/SKILL.md"
-    target = safe_join(ws.root, rel)
-    if target.parent.exists():
+    if safe_join(ws.root, rel).parent.exists():
         raise KitError(f"{rel.rsplit('/', 1)[0]}/ already exists; pick another name or edit it")
     title = name.replace("-", " ").capitalize()
     # a JSON string is valid YAML: any description stays valid frontmatter
     quoted = json.dumps(description, ensure_ascii=False)
-    atomic_write(target, SKILL_TEMPLATE.format(name=name, description=quoted, title=title))
-    ws.reload([rel])
+    ws.write_text(rel, SKILL_TEMPLATE.format(name=name, description=quoted, title=title))
     return NewSkill(name, rel)
 
 
