@@ -120,7 +120,8 @@ def main() -> int:
         os.environ["KIT_NOW"] = f"{day.isoformat()}T23:30:00+00:00"
         dream = run_dream(ws)
         print(f"{day}: {recorded:2d} recalls recorded; dream promoted {len(dream.promoted)}"
-              + (f"; git: {dream.git['note']}" if dream.git else ""))
+              + ("" if not dream.git else f"; git: {dream.git['note']}" if dream.git["committed"]
+                 else f"; no commit ({dream.git['note'].split(';')[0]})"))
 
     banner("4. what dreaming wrote")
     print("\n$ git log --oneline\n" + subprocess.run(["git", "-C", str(DEMO), "log", "--oneline"],

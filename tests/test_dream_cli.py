@@ -172,12 +172,13 @@ def test_git_autocommit(tmp_path, monkeypatch):
     # staged user changes: the dream writes its files but does not commit
     (root / "USER.md").write_text((root / "USER.md").read_text() + "\nLikes long walks.\n")
     _git(root, "add", "USER.md")
+    fact = "Ben is allergic to peanuts; always check bakery labels."
+    write_note(root, "2026-05-08", [fact])
     for day in days("2026-05-08", 3):
-        recall(ws, day, "Production deploys happen on Tuesdays after the 10:00 standup.", f"deploy {day}",
-               note_day="2026-05-01")
+        recall(ws, day, fact, f"ben {day}", note_day="2026-05-08")
     monkeypatch.setenv("KIT_NOW", "2026-05-10T20:00:00+00:00")
     third = run_dream(ws)
-    assert third.changed and third.git["committed"] is False
+    assert third.promoted and "MEMORY.md" in third.changed and third.git["committed"] is False
     assert "staged changes" in third.git["note"]
     assert _git(root, "rev-list", "--count", "HEAD").strip() == "2"
     assert _git(root, "diff", "--cached", "--name-only").split() == ["USER.md"]
@@ -226,8 +227,8 @@ def test_llm_diary_failure_falls_back_to_template(workspace, monkeypatch, tmp_pa
 
 
 def test_git_autocommit_respects_gitignore(tmp_path, monkeypatch):
-    """Reports and diary ignored by the user: promotions commit MEMORY.md alone; a night that only
-    wrote reports makes no commit (before, `git add` of an ignored path failed the whole commit)."""
+    """Reports and diary ignored by the user: a promotion commits MEMORY.md alone (before, `git add`
+    of an ignored report failed and the MEMORY.md change was never committed)."""
     from kit.init import init_workspace
     from kit.workspace import Workspace
 
@@ -246,12 +247,40 @@ def test_git_autocommit_respects_gitignore(tmp_path, monkeypatch):
                           "commit": _git(root, "rev-parse", "HEAD").strip()}
     assert _git(root, "show", "--name-only", "--format=", "HEAD").split() == ["MEMORY.md"]
     assert _git(root, "status", "--porcelain") == "?? memory/2026-05-01.md\n"  # the seeded note is the user's
-    # the next day: recalls are staged and reported, nothing is promoted -> only ignored files change
-    recall(ws, "2026-05-08", "Production deploys happen on Tuesdays after the 10:00 standup.", "deploy day",
-           note_day="2026-05-01")
-    monkeypatch.setenv("KIT_NOW", "2026-05-08T20:00:00+00:00")
-    count = _git(root, "rev-list", "--count", "HEAD")
-    quiet = run_dream(ws)
-    assert quiet.promoted == () and quiet.changed and "MEMORY.md" not in quiet.changed
-    assert quiet.git == {"committed": False, "note": "every changed file is ignored by git", "commit": None}
-    assert _git(root, "rev-list", "--count", "HEAD") == count
+
+
+def test_quiet_nights_are_carried_into_the_next_memory_commit(tmp_path, monkeypatch):
+    """No "promote 0 memories" commit per night: reports and diary of nights that did not change
+    MEMORY.md join the commit of the next dream that does; the user's files never do."""
+    from kit.init import init_workspace
+    from kit.workspace import Workspace
+
+    root = tmp_path / "gws"
+    init_workspace(root, git=True)
+    ws = Workspace.open(root)
+    monkeypatch.setenv("KIT_NOW", seed(ws))
+    assert run_dream(ws).git["committed"] is True  # 2026-05-07: two promotions
+    count = int(_git(root, "rev-list", "--count", "HEAD"))
+    fact = "Ben is allergic to peanuts; always check bakery labels."
+    write_note(root, "2026-05-08", [fact])
+    (root / "scratch.txt").write_text("the user's own file\n")
+    for i, day in enumerate(days("2026-05-08", 3)):
+        recall(ws, day, fact, f"ben question {i}", note_day="2026-05-08")
+        monkeypatch.setenv("KIT_NOW", f"{day}T20:00:00+00:00")
+        night = run_dream(ws)
+        if day < "2026-05-10":
+            assert night.promoted == () and f"memory/dreaming/light/{day}.md" in night.changed
+            assert night.git == {"committed": False, "commit": None, "note": "memory unchanged; reports and "
+                                 "diary wait for the next dream that changes MEMORY.md"}
+            assert int(_git(root, "rev-list", "--count", "HEAD")) == count
+    assert night.promoted == ("memory/2026-05-08.md:3:3",)
+    assert night.git["committed"] is True
+    assert _git(root, "log", "-1", "--format=%s").strip() == "dream: promote 1 memories (2026-05-10)"
+    assert int(_git(root, "rev-list", "--count", "HEAD")) == count + 1
+    files = set(_git(root, "show", "--name-only", "--format=", "HEAD").split())
+    assert {"MEMORY.md", "DREAMS.md", "memory/dreaming/light/2026-05-08.md", "memory/dreaming/light/2026-05-09.md",
+            "memory/dreaming/light/2026-05-10.md"} <= files
+    assert files <= {"MEMORY.md", "DREAMS.md"} | {f"memory/dreaming/{p}/{d}.md" for p in ("light", "rem", "deep")
+                                                   for d in days("2026-05-08", 3)}
+    assert _git(root, "status", "--porcelain", "--", "memory/dreaming", "DREAMS.md", "MEMORY.md") == ""
+    assert "?? scratch.txt" in _git(root, "status", "--porcelain")

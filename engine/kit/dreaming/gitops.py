@@ -1,4 +1,9 @@
-"""git.autocommit (§8): commit exactly the files a dream changed, never anything else."""
+"""git.autocommit (§8): commit exactly the files dreams changed, never anything else.
+
+The runner commits only when a dream changed memory (MEMORY.md or the archive); reports and diary
+entries of the nights in between are carried into that commit, so history gets one commit per change
+of memory instead of a "promote 0 memories" commit every night.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +28,18 @@ def _git(root: Path, *args: str, env: dict | None = None) -> subprocess.Complete
     return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, env=env)
 
 
-def autocommit(root: Path, files: Sequence[str], message: str) -> CommitResult:
+def _pending(root: Path, pathspecs: Sequence[str]) -> list[str]:
+    """Uncommitted (unstaged or untracked, not ignored) files under `pathspecs`."""
+    if not pathspecs:
+        return []
+    modified = _git(root, "diff", "--name-only", "--", *pathspecs).stdout.splitlines()
+    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "--", *pathspecs).stdout.splitlines()
+    return modified + untracked
+
+
+def autocommit(root: Path, files: Sequence[str], message: str, *, carry: Sequence[str] = ()) -> CommitResult:
+    """Commit `files` plus the uncommitted files under `carry` (the dream's own reports and diary
+    that earlier dreams left for this commit), never anything else."""
     if not files:
         return CommitResult(False, "nothing changed")
     try:
@@ -36,6 +52,7 @@ def autocommit(root: Path, files: Sequence[str], message: str) -> CommitResult:
     if staged.returncode != 0:
         # the user is in the middle of composing a commit: do not mix our files into it
         return CommitResult(False, "you have staged changes; dream files left uncommitted")
+    files = list(dict.fromkeys([*files, *_pending(root, carry)]))
     # .gitignore is the user's say on what belongs in history (e.g. `memory/dreaming/`, DREAMS.md):
     # ignored files stay out, and a night that changed only ignored files makes no commit
     ignored = set(_git(root, "check-ignore", "--", *files).stdout.splitlines())

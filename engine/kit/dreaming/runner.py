@@ -281,10 +281,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
         embedder.prune()
     git = None
     if not ctx.dry_run and cfg.get("git.autocommit") and ctx.changed:
-        from kit.dreaming.gitops import autocommit
-
-        git = autocommit(ws.root, sorted(ctx.changed),
-                         f"dream: promote {len(promoted)} memories ({today.isoformat()})").to_json()
+        git = _commit(ctx, len(promoted))
     if not ctx.dry_run:
         _reindex(ws, ctx.changed)
     return DreamResult(
@@ -293,6 +290,22 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
         retired=tuple(retired_keys), demoted=tuple(demoted), changed=tuple(sorted(ctx.changed)), diary=wrote_diary,
         similarity="embeddings" if embedder is not None else "lexical", git=git, notes=tuple(notes),
     )
+
+
+MEMORY_FILES = (deep_phase.MEMORY_FILE, deep_phase.ARCHIVE_FILE)
+DREAM_OUTPUTS = ("memory/dreaming", "DREAMS.md")  # Kit-written, carried into the next memory commit
+
+
+def _commit(ctx: _Ctx, promoted: int) -> dict[str, Any]:
+    """git.autocommit: one commit per change of memory; a night that only wrote reports and the
+    diary leaves them for the next such commit rather than committing "promote 0 memories"."""
+    from kit.dreaming.gitops import CommitResult, autocommit
+
+    if not any(p in MEMORY_FILES for p in ctx.changed):
+        return CommitResult(False, "memory unchanged; reports and diary wait for the next dream that "
+                                   "changes MEMORY.md").to_json()
+    message = f"dream: promote {promoted} memories ({ctx.today.isoformat()})"
+    return autocommit(ctx.ws.root, sorted(ctx.changed), message, carry=DREAM_OUTPUTS).to_json()
 
 
 def _diary_context(ctx: _Ctx, light, rem, decisions, retired: int, demoted: int, new_light: int) -> dict[str, Any]:
