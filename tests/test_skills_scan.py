@@ -126,3 +126,8 @@ def test_a_damaged_trust_store_is_never_overwritten(ws_path):
     assert str(info.value).startswith(f"{store.path}:3: trust store is not valid JSON")
     assert store.path.read_text() == '{"entries": [\n  {"kind": "skill",\n'
     assert catalog_for(ws).get("installer").blocked
+    from kit.doctor import run_checks
+
+    [finding] = [f for f in run_checks(ws) if f.area == "trust"]
+    assert (finding.severity, finding.path, finding.line) == ("error", str(store.path), 3)
+    assert finding.message.endswith("fix or remove it; until then no skill or hook code is trusted")

@@ -43,8 +43,15 @@ class Finding:
 
 
 def doctor_checks(ws) -> list[Finding]:
-    """Config and document problems from the snapshot."""
-    return [Finding(i.severity, i.area, i.message, i.path, i.line) for i in ws.snapshot.issues]
+    """Config and document problems from the snapshot; a damaged trust store."""
+    from kit.trust import TrustStore
+
+    out = [Finding(i.severity, i.area, i.message, i.path, i.line) for i in ws.snapshot.issues]
+    damaged = TrustStore().problem()
+    if damaged is not None:
+        out.append(Finding("error", "trust", f"{damaged.message}; until then no skill or hook code is trusted",
+                           damaged.path, damaged.line))
+    return out
 
 
 def run_checks(ws) -> list[Finding]:

@@ -49,6 +49,14 @@ class TrustStore:
             return {"entries": []}
         return data
 
+    def problem(self) -> KitError | None:
+        """Why the store cannot be read (then nothing counts as trusted), or None."""
+        try:
+            self._read(strict=True)
+        except KitError as exc:
+            return exc
+        return None
+
     def entries(self) -> list[TrustEntry]:
         out = []
         for raw in self._read()["entries"]:
