@@ -109,7 +109,15 @@ def test_invalid_hooks_are_reported_and_never_break_loading(ws_path):
     assert ("hooks/no-handler/HOOK.md",
             "invalid hook 'no-handler': no handler.py next to HOOK.md and no 'command' in its frontmatter") in errors
     broken = [f for f in findings if f.path == "hooks/broken-yaml/HOOK.md"]
-    assert broken and broken[0].line is not None
+    assert [f.line for f in broken] == [3]  # the unclosed list
+    # a validation error names the line of its key; later errors of the same hook name the file
+    assert [(f.line, f.message.split(": ", 1)[1]) for f in findings if f.path == "hooks/wrong-name/HOOK.md"] == [
+        (2, "name 'other' must equal the folder name 'wrong-name'"),
+        (None, "'timeout_s' must be a positive number of seconds, not -1"),
+        (None, "no handler.py next to HOOK.md and no 'command' in its frontmatter"),
+    ]
+    assert {h.name: h.line for h in registry.invalid()} == {
+        "no-events": 1, "wrong-name": 2, "no-handler": 1, "broken-yaml": 3}
     warnings = [f.message for f in findings if f.severity == "warning"]
     assert "hook 'fine': event 'made:up' is not one Kit fires" in warnings
     assert any("hook 'fine' has workspace code that is not trusted" in w and "kit hooks trust fine" in w for w in warnings)
@@ -173,6 +181,10 @@ def test_cli_human_output(ws_path, cli):
     listed = cli("hooks", "list", "-w", ws_path).output
     assert "guard" in listed and "untrusted" in listed and "kit hooks trust guard" in listed
     assert "session-memory       active" in listed
+    (ws_path / "hooks" / "bad").mkdir()
+    (ws_path / "hooks" / "bad" / "HOOK.md").write_text("---\nname: bad\ndescription: d\nevents: [x\n---\n")
+    listed = cli("hooks", "list", "-w", ws_path).output
+    assert "error: hooks/bad/HOOK.md:4: invalid frontmatter YAML" in listed
     cli("hooks", "trust", "guard", "-w", ws_path)
     fired = cli("hooks", "fire", "tool:before", "-w", ws_path).output
     assert "blocked by guard: no [x]" in fired

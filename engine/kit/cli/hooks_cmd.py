@@ -65,8 +65,9 @@ def list_cmd(workspace, as_json: bool) -> None:
             f"{escape(row['name']):<20} [{style}]{state:<10}[/] [dim]{row['root']:<9} {row['kind']:<7}[/] "
             + escape(", ".join(row["events"]))
         )
-        for message in row["errors"]:
-            out.print(f"    [red]error:[/] {escape(message)}")
+        for index, message in enumerate(row["errors"]):
+            where = row["file"] + (f":{row['line']}" if row["line"] and index == 0 else "")
+            out.print(f"    [red]error:[/] {escape(where)}: {escape(message)}")
         for message in row["warnings"]:
             out.print(f"    [yellow]warning:[/] {escape(message)}")
         if row["valid"] and row["trusted"] is False:

@@ -223,8 +223,9 @@ def doctor_checks(ws) -> list:
     if not ws.config.get("hooks.enabled", True):
         out.append(Finding("info", "hooks", "hooks are disabled (hooks.enabled: false)"))
     for hook in registry.hooks:
-        for message in hook.errors:
-            out.append(Finding("error", "hooks", f"invalid hook {hook.name!r}: {message}", hook.display_path, hook.line))
+        for index, message in enumerate(hook.errors):
+            line = hook.line if index == 0 else None  # `line` is where the first error is
+            out.append(Finding("error", "hooks", f"invalid hook {hook.name!r}: {message}", hook.display_path, line))
         for message in hook.warnings:
             out.append(Finding("warning", "hooks", f"hook {hook.name!r}: {message}", hook.display_path))
     for hook in registry.untrusted():

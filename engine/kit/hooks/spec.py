@@ -66,7 +66,8 @@ class HookSpec:
         return {"name": self.name, "root": self.root, "path": str(self.dir), "description": self.description,
                 "events": list(self.events), "enabled": self.enabled, "timeout_s": self.timeout_s,
                 "kind": self.kind, "command": self.command, "valid": self.valid,
-                "errors": list(self.errors), "warnings": list(self.warnings)}
+                "errors": list(self.errors), "warnings": list(self.warnings),
+                "file": self.display_path, "line": self.line}
 
 
 def hook_digest(folder: Path) -> str:
@@ -100,37 +101,45 @@ def parse_hook(folder: Path, root: str, text: str | None, *, default_line: int |
         meta, _body, _line = split_frontmatter(text, display)
     except DocumentError as exc:
         return HookSpec(name, root, folder, errors=(exc.message,), line=exc.line or default_line)
-    return validate(meta, name, root, folder)
+    return validate(meta, name, root, folder, text)
 
 
-def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path) -> HookSpec:
+def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path, text: str = "") -> HookSpec:
+    """Check the frontmatter; `text` (the HOOK.md) lets the first error name its line."""
     errors: list[str] = []
     warnings: list[str] = []
+    first_key: list[str] = []  # the key the first error is about
+
+    def error(key: str, message: str) -> None:
+        errors.append(message)
+        if not first_key:
+            first_key.append(key)
+
     if not meta:
-        errors.append("HOOK.md needs YAML frontmatter with name, description and events")
+        error("", "HOOK.md needs YAML frontmatter with name, description and events")
     name = meta.get("name", folder_name)
     if not isinstance(name, str) or not NAME_RE.match(name):
-        errors.append(f"name {name!r} must be 1-64 chars of a-z, 0-9 and single hyphens")
+        error("name", f"name {name!r} must be 1-64 chars of a-z, 0-9 and single hyphens")
         name = folder_name
     elif meta.get("name") is None:
-        errors.append("missing 'name'")
+        error("", "missing 'name'")
     elif name != folder_name:
-        errors.append(f"name {name!r} must equal the folder name {folder_name!r}")
+        error("name", f"name {name!r} must equal the folder name {folder_name!r}")
         name = folder_name  # reported under the folder it lives in
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
-        errors.append("missing 'description'")
+        error("", "missing 'description'")
         description = ""
     raw_events = meta.get("events")
     events: list[str] = []
     if isinstance(raw_events, str):
         raw_events = [raw_events]
     if not isinstance(raw_events, list) or not raw_events:
-        errors.append("'events' must be a non-empty list of event names, such as tool:before")
+        error("events", "'events' must be a non-empty list of event names, such as tool:before")
     else:
         for item in raw_events:
             if not isinstance(item, str) or not EVENT_RE.match(item):
-                errors.append(f"event {item!r} is not an event name like 'tool:before' or 'command'")
+                error("events", f"event {item!r} is not an event name like 'tool:before' or 'command'")
                 continue
             family = item.split(":")[0]
             if item not in KNOWN_EVENTS and family not in KNOWN_FAMILIES and item != "*":
@@ -138,11 +147,11 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path)
             events.append(item)
     enabled = meta.get("enabled", True)
     if not isinstance(enabled, bool):
-        errors.append(f"'enabled' must be true or false, not {enabled!r}")
+        error("enabled", f"'enabled' must be true or false, not {enabled!r}")
         enabled = False
     timeout = meta.get("timeout_s")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-        errors.append(f"'timeout_s' must be a positive number of seconds, not {timeout!r}")
+        error("timeout_s", f"'timeout_s' must be a positive number of seconds, not {timeout!r}")
         timeout = None
     command = meta.get("command")
     if command is not None:
@@ -151,10 +160,10 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path)
 
             command = shlex.join(command)
         if not isinstance(command, str) or not command.strip():
-            errors.append("'command' must be a non-empty string")
+            error("command", "'command' must be a non-empty string")
             command = None
     elif enabled and not (folder / "handler.py").is_file():  # a disabled hook may be just HOOK.md
-        errors.append("no handler.py next to HOOK.md and no 'command' in its frontmatter")
+        error("", "no handler.py next to HOOK.md and no 'command' in its frontmatter")
     for key in meta:
         if key not in ALLOWED_KEYS:
             warnings.append(f"unknown key {key!r} ignored")
@@ -162,7 +171,21 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path)
         name=name, root=root, dir=folder, description=description.strip(), events=tuple(events),
         enabled=enabled, timeout_s=float(timeout) if timeout is not None else None, command=command,
         errors=tuple(errors), warnings=tuple(warnings),
+        line=_key_line(text, first_key[0]) if errors else None,
     )
+
+
+def _key_line(text: str, key: str) -> int:
+    """The HOOK.md line of a frontmatter key (1-based); line 1 (the frontmatter) when the key is
+    missing or the problem is not about one key."""
+    if key:
+        pattern = re.compile(rf"^{re.escape(key)}\s*:")
+        for number, line in enumerate(text.split("\n")[1:], start=2):
+            if line.strip() in ("---", "..."):
+                break
+            if pattern.match(line):
+                return number
+    return 1
 
 
 def _scan_dir(root_dir: Path, root: str) -> list[HookSpec]:
