@@ -157,3 +157,18 @@ def test_read_only_workspace_refuses_kit_writes(workspace):
             workspace.write_text("MEMORY.md", "x\n")
     workspace.write_text("MEMORY.md", "# Memory\n")  # allowed again after the block
     assert (workspace.root / "MEMORY.md").read_text() == "# Memory\n"
+
+
+def test_config_show_with_a_broken_layer_exits_1_and_says_why(cli, ws_path: Path):
+    (ws_path / "kit.yaml").write_text("agent:\n  model: openai/gpt-4o-mini\n  modle: x\n")
+    data = cli("config", "show", "-w", ws_path, "--json")
+    assert data.exit_code == 1
+    parsed = json.loads(data.stdout)  # still exactly one JSON document
+    assert parsed["errors"] == ["kit.yaml:3: unknown key 'agent.modle' (did you mean 'model'?)"]
+    assert parsed["values"]["agent.model"] == {"value": "ollama/llama3.2", "source": "default"}
+    human = cli("config", "show", "-w", ws_path)
+    assert human.exit_code == 1 and "agent.model" in human.stdout
+    assert human.stderr.splitlines() == [
+        "kit: kit.yaml:3: unknown key 'agent.modle' (did you mean 'model'?) "
+        "(the table shows the built-in defaults until it is fixed)"
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
@@ -40,7 +41,7 @@ def show(workspace, as_json: bool) -> None:
                 "errors": errors,
             }
         )
-        return
+        sys.exit(1 if errors else 0)
     from rich.table import Table
 
     table = Table(show_header=True, header_style="bold", box=None)
@@ -51,7 +52,10 @@ def show(workspace, as_json: bool) -> None:
         source = cfg.source(key)
         style = "" if source == "default" else "bold"
         table.add_row(key, json.dumps(value, ensure_ascii=False), source, style=style)
-    out = console()
-    out.print(table)
+    console().print(table)
+    # a layer that failed is not in the table: say so on stderr and exit 1, as doctor does
+    err_out = console(stderr=True)
     for err in errors:
-        out.print(f"[red]error[/] {err} (the last good value is in force)")
+        err_out.print(f"kit: {err} (the table shows the built-in defaults until it is fixed)", markup=False)
+    if errors:
+        sys.exit(1)
