@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from helpers_dream import days, write_note
 from kit.dreaming.runner import run_dream
-
-pytest.importorskip("kit.memory.service")
 
 OAT = "Alice takes her flat white with oat milk, never dairy."
 DEPLOY = "Production deploys only on Tuesdays and Thursdays, after the 10:00 standup."

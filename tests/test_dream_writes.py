@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import re
 
-import pytest
-
 from helpers_dream import days, recall, tree, write_note
 from kit.dreaming import deep, managed
 from kit.dreaming.runner import run_dream
@@ -156,7 +154,6 @@ def test_cap_retires_oldest_recalled_to_archive(workspace, monkeypatch):
 
 
 def test_cap_archive_is_searchable(workspace, monkeypatch):
-    pytest.importorskip("kit.memory.service")
     from kit.memory.service import memory_for
 
     monkeypatch.setenv("KIT_NOW", "2026-05-09T20:00:00+00:00")
