@@ -196,3 +196,30 @@ def test_doctor_reports_budget_pressure(ws_path):
     assert findings[0].path == "MEMORY.md" and findings[0].severity == "warning"
     assert "cut to 1,000 of 4,000 characters (per-file limit)" in findings[0].message
     assert "bootstrap.max_chars_per_file" in findings[0].message
+
+
+def test_load_problems_are_warnings_and_say_what_the_prompt_uses(ws_path):
+    """A bootstrap file that fails to load is never left out silently (§1 principles 5 and 6)."""
+    (ws_path / "kit.yaml").write_text("bootstrap:\n  warnign: once\n")
+    (ws_path / "SOUL.md").write_text("---\nx: [\n---\nYou are brief.\n")
+    ws = Workspace.open(ws_path)
+    result = build_prompt(ws)
+    assert "SOUL.md" not in [f.name for f in result.files]
+    assert result.warnings == (
+        "kit.yaml:2: unknown key 'bootstrap.warnign' (did you mean 'warning'?); "
+        "the last good configuration (or the defaults) is in force",
+        "SOUL.md:2: invalid frontmatter YAML: expected the node content, but found '<stream end>'; "
+        "it is left out of the prompt",
+    )
+    (ws_path / "kit.yaml").write_text("bootstrap:\n  warning: once\n")
+    (ws_path / "SOUL.md").write_text("# Soul\n\nYou are brief.\n")
+    ws.reload(["kit.yaml", "SOUL.md"])
+    assert build_prompt(ws).warnings == ()
+    (ws_path / "SOUL.md").write_bytes(b"\x00\x01binary")
+    ws.reload(["SOUL.md"])
+    result = build_prompt(ws)
+    assert "You are brief." in result.prompt
+    [warning] = result.warnings
+    assert warning.startswith("SOUL.md: ") and warning.endswith("; the prompt uses its last good version")
+    # a heartbeat run does not load SOUL.md: its problem is not this prompt's
+    assert build_prompt(ws, "heartbeat").warnings == ()

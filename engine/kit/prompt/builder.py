@@ -205,9 +205,10 @@ def _assemble(ws, kind: str, hooks: Sequence[BootstrapHook]) -> _Assembly:
         else:
             raw = len(strip_kit_comments(doc.text))
             excluded.append(FileBudget(name, raw, 0, False, "excluded_by_kind"))
-    notes: list[str] = []
+    notes = _load_problems(snap, wanted)
     if hooks:
-        included, notes = run_bootstrap_hooks(included, hooks, BootstrapContext(kind, snap.root, snap.version))
+        included, hook_notes = run_bootstrap_hooks(included, hooks, BootstrapContext(kind, snap.root, snap.version))
+        notes += hook_notes
     stripped = [(f.name, strip_kit_comments(f.text)) for f in included]
     budgets = apply_budgets(
         stripped,
@@ -235,6 +236,19 @@ def _assemble(ws, kind: str, hooks: Sequence[BootstrapHook]) -> _Assembly:
         notes=tuple(notes),
         heartbeat_empty=empty,
     )
+
+
+def _load_problems(snap, wanted: frozenset[str]) -> list[str]:
+    """Snapshot issues that change this prompt (a broken config, bootstrap file or template
+    file): say what the prompt uses instead, so a file is never left out silently."""
+    notes = []
+    for issue in snap.issues:
+        if issue.area == "config":
+            notes.append(f"{issue}; the last good configuration (or the defaults) is in force")
+        elif issue.path in wanted or issue.path == OVERRIDE:
+            kept = "the prompt uses its last good version" if snap.get(issue.path) else "it is left out of the prompt"
+            notes.append(f"{issue}; {kept}")
+    return notes
 
 
 def _skills_block(ws) -> tuple[SkillsBlock, int]:
