@@ -66,18 +66,15 @@ def build_system_prompt(ws, kind: str, warning_state: Any = None, bootstrap: Any
 
 def _bootstrap_callback(ws, session_key: str | None) -> Any:
     """agent:bootstrap hooks, applied by the prompt builder before budgeting."""
-    try:
-        from kit.hooks.bootstrap import bootstrap_callback
-    except ModuleNotFoundError:
-        return None
+    from kit.hooks.bootstrap import bootstrap_callback
+
     return bootstrap_callback(ws, session_key=session_key)
 
 
 def _warning_state() -> Any:
-    try:
-        from kit.prompt.warning import WarningState
-    except ImportError:
-        return None
+    """bootstrap.warning: once is per session, so each session gets its own state."""
+    from kit.prompt.warning import WarningState
+
     return WarningState()
 
 
@@ -272,12 +269,9 @@ class Agent:
         """
         snap = self.ws.snapshot
         docs = sorted((name, doc.hash) for name, doc in snap.documents.items())
-        try:
-            from kit.skills.catalog import trust_stamp
+        from kit.skills.catalog import trust_stamp
 
-            trust = trust_stamp()
-        except ImportError:
-            trust = ""
+        trust = trust_stamp()
         material = json.dumps([docs, snap.config.flat(), [str(i) for i in snap.issues], trust,
                                clock.today().isoformat()], sort_keys=True, default=str)
         return sha1_hex(material)

@@ -66,18 +66,11 @@ class Repl:
     # ------------------------------------------------------------------ setup
 
     def _start_background(self) -> None:
-        try:
-            from kit.watch import Watcher
-        except ModuleNotFoundError:
-            Watcher = None  # noqa: N806
-        if Watcher is not None:
-            self.watcher = Watcher(self.ws, on_reload=self._on_reload).start()
-        try:
-            from kit.memory.service import start_auto_index
-        except (ModuleNotFoundError, ImportError):
-            start_auto_index = None
-        if start_auto_index is not None:
-            self._stop_index = start_auto_index(self.ws)
+        from kit.memory.service import start_auto_index
+        from kit.watch import Watcher
+
+        self.watcher = Watcher(self.ws, on_reload=self._on_reload).start()
+        self._stop_index = start_auto_index(self.ws)
 
     def _stop_background(self) -> None:
         if self._stop_index is not None:

@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from kit.errors import KitError, PathEscapeError
+
+if TYPE_CHECKING:
+    from kit.hooks.registry import HookOutcome
 
 MIN_HEAD_CHARS = 2000  # a cut result always keeps at least this much of its beginning
 WINDOW_SHARE = 0.3  # a single result may use at most 30% of the context window
@@ -28,32 +31,14 @@ ERROR_TAIL_RE = re.compile(
 )
 
 
-# --------------------------------------------------------------------------- hooks adapter
+# --------------------------------------------------------------------------- hooks
 
 
-@dataclass(frozen=True)
-class HookResult:
-    blocked: bool = False
-    reason: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-    errors: tuple[str, ...] = ()
+def fire_hook(ws, event: str, data: dict[str, Any], *, session_key: str | None = None) -> HookOutcome:
+    """Fire a hook event (the one place the agent talks to the hook registry)."""
+    from kit.hooks.registry import registry_for  # on first use: loading tools stays cheap
 
-
-def fire_hook(ws, event: str, data: dict[str, Any], *, session_key: str | None = None) -> HookResult:
-    """Fire a hook event through kit.hooks (the one place the agent talks to the hook registry)."""
-    try:
-        from kit.hooks.registry import registry_for
-    except ModuleNotFoundError as exc:  # hooks package not installed in this build
-        if exc.name and exc.name.startswith("kit.hooks"):
-            return HookResult(data=dict(data))
-        raise
-    outcome = registry_for(ws).fire(event, data, session_key=session_key)
-    return HookResult(
-        blocked=bool(getattr(outcome, "blocked", False)),
-        reason=getattr(outcome, "reason", None),
-        data=dict(getattr(outcome, "data", None) or data),
-        errors=tuple(getattr(outcome, "errors", None) or ()),
-    )
+    return registry_for(ws).fire(event, data, session_key=session_key)
 
 
 # --------------------------------------------------------------------------- truncation
