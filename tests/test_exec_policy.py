@@ -55,8 +55,18 @@ def cfg(mode="ask", allow=(), deny=()):
     return {"mode": mode, "allow": list(allow), "deny": list(deny)}
 
 
+@pytest.fixture
+def no_shell(monkeypatch):
+    """A tripwire instead of /bin/sh: if a regression let one of these commands through, the test
+    fails here instead of running `rm -rf /*` or a fork bomb on the machine."""
+    def tripwire(command, **_kw):
+        raise AssertionError(f"a hard-blocked command reached the shell: {command}")
+
+    monkeypatch.setattr("kit.agent.exec_policy.run_shell", tripwire)
+
+
 @pytest.mark.parametrize("command", HARD_BLOCKED)
-def test_hard_blocked_commands_are_refused_in_every_mode(command):
+def test_hard_blocked_commands_are_refused_in_every_mode(command, no_shell):
     assert hard_block(command)
     for mode in ("allow", "ask", "deny"):
         for interactive in (True, False):

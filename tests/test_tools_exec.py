@@ -29,7 +29,11 @@ def test_deny_wins_over_allow(ws_path, tmp_path):
     assert not marker.exists()
 
 
-def test_hard_blocked_never_runs_even_in_allow_mode(ws_path, tmp_path):
+def test_hard_blocked_never_runs_even_in_allow_mode(ws_path, tmp_path, monkeypatch):
+    def tripwire(command, **_kw):  # a regression must fail the test, not fork-bomb the machine
+        raise AssertionError(f"a hard-blocked command reached the shell: {command}")
+
+    monkeypatch.setattr("kit.agent.exec_policy.run_shell", tripwire)
     ws = _ws(ws_path, "tools:\n  exec: {mode: allow, allow: ['*']}\n")
     asked = []
     ctx = ToolContext(ws, interactive=True, approve=lambda c, r: asked.append(c) or True)
