@@ -257,3 +257,37 @@ def test_failing_hooks_never_stop_a_turn_and_the_log_says_why(ws, tmp_path):
     assert "ERROR tool:before hook=raises: RuntimeError: boom" in log
     assert "ERROR message:received hook=sleeps: timed out after 0.5s (handler abandoned)" in log
     assert "ERROR tool:after hook=exits: command exited 1: disk on fire" in log
+
+
+def test_an_interrupted_turn_leaves_no_unanswered_tool_calls(ws, tmp_path, monkeypatch):
+    """Ctrl-C during a tool left an assistant message whose calls had no results: every later
+    request (OpenAI, Anthropic) would be refused as malformed, in this process and on resume."""
+    import kit.agent.loop as loop
+
+    script = write_script(tmp_path, [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "SOUL.md"}},
+                        {"name": "read_file", "arguments": {"path": "USER.md"}}]},
+        {"text": "Back again."},
+    ])
+    agent = agent_for(ws, script, session_key="main")
+    real = loop.execute_tool
+    calls = []
+
+    def interrupted_on_the_second(ctx, name, arguments, **kw):
+        calls.append(arguments["path"])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(ctx, name, arguments, **kw)
+
+    monkeypatch.setattr(loop, "execute_tool", interrupted_on_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        agent.turn("read both")
+    monkeypatch.setattr(loop, "execute_tool", real)
+
+    resumed = agent_for(ws, script, session_key="main")  # a new process resuming the session
+    assert resumed.turn("hello?").reply == "Back again."
+    sent = recorded_calls(script)[1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "tool", "user"]
+    ids = [c["id"] for c in sent[2]["tool_calls"]]
+    assert [m["tool_call_id"] for m in sent[3:5]] == ids
+    assert sent[4]["content"] == "[kit] not run: the turn was interrupted before this call"

@@ -37,6 +37,7 @@ FLUSH_TOOLS = ("memory_write", "memory_search", "memory_get")
 # the tool schemas travel with every request and take room in the window too
 TOOLS_TOKENS = cp.estimate_tokens(json.dumps(tool_schemas(), ensure_ascii=False))
 
+INTERRUPTED = "[kit] not run: the turn was interrupted before this call"
 REPEAT_NOTE = (
     "\n\n[kit note] You have made this exact call ({name} with the same arguments) {count} times in "
     "a row and the result will not change. Change approach: use different arguments, another tool, "
@@ -140,6 +141,17 @@ def tool_message(call: ToolCall, content: str) -> dict[str, Any]:
     """The history entry answering one tool call (every call needs one, or the next request is
     malformed)."""
     return {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
+
+
+def unanswered_calls(history: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(id, name) of the last assistant message's tool calls that no tool message answers."""
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if message.get("role") == "assistant":
+            answered = {m.get("tool_call_id") for m in history[index + 1:] if m.get("role") == "tool"}
+            return [(c.get("id", ""), c.get("function", {}).get("name", ""))
+                    for c in message.get("tool_calls") or () if c.get("id") not in answered]
+    return []
 
 
 def call_signature(name: str, arguments: dict[str, Any]) -> str:
@@ -304,6 +316,10 @@ class Agent:
     def turn(self, text: str) -> TurnResult:
         ws = self.ws
         state = _TurnState()
+        # a turn interrupted mid-tools (Ctrl-C in the REPL, a killed process before --session
+        # resumes) left calls without results; every later request would be rejected as malformed
+        for call_id, name in unanswered_calls(self.history):
+            self._append(tool_message(ToolCall(call_id, name, {}), INTERRUPTED))
         window = int(ws.config.get("agent.context_window"))
         received = fire_hook(ws, "message:received", {"text": text, "session_id": self.session.id},
                              session_key=self.session.key)
