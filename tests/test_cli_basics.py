@@ -152,7 +152,9 @@ def test_doctor_never_writes_into_the_workspace(ws_path: Path):
 def test_read_only_workspace_refuses_kit_writes(workspace):
     from kit.errors import WorkspaceError
 
+    assert not workspace.is_read_only
     with workspace.read_only():
+        assert workspace.is_read_only
         with pytest.raises(WorkspaceError, match="MEMORY.md: not written"):
             workspace.write_text("MEMORY.md", "x\n")
     workspace.write_text("MEMORY.md", "# Memory\n")  # allowed again after the block

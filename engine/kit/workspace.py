@@ -114,7 +114,12 @@ class Workspace:
     def open_state(self) -> StateDB:
         """A new connection to .kit/state.db for the calling thread; close it when done.
         Inside `read_only()` the connection never writes (see StateDB's read_only)."""
-        return StateDB(self.kit_dir / "state.db", read_only=self._read_only > 0)
+        return StateDB(self.kit_dir / "state.db", read_only=self.is_read_only)
+
+    @property
+    def is_read_only(self) -> bool:
+        """True inside `read_only()`: code that opens its own files (index.db …) must not write."""
+        return self._read_only > 0
 
     @contextmanager
     def read_only(self) -> Iterator[Workspace]:
@@ -251,7 +256,7 @@ class Workspace:
 
     def write_text(self, rel: str, text: str) -> ReloadResult:
         """Kit's own write: atomic, confined, applied directly so the watcher's echo is a no-op."""
-        if self._read_only:
+        if self.is_read_only:
             raise WorkspaceError(f"{rel}: not written, the workspace is open read-only here")
         target = self.path(rel)
         # record the hash first: with a tiny debounce the watcher may see the file before we return
