@@ -24,6 +24,15 @@ def test_atomic_write_replaces_and_keeps_mode(tmp_path: Path):
     assert sorted(p.name for p in target.parent.iterdir()) == ["f.md"]  # no temp left behind
 
 
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_atomic_write_gives_a_new_file_the_umask_mode(tmp_path: Path, umask: int, mode: int):
+    """Regression: new files came out 0600 (the temp file's mode) whatever the umask."""
+    target = tmp_path / "new.md"
+    code = f"import os; os.umask({umask}); from kit.fsutil import atomic_write; atomic_write({str(target)!r}, 'x')"
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert target.stat().st_mode & 0o777 == mode
+
+
 @pytest.mark.parametrize("bad", ["../x", "a/../../x", "/etc/passwd", "~/x", ""])
 def test_safe_join_refuses_escapes(tmp_path: Path, bad: str):
     with pytest.raises(PathEscapeError):

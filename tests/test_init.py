@@ -77,3 +77,15 @@ def test_cli_init_and_json(cli, tmp_path: Path):
     assert "SOUL.md" in data["created"] and data["committed"] is False
     again = cli("init", tmp_path / "w")
     assert again.exit_code == 0 and "kept         SOUL.md" in again.output
+
+
+def test_init_failures_write_nothing_and_files_get_normal_modes(tmp_path: Path):
+    root = tmp_path / "w"
+    (root / "SOUL.md").mkdir(parents=True)  # a folder where a template file belongs
+    with pytest.raises(WorkspaceError, match="is a directory where a file belongs"):
+        init_workspace(root)
+    assert [p.relative_to(root).as_posix() for p in root.rglob("*")] == ["SOUL.md"]
+    fresh = init_workspace(tmp_path / "fresh")
+    probe = tmp_path / "probe"
+    probe.write_text("x")  # what a plain open() gives under this umask
+    assert {(fresh.root / rel).stat().st_mode & 0o777 for rel in fresh.created} == {probe.stat().st_mode & 0o777}

@@ -15,6 +15,16 @@ from kit.errors import BusyError, DocumentError, PathEscapeError
 MAX_TEXT_BYTES = 2 * 1024 * 1024  # workspace documents larger than this are refused
 
 
+def _read_umask() -> int:
+    # os.umask can only be read by setting it; done once, at import, before any worker thread
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
 def sha1_hex(data: str | bytes, length: int | None = None) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     digest = hashlib.sha1(raw).hexdigest()
@@ -31,16 +41,17 @@ def atomic_write(path: str | os.PathLike, data: str | bytes, *, mode: int | None
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    if mode is None and target.exists():
-        mode = target.stat().st_mode & 0o777
+    if mode is None:
+        # keep an existing file's mode; a new file gets what open() would give it (mkstemp's
+        # temp file is 0600, which would otherwise become the new file's mode)
+        mode = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_UMASK
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

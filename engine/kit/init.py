@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.errors import WorkspaceError
+from kit.fsutil import atomic_write
 from kit.paths import bundled
 
 GITIGNORE = ".kit/\n"
@@ -51,7 +52,8 @@ def init_workspace(path: str | os.PathLike, *, git: bool = False, force: bool = 
     template = bundled("workspace")
     if not template.is_dir():
         raise WorkspaceError(f"the bundled workspace template is missing ({template}); reinstall kit-agent")
-    root.mkdir(parents=True, exist_ok=True)
+    if git and shutil.which("git") is None:
+        raise WorkspaceError("--git needs git on PATH")
     created: list[str] = []
     overwritten: list[str] = []
     skipped: list[str] = []
@@ -63,10 +65,13 @@ def init_workspace(path: str | os.PathLike, *, git: bool = False, force: bool = 
     contents[".gitignore"] = gitignore
     if git:
         contents["kit.yaml"] = contents["kit.yaml"] + GIT_AUTOCOMMIT.encode()
+    # every refusal comes before the first write: a failed init leaves nothing behind
+    for rel in sorted(contents):
+        if (root / rel).is_dir():
+            raise WorkspaceError(f"{root / rel} is a directory where a file belongs")
+    root.mkdir(parents=True, exist_ok=True)
     for rel in sorted(contents):
         target = root / rel
-        if target.is_dir():
-            raise WorkspaceError(f"{target} is a directory where a file belongs")
         if target.exists():
             if not force:
                 skipped.append(rel)
@@ -74,8 +79,7 @@ def init_workspace(path: str | os.PathLike, *, git: bool = False, force: bool = 
             overwritten.append(rel)
         else:
             created.append(rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(contents[rel])
+        atomic_write(target, contents[rel])
     for folder in ("memory", "skills", "hooks", "templates"):
         (root / folder).mkdir(exist_ok=True)
     committed = _git_commit(root) if git else False
@@ -83,8 +87,6 @@ def init_workspace(path: str | os.PathLike, *, git: bool = False, force: bool = 
 
 
 def _git_commit(root: Path) -> bool:
-    if shutil.which("git") is None:
-        raise WorkspaceError("--git needs git on PATH")
     run = lambda *args: subprocess.run(  # noqa: E731
         ["git", *args], cwd=root, capture_output=True, text=True
     )
