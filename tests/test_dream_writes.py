@@ -233,3 +233,28 @@ def test_vectors_persist_between_nights(workspace, monkeypatch):
     days_kept = db.execute("SELECT DISTINCT day FROM dream_vectors").fetchall()
     db.close()
     assert [r[0] for r in days_kept] == ["2026-05-08"]
+
+
+def test_unreadable_memory_md_stops_the_dream_before_any_write(workspace, monkeypatch, cli):
+    """A MEMORY.md that is not UTF-8 is never rewritten: one line naming file and line, exit 1."""
+    seed(workspace, monkeypatch)
+    (workspace.root / "MEMORY.md").write_bytes(b"# Memory\n\nCaf\xe9 notes in Latin-1\n")
+    before = tree(workspace.root, skip_kit=True)
+    res = cli("dream", "--json", "-w", workspace.root)
+    assert res.exit_code == 1 and res.stdout == ""
+    assert res.stderr == "kit: MEMORY.md:3: not valid UTF-8 (byte 13)\n"
+    assert tree(workspace.root, skip_kit=True) == before
+
+
+def test_a_note_that_is_not_utf8_is_skipped_not_fatal(workspace, monkeypatch):
+    seed(workspace, monkeypatch)
+    note = workspace.root / "memory/2026-05-01.md"
+    note.write_bytes(note.read_bytes().replace(b"never dairy", b"never \xff dairy"))
+    result = run_dream(workspace)  # before: UnicodeDecodeError was caught, but a symlink out raised
+    assert result.promoted == () and len(result.decisions) == len(FACTS)
+    assert {d.action for d in result.decisions} == {"gone"}
+    note.unlink()
+    note.symlink_to(workspace.root.parent / "elsewhere.md")
+    (workspace.root.parent / "elsewhere.md").write_text("\n".join(f"- {f}" for f in FACTS), encoding="utf-8")
+    escaped = run_dream(workspace)  # a note that escapes the workspace is never read
+    assert escaped.promoted == () and {d.action for d in escaped.decisions} == {"gone"}

@@ -60,11 +60,12 @@ def _matches(window: str, cand: Candidate) -> bool:
 
 def rehydrate(root: Path, cand: Candidate) -> Live | None:
     """Re-read the note: the claim at its lines, else nearby (same line count), else None (gone)."""
-    from kit.fsutil import safe_join
+    from kit.errors import KitError
+    from kit.fsutil import read_text, safe_join
 
-    try:
-        lines = safe_join(root, cand.path).read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError, ValueError):
+    try:  # missing, unreadable, not UTF-8 or escaping the workspace: not promotable tonight
+        lines = read_text(safe_join(root, cand.path), display=cand.path).split("\n")
+    except (OSError, KitError):
         return None
     n = cand.end_line - cand.start_line + 1
     starts = sorted(range(1, max(1, len(lines) - n + 2)), key=lambda s: (abs(s - cand.start_line), s))

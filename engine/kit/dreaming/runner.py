@@ -15,8 +15,8 @@ from kit.dreaming.candidates import Candidate, build_candidates
 from kit.dreaming.light import LightResult, run_light
 from kit.dreaming.ranking import DeepSettings, Ranked, rank
 from kit.dreaming.rem import RemResult, run_rem
-from kit.errors import BusyError
-from kit.fsutil import LockFile
+from kit.errors import BusyError, DocumentError
+from kit.fsutil import LockFile, read_text
 from kit.memory.recall import ensure_schema as ensure_recall_schema
 from kit.memory.recall import events as recall_events
 
@@ -140,11 +140,15 @@ class _Ctx:
         return row is not None
 
     def read(self, rel: str) -> str | None:
+        """The file's text, None when it does not exist; DocumentError (file and line) when it is not
+        UTF-8 text, so a dream never rewrites a file it could not read faithfully."""
         path = self.ws.path(rel)
         try:
-            return path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
+            return read_text(path, display=rel)
+        except DocumentError:
+            if not path.exists():
+                return None
+            raise
 
     def write(self, rel: str, text: str) -> None:
         """Write only what differs, so an idle re-run leaves every file (and its mtime) alone."""
@@ -224,6 +228,8 @@ def run_dream(ws, *, phases: Iterable[str] | str = PHASES, dry_run: bool = False
 
 def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
     ws, cfg, today = ctx.ws, ctx.ws.config, ctx.today
+    if "deep" in wanted:
+        ctx.read(deep_phase.MEMORY_FILE)  # an unreadable MEMORY.md stops the dream before it writes anything
     events = recall_events(ctx.db) if ctx.has("recall_events") else []
     cands = build_candidates(events)
     notes: list[str] = []
