@@ -145,3 +145,21 @@ def test_skill_command_uses_the_users_view(ws, tmp_path):
     repl.slash(parse_slash("/skill model-only"))
     assert "not user-invocable" in out.getvalue()
     assert len(recorded_calls(script)) == 1
+
+
+def test_square_brackets_from_the_model_notes_or_user_print_as_text(ws, tmp_path):
+    """Tool arguments, replies' metadata, note snippets and typed commands are not Rich markup:
+    a "[/dim]" in any of them used to raise MarkupError and end the REPL."""
+    (ws.root / "memory" / "2026-05-06.md").write_text("# 2026-05-06\n\n- The [/dim] staging database [red] moved.\n")
+    ws.reload()
+    script = write_script(tmp_path, [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "[/dim]x.md"}}]},
+        {"text": "Done."},
+    ])
+    repl, out = _repl(ws, agent_for(ws, script), ["read [/bold] it", "/[/x]", "/memory staging [/dim]", "/exit"])
+    assert repl.run() == 0
+    text = out.getvalue()
+    assert '→ read_file {"path": "[/dim]x.md"} · failed' in text
+    assert "unknown command /[/x]" in text
+    assert "The [/dim] staging database [red] moved." in text
+    assert "bye" in text

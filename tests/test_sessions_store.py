@@ -128,6 +128,17 @@ def test_cli_human_output(store, workspace, cli):
     assert empty.stdout.strip() == "no matches"
 
 
+def test_cli_prints_titles_and_keys_with_brackets_as_text(store, workspace, cli):
+    """Titles and keys are user text; "[/dim]" in one raised MarkupError (a traceback) in list."""
+    info = _talk(store, "team[/b]", [("close the [/dim] tag [red]now", "ok")])
+    listed = cli("sessions", "list", "-w", workspace.root)
+    assert listed.exit_code == 0
+    flat = " ".join(listed.stdout.split())
+    assert "team[/b]" in flat and "close the [/dim] tag [red]now" in flat
+    shown = cli("sessions", "show", info.id, "-w", workspace.root)
+    assert shown.exit_code == 0 and "key team[/b]" in shown.stdout
+
+
 def test_concurrent_appends_from_two_processes_never_collide(store, workspace, tmp_path):
     import subprocess
     import sys

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rich.markup import escape
+
 from kit.agent.tools import fire_hook
 from kit.errors import KitError
 
@@ -82,9 +84,9 @@ class Repl:
     def _on_reload(self, result) -> None:
         changed = [p for p in result.changed if not p.startswith("memory/")]
         if changed:
-            self.console.print(f"[dim]reloaded: {', '.join(changed)}[/dim]")
+            self.console.print(f"[dim]reloaded: {escape(', '.join(changed))}[/dim]")
         for error in result.errors:
-            self.console.print(f"[yellow]workspace error: {error} (previous version kept)[/yellow]")
+            self.console.print(f"[yellow]workspace error: {escape(str(error))} (previous version kept)[/yellow]")
 
     def _history_file(self):
         try:
@@ -106,7 +108,7 @@ class Repl:
         spec = str(self.agent.model or self.ws.config.get("agent.model"))
         label = " (script: test/offline provider, no model involved)" if spec.startswith("script:") else ""
         self.console.print(
-            f"[bold]kit[/bold] · session {self.agent.session_id} · model {spec}{label} · "
+            f"[bold]kit[/bold] · session {self.agent.session_id} · model {escape(spec)}{label} · "
             "/help for commands, /exit to leave", markup=True, highlight=False,
         )
         try:
@@ -154,7 +156,7 @@ class Repl:
         try:
             result = self.agent.turn(text)
         except KitError as exc:
-            self.console.print(f"[red]error:[/red] {exc}")
+            self.console.print(f"[red]error:[/red] {escape(str(exc))}")
             return
         except KeyboardInterrupt:
             self.console.print("[yellow]interrupted[/yellow]")
@@ -164,7 +166,7 @@ class Repl:
             args = json.dumps(call.arguments, ensure_ascii=False)
             if len(args) > 80:
                 args = args[:79] + "…"
-            self.console.print(f"[dim]→ {call.name} {args} · {state}[/dim]")
+            self.console.print(f"[dim]→ {escape(call.name)} {escape(args)} · {state}[/dim]")
         for compaction in result.compactions:
             self.console.print(f"[dim]compacted ({compaction.mode}): {compaction.before_tokens} → "
                                f"{compaction.after_tokens} tokens[/dim]")
@@ -183,22 +185,22 @@ class Repl:
         """Run one slash command; False means leave the REPL."""
         name = command.name
         if name not in COMMANDS:
-            self.console.print(f"[yellow]unknown command /{name}[/yellow] — /help lists them")
+            self.console.print(f"[yellow]unknown command /{escape(name)}[/yellow] — /help lists them")
             return True
         outcome = fire_hook(self.ws, f"command:{name}", self.agent.hook_data(args=command.args, command=name),
                             session_key=self.agent.session.key)
         for error in outcome.errors:
-            self.console.print(f"[dim]hook error: {error}[/dim]")
+            self.console.print(f"[dim]hook error: {escape(error)}[/dim]")
         handler = getattr(self, f"cmd_{name}")
         try:
             return handler(command.args) is not False
         except KitError as exc:
-            self.console.print(f"[red]error:[/red] {exc}")
+            self.console.print(f"[red]error:[/red] {escape(str(exc))}")
             return True
 
     def cmd_help(self, args: str) -> None:
         for name, text in COMMANDS.items():
-            self.console.print(f"  /{name:<7} {text}")
+            self.console.print(f"  /{name:<7} {text}", markup=False)
 
     def cmd_exit(self, args: str) -> bool:
         return False
@@ -219,7 +221,7 @@ class Repl:
         text = result.prompt
         self.console.print(text, markup=False, highlight=False)
         for warning in getattr(result, "warnings", ()):
-            self.console.print(f"[yellow]budget: {warning}[/yellow]", highlight=False)
+            self.console.print(f"[yellow]budget: {escape(str(warning))}[/yellow]", highlight=False)
         self.console.print(f"[dim]system prompt: {len(text)} chars, ~{estimate_tokens(text)} tokens "
                            f"(workspace version {self.ws.version})[/dim]")
 
@@ -234,22 +236,22 @@ class Repl:
         if not results:
             self.console.print("[dim]no matches[/dim]")
         for hit in results:
-            self.console.print(f"[bold]{hit.path}:{hit.start_line}-{hit.end_line}[/bold] "
-                               f"[dim]{hit.score:.2f}[/dim]  {' '.join(str(hit.snippet).split())}")
+            self.console.print(f"[bold]{escape(str(hit.path))}:{hit.start_line}-{hit.end_line}[/bold] "
+                               f"[dim]{hit.score:.2f}[/dim]  {escape(' '.join(str(hit.snippet).split()))}")
 
     def cmd_dream(self, args: str) -> None:
         result = self.ws.dream()
         data = result.to_json() if hasattr(result, "to_json") else {}
         promoted = (data.get("deep") or {}).get("promoted") or []
         self.console.print(f"dreamed: {len(promoted)} memories promoted"
-                           + ("".join(f"\n  - {key}" for key in promoted)))
+                           + ("".join(f"\n  - {key}" for key in promoted)), markup=False)
 
     def cmd_skill(self, args: str) -> None:
         from kit.skills.disclosure import user_skill_view
 
         name, _, rest = args.partition(" ")
         if not name:
-            self.console.print("usage: /skill NAME [message]")
+            self.console.print("usage: /skill NAME [message]", markup=False)
             return
         # the user's view: honours user-invocable, and allows disable-model-invocation skills
         view = user_skill_view(self.ws, name)
@@ -283,7 +285,6 @@ def offer_hook_trust(ws, ask: Callable[[str], str], say: Callable[[str], None]) 
 
 def run_repl(ws, *, model: str | None = None, session_key: str | None = None, kind: str = "default") -> int:
     from rich.console import Console
-    from rich.markup import escape
 
     from kit.agent.loop import Agent
 
@@ -295,10 +296,10 @@ def run_repl(ws, *, model: str | None = None, session_key: str | None = None, ki
         return answer.strip().lower() in ("y", "yes")
 
     def status(message: str) -> None:
-        console.print(f"[dim]{message}[/dim]")
+        console.print(f"[dim]{escape(message)}[/dim]")
 
     for issue in ws.snapshot.errors:
-        console.print(f"[yellow]workspace error: {issue} (previous/default version in force)[/yellow]")
+        console.print(f"[yellow]workspace error: {escape(str(issue))} (previous/default version in force)[/yellow]")
     # before the Agent exists, so a hook allowed now already sees session:start
     for name in offer_hook_trust(ws, lambda question: console.input(escape(question)), status):
         status(f"hook {name} trusted")

@@ -42,6 +42,7 @@ def list_cmd(workspace, limit, key, as_json):
         return
     from datetime import datetime
 
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(box=None)
@@ -54,8 +55,9 @@ def list_cmd(workspace, limit, key, as_json):
     for s in items:
         key_text = "" if s.key == s.id else s.key
         updated = datetime.fromtimestamp(s.updated).astimezone().strftime("%Y-%m-%d %H:%M")
-        table.add_row(s.id, key_text, updated, str(s.messages), str(s.total_tokens),
-                      s.title + ("" if s.ended is None else "  [dim](ended)[/dim]"))
+        # keys and titles are user text: "[/dim]" in a message must print, not parse as markup
+        table.add_row(s.id, escape(key_text), updated, str(s.messages), str(s.total_tokens),
+                      escape(s.title) + ("" if s.ended is None else "  [dim](ended)[/dim]"))
     console().print(table)
 
 
@@ -72,8 +74,10 @@ def show_cmd(session_id, workspace, as_json):
     if as_json:
         emit_json({"session": info.to_json(), "messages": lines})
         return
+    from rich.markup import escape
+
     out = console()
-    out.print(f"[bold]{info.id}[/bold] · key {info.key} · {info.messages} messages · "
+    out.print(f"[bold]{info.id}[/bold] · key {escape(info.key)} · {info.messages} messages · "
               f"{info.total_tokens} tokens")
     for line in lines:
         if line.get("hidden"):
