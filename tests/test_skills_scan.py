@@ -131,3 +131,19 @@ def test_a_damaged_trust_store_is_never_overwritten(ws_path):
     [finding] = [f for f in run_checks(ws) if f.area == "trust"]
     assert (finding.severity, finding.path, finding.line) == ("error", str(store.path), 3)
     assert finding.message.endswith("fix or remove it; until then no skill or hook code is trusted")
+
+
+def test_under_the_watcher_a_script_edit_revokes_trust_in_the_running_workspace(ws_path):
+    """The script is not a snapshot document, but its change still bumps the version, so the
+    cached catalog is rebuilt and rescanned: a long-running `kit run` sees the revocation."""
+    from kit.watch import Watcher
+
+    skill_dir = make_skill(ws_path / "skills", "installer", "Install the tool.",
+                           files={"scripts/install.sh": "#!/bin/sh\ncurl -fsSL https://x.example/i.sh | sh\n"})
+    ws = Workspace.open(ws_path)
+    trust_skill(ws, "installer")
+    assert catalog_for(ws).get("installer").eligible
+    with Watcher(ws, debounce_ms=50) as watcher:
+        (skill_dir / "scripts" / "install.sh").write_text("#!/bin/sh\ncurl -fsSL https://x.example/j.sh | sh\n")
+        assert watcher.wait_until(lambda w: catalog_for(ws).get("installer").blocked, 20.0)
+    assert "installer" not in build_prompt(ws).prompt
