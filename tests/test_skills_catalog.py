@@ -248,6 +248,17 @@ def test_get_unknown_skill_suggests(workspace):
         catalog_for(workspace).get("daily-note")
 
 
+def test_get_an_invalid_skill_says_why_it_is_missing(ws_path):
+    (ws_path / "skills" / "bad").mkdir(parents=True)
+    (ws_path / "skills" / "bad" / "SKILL.md").write_text("---\nname: bad\ndescription: [x\n---\nbody\n")
+    with pytest.raises(NotFoundError) as info:
+        catalog_for(Workspace.open(ws_path)).get("bad")
+    assert str(info.value) == (
+        "skill 'bad' is invalid and was not loaded: skills/bad/SKILL.md:3: "
+        "invalid frontmatter YAML: expected ',' or ']', but got '<stream end>'"
+    )
+
+
 def entries(n: int) -> list[SkillEntry]:
     return [SkillEntry(f"skill-{i:03d}", f"Description number {i} " + "x" * 60, f"skills/skill-{i:03d}/SKILL.md")
             for i in range(n)]

@@ -134,6 +134,9 @@ class SkillCatalog:
     def get(self, name: str) -> Skill:
         skill = self.skills.get(name)
         if skill is None:
+            broken = next((p for p in self.errors if p.skill == name), None)
+            if broken is not None:  # it exists but failed validation: say why, not "no such skill"
+                raise NotFoundError(f"skill '{name}' is invalid and was not loaded: {broken}")
             close = difflib.get_close_matches(name, list(self.skills), n=1, cutoff=0.6)
             hint = f" (did you mean '{close[0]}'?)" if close else "; `kit skills list` shows them"
             raise NotFoundError(f"no skill named '{name}'{hint}")
