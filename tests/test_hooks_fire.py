@@ -171,3 +171,26 @@ def test_handler_dict_style_event_access(ws_path, user_hooks):
     write_hook(user_hooks, "dicty", ["message:received"],
                "def handle(event):\n    return {'text': event['type'] + ' ' + event['data']['text']}\n")
     assert fire(ws_path, "message:received", {"text": "x"}).data["text"] == "message:received x"
+
+
+def test_a_handler_stuck_past_its_timeout_is_not_started_again_until_it_returns(ws_path, user_hooks, tmp_path):
+    """Python cannot kill the abandoned thread; firing again must not pile up one per event."""
+    import time
+
+    gate = tmp_path / "release"
+    write_hook(user_hooks, "stuck", ["tool:after"],
+               "import time\nfrom pathlib import Path\ndef handle(event):\n"
+               f"    while not Path({str(gate)!r}).exists():\n        time.sleep(0.02)\n"
+               "    Path(event.workspace, 'runs.txt').open('a').write('x')\n",
+               timeout_s=0.2)
+    assert fire(ws_path, "tool:after").errors == ["stuck: timed out after 0.2s (handler abandoned)"]
+    assert fire(ws_path, "tool:after").errors == ["stuck: not run: still running after an earlier timeout"]
+    assert "ERROR tool:after hook=stuck: not run: still running after an earlier timeout" in hooks_log(ws_path)
+    gate.touch()  # the first call finishes; the hook runs normally again
+    deadline = time.monotonic() + 10
+    while not (ws_path / "runs.txt").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.1)  # from its write to its return
+    outcome = fire(ws_path, "tool:after")
+    assert outcome.errors == [] and outcome.ran == ["stuck"]
+    assert (ws_path / "runs.txt").read_text() == "xx"

@@ -4,7 +4,8 @@ Handlers (`handler.py` with `handle(event)`, plain or async) are loaded from the
 a module of their own — one per hook and content hash, so two hooks never share globals and an
 edited handler is loaded afresh — and run on a daemon worker thread that the caller waits on for
 at most the timeout. A handler still running after its timeout is abandoned (Python cannot kill a
-thread), logged, and the pipeline goes on.
+thread), logged, and the pipeline goes on; until it returns, that hook is skipped (logged) rather
+than started again on another thread.
 
 Commands run through /bin/sh in the hook's folder, in their own process group (killed on
 timeout), with the event JSON on stdin and the dangerous environment variables removed.
@@ -77,7 +78,18 @@ def block_of(value: Any) -> tuple[bool, str | None]:
     return False, None
 
 
+_abandoned: dict[str, threading.Thread] = {}  # hook folder → its handler thread still running past a timeout
+
+
 def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str) -> RunResult:
+    key = str(hook.dir)
+    stuck = _abandoned.get(key)
+    if stuck is not None:
+        if stuck.is_alive():
+            # one stuck thread per hook at most: a handler that hangs on every event must not
+            # pile up a thread per tool call
+            return RunResult(error="not run: still running after an earlier timeout")
+        _abandoned.pop(key, None)
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -96,6 +108,7 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str)
     worker.start()
     worker.join(timeout_s)
     if worker.is_alive():
+        _abandoned[key] = worker
         return RunResult(error=f"timed out after {timeout_s:g}s (handler abandoned)")
     if "error" in box:
         return RunResult(error=box["error"])
