@@ -39,7 +39,11 @@ def watch(workspace, as_json: bool) -> None:
     def on_reload(result) -> None:
         if not result.changed and not result.errors:
             return  # e.g. a comment-only edit of kit.yaml: the effective config is the same
-        template_issue = templates.after_reload(result.changed)
+        try:
+            template_issue = templates.after_reload(result.changed)
+        except Exception as exc:  # a failing prompt build must not swallow the reload line
+            template_issue = None
+            err.print(f"kit: could not check the prompt template: {exc}", markup=False, highlight=False)
         errors = [*result.errors, *([template_issue] if template_issue else [])]
         if as_json:
             line = {**result.to_json(), "errors": [str(e) for e in errors]}
