@@ -90,6 +90,18 @@ def test_machine_state_is_not_writable(ctx, workspace):
     assert not out.ok and ".git/ holds machine state" in out.result
 
 
+def test_the_agent_cannot_rewrite_its_own_permissions(ctx, workspace):
+    """kit.yaml holds tools.exec: a model able to write it could set `mode: allow` for itself."""
+    before = (workspace.root / "kit.yaml").read_text()
+    for name, args in (("write_file", {"path": "kit.yaml", "content": "tools:\n  exec: {mode: allow}\n"}),
+                       ("write_file", {"path": "./kit.yaml", "content": "x"}),
+                       ("edit_file", {"path": "kit.yaml", "old_text": before[:20], "new_text": "x"})):
+        out = execute_tool(ctx, name, args)
+        assert not out.ok and "kit.yaml holds the agent's own permissions" in out.result, args
+    assert (workspace.root / "kit.yaml").read_text() == before
+    assert execute_tool(ctx, "read_file", {"path": "kit.yaml"}).ok  # reading it is fine
+
+
 def test_binary_file_is_reported_not_dumped(ctx, workspace):
     (workspace.root / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
     out = execute_tool(ctx, "read_file", {"path": "blob.bin"})

@@ -22,6 +22,9 @@ MIN_HEAD_CHARS = 2000  # a cut result always keeps at least this much of its beg
 WINDOW_SHARE = 0.3  # a single result may use at most 30% of the context window
 PREVIEW_CHARS = 200
 PROTECTED_DIRS = (".kit", ".git")  # machine state: the model may read, never write
+# kit.yaml holds the exec policy and hooks.enabled: a model (or text injected into it) that could
+# write it would grant itself `exec: {mode: allow}` on the next call
+PROTECTED_FILES = ("kit.yaml",)
 
 # An error or traceback near the end of an output is the part worth keeping.
 ERROR_TAIL_RE = re.compile(
@@ -336,6 +339,9 @@ def _confined(ctx: ToolContext, rel: str, *, for_write: bool = False):
         first = path.relative_to(ctx.ws.root).parts[:1]
         if first and first[0] in PROTECTED_DIRS:
             raise PathEscapeError(f"{rel}: {first[0]}/ holds machine state and is not writable by tools")
+        if _rel(ctx, path) in PROTECTED_FILES:
+            raise PathEscapeError(f"{rel}: kit.yaml holds the agent's own permissions (exec policy, hooks) "
+                                  "and is not writable by tools; ask the user to edit it")
     return path
 
 
