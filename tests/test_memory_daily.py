@@ -121,6 +121,17 @@ def test_write_never_glues_lines_and_ends_with_newline(workspace, kit_now, exist
     assert text.split("\n")[result.line - 1] == "- New fact"
 
 
+def test_write_to_a_note_that_is_not_utf8_is_refused_naming_file_and_line(ws_path, cli, kit_now):
+    kit_now(NOW)
+    note = ws_path / "memory/2026-05-07.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_bytes(b"# 2026-05-07\n\n- caf\xe9 au lait\n")
+    res = cli("memory", "write", "Likes long walks", "-w", ws_path)
+    assert res.exit_code == 1 and res.stdout == ""
+    assert res.stderr == "kit: memory/2026-05-07.md:3: not valid UTF-8 (byte 19)\n"
+    assert note.read_bytes() == b"# 2026-05-07\n\n- caf\xe9 au lait\n"
+
+
 def test_cli_write(ws_path, cli, kit_now):
     kit_now(NOW)
     ok = cli("memory", "write", "Dentist on Friday at 10", "--topic", "health", "--json", "-w", ws_path)

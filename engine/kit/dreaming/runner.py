@@ -228,8 +228,8 @@ def run_dream(ws, *, phases: Iterable[str] | str = PHASES, dry_run: bool = False
 
 def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
     ws, cfg, today = ctx.ws, ctx.ws.config, ctx.today
-    if "deep" in wanted:
-        ctx.read(deep_phase.MEMORY_FILE)  # an unreadable MEMORY.md stops the dream before it writes anything
+    for rel in (deep_phase.MEMORY_FILE, deep_phase.ARCHIVE_FILE, "DREAMS.md"):
+        ctx.read(rel)  # a file the dream appends to but cannot read stops it before it writes anything
     events = recall_events(ctx.db) if ctx.has("recall_events") else []
     cands = build_candidates(events)
     notes: list[str] = []

@@ -135,7 +135,7 @@ def insert_bullet(existing: str | None, day: date, bullet: list[str], topic: str
 
 def append_note(ws, text: str, topic: str | None = None) -> WriteResult:
     """Append `text` to today's daily note after the threat scan; Kit's own write via ws.write_text."""
-    from kit.fsutil import locked
+    from kit.fsutil import locked, read_text
     from kit.memory.threats import scan_text
 
     if not text or not text.strip():
@@ -149,7 +149,8 @@ def append_note(ws, text: str, topic: str | None = None) -> WriteResult:
     bullet = format_bullet(text)
     with locked(ws.kit_dir / "locks" / "memory-write.lock", wait=10, what="memory write lock"):
         target = ws.path(rel)
-        existing = target.read_text(encoding="utf-8") if target.exists() else None
+        # DocumentError names file and line when the note is not UTF-8 text: never rewrite it lossily
+        existing = read_text(target, display=rel) if target.exists() else None
         new_text, line = insert_bullet(existing, day, bullet, topic)
         ws.write_text(rel, new_text)
     return WriteResult(rel, line, line + len(bullet) - 1, "\n".join(bullet), topic, existing is None)
