@@ -136,6 +136,19 @@ def test_broken_config_is_announced_on_the_status_line(ws_path, tmp_path, cli):
     assert "kit.yaml" in result.stderr and "invalid YAML" in result.stderr
 
 
+def test_untrusted_workspace_hook_is_announced_not_run(ws_path, tmp_path, cli):
+    from helpers_hooks import write_hook
+
+    set_config(ws_path, QUIET)
+    write_hook(ws_path / "hooks", "guard", ["message:received"],
+               "def handle(e):\n    return {'block': True, 'reason': 'guarded'}\n")
+    script = write_script(tmp_path, [{"text": "not blocked"}])
+    result = cli("run", "hi", "--json", "-w", ws_path, "--model", f"script:{script}")
+    assert result.exit_code == 0 and json.loads(result.stdout)["reply"] == "not blocked"
+    assert ("kit: hook guard does not run: its workspace code is not trusted (review hooks/guard/, "
+            "then `kit hooks trust guard`)") in result.stderr.splitlines()
+
+
 def test_heartbeat_with_empty_checklist_is_skipped(ws_path, tmp_path, cli):
     set_config(ws_path, QUIET)
     (ws_path / "HEARTBEAT.md").write_text("# Heartbeat\n")

@@ -57,6 +57,12 @@ def run(message, workspace, model, session_key, kind, as_json):
     # principle 5: a broken kit.yaml or document is announced on the turn's status line
     for issue in ws.snapshot.errors:
         status(f"warning: {issue} (last good version in force)")
+    # §6: untrusted workspace hooks are skipped; say so, since nobody is asked in a one-shot run
+    from kit.hooks.registry import registry_for
+
+    for hook in registry_for(ws).untrusted():
+        status(f"hook {hook.name} does not run: its workspace code is not trusted "
+               f"(review hooks/{hook.name}/, then `kit hooks trust {hook.name}`)")
     interactive = sys.stdin.isatty() and not as_json
 
     def approve(command: str, reason: str) -> bool:
