@@ -118,6 +118,12 @@ def test_next_run_in_timezone():
     assert next_run("0 3 * * *", "UTC", after).isoformat() == "2026-05-07T03:00:00+00:00"
 
 
+def test_without_a_timezone_the_schedule_follows_the_kit_clock(monkeypatch):
+    monkeypatch.setenv("KIT_NOW", "2026-05-07T10:00:00+05:00")  # KIT_NOW stands in for local time
+    after = datetime(2026, 5, 7, 1, 30, tzinfo=UTC)  # 06:30 at +05:00
+    assert next_run("0 3 * * *", None, after).isoformat() == "2026-05-08T03:00:00+05:00"
+
+
 def test_scheduler_fires_once_per_slot():
     s = Scheduler()
     t0 = datetime(2026, 5, 7, 2, 59, tzinfo=UTC)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime, tzinfo
 
+from kit import clock
 from kit.errors import ConfigError
 
 
 def zone(name: str | None) -> tzinfo:
+    """The named zone; without a name, the clock's own zone (local time, or KIT_NOW's offset)."""
     if not name:
-        return datetime.now().astimezone().tzinfo  # type: ignore[return-value]
+        return clock.now().tzinfo  # type: ignore[return-value]
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
