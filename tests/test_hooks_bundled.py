@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from helpers_hooks import write_hook
 from kit.hooks.bootstrap import apply_bootstrap_hooks, bootstrap_callback
 from kit.hooks.registry import registry_for
+from kit.prompt.builder import BootstrapFile
 from kit.workspace import Workspace
 
 CONVERSATION = [
@@ -78,13 +78,6 @@ def test_workspace_hook_can_disable_a_bundled_one(ws_path):
     assert not (ws_path / ".kit" / "logs" / "commands.jsonl").exists()
 
 
-@dataclass(frozen=True)
-class BootFile:
-    name: str
-    text: str
-    path: str = ""
-
-
 BOOTSTRAP_HANDLER = """\
 def handle(event):
     files = event.data["files"]
@@ -99,24 +92,19 @@ def handle(event):
 def test_bootstrap_callback_adds_removes_and_rewrites(ws_path):
     write_hook(ws_path / "hooks", "boot", ["agent:bootstrap"], BOOTSTRAP_HANDLER)
     ws = Workspace.open(ws_path)
-    files = [BootFile("AGENTS.md", "agents", "a"), BootFile("SOUL.md", "soul", "s"), BootFile("USER.md", "user", "u")]
+    files = [BootstrapFile("AGENTS.md", "agents"), BootstrapFile("SOUL.md", "soul"), BootstrapFile("USER.md", "user")]
     # untrusted workspace hook: nothing changes, the very same objects come back
     assert bootstrap_callback(ws)(files, kind="default") == files
     registry_for(ws).trust("boot")
     out = bootstrap_callback(ws, session_key="main")(files, kind="default")
-    assert out == [BootFile("AGENTS.md", "agents", "a"), BootFile("SOUL.md", "rewritten soul", "s"),
-                   BootFile("TEAM.md", "team rules", "a")]
+    assert out == [BootstrapFile("AGENTS.md", "agents"), BootstrapFile("SOUL.md", "rewritten soul"),
+                   BootstrapFile("TEAM.md", "team rules")]
     assert out[0] is files[0]
-    # pairs and dicts keep their shape
-    assert apply_bootstrap_hooks(ws, [("SOUL.md", "x"), ("USER.md", "y")]) == [("SOUL.md", "rewritten soul"),
-                                                                                ("TEAM.md", "team rules")]
-    assert apply_bootstrap_hooks(ws, [{"name": "USER.md", "content": "y"}]) == [
-        {"name": "SOUL.md", "content": "rewritten soul"}, {"name": "TEAM.md", "content": "team rules"}]
 
 
 def test_bootstrap_without_hooks_returns_the_input(ws_path):
     ws = Workspace.open(ws_path)
-    files = [("SOUL.md", "soul")]
+    files = [BootstrapFile("SOUL.md", "soul")]
     assert apply_bootstrap_hooks(ws, files) == files
 
 

@@ -9,66 +9,36 @@ The callback receives the bootstrap files before budgeting and returns them afte
 `{"files": [...]}` (replace the list), `{"remove": ["USER.md"]}` and/or
 `{"add": [{"name": "TEAM.md", "content": "…"}]}` (adding an existing name rewrites it).
 
-The file list may come as (name, text) pairs, {name, content|text} dicts or objects with `name`
-and `text`/`content` attributes; it goes back in the same shape the builder passed in.
-A blocked or failed hook leaves the files as they were (the prompt must always build).
+The builder passes `BootstrapFile(name, text)` objects; unchanged files come back as the very
+same objects, new or rewritten ones as new BootstrapFiles. A blocked or failed hook leaves the
+files as they were (the prompt must always build).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from kit.fsutil import sha1_hex
 
 
-def _to_dict(item: Any) -> dict[str, str]:
-    if isinstance(item, (tuple, list)) and len(item) == 2:
-        return {"name": str(item[0]), "content": str(item[1])}
-    if isinstance(item, dict):
-        return {"name": str(item["name"]), "content": str(item.get("content", item.get("text", "")))}
-    text = getattr(item, "text", None)
-    if text is None:
-        text = getattr(item, "content", "")
-    return {"name": str(item.name), "content": str(text)}
-
-
-def _like(template: Any, name: str, content: str) -> Any:
-    """A file in the same shape as `template` (the builder's own type)."""
-    if template is None or isinstance(template, (tuple, list)):
-        return (name, content)
-    if isinstance(template, dict):
-        key = "text" if "text" in template and "content" not in template else "content"
-        return {**template, "name": name, key: content}
-    if dataclasses.is_dataclass(template):
-        field = "text" if hasattr(template, "text") else "content"
-        return dataclasses.replace(template, name=name, **{field: content})
-    return (name, content)
-
-
 def apply_bootstrap_hooks(ws, files: Sequence[Any], *, kind: str = "default", session_key: str | None = None) -> list[Any]:
+    """Fire agent:bootstrap with the files as `{name, content}` dicts and apply the result."""
     from kit.hooks.registry import registry_for
+    from kit.prompt.builder import BootstrapFile
 
     files = list(files)
     registry = registry_for(ws)
     if not registry.for_event("agent:bootstrap"):
         return files  # the common case: no hook, no copying, byte-identical prompt
-    before = [_to_dict(f) for f in files]
+    before = [{"name": f.name, "content": f.text} for f in files]
     outcome = registry.fire("agent:bootstrap", {"kind": kind, "files": before}, session_key=session_key)
     after = outcome.data.get("files", before)
     if outcome.blocked or after == before:
         return files
-    by_name = {_to_dict(f)["name"]: f for f in files}
-    template = files[0] if files else None
-    out = []
-    for item in after:
-        original = by_name.get(item["name"])
-        if original is not None and _to_dict(original)["content"] == item["content"]:
-            out.append(original)
-        else:
-            out.append(_like(original if original is not None else template, item["name"], item["content"]))
-    return out
+    unchanged = {(f.name, f.text): f for f in files}
+    return [unchanged.get((item["name"], item["content"])) or BootstrapFile(item["name"], item["content"])
+            for item in after]
 
 
 class BootstrapCallback:
