@@ -155,3 +155,14 @@ def test_template_kit_yaml_documents_every_default():
     for key in ("max_chars_per_file: 20000", "max_total_chars: 60000", "debounce_ms: 250",
                 "memory_max_chars: 10000", "max_result_chars: 16000", 'schedule: "0 3 * * *"'):
         assert key in text
+
+
+def test_a_secret_in_kit_yaml_is_refused_with_the_way_to_do_it(tmp_path: Path, user_file: Path):
+    write(tmp_path / "kit.yaml", "providers:\n  openai:\n    api_key: sk-123\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, environ={}, user_file=user_file)
+    assert str(info.value) == (
+        "kit.yaml:3: 'providers.openai.api_key': secrets are never stored in kit.yaml; put the key in an "
+        "environment variable and name it with 'providers.openai.api_key_env'"
+    )
+    assert "sk-123" not in str(info.value)

@@ -300,6 +300,9 @@ def _coerce(value: Any, spec: Field, dotted: str) -> Any:
     return value
 
 
+SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "secret", "password"})
+
+
 def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
     """Check one layer against the schema; return {dotted: value} of what it sets."""
     out: dict[str, Any] = {}
@@ -339,6 +342,10 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
             return
         for key, item in value.items():
             sub = f"{dotted}.{key}"
+            if key in SECRET_KEYS:  # §3: secrets never live in kit.yaml, which goes into git
+                err(sub, f"'{sub}': secrets are never stored in kit.yaml; put the key in an environment "
+                         f"variable and name it with '{dotted}.api_key_env'")
+                continue
             if key not in PROVIDER_FIELDS:
                 err(sub, f"unknown key '{sub}'" + _suggest(str(key), list(PROVIDER_FIELDS)))
                 continue
