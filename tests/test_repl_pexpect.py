@@ -145,3 +145,18 @@ def test_repl_offers_untrusted_workspace_hooks_first(ws_path, tmp_path):
     assert session({"declined": ""}) == ["declined"]
     assert not (ws_path / "declined.log").exists()
     assert (ws_path / "allowed.log").read_text().split().count("message:received") == 2
+
+
+def test_piped_repl_input_is_conversation_not_trust_answers(ws_path, tmp_path):
+    """Without a terminal nobody can review a hook: piped lines go to the model, the hook stays off."""
+    from conftest import run_kit
+    from helpers_hooks import write_hook
+
+    set_config(ws_path, "memory:\n  active_recall: {enabled: false}\n")
+    write_hook(ws_path / "hooks", "guard", ["message:received"],
+               "def handle(e):\n    return {'block': True, 'reason': 'guarded'}\n")
+    script = write_script(tmp_path, [{"text": "Heard you."}])
+    done = run_kit("run", "-w", ws_path, "--model", f"script:{script}", input="y\n/exit\n")
+    assert done.returncode == 0, done.stderr
+    assert "Allow it to run" not in done.stdout and "Heard you." in done.stdout
+    assert recorded_calls(script)[0]["messages"][-1]["content"] == "y"

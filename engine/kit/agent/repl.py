@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -300,9 +301,11 @@ def run_repl(ws, *, model: str | None = None, session_key: str | None = None, ki
 
     for issue in ws.snapshot.errors:
         console.print(f"[yellow]workspace error: {escape(str(issue))} (previous/default version in force)[/yellow]")
-    # before the Agent exists, so a hook allowed now already sees session:start
-    for name in offer_hook_trust(ws, lambda question: console.input(escape(question)), status):
-        status(f"hook {name} trusted")
+    # before the Agent exists, so a hook allowed now already sees session:start; only on a
+    # terminal: piped input is the conversation, not answers to trust questions
+    if sys.stdin.isatty():
+        for name in offer_hook_trust(ws, lambda question: console.input(escape(question)), status):
+            status(f"hook {name} trusted")
     agent = Agent(ws, model=model, session_key=session_key, kind=kind, interactive=True,
                   approve=approve, status=status)
     return Repl(ws, agent, console=console).run()
