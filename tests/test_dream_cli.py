@@ -13,6 +13,7 @@ from pathlib import Path
 from conftest import run_kit
 from helpers_dream import days, recall, tree, write_note
 from kit.dreaming.runner import run_dream
+from kit.memory.recall import claim_hash
 
 FACTS = [
     "Alice drinks her flat white with oat milk, never dairy.",
@@ -284,3 +285,18 @@ def test_quiet_nights_are_carried_into_the_next_memory_commit(tmp_path, monkeypa
                                                    for d in days("2026-05-08", 3)}
     assert _git(root, "status", "--porcelain", "--", "memory/dreaming", "DREAMS.md", "MEMORY.md") == ""
     assert "?? scratch.txt" in _git(root, "status", "--porcelain")
+
+
+def test_text_output_prints_user_text_verbatim(workspace, cli):
+    """Rich markup in a note ("[/srv/backup]", "[bold]") is text, not a MarkupError traceback."""
+    fact = "Backups live in [/srv/backup] on the NAS, [bold] nightly."
+    now = seed(workspace, facts=[fact, FACTS[0]])
+    res = cli("memory", "explain", "backups", "-w", workspace.root, env={"KIT_NOW": now})
+    assert res.exit_code == 0
+    claim = claim_hash(f"- {fact}")
+    assert res.stdout.splitlines()[:2] == [f"memory/2026-05-01.md:3:3 (claim {claim}, status candidate)",
+                                           f"  - {fact}"]
+    res = cli("dream", "-w", workspace.root, env={"KIT_NOW": now})
+    assert res.exit_code == 0 and "  + memory/2026-05-01.md:3:3  score" in res.stdout
+    res = cli("memory", "promote", "-w", workspace.root, env={"KIT_NOW": now})
+    assert res.exit_code == 0 and "memory/2026-05-01.md:3:3" in res.stdout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import click
 
 from kit.cli.common import (
@@ -39,25 +41,28 @@ def dream(workspace, phase: str, dry_run: bool, as_json: bool) -> None:
 
 def render(result) -> None:
     out = console()
+    say = partial(out.print, markup=False)  # keys, theme names and notes come from user text
     verb = "would promote" if not result.applied else "promoted"
     head = f"dream {result.day.isoformat()}" + (" (dry run: nothing written)" if not result.applied else "")
-    out.print(f"[bold]{head}[/bold]", markup=True)
+    say(head, style="bold")
     if result.light is not None:
-        out.print(f"light: staged {len(result.light.staged)} of {result.light.considered} recent candidates")
+        say(f"light: staged {len(result.light.staged)} of {result.light.considered} recent candidates")
     if result.rem is not None:
-        out.print(f"rem:   {len(result.rem.themes)} themes, {len(result.rem.truths)} candidate truths")
+        say(f"rem:   {len(result.rem.themes)} themes, {len(result.rem.truths)} candidate truths")
         for t in result.rem.themes:
-            out.print(f"       theme: {t.name} ({t.strength:.2f})")
+            say(f"       theme: {t.name} ({t.strength:.2f})")
     if "deep" in result.phases:
-        out.print(f"deep:  {verb} {len(result.promoted)}; ranked {len(result.ranked)} candidates")
+        say(f"deep:  {verb} {len(result.promoted)}; ranked {len(result.ranked)} candidates")
         for d in result.decisions:
             if d.action == "promoted":
-                out.print(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}")
+                say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}")
         for key in result.retired:
-            out.print(f"  > retired {key} to memory/archive/promoted.md")
+            say(f"  > retired {key} to memory/archive/promoted.md")
         for key in result.demoted:
-            out.print(f"  - {key} was removed by you; it will not come back")
+            say(f"  - {key} was removed by you; it will not come back")
     if result.changed:
-        out.print("changed: " + ", ".join(result.changed))
+        say("changed: " + ", ".join(result.changed))
     if result.git:
-        out.print(f"git: {result.git['note']}")
+        say(f"git: {result.git['note']}")
+    for note in result.notes:
+        say(f"note: {note}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import click
 
 from kit.cli.common import (
@@ -32,6 +34,7 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
                    "git": data["git"]})
         return
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(box=None)
     for name in ("score", "recalls", "queries", "days"):
@@ -42,7 +45,7 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
     for r in result.ranked[:limit]:
         status = decided.get(r.cand.id) or ("passed" if r.passed else "blocked: " + ", ".join(r.blocked_by))
         table.add_row(f"{r.score.total:.3f}", str(r.cand.recall_count), str(r.cand.unique_queries),
-                      str(r.cand.recall_days), r.cand.key, status)
+                      str(r.cand.recall_days), Text(r.cand.key), status)
     out = console()
     out.print(table)
     verb = "promoted" if apply else "would promote (run with --apply)"
@@ -64,20 +67,21 @@ def explain(workspace, target: str, as_json: bool) -> None:
         emit_json(data)
         return
     out = console()
-    out.print(f"[bold]{data['key']}[/bold] (claim {data['claim']}, status {data['status'] or 'candidate'})", markup=True)
-    out.print(f"  {data['snippet']}")
+    say = partial(out.print, markup=False)  # snippets and queries are user text: "[/x]" is not markup
+    say(f"{data['key']} (claim {data['claim']}, status {data['status'] or 'candidate'})", style="bold")
+    say(f"  {data['snippet']}")
     s = data["signals"]
-    out.print(f"signals: {s['recall_count']} recalls, {s['unique_queries']} queries, {s['recall_days']} days "
-              f"({s['first_day']} .. {s['last_day']}), tags: {', '.join(s['concept_tags'])}")
-    out.print(f"         light hits {s['light_hits']}, REM hits {s['rem_hits']}")
+    say(f"signals: {s['recall_count']} recalls, {s['unique_queries']} queries, {s['recall_days']} days "
+        f"({s['first_day']} .. {s['last_day']}), tags: {', '.join(s['concept_tags'])}")
+    say(f"         light hits {s['light_hits']}, REM hits {s['rem_hits']}")
     for name, value in data["components"].items():
-        out.print(f"  {name:<14} {value:.3f} × {data['weights'][name]:.3f}")
-    out.print(f"  phase boost    {data['phase_boost']:.3f}")
-    out.print(f"score {data['score']:.3f}")
+        say(f"  {name:<14} {value:.3f} × {data['weights'][name]:.3f}")
+    say(f"  phase boost    {data['phase_boost']:.3f}")
+    say(f"score {data['score']:.3f}")
     for name, gate in data["gates"].items():
         mark = "pass" if gate["passed"] else "FAIL"
         extra = f" ({gate['value']} vs {gate['threshold']})" if "threshold" in gate else ""
-        out.print(f"  {mark} {name}{extra}")
-    out.print("history:")
+        say(f"  {mark} {name}{extra}")
+    say("history:")
     for h in data["history"]:
-        out.print(f"  {h['day']}  {h['score']:.3f}  [{h['source']}] {h['query']}", markup=False)
+        say(f"  {h['day']}  {h['score']:.3f}  [{h['source']}] {h['query']}")
