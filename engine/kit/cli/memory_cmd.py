@@ -89,14 +89,16 @@ def status_cmd(workspace, as_json: bool) -> None:
     if as_json:
         emit_json(status)
         return
+    from rich.markup import escape
+
     out = console()
     stale = status["stale"]
     fresh = "[green]fresh[/]" if status["fresh"] else (
         f"[yellow]stale[/] ({stale['new']} new, {stale['changed']} changed, {stale['deleted']} deleted: "
         "run `kit memory index`)"
     )
-    out.print(f"[bold]index[/]     {status['index_path']}  {fresh}")
-    out.print(f"[bold]mode[/]      {status['mode']}   model {status['model'] or '-'}   fts5 {status['fts5']}")
+    out.print(f"[bold]index[/]     {escape(status['index_path'])}  {fresh}")
+    out.print(f"[bold]mode[/]      {status['mode']}   model {escape(status['model'] or '-')}   fts5 {status['fts5']}")
     out.print(
         f"[bold]contents[/]  {status['files']} files, {status['chunks']} chunks, "
         f"{status['embedded_chunks']} embedded, last sync {status['last_sync'] or 'never'}"
