@@ -155,13 +155,13 @@ def test_doctor_reports_lock_and_schedule(workspace):
     assert any(f.severity == "error" and "not a valid cron expression" in f.message for f in findings)
 
 
-def test_serve_starts_announces_schedule_and_stops_on_sigterm(workspace):
+def _serve_until_dreaming_line(workspace) -> tuple[list[str], int, str, str]:
+    """Start `kit serve`, read stderr up to its first `dreaming:` line, then SIGTERM it."""
     import signal
     import subprocess
     import sys
     import time
 
-    workspace.write_text("kit.yaml", "dreaming:\n  enabled: true\n  schedule: '0 3 * * *'\n  timezone: UTC\n")
     env = dict(os.environ, KIT_NOW="2026-05-07T12:00:00+00:00")
     proc = subprocess.Popen([sys.executable, "-m", "kit", "serve", "-w", str(workspace.root)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -178,7 +178,24 @@ def test_serve_starts_announces_schedule_and_stops_on_sigterm(workspace):
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
+    return lines, proc.returncode, out, err
+
+
+def test_serve_starts_announces_schedule_and_stops_on_sigterm(workspace):
+    workspace.write_text("kit.yaml", "dreaming:\n  enabled: true\n  schedule: '0 3 * * *'\n  timezone: UTC\n")
+    lines, code, out, err = _serve_until_dreaming_line(workspace)
     assert lines[0] == f"serving {workspace.root}; Ctrl-C to stop"
     assert lines[-1] == "dreaming: next run 2026-05-08T03:00+00:00 ('0 3 * * *', UTC)"
-    assert proc.returncode == 0, err
+    assert code == 0, err
+    assert out == ""
+
+
+def test_serve_survives_a_bad_schedule(workspace):
+    """A schedule that is not cron syntax pauses dreaming with the reason; the watcher keeps serving
+    (before, the ConfigError ended `kit serve`, e.g. after an edit of kit.yaml)."""
+    workspace.write_text("kit.yaml", "dreaming:\n  enabled: true\n  schedule: 'every night'\n")
+    lines, code, out, err = _serve_until_dreaming_line(workspace)
+    assert lines[-1] == ("dreaming: schedule paused: kit.yaml: dreaming.schedule: 'every night' is not a valid "
+                         "cron expression")
+    assert code == 0, err  # still running when SIGTERM came
     assert out == ""

@@ -23,6 +23,7 @@ def serve(workspace, no_watch: bool) -> None:
     from kit import clock
     from kit.cli.common import open_workspace
     from kit.dreaming.schedule import Scheduler
+    from kit.errors import ConfigError
 
     logging.basicConfig(level=logging.WARNING, format="kit: %(message)s", stream=sys.stderr)
     ws = open_workspace(workspace)
@@ -46,20 +47,26 @@ def serve(workspace, no_watch: bool) -> None:
             cfg = ws.config
             enabled = bool(cfg.get("dreaming.enabled"))
             schedule, tz = cfg.get("dreaming.schedule"), cfg.get("dreaming.timezone")
-            if enabled:
-                if scheduler.due(schedule, tz, clock.now()):
-                    _dream(ws, err)
-                state = ("on", schedule, tz, scheduler.next)
-            else:
+            try:
+                if enabled:
+                    if scheduler.due(schedule, tz, clock.now()):
+                        _dream(ws, err)
+                    state = ("on", schedule, tz, scheduler.next)
+                else:
+                    scheduler.key = None
+                    state = ("off",)
+            except ConfigError as exc:  # a bad schedule edited in while serving: say so, keep watching
                 scheduler.key = None
-                state = ("off",)
+                state = ("error", str(exc))
             if state != announced:
                 announced = state
-                if enabled:
+                if state[0] == "on":
                     err.print(f"dreaming: next run {scheduler.next.isoformat(timespec='minutes')} "
                               f"({schedule!r}, {tz or 'local time'})", markup=False, highlight=False)
-                else:
+                elif state[0] == "off":
                     err.print("dreaming: schedule off (dreaming.enabled: false)", markup=False, highlight=False)
+                else:
+                    err.print(f"dreaming: schedule paused: {state[1]}", markup=False, highlight=False)
             stop.wait(POLL_S)
     except KeyboardInterrupt:
         pass
