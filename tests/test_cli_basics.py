@@ -167,10 +167,11 @@ def test_config_show_with_a_broken_layer_exits_1_and_says_why(cli, ws_path: Path
     assert data.exit_code == 1
     parsed = json.loads(data.stdout)  # still exactly one JSON document
     assert parsed["errors"] == ["kit.yaml:3: unknown key 'agent.modle' (did you mean 'model'?)"]
-    assert parsed["values"]["agent.model"] == {"value": "ollama/llama3.2", "source": "default"}
+    # the valid key of the broken layer still applies; only the bad one is ignored
+    assert parsed["values"]["agent.model"] == {"value": "openai/gpt-4o-mini", "source": "workspace"}
     human = cli("config", "show", "-w", ws_path)
     assert human.exit_code == 1 and "agent.model" in human.stdout
     assert human.stderr.splitlines() == [
         "kit: kit.yaml:3: unknown key 'agent.modle' (did you mean 'model'?) "
-        "(the table shows the built-in defaults until it is fixed)"
+        "(not applied until fixed; the table shows what is in force)"
     ]

@@ -209,3 +209,24 @@ def test_config_issues_from_every_layer_are_config_findings(ws_path: Path, monke
         ("config", "command-line flags"),
         ("documents", "USER.md"),
     ]
+
+
+def test_first_load_keeps_every_valid_value(ws_path: Path, monkeypatch):
+    """One typo must not throw away the rest: the valid keys of every layer still apply."""
+    (ws_path / "kit.yaml").write_text("agent:\n  model: openai/gpt-4o-mini\n  max_iterations: lots\n")
+    monkeypatch.setenv("KIT_WATCH__DEBOUNCE_MS", "40")
+    ws = Workspace.open(ws_path)
+    assert ws.config["agent.model"] == "openai/gpt-4o-mini"
+    assert ws.config.source("agent.model") == "workspace"
+    assert ws.config["agent.max_iterations"] == 25
+    assert ws.config["watch.debounce_ms"] == 40
+    assert [str(i) for i in ws.snapshot.issues] == [
+        "kit.yaml:3: 'agent.max_iterations' must be an integer, not 'lots'"
+    ]
+
+
+def test_first_load_with_an_invalid_combination_uses_defaults(ws_path: Path):
+    (ws_path / "kit.yaml").write_text("agent:\n  model: x/y\nbootstrap:\n  head_ratio: 0.9\n  tail_ratio: 0.5\n")
+    ws = Workspace.open(ws_path)
+    assert ws.config["agent.model"] == "ollama/llama3.2"
+    assert ws.config["bootstrap.head_ratio"] == 0.7

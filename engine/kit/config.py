@@ -460,15 +460,18 @@ def load_config(
     for prov in data["providers"].values():
         for key, spec in PROVIDER_FIELDS.items():
             prov.setdefault(key, spec.default)
-    if not errors:
-        _cross_checks(data, errors, lines)
+    files = tuple(layer.path for layer in layers if layer.name in ("user", "workspace"))
+    value_errors = len(errors)
+    _cross_checks(data, errors, lines)
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         exc = ConfigError(first.message + more, path=first.path, line=first.line)
         exc.errors = errors  # type: ignore[attr-defined]
+        # Every valid value of every layer, for a first load that must start anyway: one typo
+        # should not throw away the model and the rest. None when the combination is invalid.
+        exc.partial = Config(data=data, sources=sources, files=files) if len(errors) == value_errors else None  # type: ignore[attr-defined]
         raise exc
-    files = tuple(layer.path for layer in layers if layer.name in ("user", "workspace"))
     return Config(data=data, sources=sources, files=files)
 
 

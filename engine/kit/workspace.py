@@ -174,8 +174,9 @@ class Workspace:
                 Issue(e.path or CONFIG_FILE, e.line, e.message, area="config") for e in config_errors(exc)
             ]
             if self._config is None:
-                # first load failed: run on defaults so the agent still starts, and say so
-                self._config = load_config(None, flags=None, environ={}, user_file=Path("/nonexistent"))
+                # first load failed: start on every value that is valid (else the defaults), and say so
+                partial = getattr(exc, "partial", None)
+                self._config = partial or load_config(None, flags=None, environ={}, user_file=Path("/nonexistent"))
                 return True
             return False
         self._config_issues = []

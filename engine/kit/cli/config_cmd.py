@@ -56,6 +56,6 @@ def show(workspace, as_json: bool) -> None:
     # a layer that failed is not in the table: say so on stderr and exit 1, as doctor does
     err_out = console(stderr=True)
     for err in errors:
-        err_out.print(f"kit: {err} (the table shows the built-in defaults until it is fixed)", markup=False)
+        err_out.print(f"kit: {err} (not applied until fixed; the table shows what is in force)", markup=False)
     if errors:
         sys.exit(1)
