@@ -92,7 +92,8 @@ providers:
 def test_default_config_without_ollama_says_what_to_set_in_a_real_process(ws_path):
     """The workspace `kit init` makes (ollama/llama3.2 at 127.0.0.1:11434), nothing listening:
     exit 1, nothing on stdout, ONE stderr line saying what to start or set, no traceback — and
-    the same again right away (the cooldown the first failure started does not hide the fix)."""
+    the same again right away (nothing hides the fix), found before active recall loads the
+    embedding model (the default config has recall on), so no model download or load either."""
     import pytest
 
     from conftest import run_kit
@@ -101,12 +102,14 @@ def test_default_config_without_ollama_says_what_to_set_in_a_real_process(ws_pat
         if probe.connect_ex(("127.0.0.1", 11434)) == 0:
             pytest.skip("something listens on 127.0.0.1:11434 (an Ollama is running)")
     expected = ("kit: no model available (ollama/llama3.2 unreachable: ollama: cannot connect "
-                "(Connection error.)). To fix: start Ollama at http://127.0.0.1:11434; or set "
+                "(nothing listens on 127.0.0.1:11434)). To fix: start Ollama at http://127.0.0.1:11434; or set "
                 "agent.model / agent.fallbacks to a model you can reach (e.g. openai/gpt-4o-mini "
                 "with OPENAI_API_KEY).\n")
     for args in (("run", "hello"), ("run", "hello again", "--json")):
-        done = run_kit(*args, "-w", ws_path, env={"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""})
+        done = run_kit(*args, "-w", ws_path, env={"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "",
+                                                  "HTTP_PROXY": "", "HTTPS_PROXY": "", "ALL_PROXY": ""})
         assert (done.returncode, done.stdout, done.stderr) == (1, "", expected)
+    assert not (ws_path / ".kit" / "index.db").exists()  # recall never started
 
 
 def test_script_out_of_turns_fails_clearly(ws_path, tmp_path, cli):

@@ -378,3 +378,36 @@ def test_a_cooldown_still_says_what_to_fix(ws_path):
         "http://127.0.0.1:11434 — it is retried when its cooldown ends (`kit doctor` lists cooldowns); "
         "set OPENAI_API_KEY to a valid key; or set agent.model / agent.fallbacks to a model you can "
         "reach (e.g. openai/gpt-4o-mini with OPENAI_API_KEY).")
+
+
+def test_preflight_fails_fast_only_when_no_candidate_can_answer(ws_path, server, monkeypatch, kit_now):
+    """Before a turn's costly preparation: a missing key and a loopback port nobody listens on are
+    certain; a listening server, a remote host, a proxy or the script provider are not."""
+    kit_now(T0)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    port = free_port()
+
+    def client(model, fallbacks=(), ollama_url=f"http://127.0.0.1:{port}/v1"):
+        (ws_path / "kit.yaml").write_text(
+            f"agent: {{model: {model}, fallbacks: {json.dumps(list(fallbacks))}}}\n"
+            f"providers:\n  ollama: {{base_url: '{ollama_url}'}}\n"
+            f"  local: {{type: openai, base_url: '{server.url}'}}\n")
+        return FailoverClient(Workspace.open(ws_path))
+
+    c = client("ollama/llama3.2", ["openai/gpt-4o-mini"])
+    with pytest.raises(NoModelAvailable) as info:
+        c.preflight()
+    assert [(a.target, a.outcome, a.message) for a in c.last_attempts] == [
+        ("ollama/llama3.2", "unreachable", f"ollama: cannot connect (nothing listens on 127.0.0.1:{port})"),
+        ("openai/gpt-4o-mini", "auth", "openai: OPENAI_API_KEY is not set")]
+    assert f"start Ollama at http://127.0.0.1:{port}" in str(info.value)
+    assert c.cooldowns.all() == []  # a preflight records nothing
+
+    client("ollama/llama3.2", ["local/gpt-b"]).preflight()  # the fallback listens
+    client("ollama/llama3.2", ollama_url="http://10.255.255.1:11434/v1").preflight()  # remote: unknown
+    client("ollama/llama3.2", ["script:turns.yaml"]).preflight()
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    client("ollama/llama3.2").preflight()  # a proxy may answer for it
+    assert server.requests == []

@@ -19,15 +19,20 @@ one message saying what to set.
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from kit import clock
 from kit.agent.providers.base import ModelResponse, NoModelAvailable, ProviderError
 from kit.agent.providers.registry import resolve, settings_for, split_spec
 from kit.errors import ConfigError
 
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 COOLDOWN_STEPS = (30.0, 60.0, 300.0)  # seconds: 30 s → 1 min → 5 min (and 5 min thereafter)
 ESCALATION_RESET_S = 3600.0  # an hour without trouble after a cooldown ends resets the steps
 RAISE_KINDS = frozenset({"format", "context_overflow"})
@@ -200,6 +205,33 @@ class FailoverClient:
                 return response
         raise NoModelAvailable(no_model_message(attempts, self.ws.config))
 
+    def preflight(self) -> None:
+        """Raise NoModelAvailable now, before a turn's costly preparation (active recall loads the
+        embedding model), when no candidate can answer: each is misconfigured, lacks its key, or
+        is a local server nothing listens on. Anything uncertain counts as reachable."""
+        attempts: list[Attempt] = []
+        for spec in self.candidates:
+            try:
+                target = _target(spec)
+                name, _model = split_spec(spec)
+                if name == "script":
+                    return
+                settings = settings_for(name, self.ws.config)
+            except ConfigError as exc:
+                attempts.append(Attempt(spec, "config", str(exc)))
+                continue
+            if settings.needs_key and not os.environ.get(settings.api_key_env or ""):
+                attempts.append(Attempt(target, "auth", f"{name}: {settings.api_key_env} is not set"))
+                continue
+            refused = local_refusal(settings.base_url)
+            if refused:
+                attempts.append(Attempt(target, "unreachable", f"{name}: cannot connect ({refused})"))
+                continue
+            return
+        if attempts:
+            self.last_attempts = attempts
+            raise NoModelAvailable(no_model_message(attempts, self.ws.config))
+
     def _try(self, spec: str, target: str, cool: Cooldown | None, messages: list[dict[str, Any]],
              tools: Sequence[dict[str, Any]] | None, attempts: list[Attempt]) -> ModelResponse | None:
         """One candidate: its response, or None after recording why it failed (cooling it down
@@ -223,6 +255,24 @@ class FailoverClient:
         if not response.model:
             response = ModelResponse(response.text, response.tool_calls, response.usage, response.finish_reason, target)
         return response
+
+
+def local_refusal(base_url: str | None) -> str | None:
+    """Why a loopback base_url cannot answer ("nothing listens on 127.0.0.1:11434"), or None:
+    it accepts connections, is not on this machine, or a proxy may stand in between."""
+    if not base_url:
+        return None
+    parts = urlsplit(base_url)
+    if parts.hostname not in LOOPBACK or any(os.environ.get(v) for v in PROXY_VARS):
+        return None
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=1.0):
+            return None
+    except ConnectionRefusedError:
+        return f"nothing listens on {parts.hostname}:{port}"
+    except OSError:
+        return None
 
 
 # ---------------------------------------------------------------------------- messages

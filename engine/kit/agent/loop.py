@@ -335,6 +335,9 @@ class Agent:
         if self.kind == "heartbeat" and getattr(prompt, "heartbeat_empty", False):
             # §4: a heartbeat run is skipped while HEARTBEAT.md is effectively empty
             return TurnResult(self.session.id, "", (), 0, state.usage.to_json(0, window), stopped="skipped")
+        preflight = getattr(self.client, "preflight", None)
+        if preflight is not None:
+            preflight()  # no model at all: say so now, not after active recall's model load
         system = prompt.prompt
         from kit.agent.recall import ActiveRecall, active_recall
 

@@ -25,6 +25,12 @@ class ProviderSettings:
     api_key_env: str | None
     timeout_s: float
 
+    @property
+    def needs_key(self) -> bool:
+        """Anthropic always; a hosted OpenAI endpoint when it names a key variable. Ollama and other
+        local servers take a placeholder."""
+        return self.type == "anthropic" or (self.type == "openai" and bool(self.api_key_env))
+
 
 def providers_config(config: Any) -> Mapping[str, Any]:
     """`providers` from a kit.config.Config or a plain dict (either the whole config or the section)."""
@@ -92,8 +98,7 @@ def build(settings: ProviderSettings) -> Provider:
         base_url=settings.base_url,
         api_key_env=settings.api_key_env,
         timeout_s=settings.timeout_s,
-        # a hosted OpenAI endpoint needs a key; Ollama and other local servers do not
-        require_key=settings.type == "openai" and bool(settings.api_key_env),
+        require_key=settings.needs_key,
     )
 
 
