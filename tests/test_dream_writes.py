@@ -258,3 +258,25 @@ def test_a_note_that_is_not_utf8_is_skipped_not_fatal(workspace, monkeypatch):
     (workspace.root.parent / "elsewhere.md").write_text("\n".join(f"- {f}" for f in FACTS), encoding="utf-8")
     escaped = run_dream(workspace)  # a note that escapes the workspace is never read
     assert escaped.promoted == () and {d.action for d in escaped.decisions} == {"gone"}
+
+
+def test_a_model_that_cannot_load_falls_back_to_lexical_similarity(workspace, monkeypatch):
+    from kit.memory.embeddings import EmbeddingError
+    from kit.memory.service import memory_for
+
+    class Broken:
+        model_id = "broken-model"
+
+        @property
+        def dim(self):
+            raise EmbeddingError("cannot load embedding model 'broken-model' offline")
+
+        def encode(self, texts):  # as the real backend fails (the index after the dream meets it too)
+            raise EmbeddingError("cannot load embedding model 'broken-model' offline")
+
+    seed(workspace, monkeypatch)
+    memory_for(workspace).use_embedder(Broken())
+    result = run_dream(workspace)
+    assert result.similarity == "lexical" and len(result.promoted) == len(FACTS)
+    assert result.notes == ("embeddings unavailable, similarity is lexical: "
+                            "cannot load embedding model 'broken-model' offline",)
