@@ -46,7 +46,8 @@ REPEAT_NOTE = (
 
 
 class Client:
-    """What the loop needs from a model: FailoverClient's shape."""
+    """What the loop needs from a model: FailoverClient's shape (its optional `preflight()` is
+    called once per turn, before active recall, to fail fast when no model can answer)."""
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelResponse: ...
 
