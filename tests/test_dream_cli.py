@@ -194,6 +194,17 @@ def test_custom_diary_template(workspace, monkeypatch):
     assert diary.endswith(f"### 2026-05-07: 2 new\n* {FACTS[0]}\n* {FACTS[1]}\n")
 
 
+def test_a_broken_diary_template_falls_back_to_the_builtin(workspace, monkeypatch):
+    """The diary is written last, after MEMORY.md: a template error must not fail the dream."""
+    monkeypatch.setenv("KIT_NOW", seed(workspace))
+    (workspace.root / "templates" / "dream-diary.md.j2").write_text("## {{ date }}\n\n{{ no_such_field }}\n")
+    result = run_dream(workspace)
+    assert len(result.promoted) == 2 and result.diary is True
+    assert result.notes == ("diary: templates/dream-diary.md.j2: template failed: 'no_such_field' is undefined; "
+                            "used the built-in template",)
+    assert "I kept returning to 2 things" in (workspace.root / "DREAMS.md").read_text()
+
+
 def test_builtin_diary_entry(workspace, monkeypatch):
     monkeypatch.setenv("KIT_NOW", seed(workspace))
     run_dream(workspace)

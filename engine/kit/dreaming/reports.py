@@ -92,24 +92,37 @@ def deep_report(day: date, ranked: Sequence[Ranked], promoted_today: Sequence[Pr
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def render_diary(ws, context: Mapping[str, Any]) -> str:
-    """The diary entry for one run, from the workspace template or the built-in one."""
-    import jinja2
-
+def render_diary(ws, context: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The diary entry for one run and a problem note. A workspace template that cannot be read or
+    rendered falls back to the built-in one (the note names file and line): a diary must never
+    break a dream that has already written MEMORY.md."""
+    from kit.errors import KitError
+    from kit.fsutil import read_text
     from kit.paths import templates_dir
 
+    rel = f"templates/{DIARY_TEMPLATE}"
     custom = ws.root / "templates" / DIARY_TEMPLATE
-    source = custom.read_text(encoding="utf-8") if custom.is_file() else (templates_dir() / DIARY_TEMPLATE).read_text(
-        encoding="utf-8")
+    if custom.is_file():
+        try:
+            return _render(read_text(custom, display=rel), context, rel), None
+        except KitError as exc:
+            problem = f"diary: {exc}; used the built-in template"
+    else:
+        problem = None
+    builtin = (templates_dir() / DIARY_TEMPLATE).read_text(encoding="utf-8")
+    return _render(builtin, context, f"built-in {DIARY_TEMPLATE}"), problem
+
+
+def _render(source: str, context: Mapping[str, Any], where: str) -> str:
+    import jinja2
+
+    from kit.errors import KitError
+
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
     try:
         text = env.from_string(source).render(**context)
     except jinja2.TemplateError as exc:
-        from kit.errors import KitError
-
-        where = f"templates/{DIARY_TEMPLATE}" if custom.is_file() else f"built-in {DIARY_TEMPLATE}"
-        raise KitError(f"dream diary template failed: {exc}", path=where,
-                       line=getattr(exc, "lineno", None)) from exc
+        raise KitError(f"template failed: {exc}", path=where, line=getattr(exc, "lineno", None)) from exc
     return text.strip("\n") + "\n"
 
 

@@ -275,7 +275,10 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
     wrote_diary = False
     diary_mode = cfg.get("dreaming.diary")
     if diary_mode != "off" and (new_hits or promoted):
-        entry = reports.render_diary(ws, _diary_context(ctx, light, rem, decisions, len(retired_keys), len(demoted), new_light))
+        entry, problem = reports.render_diary(
+            ws, _diary_context(ctx, light, rem, decisions, len(retired_keys), len(demoted), new_light))
+        if problem:
+            notes.append(problem)
         if diary_mode == "llm" and not ctx.dry_run:
             entry, problem = reports.llm_diary(ws, entry)
             if problem:
