@@ -247,7 +247,7 @@ class FailoverClient:
             if exc.kind in RAISE_KINDS:
                 raise
             if exc.retryable:
-                self.cooldowns.record_failure(target, exc.kind, exc.message, at_least=getattr(exc, "retry_after", None))
+                self.cooldowns.record_failure(target, exc.kind, exc.message, at_least=exc.retry_after)
             return None
         if cool is not None:
             self.cooldowns.clear(target)

@@ -32,11 +32,13 @@ RETRYABLE = frozenset({"rate_limit", "overloaded", "timeout", "unreachable"})
 
 
 class ProviderError(KitError):
-    def __init__(self, message: str, *, kind: str, provider: str = "", status: int | None = None):
+    def __init__(self, message: str, *, kind: str, provider: str = "", status: int | None = None,
+                 retry_after: float | None = None):
         super().__init__(message)
         self.kind = kind
         self.provider = provider
         self.status = status
+        self.retry_after = retry_after  # seconds the server asked for (Retry-After), if any
 
     @property
     def retryable(self) -> bool:

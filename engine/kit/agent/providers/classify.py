@@ -68,9 +68,8 @@ def from_sdk_exception(exc: Exception, provider: str, sdk) -> ProviderError:
         message = status_message(exc)
         status = int(exc.status_code)
         kind = kind_for_status(status, message)
-        error = ProviderError(f"{provider}: HTTP {status}: {message}", kind=kind, provider=provider, status=status)
-        error.retry_after = retry_after(exc)  # type: ignore[attr-defined]
-        return error
+        return ProviderError(f"{provider}: HTTP {status}: {message}", kind=kind, provider=provider,
+                             status=status, retry_after=retry_after(exc))
     if isinstance(exc, (ValueError, KeyError, TypeError, AttributeError)):
         # a 200 whose body we cannot read (malformed JSON, missing fields)
         return ProviderError(f"{provider}: malformed response ({exc})", kind="format", provider=provider)
