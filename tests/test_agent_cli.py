@@ -112,6 +112,12 @@ def test_default_config_without_ollama_says_what_to_set_in_a_real_process(ws_pat
     assert not (ws_path / ".kit" / "index.db").exists()  # recall never started
 
 
+def test_empty_message_is_a_usage_error(ws_path, cli):
+    result = cli("run", "  ", "-w", ws_path)
+    assert result.exit_code == 2
+    assert "empty MESSAGE" in result.stderr and result.stdout == ""
+
+
 def test_script_out_of_turns_fails_clearly(ws_path, tmp_path, cli):
     set_config(ws_path, QUIET)
     script = write_script(tmp_path, [{"tool_calls": [{"name": "skills_list", "arguments": {}}]}])

@@ -49,6 +49,8 @@ def run(message, workspace, model, session_key, kind, as_json):
         message = sys.stdin.read().strip()
         if not message:
             fail("no message on stdin", 2)
+    if not message.strip():
+        fail("empty MESSAGE: give the text to send (or leave it out for the REPL)", 2)
     spec = model or str(ws.config.get("agent.model"))
     if spec.startswith("script:"):
         from kit.agent.providers.script import LABEL
