@@ -27,7 +27,7 @@ def sessions() -> None:
 
 @sessions.command("list")
 @workspace_option
-@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option("--key", default=None, help="Only sessions of this key.")
 @json_option
 @handle_errors
@@ -99,7 +99,7 @@ def show_cmd(session_id, workspace, as_json):
 @sessions.command("search")
 @click.argument("query")
 @workspace_option
-@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @json_option
 @handle_errors
 def search_cmd(query, workspace, limit, as_json):
