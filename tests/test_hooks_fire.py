@@ -66,7 +66,9 @@ def test_async_handler_runs_and_times_out(ws_path, user_hooks):
     write_hook(user_hooks, "async-slow", ["tool:after"],
                "import asyncio\nasync def handle(event):\n    await asyncio.sleep(30)\n", timeout_s=0.5)
     assert fire(ws_path, "tool:before", {"name": "x", "arguments": {"a": 1}}).data["arguments"] == {"a": 1, "checked": True}
-    assert fire(ws_path, "tool:after", {"name": "x"}).errors[0].startswith("async-slow: timed out after 0.5s")
+    # cancelled on its own loop, not abandoned: the next event runs it again
+    assert fire(ws_path, "tool:after", {"name": "x"}).errors == ["async-slow: timed out after 0.5s"]
+    assert fire(ws_path, "tool:after", {"name": "x"}).errors == ["async-slow: timed out after 0.5s"]
 
 
 def test_tool_before_handler_blocks_with_reason(ws_path, user_hooks):

@@ -32,6 +32,9 @@ from typing import Any
 from kit.hooks.events import HookEvent
 from kit.hooks.spec import HookSpec
 
+# an async handler is cancelled at its timeout on its own loop; this lets the cancellation land
+# before the caller gives up on the thread (else it would count as stuck)
+CANCEL_GRACE_S = 0.2
 _modules: dict[tuple[str, str], ModuleType] = {}
 _modules_lock = threading.Lock()
 
@@ -106,7 +109,7 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str)
 
     worker = threading.Thread(target=work, name=f"hook-{hook.name}", daemon=True)
     worker.start()
-    worker.join(timeout_s)
+    worker.join(timeout_s + CANCEL_GRACE_S)
     if worker.is_alive():
         _abandoned[key] = worker
         return RunResult(error=f"timed out after {timeout_s:g}s (handler abandoned)")
