@@ -72,6 +72,29 @@ def test_cron_other_workspace_line_untouched(workspace, cli, crontab, tmp_path):
     assert crontab.read_text() == other
 
 
+def test_cron_escapes_percent_signs(tmp_path, cli, crontab, monkeypatch):
+    """cron reads % in a command as a newline: a workspace path with % must be escaped."""
+    from kit.init import init_workspace
+
+    root = tmp_path / "100%notes"
+    init_workspace(root)
+    data = json.loads(cli("cron", "install", "--json", "-w", root).output)
+    escaped = str(root).replace("%", "\\%")
+    assert data["entry"].endswith(f" dream -w {escaped} >> {escaped}/.kit/logs/dream.log 2>&1 # kit:dream {escaped}")
+    assert "%" not in data["entry"].replace("\\%", "")
+    assert json.loads(cli("cron", "install", "--json", "-w", root).output)["changed"] is False
+    assert json.loads(cli("cron", "show", "--json", "-w", root).output)["entry"] == data["entry"]
+    cli("cron", "uninstall", "-w", root)
+    assert crontab.read_text() == "MAILTO=me@example.com\n15 * * * * /usr/bin/backup --quick\n"
+    # systemd expands %-specifiers: the same path is written with %%
+    monkeypatch.setenv("KIT_SYSTEMCTL", "true")
+    files = json.loads(cli("cron", "install", "--systemd", "--json", "-w", root).output)["files"]
+    service = open(files[0]).read()
+    doubled = str(root).replace("%", "%%")
+    assert f" dream -w {doubled}\n" in service and f"StandardOutput=append:{doubled}/.kit/logs/dream.log\n" in service
+    assert "%" not in service.replace("%%", "")
+
+
 def test_cron_empty_table(workspace, cli, crontab):
     crontab.unlink()
     res = cli("cron", "install", "-w", workspace.root)

@@ -52,8 +52,13 @@ def kit_command() -> str:
     return f"{shlex.quote(sys.executable)} -m kit"
 
 
+def _cron_escape(text: str) -> str:
+    """cron turns an unescaped % in the command into a newline (a path like ~/100%notes)."""
+    return text.replace("%", "\\%")
+
+
 def marker(root: Path) -> str:
-    return f"# kit:dream {root}"
+    return _cron_escape(f"# kit:dream {root}")
 
 
 def cron_line(ws) -> str:
@@ -63,7 +68,8 @@ def cron_line(ws) -> str:
 
     validate(schedule)
     log = shlex.quote(str(root / LOG_REL))
-    return f"{schedule} {kit_command()} dream -w {shlex.quote(str(root))} >> {log} 2>&1 {marker(root)}"
+    command = _cron_escape(f"{kit_command()} dream -w {shlex.quote(str(root))} >> {log} 2>&1")
+    return f"{schedule} {command} {marker(root)}"
 
 
 def _crontab() -> list[str]:
@@ -204,7 +210,8 @@ def install_systemd(ws) -> CronResult:
     folder = unit_dir()
     changed = False
     files = []
-    for suffix, text in ((".service", service), (".timer", timer)):
+    # systemd expands %-specifiers in these values: a literal % (in a path) is written %%
+    for suffix, text in ((".service", service.replace("%", "%%")), (".timer", timer.replace("%", "%%"))):
         path = folder / f"{name}{suffix}"
         files.append(str(path))
         if not path.exists() or path.read_text() != text:
