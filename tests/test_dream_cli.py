@@ -311,3 +311,29 @@ def test_text_output_prints_user_text_verbatim(workspace, cli):
     assert res.exit_code == 0 and "  + memory/2026-05-01.md:3:3  score" in res.stdout
     res = cli("memory", "promote", "-w", workspace.root, env={"KIT_NOW": now})
     assert res.exit_code == 0 and "memory/2026-05-01.md:3:3" in res.stdout
+
+
+def test_autocommit_in_a_workspace_below_the_repository_root(tmp_path, monkeypatch):
+    """Carried reports are named relative to the workspace even when .git is further up."""
+    from kit.init import init_workspace
+    from kit.workspace import Workspace
+
+    repo = tmp_path / "repo"
+    root = repo / "assistant"
+    init_workspace(root)
+    (root / "kit.yaml").write_text("git:\n  autocommit: true\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
+    ws = Workspace.open(root)
+    write_note(root, "2026-05-01", list(FACTS))
+    recall(ws, "2026-05-04", FACTS[0], "one", note_day="2026-05-01")
+    monkeypatch.setenv("KIT_NOW", "2026-05-04T20:00:00+00:00")
+    assert run_dream(ws).git["committed"] is False  # quiet night: reports wait
+    for i, day in enumerate(days("2026-05-05", 3)):
+        recall(ws, day, FACTS[0], f"again {i}", note_day="2026-05-01")
+    monkeypatch.setenv("KIT_NOW", "2026-05-07T20:00:00+00:00")
+    night = run_dream(ws)
+    assert night.promoted and night.git["committed"] is True, night.git
+    files = _git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert "assistant/MEMORY.md" in files and "assistant/memory/dreaming/light/2026-05-04.md" in files

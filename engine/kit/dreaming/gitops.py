@@ -32,7 +32,8 @@ def _pending(root: Path, pathspecs: Sequence[str]) -> list[str]:
     """Uncommitted (unstaged or untracked, not ignored) files under `pathspecs`."""
     if not pathspecs:
         return []
-    modified = _git(root, "diff", "--name-only", "--", *pathspecs).stdout.splitlines()
+    # --relative: paths as seen from the workspace, also when the repository root is above it
+    modified = _git(root, "diff", "--name-only", "--relative", "--", *pathspecs).stdout.splitlines()
     untracked = _git(root, "ls-files", "--others", "--exclude-standard", "--", *pathspecs).stdout.splitlines()
     return modified + untracked
 
