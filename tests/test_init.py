@@ -89,3 +89,17 @@ def test_init_failures_write_nothing_and_files_get_normal_modes(tmp_path: Path):
     probe = tmp_path / "probe"
     probe.write_text("x")  # what a plain open() gives under this umask
     assert {(fresh.root / rel).stat().st_mode & 0o777 for rel in fresh.created} == {probe.stat().st_mode & 0o777}
+
+
+@pytest.mark.parametrize("where", ["file-parent", "proc"])
+def test_uncreatable_path_is_one_line(cli, tmp_path: Path, where: str):
+    """Regression: a parent that is a file, or a path under /proc, raised a traceback."""
+    if where == "file-parent":
+        (tmp_path / "afile").write_text("x")
+        target = tmp_path / "afile" / "sub"
+    else:
+        target = Path("/proc/kit-test-nope")
+    result = cli("init", target)
+    assert result.exit_code == 1
+    assert result.output.startswith(f"kit: cannot create {target}: ")
+    assert "Traceback" not in result.output

@@ -69,7 +69,11 @@ def init_workspace(path: str | os.PathLike, *, git: bool = False, force: bool = 
     for rel in sorted(contents):
         if (root / rel).is_dir():
             raise WorkspaceError(f"{root / rel} is a directory where a file belongs")
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        # e.g. a parent that is a file, or a path under /proc
+        raise WorkspaceError(f"cannot create {root}: {exc.strerror or exc}") from None
     for rel in sorted(contents):
         target = root / rel
         if target.exists():

@@ -42,6 +42,10 @@ def handle_errors(func: Callable) -> Callable:
             fail("interrupted", 130)
         except BrokenPipeError:
             sys.exit(0)
+        except OSError as exc:
+            # the last net: a file-system failure the library did not anticipate is still one line
+            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+            fail(f"{where}{exc.strerror or exc}")
 
     return wrapper
 
