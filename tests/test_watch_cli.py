@@ -92,7 +92,7 @@ def test_watch_human_output_names_changes_and_errors(start_watch, ws_path: Path)
     assert "nothing changed" in first
     assert out.next().strip().startswith("error USER.md:2: invalid frontmatter YAML")
     write(ws_path, "USER.md", "---\nname: Ana\n---\n# User\n")
-    assert out.until("v3").rstrip().endswith("v3 USER.md")
+    assert out.until("v3").rstrip().endswith("v3 USER.md (errors fixed)")
     proc.terminate()
     assert proc.wait(timeout=WAIT) == 0
 
@@ -135,5 +135,32 @@ def test_watch_human_output_shows_template_errors(start_watch, ws_path: Path):
     write(ws_path, "templates/system.md.j2", "{{ kind }\n")
     assert out.until("v2").rstrip().endswith("v2 templates/system.md.j2")
     assert out.next().strip().startswith("error templates/system.md.j2:1: template syntax error")
+    proc.terminate()
+    assert proc.wait(timeout=WAIT) == 0
+
+
+def test_watch_reports_the_reload_that_fixes_an_error(start_watch, ws_path: Path):
+    """Regression: restoring the last good kit.yaml bumped the version but printed nothing."""
+    proc, out, err = start_watch("--json")
+    write(ws_path, "kit.yaml", "watch:\n  debounce_ms: [100\n")
+    broken = json.loads(out.next())
+    assert broken["version"] == 2 and broken["errors"][0].startswith("kit.yaml:2: invalid YAML")
+    write(ws_path, "kit.yaml", "watch:\n  debounce_ms: 100\n")
+    assert json.loads(out.next()) == {"version": 3, "changed": [], "errors": []}
+    proc.terminate()
+    assert proc.wait(timeout=WAIT) == 0
+
+
+def test_watch_human_output_says_errors_fixed_and_summarises_bursts(start_watch, ws_path: Path):
+    proc, out, err = start_watch()
+    write(ws_path, "kit.yaml", "watch:\n  debounce_ms: [100\n")
+    out.until("v2")
+    write(ws_path, "kit.yaml", "watch:\n  debounce_ms: 100\n")
+    assert out.until("v3").rstrip().endswith("v3 nothing changed (errors fixed)")
+    for i in range(12):
+        (ws_path / "memory" / f"2026-05-{i + 1:02d}.md").write_text(f"- note {i}\n")
+    line = out.until("v4").rstrip()
+    assert line.endswith("and 4 more"), line
+    assert line.count("memory/") == 8
     proc.terminate()
     assert proc.wait(timeout=WAIT) == 0

@@ -36,9 +36,15 @@ def watch(workspace, as_json: bool) -> None:
 
     templates = TemplateWatch(ws)
 
+    seen = {"version": ws.version, "errors": bool(ws.snapshot.errors)}
+
     def on_reload(result) -> None:
-        if not result.changed and not result.errors:
+        if not result.changed and not result.errors and result.version == seen["version"]:
             return  # e.g. a comment-only edit of kit.yaml: the effective config is the same
+        # a new version with nothing changed and no errors is a fix (the last good content is back)
+        fixed = seen["errors"] and not result.errors
+        seen["version"] = result.version
+        seen["errors"] = bool(result.errors)
         try:
             template_issue = templates.after_reload(result.changed)
         except Exception as exc:  # a failing prompt build must not swallow the reload line
@@ -51,7 +57,12 @@ def watch(workspace, as_json: bool) -> None:
             sys.stdout.flush()
             return
         stamp = clock.now().strftime("%H:%M:%S")
-        changed = ", ".join(result.changed) if result.changed else "nothing changed"
+        shown = list(result.changed[:8])
+        if len(result.changed) > len(shown):
+            shown.append(f"and {len(result.changed) - len(shown)} more")
+        changed = ", ".join(shown) if shown else "nothing changed"
+        if fixed:
+            changed += " (errors fixed)"
         out.print(f"[dim]{stamp}[/dim] v{result.version} {changed}", markup=True, highlight=False)
         for issue in errors:
             out.print(f"  [red]error[/red] {issue}", markup=True, highlight=False)
