@@ -126,6 +126,10 @@ def main() -> int:
     banner("4. what dreaming wrote")
     print("\n$ git log --oneline\n" + subprocess.run(["git", "-C", str(DEMO), "log", "--oneline"],
                                                    capture_output=True, text=True).stdout)
+    waiting = subprocess.run(["git", "-C", str(DEMO), "status", "--short", "--untracked-files=all", "--",
+                              "memory/dreaming", "DREAMS.md"], capture_output=True, text=True).stdout.splitlines()
+    print(f"{len(waiting)} report and diary files written since the last memory change are uncommitted: they "
+          "join the next dream that changes MEMORY.md (no 'promote 0 memories' commits)\n")
     diff = subprocess.run(["git", "-C", str(DEMO), "diff", first_commit, "HEAD", "--", "MEMORY.md"],
                           capture_output=True, text=True).stdout
     print("$ git diff <init> HEAD -- MEMORY.md\n" + diff)
