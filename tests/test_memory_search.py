@@ -204,3 +204,9 @@ def test_cli_search_json_is_one_document_in_the_spec_shape(corpus, cli):
     assert len(doc["results"]) == 2
     assert set(doc["results"][0]) == {"path", "start_line", "end_line", "score", "vector_score", "text_score", "snippet"}
     assert doc["results"][0]["path"] == "MEMORY.md"
+
+
+def test_cli_search_refuses_an_empty_query_as_usage(corpus, cli):
+    out = cli("memory", "search", "  ", "--json", "-w", corpus.ws.root)
+    assert out.exit_code == 2 and out.stdout == ""
+    assert "QUERY is empty" in out.stderr

@@ -55,6 +55,8 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
     """Hybrid (vector + keyword) search over the memory files."""
     from rich.markup import escape
 
+    if not query.strip():
+        raise click.UsageError("QUERY is empty: say what to search for")
     ws = open_workspace(workspace)
     ws.memory.sync(progress=not as_json)  # incremental; a bar on a terminal if there is much to embed
     result = ws.memory.search(query, limit=limit, record=record, source="cli")
