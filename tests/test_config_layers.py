@@ -166,3 +166,28 @@ def test_a_secret_in_kit_yaml_is_refused_with_the_way_to_do_it(tmp_path: Path, u
         "environment variable and name it with 'providers.openai.api_key_env'"
     )
     assert "sk-123" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("dreaming:\n  timezone: Mars/Olympus\n", 2, "'dreaming.timezone' is not a known time zone"),
+        ("dreaming:\n  schedule: every night\n", 2, "'dreaming.schedule' is not a valid cron expression"),
+        ("agent:\n  max_iterations: true\n", 2, "'agent.max_iterations' must be an integer, not true"),
+        ("dreaming:\n  enabled: null\n", 2, "'dreaming.enabled' must not be null"),
+    ],
+    ids=["timezone", "schedule", "yaml-spelling", "null"],
+)
+def test_values_are_checked_where_they_are_written(tmp_path: Path, user_file: Path, text, line, message):
+    """Regression: a bad timezone was accepted, a bad schedule surfaced only when enabled, with no line."""
+    write(tmp_path / "kit.yaml", text)
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, environ={}, user_file=user_file)
+    assert info.value.line == line
+    assert info.value.message.startswith(message), info.value.message
+
+
+def test_valid_timezone_and_schedule(tmp_path: Path, user_file: Path):
+    write(tmp_path / "kit.yaml", 'dreaming:\n  timezone: Europe/Berlin\n  schedule: "30 4 * * 1-5"\n')
+    cfg = load_config(tmp_path, environ={}, user_file=user_file)
+    assert (cfg["dreaming.timezone"], cfg["dreaming.schedule"]) == ("Europe/Berlin", "30 4 * * 1-5")

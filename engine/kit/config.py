@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,10 +30,29 @@ class Field:
     minimum: float | None = None
     maximum: float | None = None
     doc: str = ""
+    check: Any = None  # optional value -> problem text (or None)
 
 
 def _f(kind: str, default: Any, **kw: Any) -> Field:
     return Field(kind, default, **kw)
+
+
+def _valid_timezone(value: str) -> str | None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        return f"is not a known time zone (e.g. Europe/Berlin, America/New_York, UTC), not {value!r}"
+    return None
+
+
+def _valid_cron(value: str) -> str | None:
+    from croniter import croniter
+
+    if not croniter.is_valid(value):
+        return f"is not a valid cron expression (five fields, e.g. \"0 3 * * *\"), not {value!r}"
+    return None
 
 
 PROVIDER_FIELDS: dict[str, Field] = {
@@ -105,8 +125,8 @@ SCHEMA: dict[str, Any] = {
     },
     "dreaming": {
         "enabled": _f("bool", False),
-        "schedule": _f("str", "0 3 * * *"),
-        "timezone": _f("str", None, nullable=True),
+        "schedule": _f("str", "0 3 * * *", check=_valid_cron),
+        "timezone": _f("str", None, nullable=True, check=_valid_timezone),
         "light": {
             "lookback_days": _f("int", 2, minimum=0),
             "limit": _f("int", 100, minimum=0),
@@ -256,6 +276,13 @@ def _suggest(key: str, options: list[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def _show(value: Any) -> str:
+    """A value as the user wrote it in YAML: true/false/null, not Python's True/False/None."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    return repr(value)
+
+
 def _coerce(value: Any, spec: Field, dotted: str) -> Any:
     """Return the validated value or raise ValueError with a human reason."""
     if value is None:
@@ -266,23 +293,23 @@ def _coerce(value: Any, spec: Field, dotted: str) -> Any:
     if kind == "bool":
         if isinstance(value, bool):
             return value
-        raise ValueError(f"'{dotted}' must be true or false, not {value!r}")
+        raise ValueError(f"'{dotted}' must be true or false, not {_show(value)}")
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"'{dotted}' must be an integer, not {value!r}")
+            raise ValueError(f"'{dotted}' must be an integer, not {_show(value)}")
     elif kind == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"'{dotted}' must be a number, not {value!r}")
+            raise ValueError(f"'{dotted}' must be a number, not {_show(value)}")
         value = float(value)
     elif kind == "str":
         if isinstance(value, (dict, list)) or isinstance(value, bool):
-            raise ValueError(f"'{dotted}' must be a string, not {value!r}")
+            raise ValueError(f"'{dotted}' must be a string, not {_show(value)}")
         value = str(value)
     elif kind == "list":
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
         if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
-            raise ValueError(f"'{dotted}' must be a list of strings, not {value!r}")
+            raise ValueError(f"'{dotted}' must be a list of strings, not {_show(value)}")
         value = [str(v) for v in value]
     elif kind == "choice":
         # YAML 1.1 reads a bare off/on/no/yes as a boolean
@@ -291,12 +318,16 @@ def _coerce(value: Any, spec: Field, dotted: str) -> Any:
         elif value is True:
             value = "on"
         if not isinstance(value, str) or value not in spec.choices:
-            raise ValueError(f"'{dotted}' must be one of {', '.join(spec.choices)}, not {value!r}")
+            raise ValueError(f"'{dotted}' must be one of {', '.join(spec.choices)}, not {_show(value)}")
     if kind in ("int", "float"):
         if spec.minimum is not None and value < spec.minimum:
-            raise ValueError(f"'{dotted}' must be at least {spec.minimum:g}, not {value!r}")
+            raise ValueError(f"'{dotted}' must be at least {spec.minimum:g}, not {_show(value)}")
         if spec.maximum is not None and value > spec.maximum:
-            raise ValueError(f"'{dotted}' must be at most {spec.maximum:g}, not {value!r}")
+            raise ValueError(f"'{dotted}' must be at most {spec.maximum:g}, not {_show(value)}")
+    if spec.check is not None:
+        problem = spec.check(value)
+        if problem:
+            raise ValueError(f"'{dotted}' {problem}")
     return value
 
 
