@@ -175,3 +175,13 @@ def test_config_show_with_a_broken_layer_exits_1_and_says_why(cli, ws_path: Path
         "kit: kit.yaml:3: unknown key 'agent.modle' (did you mean 'model'?) "
         "(not applied until fixed; the table shows what is in force)"
     ]
+
+
+def test_config_show_piped_is_one_whole_line_per_key(cli, ws_path: Path):
+    """Regression: piped output wrapped long values mid-JSON at 80 columns."""
+    (ws_path / "kit.yaml").write_text(
+        "agent:\n  fallbacks: [openai/gpt-4o-mini, anthropic/claude-sonnet-4-5, ollama/qwen2.5-coder:32b]\n"
+    )
+    out = cli("config", "show", "-w", ws_path).output.splitlines()
+    [line] = [ln for ln in out if ln.startswith("agent.fallbacks")]
+    assert line.endswith('["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5", "ollama/qwen2.5-coder:32b"]  (workspace)')

@@ -11,6 +11,7 @@ from kit.cli.common import (
     console,
     emit_json,
     handle_errors,
+    interactive,
     json_option,
     open_workspace,
     workspace_option,
@@ -42,17 +43,22 @@ def show(workspace, as_json: bool) -> None:
             }
         )
         sys.exit(1 if errors else 0)
-    from rich.table import Table
+    rows = [(key, json.dumps(value, ensure_ascii=False), cfg.source(key)) for key, value in sorted(flat.items())]
+    if not interactive():
+        # piped: one whole line per key (grep-able, never wrapped at 80 columns)
+        width = max(len(key) for key, _, _ in rows)
+        for key, value, source in rows:
+            click.echo(f"{key:<{width}}  {value}  ({source})")
+    else:
+        from rich.table import Table
 
-    table = Table(show_header=True, header_style="bold", box=None)
-    table.add_column("key")
-    table.add_column("value")
-    table.add_column("from", style="dim")
-    for key, value in sorted(flat.items()):
-        source = cfg.source(key)
-        style = "" if source == "default" else "bold"
-        table.add_row(key, json.dumps(value, ensure_ascii=False), source, style=style)
-    console().print(table)
+        table = Table(show_header=True, header_style="bold", box=None)
+        table.add_column("key", no_wrap=True)
+        table.add_column("value", overflow="fold")
+        table.add_column("from", style="dim", no_wrap=True)
+        for key, value, source in rows:
+            table.add_row(key, value, source, style="" if source == "default" else "bold")
+        console().print(table)
     # a layer that failed is not in the table: say so on stderr and exit 1, as doctor does
     err_out = console(stderr=True)
     for err in errors:
