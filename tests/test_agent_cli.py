@@ -104,7 +104,7 @@ def test_default_config_without_ollama_says_what_to_set_in_a_real_process(ws_pat
     expected = ("kit: no model available (ollama/llama3.2 unreachable: ollama: cannot connect "
                 "(nothing listens on 127.0.0.1:11434)). To fix: start Ollama at http://127.0.0.1:11434; or set "
                 "agent.model / agent.fallbacks to a model you can reach (e.g. openai/gpt-4o-mini "
-                "with OPENAI_API_KEY).\n")
+                "after exporting OPENAI_API_KEY).\n")
     for args in (("run", "hello"), ("run", "hello again", "--json")):
         done = run_kit(*args, "-w", ws_path, env={"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "",
                                                   "HTTP_PROXY": "", "HTTPS_PROXY": "", "ALL_PROXY": ""})
@@ -185,3 +185,81 @@ def test_session_continues_across_processes_and_stdin_message(ws_path, tmp_path,
         "My cat is called Miso", "Noted.", "What is my cat called?"]
     shown = json.loads(cli("sessions", "show", "chat", "--json", "-w", ws_path).stdout)
     assert shown["session"]["id"] == a["session"] and shown["session"]["messages"] == 4
+
+
+def test_a_rate_limit_says_to_wait_and_the_example_is_not_what_failed(ws_path, tmp_path, cli, monkeypatch):
+    """The advice starts with a suggestion (no dangling "or …"), and never recommends the model
+    that just failed (nor one whose key is unset as if it worked)."""
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    set_config(ws_path, QUIET)
+    script = write_script(tmp_path, [{"error": {"kind": "rate_limit", "message": "simulated 429"}}])
+    result = cli("run", "hi", "-w", ws_path, "--model", f"script:{script}")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (
+        f"kit: no model available (script:{script} rate_limit: simulated 429). To fix: wait: "
+        f"script:{script} is rate-limited; it is retried when its cooldown ends (`kit doctor` lists "
+        "cooldowns); or use a model you can reach with --model or agent.model in kit.yaml "
+        "(e.g. ollama/llama3.2 with Ollama running).")
+
+    result = cli("run", "hi", "-w", ws_path, "--model", "openai/gpt-4o-mini")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "kit: no model available (openai/gpt-4o-mini auth: openai: OPENAI_API_KEY is not set). To fix: "
+        "set OPENAI_API_KEY to a valid key; or use a model you can reach with --model or agent.model in "
+        "kit.yaml (e.g. ollama/llama3.2 with Ollama running).\n")
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    result = cli("run", "hi", "-w", ws_path, "--model", "openai/gpt-4o-mini")
+    assert result.stderr.endswith("(e.g. anthropic/claude-3-5-haiku-latest — ANTHROPIC_API_KEY is set).\n")
+
+
+def test_a_malformed_model_flag_is_a_usage_error(ws_path, cli):
+    set_config(ws_path, QUIET)
+    for spec, why in (
+        ("nonsense", "model 'nonsense' must be 'provider/model' (e.g. ollama/llama3.2, "
+                     "openai/gpt-4o-mini) or 'script:PATH'"),
+        ("bogus/x", "unknown provider 'bogus' (configured: anthropic, ollama, openai); add "
+                    "providers.bogus with a type to kit.yaml"),
+        ("script:", "model 'script:' needs a path, e.g. script:demo.yaml"),
+    ):
+        for args in (("run", "hi"), ("run",)):  # one turn and the REPL alike
+            result = cli(*args, "-w", ws_path, "--model", spec)
+            assert result.exit_code == 2, (spec, result.output)
+            assert result.stderr.splitlines()[-1] == f"Error: Invalid value for '--model': {why}"
+            assert result.stdout == ""
+    assert not (ws_path / ".kit" / "sessions").exists() or list((ws_path / ".kit" / "sessions").iterdir()) == []
+
+
+def test_a_missing_script_file_names_the_model_flag(ws_path, tmp_path, cli):
+    set_config(ws_path, QUIET)
+    missing = tmp_path / "missing.yaml"
+    result = cli("run", "hi", "-w", ws_path, "--model", f"script:{missing}")
+    assert result.exit_code == 1
+    line = result.stderr.splitlines()[-1]
+    assert line.startswith(f"kit: no model available (script:{missing} config: script provider: no such "
+                           f"script file {missing}). To fix: fix the --model value; or use a model")
+    assert "kit.yaml" not in line.split("To fix:")[1].split(";")[0]
+
+
+def test_a_run_that_fails_before_any_reply_leaves_no_session(ws_path, tmp_path, cli, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    set_config(ws_path, QUIET)
+    failing = write_script(tmp_path, [{"error": {"kind": "auth", "message": "bad key"}}], name="fail.yaml")
+    assert cli("run", "hi", "-w", ws_path, "--model", f"script:{failing}").exit_code == 1
+    assert cli("run", "hi", "-w", ws_path, "--model", "openai/gpt-4o-mini").exit_code == 1
+    assert cli("run", "hi", "--session", "chat", "-w", ws_path, "--model",
+               f"script:{tmp_path / 'missing.yaml'}").exit_code == 1
+    listed = json.loads(cli("sessions", "list", "--json", "-w", ws_path).stdout)
+    assert listed["sessions"] == []
+    assert list((ws_path / ".kit" / "sessions").glob("*.jsonl")) == []
+
+    # a turn that fails after the model answered keeps its transcript
+    mid = write_script(tmp_path, [{"tool_calls": [{"name": "skills_list", "arguments": {}}]},
+                                  {"error": {"kind": "auth", "message": "bad key"}}], name="mid.yaml")
+    result = cli("run", "list my skills", "--session", "chat", "-w", ws_path, "--model", f"script:{mid}")
+    assert result.exit_code == 1
+    listed = json.loads(cli("sessions", "list", "--json", "-w", ws_path).stdout)["sessions"]
+    assert [(s["key"], s["title"], s["messages"]) for s in listed] == [("chat", "list my skills", 3)]
+    shown = json.loads(cli("sessions", "show", "chat", "--json", "-w", ws_path).stdout)
+    assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "tool"]

@@ -363,9 +363,11 @@ def test_when_all_cool_down_the_one_ending_first_is_probed(ws_path, server, keye
     assert server.requests_for("gpt-b") == []
 
 
-def test_a_cooldown_still_says_what_to_fix(ws_path):
+def test_a_cooldown_still_says_what_to_fix(ws_path, monkeypatch):
     """The hint for a model skipped on cooldown names the fix for what started the cooldown."""
     from kit.agent.failover import Attempt, no_model_message
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
 
     ws = Workspace.open(ws_path)
     message = no_model_message([
@@ -377,7 +379,7 @@ def test_a_cooldown_still_says_what_to_fix(ws_path):
         "openai/gpt-4o-mini auth: openai: OPENAI_API_KEY is not set). To fix: start Ollama at "
         "http://127.0.0.1:11434 — it is retried when its cooldown ends (`kit doctor` lists cooldowns); "
         "set OPENAI_API_KEY to a valid key; or set agent.model / agent.fallbacks to a model you can "
-        "reach (e.g. openai/gpt-4o-mini with OPENAI_API_KEY).")
+        "reach (e.g. anthropic/claude-3-5-haiku-latest after exporting ANTHROPIC_API_KEY).")
 
 
 def test_preflight_fails_fast_only_when_no_candidate_can_answer(ws_path, server, monkeypatch, kit_now):

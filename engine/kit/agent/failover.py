@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -71,6 +71,7 @@ class Attempt:
     outcome: str  # ok | cooldown | <error kind> | config
     message: str = ""
     cause: str = ""  # for a cooldown: the error kind that started it (what the user can fix)
+    flag: bool = False  # the spec came from the caller (`kit run --model`), not from kit.yaml
 
 
 def cooldown_seconds(failures: int) -> float:
@@ -172,6 +173,17 @@ class FailoverClient:
             self._providers[spec] = resolve(spec, self.ws.config)
         return self._providers[spec]
 
+    def _no_model(self, attempts: list[Attempt]) -> NoModelAvailable:
+        """The error for a call nothing answered; attempts at the caller's own `model` (the
+        `--model` flag) are marked so the advice names the flag, not kit.yaml."""
+        if self._model:
+            try:
+                own = {self._model, _target(self._model)}
+            except ConfigError:
+                own = {self._model}
+            attempts = [replace(a, flag=True) if a.target in own else a for a in attempts]
+        return NoModelAvailable(no_model_message(attempts, self.ws.config, flag=bool(self._model)))
+
     def complete(self, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None) -> ModelResponse:
         attempts: list[Attempt] = []
         self.last_attempts = attempts
@@ -203,7 +215,7 @@ class FailoverClient:
             response = self._try(spec, target, cool, messages, tools, attempts)
             if response is not None:
                 return response
-        raise NoModelAvailable(no_model_message(attempts, self.ws.config))
+        raise self._no_model(attempts)
 
     def preflight(self) -> None:
         """Raise NoModelAvailable now, before a turn's costly preparation (active recall loads the
@@ -230,7 +242,7 @@ class FailoverClient:
             return
         if attempts:
             self.last_attempts = attempts
-            raise NoModelAvailable(no_model_message(attempts, self.ws.config))
+            raise self._no_model(attempts)
 
     def _try(self, spec: str, target: str, cool: Cooldown | None, messages: list[dict[str, Any]],
              tools: Sequence[dict[str, Any]] | None, attempts: list[Attempt]) -> ModelResponse | None:
@@ -280,19 +292,26 @@ def local_refusal(base_url: str | None) -> str | None:
 
 def _hint(attempt: Attempt, config: Any) -> str | None:
     """What the user should set or start for this failed attempt."""
+    where = "--model" if attempt.flag else "agent.model"
     if attempt.outcome == "cooldown":
         # say what to fix (start Ollama, …), not only that there is a wait
-        fix = _hint(Attempt(attempt.target, attempt.cause), config) if attempt.cause else None
+        fix = _hint(replace(attempt, outcome=attempt.cause, cause=""), config) if attempt.cause else None
         wait = "it is retried when its cooldown ends (`kit doctor` lists cooldowns)"
+        if fix and fix.startswith("wait"):
+            return fix  # the fix for a rate limit (…) already is the wait
         return f"{fix} — {wait}" if fix else f"wait: {wait}"
+    kind = attempt.outcome
+    if kind == "config":
+        return "fix the --model value" if attempt.flag else "fix agent.model / agent.fallbacks in kit.yaml"
+    if kind in RETRY_HINTS:
+        # retryable: the model is fine, the moment is not; the cooldown says when it is tried again
+        return (f"wait: {attempt.target} {RETRY_HINTS[kind]}; it is retried when its cooldown ends "
+                "(`kit doctor` lists cooldowns)")
     provider = attempt.target.split("/", 1)[0]
     try:
         settings = settings_for(provider, config) if not attempt.target.startswith("script:") else None
     except ConfigError:
         settings = None
-    kind = attempt.outcome
-    if kind == "config":
-        return "fix agent.model / agent.fallbacks in kit.yaml"
     if settings is None:
         return None
     if kind in ("auth", "auth_permanent"):
@@ -302,8 +321,8 @@ def _hint(attempt: Attempt, config: Any) -> str | None:
     if kind == "model_not_found":
         model = attempt.target.split("/", 1)[1]
         if settings.type == "ollama":
-            return f"pull the model (`ollama pull {model}`) or set agent.model"
-        return "set agent.model to a model this provider serves"
+            return f"pull the model (`ollama pull {model}`) or set {where}"
+        return f"set {where} to a model this provider serves"
     if kind == "unreachable" and settings.type == "ollama":
         url = (settings.base_url or "").removesuffix("/v1")
         return f"start Ollama at {url}"
@@ -312,7 +331,38 @@ def _hint(attempt: Attempt, config: Any) -> str | None:
     return None
 
 
-def no_model_message(attempts: Sequence[Attempt], config: Any) -> str:
+RETRY_HINTS = {
+    "rate_limit": "is rate-limited",
+    "overloaded": "is overloaded",
+    "timeout": "timed out (providers.<name>.timeout_s sets the limit)",
+}
+
+# (spec, key variable) a user can switch to, in order of preference; see `_example`
+EXAMPLES = (
+    ("openai/gpt-4o-mini", "OPENAI_API_KEY"),
+    ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY"),
+    ("ollama/llama3.2", None),
+)
+
+
+def _example(attempts: Sequence[Attempt]) -> str:
+    """A model to suggest instead: never one whose provider just failed; one whose key is set
+    first, then a local Ollama, then one needing a key (named as still to export)."""
+    tried = {a.target.split("/", 1)[0] for a in attempts if "/" in a.target and not a.target.startswith("script:")}
+    fresh = [(spec, env) for spec, env in EXAMPLES if spec.split("/", 1)[0] not in tried]
+    for spec, env in fresh:
+        if env and os.environ.get(env):
+            return f"e.g. {spec} — {env} is set"
+    for spec, env in fresh:
+        if env is None:
+            return f"e.g. {spec} with Ollama running"
+    for spec, env in fresh:
+        return f"e.g. {spec} after exporting {env}"
+    return ""
+
+
+def no_model_message(attempts: Sequence[Attempt], config: Any, *, flag: bool = False) -> str:
+    """One line: what was tried, then what to do. `flag`: the primary came from `--model`."""
     if not attempts:
         return "no model configured: set agent.model in kit.yaml (e.g. ollama/llama3.2 or openai/gpt-4o-mini)"
     tried = "; ".join(f"{a.target} {a.outcome}: {a.message}" if a.message else f"{a.target} {a.outcome}" for a in attempts)
@@ -321,7 +371,12 @@ def no_model_message(attempts: Sequence[Attempt], config: Any) -> str:
         hint = _hint(attempt, config)
         if hint and hint not in hints:
             hints.append(hint)
-    hints.append("or set agent.model / agent.fallbacks to a model you can reach (e.g. openai/gpt-4o-mini with OPENAI_API_KEY)")
+    other = ("use a model you can reach with --model or agent.model in kit.yaml" if flag
+             else "set agent.model / agent.fallbacks to a model you can reach")
+    example = _example(attempts)
+    if example:
+        other += f" ({example})"
+    hints.append(f"or {other}" if hints else other)
     return f"no model available ({tried}). To fix: " + "; ".join(hints) + "."
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from kit import clock
 from kit.agent import compaction as cp
 from kit.agent.providers.base import ModelResponse, NoModelAvailable, ProviderError, ToolCall, Usage
-from kit.agent.sessions import SessionInfo, SessionStore, strip_memory_context
+from kit.agent.sessions import SessionInfo, SessionStore, new_session_id, strip_memory_context
 from kit.agent.tools import (
     ToolContext,
     ToolOutcome,
@@ -212,11 +212,19 @@ class Agent:
     # ------------------------------------------------------------------ sessions
 
     def _open(self, key: str | None) -> SessionInfo:
+        """Resume the key's open session, or start a new one. A new session is only an id until
+        a model first answers (see `_record`): a run that fails before that — no model
+        available, a bad spec, a blocked message, a skipped heartbeat — leaves no empty session
+        in `kit sessions list`."""
         info = self.store.current(key) if key else None
         resumed = info is not None
         if info is None:
-            info = self.store.create(key, model=self.model or str(self.ws.config.get("agent.model")))
+            session_id, ts = new_session_id(), clock.timestamp()
+            info = SessionInfo(session_id, key or session_id, "", ts, ts, None, 0, 0, 0,
+                               self.model or str(self.ws.config.get("agent.model")))
+            self._pending = []
         else:
+            self._pending = None
             self.history = self.store.load_messages(info.id)
         fire_hook(self.ws, "session:start",
                   {"session_id": info.id, "key": info.key, "resumed": resumed},
@@ -253,7 +261,8 @@ class Agent:
                 data["messages"] = []
                 data["archived_by"] = f"command:{reason}"
             fire_hook(self.ws, "session:end", data, session_key=self.session.key)
-        self.store.end(self.session.id)
+        if self.persisted:
+            self.store.end(self.session.id)
 
     def new_session(self, reason: str = "new", *, archived: bool = True) -> SessionInfo:
         """End the current session and start a fresh one under the same key (/new, /reset)."""
@@ -310,7 +319,27 @@ class Agent:
 
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
         self.history.append(message)
+        self._record(message, **extra)
+
+    def _record(self, message: dict[str, Any], **extra: Any) -> None:
+        """Write one transcript line. Until a model has answered in a new session, lines wait
+        in memory; the first assistant message creates the session and writes them all."""
+        if self._pending is not None:
+            if message.get("role") != "assistant":
+                self._pending.append((message, extra))
+                return
+            pending, self._pending = self._pending, None
+            info = self.session
+            self.store.create(info.key if info.key != info.id else None, model=info.model,
+                              session_id=info.id)
+            for earlier, earlier_extra in pending:
+                self.store.append(info.id, earlier, **earlier_extra)
         self.store.append(self.session.id, message, **extra)
+
+    @property
+    def persisted(self) -> bool:
+        """The session is in the store (a model has answered in it, or it was resumed)."""
+        return self._pending is None
 
     # ------------------------------------------------------------------ the turn
 
@@ -447,7 +476,7 @@ class Agent:
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}, *self.history]
         flush_user = {"role": "user", "content": prompt}
         messages.append(flush_user)
-        self.store.append(self.session.id, flush_user, hidden=True, kind="flush")
+        self._record(flush_user, hidden=True, kind="flush")
         ctx = ToolContext(self.ws, session_id=self.session.id, session_key=self.session.key,
                           interactive=False)
         tools = tool_schemas(FLUSH_TOOLS)
@@ -460,7 +489,7 @@ class Agent:
             state.usage.add(response.usage)
             assistant = assistant_message(response)
             messages.append(assistant)
-            self.store.append(self.session.id, assistant, usage=response.usage, hidden=True, kind="flush")
+            self._record(assistant, usage=response.usage, hidden=True, kind="flush")
             if not response.tool_calls:
                 return
             for call in response.tool_calls:
@@ -470,7 +499,7 @@ class Agent:
                     content = execute_tool(ctx, call.name, call.arguments, call_id=call.id).result
                 tool_msg = tool_message(call, content)
                 messages.append(tool_msg)
-                self.store.append(self.session.id, tool_msg, hidden=True, kind="flush")
+                self._record(tool_msg, hidden=True, kind="flush")
 
     def _compact(self, system: str, state: _TurnState, tokens: int, window: int) -> cp.CompactionResult:
         system_tokens = cp.context_tokens([{"role": "system", "content": system}]) + TOOLS_TOKENS
@@ -496,7 +525,7 @@ class Agent:
         if summary is not None:
             message = cp.summary_message(summary)
             self.history = [message, *recent]
-            self.store.append(self.session.id, message, kind="compaction", mode="summary", dropped=len(old))
+            self._record(message, kind="compaction", mode="summary", dropped=len(old))
             mode, replaced = "summary", {}
         else:
             replaced = cp.placeholders(old)
@@ -506,7 +535,7 @@ class Agent:
                 for m in self.history
             ]
             if replaced:
-                self.store.append(self.session.id, {"role": "system", "content": ""}, kind="compaction",
+                self._record({"role": "system", "content": ""}, kind="compaction",
                                   mode="placeholders", replaced=replaced)
             mode = "placeholders" if replaced else "none"
         after = self._context_tokens(system)

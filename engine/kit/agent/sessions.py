@@ -159,8 +159,9 @@ class SessionStore:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def create(self, key: str | None = None, *, model: str = "") -> SessionInfo:
-        session_id = new_session_id()
+    def create(self, key: str | None = None, *, model: str = "", session_id: str | None = None) -> SessionInfo:
+        """Index a new session (`session_id`: one allocated earlier with `new_session_id`)."""
+        session_id = session_id or new_session_id()
         ts = clock.timestamp()
         self.db.execute(
             "INSERT INTO sessions(id, key, created, updated, model) VALUES (?, ?, ?, ?, ?)",

@@ -18,6 +18,20 @@ from kit.cli.common import (
 KINDS = ("default", "subagent", "cron", "heartbeat", "shared")
 
 
+def _check_model(spec: str, config) -> None:
+    """A --model that cannot name a model (no provider/ part, an unknown provider) is a usage
+    error (exit 2), found before a session is opened. A script: file is checked when it is read."""
+    from kit.agent.providers.registry import settings_for, split_spec
+    from kit.errors import ConfigError
+
+    try:
+        provider, _model = split_spec(spec)
+        if provider != "script":
+            settings_for(provider, config)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--model'") from None
+
+
 @click.command("run")
 @click.argument("message", required=False)
 @workspace_option
@@ -32,6 +46,8 @@ KINDS = ("default", "subagent", "cron", "heartbeat", "shared")
 def run(message, workspace, model, session_key, kind, as_json):
     """Talk to the agent: one turn with MESSAGE ("-" reads it from stdin), else an interactive REPL."""
     ws = open_workspace(workspace)
+    if model is not None:
+        _check_model(model, ws.config)
 
     def status(text: str) -> None:
         click.echo(f"kit: {text}", err=True)
