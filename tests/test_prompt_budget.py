@@ -136,15 +136,19 @@ def test_warning_once_per_distinct_set_of_cuts_per_session(ws_path):
     session = WarningState()
     first = build_prompt(ws, warning_state=session)
     assert first.warning_block.startswith("## Truncated workspace files")
-    assert "- SOUL.md: cut to 1,000 of 5,000 characters (per-file limit)" in first.warning_block
+    assert ("- SOUL.md: cut to an allowance of 1,000 of 5,000 characters (per-file limit): the first 700 and "
+            "last 200 are kept, 1,027 injected with the marker") in first.warning_block
     assert first.warning_block in first.prompt
     second = build_prompt(ws, warning_state=session)
     assert second.warning_block == "" and "## Truncated workspace files" not in second.prompt
-    assert second.warnings == first.warnings == ("SOUL.md: cut to 1,000 of 5,000 characters (per-file limit)",)
+    assert second.warnings == first.warnings == (
+        "SOUL.md: cut to an allowance of 1,000 of 5,000 characters (per-file limit): the first 700 and last 200 "
+        "are kept, 1,027 injected with the marker",
+    )
     # a new set of cuts warns again, once
     set_file(ws, "USER.md", "user " * 1000)
     third = build_prompt(ws, warning_state=session)
-    assert "- USER.md: cut to 1,000" in third.warning_block and "- SOUL.md" in third.warning_block
+    assert "- USER.md: cut to an allowance of 1,000" in third.warning_block and "- SOUL.md" in third.warning_block
     assert build_prompt(ws, warning_state=session).warning_block == ""
     # another session is warned again; no state at all means a fresh session each time
     assert build_prompt(ws, warning_state=WarningState()).warning_block != ""

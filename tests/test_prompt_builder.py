@@ -194,8 +194,15 @@ def test_doctor_reports_budget_pressure(ws_path):
     findings = doctor_checks(ws)
     assert len(findings) == 1
     assert findings[0].path == "MEMORY.md" and findings[0].severity == "warning"
-    assert "cut to 1,000 of 4,000 characters (per-file limit)" in findings[0].message
-    assert "bootstrap.max_chars_per_file" in findings[0].message
+    # the file name comes from the finding's path, once; the numbers match the budget table
+    assert str(findings[0]) == (
+        "MEMORY.md: cut to an allowance of 1,000 of 4,000 characters (per-file limit): the first 700 and last "
+        "200 are kept, 1,031 injected with the marker; the model sees only its head and tail. Trim the file or "
+        "raise bootstrap.max_chars_per_file"
+    )
+    memory = next(f for f in build_prompt(ws).files if f.name == "MEMORY.md")
+    assert (memory.allowance, memory.injected_chars, memory.kept_head, memory.kept_tail) == (1000, 1031, 700, 200)
+    assert memory.to_json()["allowance"] == 1000
 
 
 def test_load_problems_are_warnings_and_say_what_the_prompt_uses(ws_path):
@@ -204,7 +211,15 @@ def test_load_problems_are_warnings_and_say_what_the_prompt_uses(ws_path):
     (ws_path / "SOUL.md").write_text("---\nx: [\n---\nYou are brief.\n")
     ws = Workspace.open(ws_path)
     result = build_prompt(ws)
-    assert "SOUL.md" not in [f.name for f in result.files]
+    # the rejected file still has a row: no budget cut (reason stays in the spec's enum), a problem
+    soul = next(f for f in result.files if f.name == "SOUL.md")
+    assert soul.to_json() == {
+        "name": "SOUL.md", "raw_chars": 0, "injected_chars": 0, "truncated": False, "reason": None,
+        "allowance": 0,
+        "problem": "SOUL.md:2: invalid frontmatter YAML: expected the node content, but found '<stream end>'; "
+                   "it is left out of the prompt",
+    }
+    assert [f.name for f in result.files if f.problem] == ["SOUL.md"]
     assert result.warnings == (
         "kit.yaml:2: unknown key 'bootstrap.warnign' (did you mean 'warning'?); "
         "the last good configuration (or the defaults) is in force",
@@ -221,5 +236,11 @@ def test_load_problems_are_warnings_and_say_what_the_prompt_uses(ws_path):
     assert "You are brief." in result.prompt
     [warning] = result.warnings
     assert warning.startswith("SOUL.md: ") and warning.endswith("; the prompt uses its last good version")
-    # a heartbeat run does not load SOUL.md: its problem is not this prompt's
-    assert build_prompt(ws, "heartbeat").warnings == ()
+    soul = next(f for f in result.files if f.name == "SOUL.md")
+    assert soul.problem == warning and soul.reason is None and soul.injected_chars == soul.raw_chars > 0
+    # a heartbeat run does not load SOUL.md: its problem is not this prompt's, but the row names it
+    heartbeat = build_prompt(ws, "heartbeat")
+    assert heartbeat.warnings == ()
+    soul = next(f for f in heartbeat.files if f.name == "SOUL.md")
+    assert soul.reason == "excluded_by_kind" and soul.problem == warning.removesuffix(
+        "; the prompt uses its last good version")

@@ -18,7 +18,7 @@ def test_prompt_json_matches_the_spec_shape(cli, ws_path, kit_now):
     assert data["kind"] == "default" and data["version"] == 1
     assert data["chars"] == len(data["prompt"])
     assert data["files"][0] == {"name": "AGENTS.md", "raw_chars": 584, "injected_chars": 584,
-                                "truncated": False, "reason": None}
+                                "truncated": False, "reason": None, "allowance": 584, "problem": None}
     assert data["skills"]["total"] == 2 and data["skills"]["in_prompt"] == 2 and data["skills"]["format"] == "full"
     assert data["warnings"] == []
     again = json.loads(cli("prompt", "-w", ws_path, "--json").output)
@@ -34,7 +34,7 @@ def test_prompt_json_reasons(cli, ws_path):
                        "USER.md": None, "HEARTBEAT.md": "excluded_by_kind", "BOOTSTRAP.md": "excluded_by_kind",
                        "MEMORY.md": "excluded_by_kind"}
     assert data["kind"] == "subagent"
-    assert [w for w in data["warnings"] if w.startswith("SOUL.md: cut to")]
+    assert [w for w in data["warnings"] if w.startswith("SOUL.md: cut to an allowance of")]
     write_config(ws_path, "bootstrap:\n  max_chars_per_file: 400\n")
     data = json.loads(cli("prompt", "-w", ws_path, "--json").output)
     soul = next(f for f in data["files"] if f["name"] == "SOUL.md")
@@ -71,3 +71,42 @@ def test_prompt_and_skills_list_do_not_import_torch(ws_path):
     proc = subprocess.run([sys.executable, "-c", script, str(ws_path)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == "HEAVY="
+
+
+def test_prompt_text_alone_on_stdout_report_on_stderr(cli, ws_path, kit_now):
+    """`kit prompt > file` saves exactly the prompt; the table and the warnings go to stderr."""
+    kit_now("2026-05-07T09:00:00+00:00")
+    write_config(ws_path, "bootstrap:\n  max_chars_per_file: 400\n")
+    (ws_path / "SOUL.md").write_text("s" * 900)
+    data = json.loads(cli("prompt", "-w", ws_path, "--json").output)
+    result = cli("prompt", "-w", ws_path)
+    assert result.exit_code == 0
+    assert data["prompt"].endswith("\n") and result.stdout == data["prompt"]
+    assert "Bootstrap budget" in result.stderr and "You are an assistant running in Kit" not in result.stderr
+    assert ("warning: SOUL.md: cut to an allowance of 400 of 900 characters (per-file limit): the first 280 and "
+            "last 80 are kept, 484 injected with the marker") in result.stderr
+    report = cli("prompt", "-w", ws_path, "--report")
+    assert report.stderr == "" and "Bootstrap budget" in report.stdout and "allowance" in report.stdout
+
+
+def test_report_row_for_a_rejected_file(cli, ws_path):
+    (ws_path / "SOUL.md").write_text("---\nx: [\n---\nYou are brief.\n")
+    data = json.loads(cli("prompt", "-w", ws_path, "--json").output)
+    soul = next(f for f in data["files"] if f["name"] == "SOUL.md")
+    assert soul["reason"] is None and soul["injected_chars"] == 0
+    assert soul["problem"] == ("SOUL.md:2: invalid frontmatter YAML: expected the node content, but found "
+                               "'<stream end>'; it is left out of the prompt")
+    report = cli("prompt", "-w", ws_path, "--report", env={"COLUMNS": "300"})
+    row = next(line for line in report.stdout.splitlines() if "SOUL.md " in line)
+    assert row.split("│")[1:-1] == [
+        " SOUL.md      ", "         0 ", "         — ", "        0 ", "     ",
+        " SOUL.md:2: invalid frontmatter YAML: expected the node content, but found '<stream end>'; it is left "
+        "out of the prompt ",
+    ]
+
+
+def test_help_cites_no_spec_sections(cli):
+    for args in (("prompt", "--help"), ("skills", "--help"), ("skills", "list", "--help"),
+                 ("skills", "new", "--help"), ("skills", "check", "--help")):
+        result = cli(*args)
+        assert result.exit_code == 0 and "§" not in result.output, args

@@ -19,12 +19,17 @@ KINDS = ("default", "subagent", "cron", "heartbeat", "shared")  # kit.prompt.bui
 @click.command()
 @workspace_option
 @click.option("--kind", "kind", type=click.Choice(KINDS), default="default", show_default=True,
-              help="Run kind: which files go in (§4).")
-@click.option("--report", "report_only", is_flag=True, help="Show only the budget report, not the prompt text.")
+              help="Run kind: which workspace files go in.")
+@click.option("--report", "report_only", is_flag=True,
+              help="Show only the budget report (on stdout), not the prompt text.")
 @json_option
 @handle_errors
 def prompt(workspace, kind: str, report_only: bool, as_json: bool) -> None:
-    """Show the system prompt Kit builds for this workspace, and what each file cost."""
+    """Show the system prompt Kit builds for this workspace, and what each file cost.
+
+    The prompt text goes to stdout alone (`kit prompt > prompt.txt` saves exactly the prompt);
+    the budget report and warnings go to stderr. With --report only the report is printed, on stdout.
+    """
     from kit.prompt.builder import build_prompt
 
     ws = open_workspace(workspace)
@@ -36,23 +41,37 @@ def prompt(workspace, kind: str, report_only: bool, as_json: bool) -> None:
 
 
 def render_report(result, *, show_prompt: bool = True) -> None:
+    """With the prompt: the prompt on stdout, the report on stderr. Without: the report on stdout."""
     from rich.table import Table
+    from rich.text import Text
 
-    out = console()
     if show_prompt:
-        out.print(result.prompt, markup=False, highlight=False)
+        click.echo(result.prompt, nl=not result.prompt.endswith("\n"))
+    out = console(stderr=show_prompt)
+    if show_prompt:
         out.rule()
     table = Table(title=f"Bootstrap budget — kind {result.kind}, snapshot v{result.version}", title_justify="left")
     table.add_column("file")
     table.add_column("raw chars", justify="right")
+    table.add_column("allowance", justify="right")
     table.add_column("injected", justify="right")
     table.add_column("cut", justify="center")
     table.add_column("reason")
     for f in result.files:
-        style = "yellow" if f.truncated else ("dim" if f.reason == "excluded_by_kind" else "")
-        table.add_row(f.name, f"{f.raw_chars:,}", f"{f.injected_chars:,}", "✂" if f.truncated else "",
-                      f.reason or "", style=style)
+        if f.problem:
+            style = "red"
+        elif f.truncated:
+            style = "yellow"
+        else:
+            style = "dim" if f.reason == "excluded_by_kind" else ""
+        allowance = f"{f.allowance:,}" if f.reason != "excluded_by_kind" and not (f.problem and not f.raw_chars) else "—"
+        reason = "; ".join(part for part in (f.reason, f.problem) if part)
+        table.add_row(Text(f.name), f"{f.raw_chars:,}", allowance, f"{f.injected_chars:,}",
+                      "✂" if f.truncated else "", Text(reason), style=style)
     out.print(table)
+    if result.cuts:
+        out.print("allowance: file characters kept (head + tail); injected: what the prompt holds, "
+                  "truncation marker included", style="dim")
     s = result.skills
     out.print(
         f"skills: {s.in_prompt} of {s.eligible} eligible in the prompt ({s.format} format, {len(s.text):,} chars); "
@@ -63,4 +82,4 @@ def render_report(result, *, show_prompt: bool = True) -> None:
     if result.kind == "heartbeat" and result.heartbeat_empty:
         out.print("[yellow]HEARTBEAT.md has no tasks: heartbeat runs are skipped[/]")
     for warning in result.warnings:
-        out.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        out.print(Text.assemble(("warning:", "yellow"), " ", warning))

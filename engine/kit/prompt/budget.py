@@ -89,8 +89,11 @@ class FileBudget:
     injected_chars: int  # what actually goes into the prompt, marker included
     truncated: bool
     reason: str | None  # None | "max_per_file" | "max_total" | "excluded_by_kind"
-    allowance: int = 0
+    allowance: int = 0  # the budget it was given: file characters kept (head + tail), marker excluded
     text: str = ""  # the injected text
+    kept_head: int = 0  # when truncated: characters kept from the start …
+    kept_tail: int = 0  # … and from the end (kept_head + kept_tail <= allowance)
+    problem: str | None = None  # the file could not be loaded ("SOUL.md:3: invalid frontmatter …")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -99,6 +102,8 @@ class FileBudget:
             "injected_chars": self.injected_chars,
             "truncated": self.truncated,
             "reason": self.reason,
+            "allowance": self.allowance,
+            "problem": self.problem,
         }
 
 
@@ -120,5 +125,7 @@ def apply_budgets(
             continue
         reason = "max_total" if allowance < demand else "max_per_file"
         injected = truncate_head_tail(text, allowance, name, head_ratio, tail_ratio)
-        out.append(FileBudget(name, len(text), len(injected), True, reason, allowance, injected))
+        head = int(head_ratio * allowance + _EPS)
+        tail = int(tail_ratio * allowance + _EPS)
+        out.append(FileBudget(name, len(text), len(injected), True, reason, allowance, injected, head, tail))
     return out

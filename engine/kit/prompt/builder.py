@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from kit import clock
+from kit.documents import Issue
 from kit.errors import KitError
 from kit.prompt.budget import FileBudget, apply_budgets, strip_kit_comments
 from kit.prompt.skills_block import SkillEntry, SkillsBlock, build_skills_block
@@ -194,17 +195,24 @@ def _assemble(ws, kind: str, hooks: Sequence[BootstrapHook]) -> _Assembly:
     snap = ws.snapshot
     cfg = snap.config
     wanted = KIND_FILES[kind]
+    rejected = _rejected_files(snap)
     included: list[BootstrapFile] = []
     excluded: list[FileBudget] = []
+    unloaded: list[FileBudget] = []  # rejected with no last good version: a row that says why
     for name in FILE_ORDER:
         doc = snap.get(name)
+        reason = None if name in wanted else "excluded_by_kind"
         if doc is None:
+            if name in rejected:  # a run kind that leaves the file out anyway just names the problem
+                problem = str(rejected[name]) + ("; it is left out of the prompt" if reason is None else "")
+                unloaded.append(FileBudget(name, 0, 0, False, reason, problem=problem))
             continue
-        if name in wanted:
+        if reason is None:
             included.append(BootstrapFile(name, doc.text))
         else:
             raw = len(strip_kit_comments(doc.text))
-            excluded.append(FileBudget(name, raw, 0, False, "excluded_by_kind"))
+            problem = str(rejected[name]) if name in rejected else None
+            excluded.append(FileBudget(name, raw, 0, False, reason, problem=problem))
     notes = _load_problems(snap, wanted)
     if hooks:
         included, hook_notes = run_bootstrap_hooks(included, hooks, BootstrapContext(kind, snap.root, snap.version))
@@ -217,6 +225,7 @@ def _assemble(ws, kind: str, hooks: Sequence[BootstrapHook]) -> _Assembly:
         head_ratio=float(cfg.get("bootstrap.head_ratio")),
         tail_ratio=float(cfg.get("bootstrap.tail_ratio")),
     )
+    budgets = [replace(b, problem=_kept_problem(rejected, b.name)) if b.name in rejected else b for b in budgets]
     tail_heartbeat = kind == "heartbeat"
     persona = tuple(b for b in budgets if b.name != MEMORY and not (tail_heartbeat and b.name == HEARTBEAT))
     memory = next((b for b in budgets if b.name == MEMORY), None)
@@ -228,7 +237,7 @@ def _assemble(ws, kind: str, hooks: Sequence[BootstrapHook]) -> _Assembly:
     if invalid:
         notes.append(f"{invalid} invalid skill file(s) left out; `kit skills check` says why")
     return _Assembly(
-        files=(*ordered, *excluded),
+        files=(*ordered, *unloaded, *excluded),
         persona=persona,
         memory=memory,
         heartbeat=heartbeat,
@@ -236,6 +245,21 @@ def _assemble(ws, kind: str, hooks: Sequence[BootstrapHook]) -> _Assembly:
         notes=tuple(notes),
         heartbeat_empty=empty,
     )
+
+
+def _rejected_files(snap) -> dict[str, Issue]:
+    """Bootstrap files the snapshot refused (binary, too big, broken frontmatter): the first issue
+    of each, so the budget report gives every such file a row that says why."""
+    out: dict[str, Issue] = {}
+    for issue in snap.issues:
+        if issue.area != "config" and issue.path in FILE_ORDER:
+            out.setdefault(issue.path, issue)
+    return out
+
+
+def _kept_problem(rejected: dict[str, Issue], name: str) -> str | None:
+    issue = rejected.get(name)
+    return None if issue is None else f"{issue}; the prompt uses its last good version"
 
 
 def _load_problems(snap, wanted: frozenset[str]) -> list[str]:
@@ -383,7 +407,8 @@ def doctor_checks(ws) -> list:
         setting = "bootstrap.max_total_chars" if cut.reason == "max_total" else "bootstrap.max_chars_per_file"
         out.append(Finding(
             "warning", "prompt",
-            f"{describe_cut(cut)}; the model sees only its head and tail. Trim the file or raise {setting}",
+            f"{describe_cut(cut, with_name=False)}; the model sees only its head and tail. "
+            f"Trim the file or raise {setting}",
             cut.name,
         ))
     if result.template_issue is not None:

@@ -38,9 +38,17 @@ class WarningState:
             return True
 
 
-def describe_cut(cut: FileBudget) -> str:
+def describe_cut(cut: FileBudget, *, with_name: bool = True) -> str:
+    """What was cut, with the allowance and what was really injected, so the numbers match the
+    budget table: "SOUL.md: cut to an allowance of 20,000 of 25,000 characters (per-file limit):
+    the first 14,000 and last 4,000 are kept, 18,133 injected with the marker".
+    `with_name=False` leaves out the leading name (for findings that carry the path already)."""
     why = REASON_TEXT.get(cut.reason or "", cut.reason)
-    return f"{cut.name}: cut to {cut.allowance:,} of {cut.raw_chars:,} characters ({why})"
+    text = (
+        f"cut to an allowance of {cut.allowance:,} of {cut.raw_chars:,} characters ({why}): the first "
+        f"{cut.kept_head:,} and last {cut.kept_tail:,} are kept, {cut.injected_chars:,} injected with the marker"
+    )
+    return f"{cut.name}: {text}" if with_name else text
 
 
 def warning_block(cuts: Sequence[FileBudget]) -> str:
