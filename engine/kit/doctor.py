@@ -76,4 +76,18 @@ def _collect(ws) -> list[Finding]:
             findings.extend(check(ws))
         except Exception as exc:  # a broken check must not hide the others
             findings.append(Finding("error", module_name.split(".")[1], f"check failed: {exc!r}"))
-    return findings
+    return _dedupe(findings)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """One report per problem: a snapshot issue (area "documents") that a subsystem reports too
+    for the same file and line — e.g. a broken SKILL.md, which the skills check names with what it
+    means for the skill — is kept only in the subsystem's more specific words."""
+    def covered(doc: Finding) -> bool:
+        return any(
+            other is not doc and other.area != "documents" and other.path == doc.path
+            and other.line == doc.line and other.message.startswith(doc.message)
+            for other in findings
+        )
+
+    return [f for f in findings if not (f.area == "documents" and f.path and covered(f))]

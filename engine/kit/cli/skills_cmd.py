@@ -30,15 +30,18 @@ def skills() -> None:
 @json_option
 @handle_errors
 def list_cmd(workspace, as_json: bool) -> None:
-    """Every loaded skill: source root, readiness, flags and description."""
+    """Every skill: source root, readiness (or blocked / invalid), flags and description."""
     from kit.skills.catalog import catalog_for
 
     catalog = catalog_for(open_workspace(workspace))
+    invalid = catalog.invalid
     if as_json:
         emit_json({"skills": [s.to_json() for s in catalog],
+                   "invalid": [p.to_json() for p in invalid],
                    "problems": [p.to_json() for p in catalog.problems]})
         return
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(show_lines=False)
     for column in ("name", "source", "readiness", "flags", "description"):
@@ -51,19 +54,26 @@ def list_cmd(workspace, as_json: bool) -> None:
             flags.append("user-only")
         if not s.user_invocable:
             flags.append("model-only")
-        if s.blocked:
-            flags.append("[red]blocked[/]")
         if s.overrides:
             flags.append("overrides " + ",".join(s.overrides))
-        ready = s.readiness
-        if s.missing:
-            ready += " (" + "; ".join(f"{k}: {', '.join(v)}" for k, v in s.missing.items()) + ")"
-        table.add_row(s.name, s.source, f"[{READY.get(s.readiness, '')}]{ready}[/]", " ".join(flags), s.description)
+        if s.blocked:  # readiness in JSON stays available|missing|unsupported; here blocked says it all
+            ready = Text(f"blocked (untrusted code: run kit skills trust {s.name})", style="red")
+        else:
+            text = s.readiness
+            if s.missing:
+                text += " (" + "; ".join(f"{k}: {', '.join(v)}" for k, v in s.missing.items()) + ")"
+            ready = Text(text, style=READY.get(s.readiness, ""))
+        table.add_row(s.name, s.source, ready, " ".join(flags), Text(s.description))
+    for p in invalid:
+        table.add_row(p.skill, p.source, Text(f"invalid ({p})", style="bold red"), "", "")
     out = console()
     out.print(table)
-    errors = catalog.errors
-    if errors:
-        out.print(f"[bold red]{len(errors)} invalid skill file(s)[/]; `kit skills check` shows them")
+    if invalid:
+        out.print(f"[bold red]{len(invalid)} invalid skill file(s)[/] not loaded; `kit skills check` shows every problem")
+    stale = {p.path for p in catalog.errors} - {p.path for p in invalid}
+    if stale:
+        out.print(f"[yellow]{len(stale)} skill file(s) have a broken edit[/]: their last good version is in use; "
+                  "`kit skills check` says why")
 
 
 @skills.command("view")
@@ -114,14 +124,21 @@ def _print_files(out, files: dict) -> None:
 @json_option
 @handle_errors
 def new_cmd(name: str, description: str | None, workspace, as_json: bool) -> None:
-    """Scaffold skills/NAME/SKILL.md in the workspace (it passes `kit skills check`)."""
+    """Scaffold skills/NAME/SKILL.md in the workspace (it passes `kit skills check`).
+
+    Without --description it writes a placeholder that `kit skills check` warns about until edited."""
     from kit.skills.manage import new_skill
 
     result = new_skill(open_workspace(workspace), name, description)
     if as_json:
         emit_json(result.to_json())
     else:
-        console().print(f"created {result.path}; edit it, then run `kit skills check {name}`", highlight=False)
+        out = console()
+        out.print(f"created {result.path}; edit it, then run `kit skills check {name}`", highlight=False)
+        if result.placeholder:
+            out.print("[yellow]its description is a placeholder[/]: replace it with what the skill does and when "
+                      f"to use it (or pass --description next time); `kit skills check {name}` warns until then",
+                      highlight=False)
 
 
 @skills.command("check")
@@ -163,7 +180,9 @@ def check_cmd(name: str | None, workspace, as_json: bool) -> None:
                 state = "[green]trusted[/]" if s.trusted else "[red]blocked until trusted[/] (`kit skills trust " + s.name + "`)"
                 out.print(f"         {s.name}: {state}")
         checked = f"skill '{name}'" if name else f"{len(skills)} skill(s)"
-        out.print(f"[green]✓ {checked} OK[/]" if ok else f"[bold red]✗ {len(errors)} error(s), {len(blocked)} blocked[/]")
+        warned = sum(p.severity == "warning" for p in problems)
+        note = f" ({warned} warning(s))" if warned else ""
+        out.print(f"[green]✓ {checked} OK[/]{note}" if ok else f"[bold red]✗ {len(errors)} error(s), {len(blocked)} blocked[/]")
     if not ok:
         sys.exit(1)
 

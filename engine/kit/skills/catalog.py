@@ -152,6 +152,17 @@ class SkillCatalog:
     def errors(self) -> tuple[SkillProblem, ...]:
         return tuple(p for p in self.problems if p.severity == "error")
 
+    @property
+    def invalid(self) -> tuple[SkillProblem, ...]:
+        """The first error of each skill file that failed validation and is not loaded at all (a
+        broken edit that keeps its last good version is loaded, so it is not here)."""
+        loaded = {s.location for s in self.skills.values()}
+        out: dict[str, SkillProblem] = {}
+        for p in self.errors:
+            if p.path not in loaded and not p.message.endswith("(keeping the last good version)"):
+                out.setdefault(p.path, p)
+        return tuple(out.values())
+
     def eligible(self) -> list[Skill]:
         """Skills for the prompt: `always: true` first, then by name."""
         return sorted((s for s in self.skills.values() if s.eligible), key=lambda s: (not s.always, s.name))

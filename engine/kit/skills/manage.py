@@ -9,7 +9,7 @@ from typing import Any
 from kit.errors import KitError
 from kit.fsutil import safe_join
 from kit.skills.catalog import TRUST_KIND, catalog_for
-from kit.skills.validate import MAX_DESCRIPTION, name_problem
+from kit.skills.validate import MAX_DESCRIPTION, name_problem, placeholder_description
 from kit.trust import TrustStore
 
 SKILL_TEMPLATE = """\
@@ -40,17 +40,21 @@ Say how to tell the task is finished.
 class NewSkill:
     name: str
     path: str  # workspace-relative SKILL.md
+    placeholder: bool = False  # the description is the placeholder: `kit skills check` warns until edited
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "path": self.path}
 
 
 def new_skill(ws, name: str, description: str | None = None) -> NewSkill:
-    """Create `skills/<name>/SKILL.md` in the workspace from a template that passes validation."""
+    """Create `skills/<name>/SKILL.md` in the workspace from a template that passes validation.
+
+    Without a description it writes a placeholder, which `kit skills check` reports as a warning
+    until it is edited."""
     problem = name_problem(name)
     if problem:
         raise KitError(problem)
-    description = " ".join((description or f"What {name} does and when to use it.").split())
+    description = " ".join((description or placeholder_description(name)).split())
     if not description or len(description) > MAX_DESCRIPTION:
         raise KitError(f"the description must be 1-{MAX_DESCRIPTION} characters")
     rel = f"skills/{name}/SKILL.md"
@@ -60,7 +64,7 @@ def new_skill(ws, name: str, description: str | None = None) -> NewSkill:
     # a JSON string is valid YAML: any description stays valid frontmatter
     quoted = json.dumps(description, ensure_ascii=False)
     ws.write_text(rel, SKILL_TEMPLATE.format(name=name, description=quoted, title=title))
-    return NewSkill(name, rel)
+    return NewSkill(name, rel, description == placeholder_description(name))
 
 
 @dataclass(frozen=True)

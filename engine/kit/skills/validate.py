@@ -30,6 +30,11 @@ class Problem:
     severity: str = "error"  # error | warning
 
 
+def placeholder_description(name: str) -> str:
+    """The description `kit skills new NAME` writes when none is given."""
+    return f"What {name} does and when to use it."
+
+
 def key_line(text: str, key: str) -> int | None:
     """1-based line of a top-level frontmatter key, for messages."""
     pattern = re.compile(rf"^{re.escape(key)}\s*:", re.M)
@@ -97,6 +102,9 @@ def validate_skill(
             "description")
     elif len(description) > MAX_DESCRIPTION:
         err(f"'description' is {len(description)} characters, the limit is {MAX_DESCRIPTION}", "description")
+    elif " ".join(description.split()) == placeholder_description(str(name)):
+        warn("'description' is still the placeholder from `kit skills new`: say what the skill does and "
+             "when to use it (the model picks skills by their description)", "description")
 
     if "license" in meta and not isinstance(meta["license"], str):
         err("'license' must be a string", "license")
