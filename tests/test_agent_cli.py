@@ -142,7 +142,27 @@ def test_broken_config_is_announced_on_the_status_line(ws_path, tmp_path, cli):
     result = cli("run", "hi", "--json", "-w", ws_path, "--model", f"script:{script}")
     assert result.exit_code == 0
     assert json.loads(result.stdout)["reply"] == "still here"
-    assert "kit.yaml" in result.stderr and "invalid YAML" in result.stderr
+    assert ("kit: warning: kit.yaml:2: invalid YAML: expected ',' or ']', but got '<stream end>' "
+            "(ignored until fixed; no kit.yaml setting applies)") in result.stderr.splitlines()
+
+
+def test_first_load_problems_are_not_called_last_good_versions(ws_path, tmp_path, cli):
+    """A one-shot run opens the workspace afresh: there is no last good version of anything, so
+    the status line says what is true — the broken part is ignored until fixed."""
+    set_config(ws_path, QUIET + "agent:\n  max_iterations: -4\n")
+    (ws_path / "skills" / "bad").mkdir(parents=True)
+    (ws_path / "skills" / "bad" / "SKILL.md").write_text("---\nname: [x\n---\nbody\n")
+    script = write_script(tmp_path, [{"text": "fine"}])
+    result = cli("run", "hi", "-w", ws_path, "--model", f"script:{script}")
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("kit: warning:")]
+    assert warnings == [
+        "kit: warning: kit.yaml:4: 'agent.max_iterations' must be at least 1, not -4 "
+        "(ignored until fixed; the valid settings apply)",
+        "kit: warning: skills/bad/SKILL.md:2: invalid frontmatter YAML: expected ',' or ']', but got "
+        "'<stream end>' (ignored until fixed)",
+    ]
+    assert "last good" not in result.stderr
 
 
 def test_untrusted_workspace_hook_is_announced_not_run(ws_path, tmp_path, cli):

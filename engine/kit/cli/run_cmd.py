@@ -32,6 +32,19 @@ def _check_model(spec: str, config) -> None:
         raise click.BadParameter(str(exc), param_hint="'--model'") from None
 
 
+def _in_force(ws, issue) -> str:
+    """What a one-shot run does about a load problem. The workspace was just opened, so there is
+    no last good version: a broken setting or document is simply left out (the config starts
+    from every valid value of every layer, else the defaults)."""
+    if issue.area == "config":
+        if "workspace" not in set(ws.config.sources.values()):
+            return "ignored until fixed; no kit.yaml setting applies"
+        return "ignored until fixed; the valid settings apply"
+    if ws.snapshot.get(issue.path) is not None:
+        return "last good version in force"
+    return "ignored until fixed"
+
+
 @click.command("run")
 @click.argument("message", required=False)
 @workspace_option
@@ -74,7 +87,7 @@ def run(message, workspace, model, session_key, kind, as_json):
         status(f"model {spec}: {LABEL}")
     # principle 5: a broken kit.yaml or document is announced on the turn's status line
     for issue in ws.snapshot.errors:
-        status(f"warning: {issue} (last good version in force)")
+        status(f"warning: {issue} ({_in_force(ws, issue)})")
     # §6: untrusted workspace hooks are skipped; say so, since nobody is asked in a one-shot run
     from kit.hooks.registry import registry_for
 
