@@ -91,7 +91,7 @@ def test_tool_before_handler_blocks_with_reason(ws_path, user_hooks):
 
 
 def test_tool_before_command_blocks_with_exit_2_and_stderr(ws_path, user_hooks):
-    write_hook(user_hooks, "guard-cmd", ["tool:before"], command="sh ./guard.sh", files={"guard.sh": """\
+    write_hook(user_hooks, "guard-cmd", ["tool:before"], command='sh "$KIT_HOOK_DIR/guard.sh"', files={"guard.sh": """\
         #!/bin/sh
         payload=$(cat)
         case "$payload" in

@@ -48,14 +48,35 @@ def test_untrusted_workspace_hook_does_not_run_until_trusted_and_again_after_an_
 
 
 def test_editing_a_script_run_by_a_command_hook_needs_trust_again(ws_path):
-    folder = write_hook(ws_path / "hooks", "cmd", ["heartbeat"], command="sh ./run.sh",
+    folder = write_hook(ws_path / "hooks", "cmd", ["heartbeat"], command='sh "$KIT_HOOK_DIR/run.sh"',
                         files={"run.sh": "echo one > out.txt\n"})
     ws = Workspace.open(ws_path)
     registry_for(ws).trust("cmd")
     assert registry_for(ws).fire("heartbeat", {}).ran == ["cmd"]
     (folder / "run.sh").write_text("echo two > out.txt\n")
     assert registry_for(ws).fire("heartbeat", {}).ran == []
-    assert (folder / "out.txt").read_text() == "one\n"
+    assert (ws_path / "out.txt").read_text() == "one\n"  # commands run in the workspace root
+
+
+def test_a_command_hook_that_leaves_files_in_its_folder_stays_trusted(ws_path):
+    """Commands run in the workspace root, and what running may leave in the hook folder (logs,
+    dotfiles, Python caches) is not part of the trust hash: a hook must not untrust itself."""
+    folder = write_hook(ws_path / "hooks", "busy", ["heartbeat"], command='sh "$KIT_HOOK_DIR/run.sh"', files={
+        "run.sh": 'pwd > where.txt\necho ran >> "$KIT_HOOK_DIR/run.log"\n'
+                  'echo 1 > "$KIT_HOOK_DIR/.state"\nmkdir -p "$KIT_HOOK_DIR/__pycache__"\n'
+                  'echo x > "$KIT_HOOK_DIR/__pycache__/m.cpython-312.pyc"\necho y > "$KIT_HOOK_DIR/cache.pyc"\n'})
+    ws = Workspace.open(ws_path)
+    registry_for(ws).trust("busy")
+    before = registry_for(ws).get("busy").digest()
+    for _ in range(2):
+        assert registry_for(ws).fire("heartbeat", {}).ran == ["busy"]
+    assert (ws_path / "where.txt").read_text() == f"{ws_path.resolve()}\n"
+    assert (folder / "run.log").read_text() == "ran\nran\n"
+    assert registry_for(ws).get("busy").digest() == before
+    assert registry_for(ws).untrusted() == []
+    # any other file in the folder still counts
+    (folder / "notes.txt").write_text("new\n")
+    assert registry_for(ws).get("busy").digest() != before
 
 
 def test_untrusted_handler_is_never_imported(ws_path):
@@ -188,3 +209,51 @@ def test_cli_human_output(ws_path, cli):
     cli("hooks", "trust", "guard", "-w", ws_path)
     fired = cli("hooks", "fire", "tool:before", "-w", ws_path).output
     assert "blocked by guard: no [x]" in fired
+
+
+def test_a_misspelt_event_name_gets_a_did_you_mean(ws_path):
+    write_hook(ws_path / "hooks", "typos", ["memory:wrte", "tool:befor", "sesion", "made:up", "command:deploy",
+                                            "tool:*", "tool", "command:*", "*", "heartbeat", "dream:st*rt", "dream:stop*"],
+               "def handle(e):\n    return None\n")
+    [hook] = [h for h in registry_for(Workspace.open(ws_path)).hooks if h.name == "typos"]
+    assert hook.valid
+    assert hook.warnings == (
+        "event 'memory:wrte' is not one Kit fires; did you mean 'memory:write'?",
+        "event 'tool:befor' is not one Kit fires; did you mean 'tool:before'?",
+        "event 'sesion' is not one Kit fires; did you mean 'session'?",
+        "event 'made:up' is not one Kit fires",
+        "event 'dream:stop*' is not one Kit fires",
+    )
+
+
+def test_trusting_an_invalid_hook_is_refused_with_its_errors(ws_path, cli):
+    write_hook(ws_path / "hooks", "broken", ["heartbeat"])  # no handler.py, no command
+    result = cli("hooks", "trust", "broken", "-w", ws_path)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "kit: hooks/broken/HOOK.md:1: hook 'broken' is invalid, so it is not trusted: no handler.py next to "
+        "HOOK.md and no 'command' in its frontmatter (fix it, then run `kit hooks trust broken`)\n")
+    assert result.stdout == ""
+    assert cli("hooks", "trust", "broken", "--json", "-w", ws_path).exit_code == 1
+    from kit.trust import TrustStore
+
+    assert not TrustStore().is_trusted("hook", "broken", hook_digest(ws_path / "hooks" / "broken"))
+
+
+def test_firing_an_event_kit_never_fires_warns(ws_path, cli):
+    bogus = cli("hooks", "fire", "bogus:event", "-w", ws_path)
+    assert bogus.exit_code == 0
+    assert bogus.stderr == ("kit: warning: no such event: 'bogus:event' is not one Kit fires "
+                            "(a custom slash command is command:<name>)\n")
+    typo = cli("hooks", "fire", "tool:befor", "--json", "-w", ws_path)
+    assert typo.exit_code == 0 and json.loads(typo.stdout)["event"] == "tool:befor"
+    assert typo.stderr == "kit: warning: no such event: 'tool:befor' is not one Kit fires; did you mean 'tool:before'?\n"
+    for event in ("command:deploy", "tool:before", "heartbeat"):
+        fired = cli("hooks", "fire", event, "-w", ws_path)
+        assert (fired.exit_code, fired.stderr) == (0, ""), event
+
+
+def test_cli_list_has_a_header_row(ws_path, cli):
+    lines = cli("hooks", "list", "-w", ws_path).stdout.splitlines()
+    assert lines[0].split() == ["NAME", "STATE", "ROOT", "KIND", "EVENTS"]
+    assert lines[1].split()[:4] == ["command-logger", "active", "bundled", "handler"]

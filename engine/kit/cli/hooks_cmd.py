@@ -50,8 +50,10 @@ def list_cmd(workspace, as_json: bool) -> None:
         out.print("[yellow]hooks are disabled (hooks.enabled: false)[/]")
     if not rows:
         out.print("no hooks")
+        return
     from rich.markup import escape
 
+    out.print(f"[bold]{'NAME':<20} {'STATE':<10} {'ROOT':<9} {'KIND':<7} EVENTS[/]")
     for row in rows:
         if not row["valid"]:
             state, style = "invalid", "bold red"
@@ -92,6 +94,13 @@ def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_
     if not isinstance(data, dict):
         raise click.BadParameter("must be a JSON object", param_hint="--data")
     ws = open_workspace(workspace)
+    from kit.hooks.events import unknown_event
+
+    unknown = unknown_event(event)
+    if unknown:
+        # fired all the same (a `*` hook sees it), but Kit itself never fires it: likely a typo
+        tip = "" if "did you mean" in unknown else " (a custom slash command is command:<name>)"
+        click.echo(f"kit: warning: no such event: {unknown.removeprefix('event ')}{tip}", err=True)
     outcome = registry_for(ws).fire(event, data, session_key=session_key)
     if as_json:
         emit_json({"event": event, **outcome.to_json()})

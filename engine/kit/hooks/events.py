@@ -60,5 +60,27 @@ def event_matches(pattern: str, event_type: str) -> bool:
     return any(ch in pattern for ch in "*?[") and fnmatch.fnmatchcase(event_type, pattern)
 
 
+def unknown_event(name: str) -> str | None:
+    """Why hooks on `name` would never run ("event 'memory:wrte' is not one Kit fires; did you
+    mean 'memory:write'?"), or None for a name Kit fires: a known event, a family (`tool`), `*`,
+    a glob matching a known event, or a custom slash command `command:<name>`."""
+    import difflib
+
+    if name == "*" or name in KNOWN_EVENTS:
+        return None
+    family = name.split(":", 1)[0]
+    if ":" not in name:
+        if name in KNOWN_FAMILIES:
+            return None
+    elif family == "command" and name != "command:":
+        return None  # command:<name> fires for any slash command, and a glob over them
+    elif any(ch in name for ch in "*?[") and any(fnmatch.fnmatchcase(e, name) for e in KNOWN_EVENTS):
+        return None
+    candidates = list(KNOWN_EVENTS) if ":" in name else sorted(KNOWN_FAMILIES)
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"event {name!r} is not one Kit fires{hint}"
+
+
 def is_decision(event_type: str) -> bool:
     return event_type in DECISION_EVENTS

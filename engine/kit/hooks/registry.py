@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kit import clock
-from kit.errors import NotFoundError
+from kit.errors import KitError, NotFoundError
 from kit.hooks.events import REWRITABLE, HookEvent, event_matches, is_decision
 from kit.hooks.runner import RunResult, run_command, run_handler
 from kit.hooks.spec import HookSpec, discover
@@ -80,8 +80,14 @@ class HookRegistry:
         return [h for h in self.valid() if h.enabled and not self.is_trusted(h)]
 
     def trust(self, name: str) -> TrustEntry | None:
-        """Trust the hook's current content; None for hooks that need no trust (bundled, user)."""
+        """Trust the hook's current content; None for hooks that need no trust (bundled, user).
+        An invalid hook is refused with its validation errors: it cannot run, so there is nothing
+        to allow yet (fix HOOK.md, then trust what you fixed)."""
         hook = self.get(name)
+        if not hook.valid:
+            raise KitError(f"hook {name!r} is invalid, so it is not trusted: {'; '.join(hook.errors)} "
+                           f"(fix it, then run `kit hooks trust {name}`)",
+                           path=hook.display_path, line=hook.line)
         if not hook.needs_trust:
             return None
         return self.trust_store.trust("hook", hook.name, hook.digest(), str(hook.dir))

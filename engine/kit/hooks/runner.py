@@ -7,8 +7,10 @@ at most the timeout. A handler still running after its timeout is abandoned (Pyt
 thread), logged, and the pipeline goes on; until it returns, that hook is skipped (logged) rather
 than started again on another thread.
 
-Commands run through /bin/sh in the hook's folder, in their own process group (killed on
-timeout), with the event JSON on stdin and the dangerous environment variables removed.
+Commands run through /bin/sh in the workspace root (`$KIT_HOOK_DIR` names the hook's folder),
+in their own process group (killed on timeout), with the event JSON on stdin and the dangerous
+environment variables removed. Not in the hook's folder: a file a command writes there would
+change the folder's content hash and so untrust the hook.
 Exit 0 → stdout JSON (if any) is the return value; exit 2 → block, stderr is the reason;
 anything else is an error.
 """
@@ -168,7 +170,7 @@ def run_command(hook: HookSpec, event: HookEvent, timeout_s: float) -> RunResult
     })
     payload = json.dumps(event.to_json(), ensure_ascii=False, default=str).encode("utf-8")
     try:
-        done = run_shell(hook.command or "", cwd=hook.dir, env=env, timeout_s=timeout_s, stdin=payload)
+        done = run_shell(hook.command or "", cwd=event.workspace, env=env, timeout_s=timeout_s, stdin=payload)
     except OSError as exc:
         return RunResult(error=f"cannot start command: {exc}")
     if done.timed_out:

@@ -14,7 +14,7 @@ from kit import paths
 from kit.documents import split_frontmatter
 from kit.errors import DocumentError
 from kit.fsutil import read_text
-from kit.hooks.events import KNOWN_EVENTS, KNOWN_FAMILIES
+from kit.hooks.events import unknown_event
 
 ROOTS = ("bundled", "user", "workspace")  # lowest precedence first
 NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,63}$")
@@ -70,14 +70,24 @@ class HookSpec:
                 "file": self.display_path, "line": self.line}
 
 
+IGNORED_SUFFIXES = (".pyc", ".pyo", ".log")
+
+
+def hashed(name: str) -> bool:
+    """Whether a file of a hook folder counts for its trust hash: not caches (`*.pyc`), logs
+    (`*.log`) or dotfiles — what running a hook may leave behind must not untrust it."""
+    return not name.startswith(".") and not name.endswith(IGNORED_SUFFIXES)
+
+
 def hook_digest(folder: Path) -> str:
     """sha256 over every file of the hook folder (HOOK.md, handler.py, scripts a command runs),
-    so editing any of them needs trusting again. Caches (__pycache__, dot-folders) are skipped."""
+    so editing any of them needs trusting again. Skipped: `__pycache__` and dot-folders, and
+    `*.pyc`, `*.pyo`, `*.log` and dotfiles anywhere."""
     h = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
         for name in sorted(filenames):
-            if name.endswith((".pyc", ".pyo")):
+            if not hashed(name):
                 continue
             full = Path(dirpath) / name
             rel = full.relative_to(folder).as_posix()
@@ -141,9 +151,9 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path,
             if not isinstance(item, str) or not EVENT_RE.match(item):
                 error("events", f"event {item!r} is not an event name like 'tool:before' or 'command'")
                 continue
-            family = item.split(":")[0]
-            if item not in KNOWN_EVENTS and family not in KNOWN_FAMILIES and item != "*":
-                warnings.append(f"event {item!r} is not one Kit fires")
+            unknown = unknown_event(item)
+            if unknown:
+                warnings.append(unknown)
             events.append(item)
     enabled = meta.get("enabled", True)
     if not isinstance(enabled, bool):
