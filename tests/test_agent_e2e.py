@@ -166,3 +166,22 @@ def test_recall_failure_is_reported_and_the_turn_goes_on(ws, tmp_path, monkeypat
     result = agent_for(ws, script, status=said.append).turn(QUESTION)
     assert result.reply == "still answering"
     assert said == ["active recall failed: RuntimeError: index.db is corrupt"]
+
+
+def test_active_recall_leaves_out_memory_md_which_the_prompt_already_carries(ws, tmp_path):
+    (ws.root / "MEMORY.md").write_text(
+        "# Memory\n\n- The billing deploy checklist: run the database migrations, then flip the feature flag.\n")
+    ws.reload(["MEMORY.md"])
+    script = write_script(tmp_path, [{"text": "ok"}, {"text": "ok"}])
+    agent_for(ws, script).turn(QUESTION)
+    first = recorded_calls(script)[0]["messages"]
+    assert "The billing deploy checklist: run the database migrations" in first[0]["content"]  # system prompt
+    recalled = [ln for ln in first[-1]["content"].splitlines() if ln.startswith("- ")]
+    assert [ln.split(": ", 1)[0] for ln in recalled] == ["- memory/2026-05-05.md:3-3"]
+    assert [e.key for e in _events(ws) if e.source == "active"] == ["memory/2026-05-05.md:3:3"]
+
+    # a subagent run does not load MEMORY.md into its prompt, so recall may bring it in
+    agent_for(ws, script, kind="subagent").turn(QUESTION)
+    second = recorded_calls(script)[1]["messages"]
+    assert "The billing deploy checklist" not in second[0]["content"]
+    assert "- MEMORY.md:1-3: # Memory - The billing deploy checklist" in second[-1]["content"]

@@ -376,8 +376,10 @@ class Agent:
             # notes must not leak in through recall either (memory_search stays available)
             recall = ActiveRecall("")
         else:
+            # what the system prompt already carries (MEMORY.md) is not recalled again
+            in_prompt = {f.name for f in getattr(prompt, "files", ()) if getattr(f, "injected_chars", 0)}
             try:
-                recall = active_recall(ws, text)
+                recall = active_recall(ws, text, exclude=in_prompt)
             except Exception as exc:  # noqa: BLE001 - recall is an aid; the turn goes on without it
                 recall = ActiveRecall("", error=f"active recall failed: {type(exc).__name__}: {exc}")
         if recall.error:

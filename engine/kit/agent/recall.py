@@ -9,6 +9,7 @@ recorded as recalls, with source `active`: a hit the model never saw is not a re
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,8 +76,12 @@ def select_hits(results: list[Any], max_chars: int) -> list[tuple[Any, RecallHit
     return chosen
 
 
-def active_recall(ws, message: str) -> ActiveRecall:
-    """Search memory for `message`; return the block to prepend and record what was included."""
+def active_recall(ws, message: str, *, exclude: Collection[str] = ()) -> ActiveRecall:
+    """Search memory for `message`; return the block to prepend and record what was included.
+
+    `exclude`: files the model already has whole — the run's system prompt carries MEMORY.md
+    (default kind), so recalling its chunks would only repeat it; the hits come from the other
+    memory files (daily notes, extra paths)."""
     config = ws.config
     if not config.get("memory.active_recall.enabled", True):
         return ActiveRecall("")
@@ -86,10 +91,15 @@ def active_recall(ws, message: str) -> ActiveRecall:
     try:
         from kit.memory.service import memory_for
 
-        result = memory_for(ws).search(message, record=False, source="active")
+        wanted = int(config.get("memory.search.max_results", 6))
+        # ask for more when some files are left out, so they do not take the places of others
+        limit = wanted * 2 if exclude else None
+        result = memory_for(ws).search(message, limit=limit, record=False, source="active")
     except ModuleNotFoundError as exc:
         return ActiveRecall("", error=f"memory search unavailable ({exc.name} missing)")
     results = list(getattr(result, "results", result) or [])
+    if exclude:
+        results = [r for r in results if getattr(r, "path", None) not in exclude][:wanted]
     chosen = select_hits(results, max_chars)
     if not chosen:
         return ActiveRecall("")
