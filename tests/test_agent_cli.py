@@ -186,6 +186,20 @@ def test_heartbeat_with_empty_checklist_is_skipped(ws_path, tmp_path, cli):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["iterations"] == 0 and data["reply"] == ""
+    assert data["skipped"] == "HEARTBEAT.md has no tasks"
+    assert result.stderr.splitlines()[-1] == "kit: heartbeat skipped: HEARTBEAT.md has no tasks"
+
+    human = cli("run", "heartbeat", "--kind", "heartbeat", "-w", ws_path, "--model", f"script:{script}")
+    assert human.exit_code == 0, human.output
+    assert human.stdout == ""  # no "(no reply)"
+    assert human.stderr.splitlines()[-1] == "kit: heartbeat skipped: HEARTBEAT.md has no tasks"
+    assert json.loads(cli("sessions", "list", "--json", "-w", ws_path).stdout)["sessions"] == []
+
+    # with a task, it runs (and the JSON has no "skipped")
+    (ws_path / "HEARTBEAT.md").write_text("# Heartbeat\n\n- check the inbox\n")
+    ran = cli("run", "heartbeat", "--kind", "heartbeat", "--json", "-w", ws_path, "--model", f"script:{script}")
+    assert ran.exit_code == 0, ran.output
+    assert set(json.loads(ran.stdout)) == {"session", "reply", "tool_calls", "iterations", "usage"}
 
 
 def test_session_continues_across_processes_and_stdin_message(ws_path, tmp_path, cli):

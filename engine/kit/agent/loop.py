@@ -37,6 +37,7 @@ FLUSH_TOOLS = ("memory_write", "memory_search", "memory_get")
 # the tool schemas travel with every request and take room in the window too
 TOOLS_TOKENS = cp.estimate_tokens(json.dumps(tool_schemas(), ensure_ascii=False))
 
+HEARTBEAT_SKIPPED = "HEARTBEAT.md has no tasks"
 INTERRUPTED = "[kit] not run: the turn was interrupted before this call"
 REPEAT_NOTE = (
     "\n\n[kit note] You have made this exact call ({name} with the same arguments) {count} times in "
@@ -109,20 +110,28 @@ class TurnResult:
     tool_calls: tuple[ToolOutcome, ...]
     iterations: int
     usage: dict[str, int]
-    stopped: str | None = None  # None | max_iterations | repeated_tool_call | blocked
+    stopped: str | None = None  # None | max_iterations | repeated_tool_call | blocked | skipped
     compactions: tuple[cp.CompactionResult, ...] = ()
     recalled: int = 0
     model: str = ""
 
+    @property
+    def skip_reason(self) -> str | None:
+        """Why the run did not happen (a heartbeat with nothing to check), or None."""
+        return HEARTBEAT_SKIPPED if self.stopped == "skipped" else None
+
     def to_json(self) -> dict[str, Any]:
-        # exactly the §9 shape of `kit run --json`
-        return {
+        # exactly the §9 shape of `kit run --json`, plus "skipped" (the reason) on a skipped run
+        out: dict[str, Any] = {
             "session": self.session,
             "reply": self.reply,
             "tool_calls": [t.to_json() for t in self.tool_calls],
             "iterations": self.iterations,
             "usage": self.usage,
         }
+        if self.skip_reason:
+            out["skipped"] = self.skip_reason
+        return out
 
 
 def assistant_message(response: ModelResponse) -> dict[str, Any]:

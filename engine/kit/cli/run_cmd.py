@@ -105,6 +105,12 @@ def run(message, workspace, model, session_key, kind, as_json):
         result = agent.turn(message)
     finally:
         agent.close()
+    if result.skip_reason:
+        # §4: nothing to do is not an error, but "(no reply)" would not say why nothing happened
+        status(f"{kind} skipped: {result.skip_reason}")
+        if as_json:
+            emit_json(result.to_json())
+        return
     if as_json:
         emit_json(result.to_json())
     else:
