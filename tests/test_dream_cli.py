@@ -215,6 +215,20 @@ def test_builtin_diary_entry(workspace, monkeypatch):
     assert "Light sleep looked at 2 recent notes (2 new today)." in entry
 
 
+def test_diary_lists_each_fact_once(workspace, monkeypatch):
+    """REM's truths that Deep promoted the same night are not listed a second time."""
+    monkeypatch.setenv("KIT_NOW", seed(workspace))
+    result = run_dream(workspace)
+    assert [t.cand.key for t in result.rem.truths] == ["memory/2026-05-01.md:3:3", "memory/2026-05-01.md:4:4"]
+    diary = (workspace.root / "DREAMS.md").read_text()
+    entry = diary[diary.index("## 2026-05-07 20:00"):]
+    assert entry == ("## 2026-05-07 20:00\n\nI kept returning to 2 things and wrote them into long-term memory:\n"
+                     f"\n- {FACTS[0]}\n- {FACTS[1]}\n\n"
+                     "Threads running through the week: alice, dairy, drinks; deploys, happen, production.\n\n"
+                     "Light sleep looked at 2 recent notes (2 new today).\n")
+    assert diary.count(FACTS[0]) == 1 and diary.count(FACTS[1]) == 1
+
+
 def test_llm_diary_uses_the_configured_model(workspace, monkeypatch, tmp_path):
     script = tmp_path / "diary.yaml"
     script.write_text("record: seen.jsonl\nturns:\n  - text: \"Tonight I kept thinking about Alice's oat milk.\"\n")

@@ -19,6 +19,7 @@ from kit.errors import BusyError, DocumentError
 from kit.fsutil import LockFile, read_text
 from kit.memory.recall import ensure_schema as ensure_recall_schema
 from kit.memory.recall import events as recall_events
+from kit.memory.recall import normalise_claim
 
 PHASES = ("light", "rem", "deep")
 LOCK_REL = ".kit/locks/dream.lock"
@@ -317,10 +318,34 @@ def _commit(ctx: _Ctx, promoted: int) -> dict[str, Any]:
     return autocommit(ctx.ws.root, sorted(ctx.changed), message, carry=DREAM_OUTPUTS).to_json()
 
 
+def _fact_id(text: str) -> str:
+    """A fact's identity in the diary: its normalised claim (list marker, case, spacing ignored)."""
+    return normalise_claim(text)
+
+
 def _diary_context(ctx: _Ctx, light, rem, decisions, retired: int, demoted: int, new_light: int) -> dict[str, Any]:
     now = clock.now()
     cfg = ctx.ws.config
     text = ctx.read(deep_phase.MEMORY_FILE) or ""
+    # each fact once: a truth REM found that Deep promoted tonight is already listed as promoted
+    promoted: list[dict[str, str]] = []
+    seen: set[str] = set()
+    keys: set[str] = set()
+    for d in decisions:
+        if d.action != "promoted" or d.live is None:
+            continue
+        keys.add(d.ranked.cand.key)
+        line = managed.one_line(d.live.text, 200)
+        if _fact_id(line) not in seen:
+            seen.add(_fact_id(line))
+            promoted.append({"key": d.ranked.cand.key, "text": line})
+    truths: list[dict[str, str]] = []
+    for t in rem.truths if rem else ():
+        line = managed.one_line(t.cand.snippet, 160)
+        if t.cand.key in keys or _fact_id(line) in seen or _fact_id(t.cand.snippet) in seen:
+            continue
+        seen.add(_fact_id(line))
+        truths.append({"text": line})
     return {
         "date": ctx.today.isoformat(),
         "time": now.strftime("%H:%M"),
@@ -328,9 +353,8 @@ def _diary_context(ctx: _Ctx, light, rem, decisions, retired: int, demoted: int,
         "new_staged": new_light,
         "themes": [{"name": t.name, "strength": round(t.strength, 2), "size": len(t.members)}
                    for t in (rem.themes if rem else ())],
-        "truths": [{"text": managed.one_line(t.cand.snippet, 160)} for t in (rem.truths if rem else ())],
-        "promoted": [{"key": d.ranked.cand.key, "text": managed.one_line(d.live.text, 200)}
-                     for d in decisions if d.action == "promoted" and d.live is not None],
+        "truths": truths,
+        "promoted": promoted,
         "retired": retired,
         "demoted": demoted,
         "memory_chars": managed.section_chars(text),
