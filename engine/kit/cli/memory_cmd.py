@@ -122,9 +122,13 @@ def write_cmd(workspace, text: str, topic: str | None, as_json: bool) -> None:
     """Append TEXT to today's daily note as a bullet (refused if it looks like a prompt injection)."""
     ws = open_workspace(workspace)
     result = ws.memory.write(text, topic=topic)
-    ws.hooks.fire("memory:write", {"source": "cli", **result.to_json()})
+    if not result.duplicate:  # a no-op writes nothing, so nothing fires
+        ws.hooks.fire("memory:write", {"source": "cli", **result.to_json()})
     if as_json:
         emit_json(result)
+        return
+    if result.duplicate:
+        console().print(f"already in today's note (line {result.line}): {result.path}", markup=False)
         return
     where = f" under ## {result.topic}" if result.topic else ""
     console().print(f"wrote {result.path}:{result.line}{where}", markup=False)

@@ -51,6 +51,7 @@ class WriteResult:
     text: str  # the bullet as written
     topic: str | None
     created: bool  # the note did not exist before
+    duplicate: bool = False  # the same bullet was already in today's note: nothing was written
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +61,7 @@ class WriteResult:
             "text": self.text,
             "topic": self.topic,
             "created": self.created,
+            "duplicate": self.duplicate,
         }
 
 
@@ -83,6 +85,26 @@ def clean_topic(topic: str | None) -> str | None:
 
 def _is_item_line(line: str) -> bool:
     return line.startswith(("- ", "* ", "+ ", "  ", "\t"))
+
+
+def find_item(existing: str, bullet: list[str]) -> tuple[int, int, str] | None:
+    """(first line, last line, text) of the top-level list item in `existing` that says the same
+    as `bullet` after normalisation (NFKC, case, list marker, whitespace), or None."""
+    from kit.memory.recall import normalise_claim
+
+    wanted = normalise_claim("\n".join(bullet))
+    lines = existing.replace("\r\n", "\n").split("\n")
+    items: list[list[int]] = []  # [first, last] 0-based
+    for i, line in enumerate(lines):
+        if line.startswith(("- ", "* ", "+ ")) or line.strip() in ("-", "*", "+"):
+            items.append([i, i])
+        elif items and line.strip() and line.startswith(("  ", "\t")) and items[-1][1] == i - 1:
+            items[-1][1] = i
+    for first, last in items:
+        item = lines[first : last + 1]
+        if normalise_claim("\n".join(item)) == wanted:
+            return first + 1, last + 1, "\n".join(item)
+    return None
 
 
 def insert_bullet(existing: str | None, day: date, bullet: list[str], topic: str | None) -> tuple[str, int]:
@@ -151,6 +173,10 @@ def append_note(ws, text: str, topic: str | None = None) -> WriteResult:
         target = ws.path(rel)
         # DocumentError names file and line when the note is not UTF-8 text: never rewrite it lossily
         existing = read_text(target, display=rel) if target.exists() else None
+        same = find_item(existing, bullet) if existing else None
+        if same is not None:  # already noted today: writing it again would only count it twice
+            first, last, written = same
+            return WriteResult(rel, first, last, written, topic, False, duplicate=True)
         new_text, line = insert_bullet(existing, day, bullet, topic)
         ws.write_text(rel, new_text)
     return WriteResult(rel, line, line + len(bullet) - 1, "\n".join(bullet), topic, existing is None)
