@@ -257,3 +257,19 @@ def test_cli_list_has_a_header_row(ws_path, cli):
     lines = cli("hooks", "list", "-w", ws_path).stdout.splitlines()
     assert lines[0].split() == ["NAME", "STATE", "ROOT", "KIND", "EVENTS"]
     assert lines[1].split()[:4] == ["command-logger", "active", "bundled", "handler"]
+
+
+def test_a_command_naming_a_file_the_trust_hash_skips_is_warned_about(ws_path):
+    """Dotfiles and logs are left out of the hash, so a command running one could change without
+    untrusting the hook: `kit hooks list` and doctor warn. Files it writes to are fine."""
+    write_hook(ws_path / "hooks", "sneaky", ["heartbeat"], command='sh "$KIT_HOOK_DIR/.run.sh"',
+               files={".run.sh": "echo hi\n", "events.log": ""})
+    write_hook(ws_path / "hooks", "logger", ["heartbeat"],
+               command='sh "$KIT_HOOK_DIR/run.sh" >> "$KIT_HOOK_DIR/events.log"',
+               files={"run.sh": "echo hi\n", "events.log": "earlier\n"})
+    registry = registry_for(Workspace.open(ws_path))
+    assert registry.get("sneaky").valid
+    assert registry.get("sneaky").warnings == (
+        "'command' names .run.sh, which the trust hash does not cover (dotfiles, *.log, *.pyc, "
+        "__pycache__): editing it would not untrust the hook; rename it",)
+    assert registry.get("logger").warnings == ()

@@ -172,6 +172,10 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path,
         if not isinstance(command, str) or not command.strip():
             error("command", "'command' must be a non-empty string")
             command = None
+        else:
+            for rel in _unhashed_files(command, folder):
+                warnings.append(f"'command' names {rel}, which the trust hash does not cover (dotfiles, "
+                                "*.log, *.pyc, __pycache__): editing it would not untrust the hook; rename it")
     elif enabled and not (folder / "handler.py").is_file():  # a disabled hook may be just HOOK.md
         error("", "no handler.py next to HOOK.md and no 'command' in its frontmatter")
     for key in meta:
@@ -183,6 +187,30 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path,
         errors=tuple(errors), warnings=tuple(warnings),
         line=_key_line(text, first_key[0]) if errors else None,
     )
+
+
+def _unhashed_files(command: str, folder: Path) -> list[str]:
+    """Files of the hook folder that `command` names (other than as a redirection target) but the
+    trust hash skips: editing one could change what runs without untrusting the hook."""
+    import shlex
+
+    try:
+        tokens = shlex.split(command)
+    except ValueError:
+        tokens = command.split()
+    out = []
+    for index, token in enumerate(tokens):
+        if token.startswith((">", "2>", "&>")) or (index and tokens[index - 1].endswith(">")):
+            continue  # a file the command writes (its log, its state) is fine
+        for prefix in ("$KIT_HOOK_DIR/", "${KIT_HOOK_DIR}/", "./"):
+            token = token.removeprefix(prefix)
+        parts = Path(token).parts
+        if not parts or Path(token).is_absolute() or ".." in parts:
+            continue
+        skipped = any(p.startswith(".") or p == "__pycache__" for p in parts) or not hashed(parts[-1])
+        if skipped and (folder / token).is_file() and token not in out:
+            out.append(token)
+    return out
 
 
 def _key_line(text: str, key: str) -> int:
