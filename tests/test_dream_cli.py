@@ -45,6 +45,22 @@ def test_dream_json(workspace, cli):
     assert data["deep"]["promoted"] == ["memory/2026-05-01.md:3:3", "memory/2026-05-01.md:4:4"]
 
 
+def test_promote_text_output_shows_each_fact_next_to_key_and_score(workspace, cli):
+    now = seed(workspace, facts=[*FACTS, "Ben is allergic to peanuts, so we always check every bakery label twice "
+                                         "before buying a birthday cake for him."])
+    res = cli("memory", "promote", "-w", workspace.root, env={"KIT_NOW": now})
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0] == "score  r/q/d  key                       status         fact"
+    rows = {line.split()[2]: line for line in lines[1:4]}
+    assert rows["memory/2026-05-01.md:3:3"].endswith("  would promote  " + FACTS[0])
+    assert rows["memory/2026-05-01.md:4:4"].endswith("  would promote  Production deploys happen on Tuesdays after "
+                                                     "the 10:00…")
+    assert rows["memory/2026-05-01.md:5:5"].endswith("  Ben is allergic to peanuts, so we always check every…")
+    assert all(line.split()[1] == "4/4/4" for line in rows.values())
+    assert lines[4:] == ["r/q/d = recalls / distinct queries / distinct days", "would promote (run with --apply): 3"]
+
+
 def test_dream_single_phase_and_dry_run(workspace, cli):
     now = seed(workspace)
     before = tree(workspace.root)

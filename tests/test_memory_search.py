@@ -206,6 +206,17 @@ def test_cli_search_json_is_one_document_in_the_spec_shape(corpus, cli):
     assert doc["results"][0]["path"] == "MEMORY.md"
 
 
+def test_cli_search_text_output_prints_line_or_range_not_line_column(corpus, cli):
+    one = cli("memory", "search", "garage door code", "--limit", "1", "-w", corpus.ws.root)
+    assert one.exit_code == 0, one.output
+    assert one.output.splitlines()[0].startswith("MEMORY.md:1  score ")
+    many = cli("memory", "search", "kettle kitchen", "--limit", "1", "-w", corpus.ws.root)
+    first = many.output.splitlines()[0]
+    assert first.startswith("memory/topics/filler-") and ".md:1-5  score " in first, first
+    doc = json.loads(cli("memory", "search", "kettle kitchen", "--limit", "1", "--json", "-w", corpus.ws.root).output)
+    assert (doc["results"][0]["start_line"], doc["results"][0]["end_line"]) == (1, 5)
+
+
 def test_cli_search_refuses_an_empty_query_as_usage(corpus, cli):
     out = cli("memory", "search", "  ", "--json", "-w", corpus.ws.root)
     assert out.exit_code == 2 and out.stdout == ""

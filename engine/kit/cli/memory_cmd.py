@@ -71,13 +71,18 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
     for hit in result.results:
         vec = "-" if hit.vector_score is None else f"{hit.vector_score:.2f}"
         out.print(
-            f"[bold cyan]{escape(hit.key)}[/]  score {hit.score:.3f} "
+            f"[bold cyan]{escape(_where(hit.path, hit.start_line, hit.end_line))}[/]  score {hit.score:.3f} "
             f"[dim](vector {vec}, text {hit.text_score or 0:.2f})[/]"
         )
         out.print(escape(hit.snippet), soft_wrap=True)
         out.print()
     if record:
         out.print(f"[dim]{result.recorded} recall event(s) recorded[/]")
+
+
+def _where(path: str, start: int, end: int) -> str:
+    """`path:7` for one line, `path:7-9` for a range (a key's `path:7:7` reads like line:column)."""
+    return f"{path}:{start}" if start == end else f"{path}:{start}-{end}"
 
 
 @memory.command("status")

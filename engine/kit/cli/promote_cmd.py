@@ -15,6 +15,8 @@ from kit.cli.common import (
     workspace_option,
 )
 
+FACT_CHARS = 60  # the fact column: one line, cut at a word
+
 
 @click.command("promote")
 @workspace_option
@@ -33,21 +35,26 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
         emit_json({"now": data["now"], "applied": data["applied"], **data["deep"], "changed": data["changed"],
                    "git": data["git"]})
         return
-    from rich.table import Table
-    from rich.text import Text
+    from kit.dreaming.managed import one_line
 
-    table = Table(box=None)
-    for name in ("score", "recalls", "queries", "days"):
-        table.add_column(name, justify="right")
-    table.add_column("key", no_wrap=True)
-    table.add_column("status", overflow="fold")
     decided = {d.ranked.cand.id: d.action for d in result.decisions}
+    rows = []
     for r in result.ranked[:limit]:
-        status = decided.get(r.cand.id) or ("passed" if r.passed else "blocked: " + ", ".join(r.blocked_by))
-        table.add_row(f"{r.score.total:.3f}", str(r.cand.recall_count), str(r.cand.unique_queries),
-                      str(r.cand.recall_days), Text(r.cand.key), status)
+        c = r.cand
+        status = decided.get(c.id) or ("passed" if r.passed else "blocked: " + ", ".join(r.blocked_by))
+        if status == "promoted" and not apply:
+            status = "would promote"
+        rows.append((f"{r.score.total:.3f}", f"{c.recall_count}/{c.unique_queries}/{c.recall_days}", c.key, status,
+                     one_line(c.snippet, FACT_CHARS)))
+    # plain aligned lines, not a table: the fact is the widest column and must not squeeze the key
+    head = ("score", "r/q/d", "key", "status", "fact")
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(4)]
     out = console()
-    out.print(table)
+    say = partial(out.print, markup=False, highlight=False)
+    for row in [head, *rows]:
+        say("  ".join([row[0].rjust(widths[0]), row[1].rjust(widths[1]), row[2].ljust(widths[2]),
+                       row[3].ljust(widths[3]), row[4]]).rstrip())
+    say("r/q/d = recalls / distinct queries / distinct days", style="dim")
     verb = "promoted" if apply else "would promote (run with --apply)"
     out.print(f"{verb}: {len(result.promoted)}")
 
