@@ -88,6 +88,9 @@ def active_recall(ws, message: str, *, exclude: Collection[str] = ()) -> ActiveR
     max_chars = int(config.get("memory.active_recall.max_chars", 600))
     if max_chars <= 0 or not message.strip():
         return ActiveRecall("")
+    if exclude and not _other_memory_files(ws, exclude):
+        # nothing to recall but what the prompt already carries: do not load the embedding model
+        return ActiveRecall("")
     try:
         from kit.memory.service import memory_for
 
@@ -106,6 +109,18 @@ def active_recall(ws, message: str, *, exclude: Collection[str] = ()) -> ActiveR
     hits = tuple(hit for _, hit in chosen)
     recorded = _record(ws, message, [r for r, _ in chosen])
     return ActiveRecall(BLOCK.render(hits=hits), hits, recorded)
+
+
+def _other_memory_files(ws, exclude: Collection[str]) -> bool:
+    """True when something besides `exclude` could be recalled (daily notes, archive, extra paths)."""
+    if ws.config.get("memory.extra_paths", []):
+        return True
+    memory = ws.root / "memory"
+    for path in memory.rglob("*.md"):
+        rel = path.relative_to(ws.root).as_posix()
+        if not rel.startswith("memory/dreaming/") and rel not in exclude:
+            return True
+    return False
 
 
 def _record(ws, query: str, results: list[Any]) -> int:
