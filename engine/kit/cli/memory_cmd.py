@@ -66,6 +66,8 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
     out = console()
     if result.mode != "hybrid":
         out.print(f"[yellow]mode: {result.mode}[/] (see `kit doctor`)")
+        if ws.memory.embedding_error:
+            out.print(f"[dim]embeddings off: {escape(ws.memory.embedding_error)}[/]")
     if not result.results:
         out.print("no matches")
     for hit in result.results:

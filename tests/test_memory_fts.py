@@ -1,0 +1,114 @@
+"""Keyword search without embeddings (fts-only), stemming, and rebuilding an index of an older schema."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from helpers_memory import undated_filler, write
+from kit.memory.index import SCHEMA_VERSION, MemoryIndex
+from kit.memory.search import SearchSettings
+from kit.memory.service import Memory, doctor_checks
+
+NOW = "2026-05-07T09:00:00+00:00"
+DEPLOY_NOTES = {
+    "memory/2026-05-01.md": "# 2026-05-01\n\n- Deploys happen on Tuesdays after the standup\n",
+    "memory/2026-05-03.md": "# 2026-05-03\n\n- To deploy the api run make ship from the release branch\n",
+    "memory/2026-05-05.md": "# 2026-05-05\n\n- The deploy key for the mirror rotates every month\n",
+}
+
+
+@pytest.fixture(autouse=True)
+def _frozen_clock(kit_now):
+    kit_now(NOW)
+
+
+def seed(root, fillers: int = 40) -> None:
+    undated_filler(root, fillers)
+    for rel, text in DEPLOY_NOTES.items():
+        write(root, rel, text)
+
+
+@pytest.mark.parametrize("fillers", [0, 4, 40])
+def test_fts_only_keeps_every_keyword_match_even_below_min_score(workspace, fillers):
+    """A small workspace gives BM25 little to go on: with 4 other notes the matches score 0.33-0.36,
+    with none they score 0 (FTS5 floors the IDF of a word in half the chunks). All are real matches."""
+    seed(workspace.root, fillers)
+    mem = Memory(workspace, embedder=None)
+    result = mem.search("deploy")
+    assert result.mode == "fts-only"
+    assert sorted(h.path for h in result.results) == sorted(DEPLOY_NOTES)
+    assert all(h.vector_score is None for h in result.results)
+    below = [h for h in result.results if h.score < SearchSettings().min_score]
+    assert len(below) == {0: 3, 4: 2, 40: 0}[fillers]  # what the old keep rule dropped
+    assert mem.search("armadillo").results == ()  # no match is still no match
+
+
+def test_fts_only_cli_search_shows_the_matches(ws_path, cli):
+    (ws_path / "kit.yaml").write_text("memory:\n  embedding:\n    model: ./no-such-model\n")
+    seed(ws_path)
+    out = cli("memory", "search", "deploy", "-w", ws_path)
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[0] == "mode: fts-only (see `kit doctor`)"
+    assert lines[1] == "embeddings off: model folder './no-such-model' does not exist; Kit never downloads"
+    assert "no matches" not in out.output
+    assert sorted(line.split()[0] for line in lines if line.startswith("memory/2026-")) == [
+        "memory/2026-05-01.md:3", "memory/2026-05-03.md:3", "memory/2026-05-05.md:3"]
+    doc = json.loads(cli("memory", "search", "deploy", "--json", "-w", ws_path).output)
+    assert doc["mode"] == "fts-only" and len(doc["results"]) == 3
+
+
+def test_words_are_stemmed(workspace):
+    seed(workspace.root)
+    mem = Memory(workspace, embedder=None)
+    for query in ("deploy", "deploys", "deployed", "deploying"):
+        found = {h.path: h for h in mem.search(query).results}
+        assert sorted(found) == sorted(DEPLOY_NOTES), query
+        assert found["memory/2026-05-01.md"].text_score > 0, query
+    sql = mem.index().conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+    assert "tokenize='porter unicode61 remove_diacritics 2'" in sql
+
+
+def _downgrade_to_schema_1(path) -> None:
+    """Turn a current index into what Kit built before stemming: unicode61 word table, schema 1."""
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("DROP TABLE chunks_fts")
+        conn.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize='unicode61 remove_diacritics 2')")
+        conn.execute("INSERT INTO chunks_fts(rowid, text) SELECT id, text FROM chunks")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
+        conn.execute("INSERT INTO embedding_cache(model, hash, dim, vector) VALUES ('m', 'h', 1, x'0000803f')")
+    conn.close()
+
+
+def test_an_index_of_the_old_schema_is_rebuilt_on_open_and_searches(workspace):
+    seed(workspace.root)
+    mem = Memory(workspace, embedder=None)
+    mem.sync()
+    mem.close()
+    path = workspace.kit_dir / "index.db"
+    _downgrade_to_schema_1(path)
+    conn = sqlite3.connect(path)
+    stemmed = conn.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH 'deploy'").fetchone()[0]
+    conn.close()
+    assert stemmed == 2  # the old table does not find "Deploys"
+
+    messages = [f.message for f in doctor_checks(workspace)]
+    assert (f"memory index was built by another Kit (schema 1, now {SCHEMA_VERSION}): the next "
+            "`kit memory index` or search rebuilds it") in messages
+
+    fresh = Memory(workspace, embedder=None)
+    idx = fresh.index()
+    assert idx.rebuilt_from == "1" and idx.meta("schema") == str(SCHEMA_VERSION)
+    assert idx.counts()["files"] == 0  # dropped: the next sync re-chunks everything
+    assert idx.conn.execute("SELECT COUNT(*) FROM embedding_cache WHERE model = 'm'").fetchone()[0] == 1
+    found = fresh.search("deploy")
+    assert sorted(h.path for h in found.results) == sorted(DEPLOY_NOTES)
+    assert all(h.text_score > 0 for h in found.results)
+    fresh.close()
+    again = MemoryIndex(path)  # a current index is left alone
+    assert again.rebuilt_from is None and again.counts()["files"] == 44
+    again.close()
