@@ -280,3 +280,12 @@ def test_a_model_that_cannot_load_falls_back_to_lexical_similarity(workspace, mo
     assert result.similarity == "lexical" and len(result.promoted) == len(FACTS)
     assert result.notes == ("embeddings unavailable, similarity is lexical: "
                             "cannot load embedding model 'broken-model' offline",)
+
+
+def test_a_model_not_on_disk_means_lexical_similarity_and_says_why(workspace, monkeypatch):
+    workspace.write_text("kit.yaml", "memory:\n  embedding:\n    model: ./no-such-model\n")
+    seed(workspace, monkeypatch)
+    result = run_dream(workspace)
+    assert result.similarity == "lexical" and len(result.promoted) == len(FACTS)
+    assert result.notes == ("embeddings unavailable, similarity is lexical: "
+                            "model folder './no-such-model' does not exist; Kit never downloads",)

@@ -193,8 +193,11 @@ def _embedder(ctx: _Ctx, cands: list[Candidate], notes: list[str]):
     from kit.memory.embeddings import EmbeddingError
     from kit.memory.service import memory_for
 
-    inner = memory_for(ctx.ws).embedder
+    mem = memory_for(ctx.ws)
+    inner = mem.embedder
     if inner is None:
+        if mem.embedding_error:  # the configured model is not on disk (not: no sentence-transformers)
+            notes.append(f"embeddings unavailable, similarity is lexical: {mem.embedding_error}")
         return None
     try:  # CachedEmbedder reads `dim`, which loads the model: a model that cannot load means lexical
         return CachedEmbedder(inner, ctx.db, store=not ctx.dry_run, day=ctx.today.isoformat())
