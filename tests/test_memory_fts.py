@@ -112,3 +112,16 @@ def test_an_index_of_the_old_schema_is_rebuilt_on_open_and_searches(workspace):
     again = MemoryIndex(path)  # a current index is left alone
     assert again.rebuilt_from is None and again.counts()["files"] == 44
     again.close()
+
+
+def test_status_says_why_embeddings_are_off(ws_path, cli):
+    (ws_path / "kit.yaml").write_text("memory:\n  embedding:\n    model: ./no-such-model\n")
+    out = cli("memory", "status", "-w", ws_path)
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[1].startswith("mode      fts-only   model -   fts5 True")
+    assert lines[2] == ("          embeddings off: model folder './no-such-model' does not exist; "
+                        "Kit never downloads")
+    doc = json.loads(cli("memory", "status", "--json", "-w", ws_path).output)
+    assert doc["mode"] == "fts-only" and doc["model"] is None
+    assert doc["embedding_error"] == "model folder './no-such-model' does not exist; Kit never downloads"

@@ -108,6 +108,8 @@ def status_cmd(workspace, as_json: bool) -> None:
     )
     out.print(f"[bold]index[/]     {escape(status['index_path'])}  {fresh}")
     out.print(f"[bold]mode[/]      {status['mode']}   model {escape(status['model'] or '-')}   fts5 {status['fts5']}")
+    if status["embedding_error"]:
+        out.print(f"          [dim]embeddings off: {escape(status['embedding_error'])}[/]")
     out.print(
         f"[bold]contents[/]  {status['files']} files, {status['chunks']} chunks, "
         f"{status['embedded_chunks']} embedded, last sync {status['last_sync'] or 'never'}"
