@@ -285,10 +285,10 @@ def tool_memory_write(ctx: ToolContext, args: dict[str, Any]) -> str:
     text = str(_require(args, "text"))
     topic = args.get("topic")
     result = _memory(ctx.ws).write(text, topic=str(topic) if topic else None)
-    data = result.to_json() if hasattr(result, "to_json") else result
-    fire_hook(ctx.ws, "memory:write", {"source": "tool", "session_id": ctx.session_id,
-                                       **(data if isinstance(data, dict) else {"result": str(data)})},
-              session_key=ctx.session_key)
+    data = result.to_json()
+    if not data.get("duplicate"):  # nothing was written: no memory:write event (as in the CLI)
+        fire_hook(ctx.ws, "memory:write", {"source": "tool", "session_id": ctx.session_id, **data},
+                  session_key=ctx.session_key)
     return _json(data)
 
 
