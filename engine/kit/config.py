@@ -116,6 +116,8 @@ SCHEMA: dict[str, Any] = {
             "model": _f("str", "all-MiniLM-L6-v2"),
             "device": _f("str", "cpu"),
             "batch_size": _f("int", 64, minimum=1),
+            # auto: numpy for queries and small batches (fast start), torch for bulk indexing
+            "backend": _f("choice", "auto", choices=("auto", "numpy", "torch")),
         },
         "active_recall": {
             "enabled": _f("bool", True),
