@@ -1,0 +1,206 @@
+"""The numpy embedding backend: same vectors and model_id as sentence-transformers, no torch import,
+`memory.embedding.backend` routing, search parity, and a clear fts-only reason without model files."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers_memory import write
+from kit.memory import embeddings
+from kit.memory.embeddings import (
+    AutoEmbedder,
+    SentenceTransformerEmbedder,
+    load_embedder,
+    model_problem,
+)
+from kit.memory.numpy_embedder import NumpyEmbedder, erf
+
+LONG = " ".join(f"Paragraph {i}: the staging cluster was rebuilt after the billing service migration "
+                f"and the on-call rota changed again." for i in range(40))  # well over 256 tokens
+
+TEXTS = [
+    "",
+    " ",
+    "a",
+    "hi",
+    "peanut allergy",
+    "Alice prefers oat milk in a flat white.",
+    "Deploys happen on Tuesdays after standup; rollback plan pinned for 48 hours.",
+    "what milk does Alice like",
+    "The quick brown fox jumps over the lazy dog.",
+    "Postgres 16 listens on port 5433 in staging, 5432 in production.",
+    "東京は日本の首都です。",
+    "我们周四发布新版本，请提前准备回滚方案。",
+    "한국어 문장도 잘 처리되어야 합니다.",
+    "Ünïcödé ÀÇÇÊNTS and ß ligatures — “quotes” and…ellipses",
+    "emoji 🎉🚀 in a note 👍",
+    "def f(x):\n    return x ** 2  # square it\n",
+    "SELECT id, name FROM users WHERE created_at > NOW() - INTERVAL '7 days';",
+    "```sh\nmake step-3 TARGET=4 && kubectl rollout restart deploy/api\n```",
+    "# 2026-05-07\n\n- Grandma wants lilies rather than roses\n- dentist next Tuesday",
+    "https://example.com/path?query=1&x=y#frag",
+    "1234567890 3.14159 2.71828 -42 1e-9",
+    "UPPER CASE SHOUTING ABOUT THE Q3 BUDGET",
+    "   leading and trailing whitespace   ",
+    "tab\tseparated\tvalues\nand\nnewlines",
+    "A very very very very very very very very very very very very very very repetitive sentence.",
+    "supercalifragilisticexpialidocious antidisestablishmentarianism",
+    "Priya asked about the Lisbon client: invoice template in Finance (ref 12).",
+    LONG,
+    LONG + " and a tail that truncation drops",
+    "Café naïve résumé — déjà vu",
+]
+
+
+@pytest.fixture(scope="module")
+def torch_backend():
+    st = SentenceTransformerEmbedder()
+    st.encode(["warm up"])
+    return st
+
+
+@pytest.fixture(scope="module")
+def numpy_backend():
+    return NumpyEmbedder()
+
+
+def test_erf_matches_math_erf():
+    xs = np.concatenate([np.linspace(-9, 9, 200_001), np.random.default_rng(0).normal(0, 3, 50_000)])
+    reference = np.array([math.erf(x) for x in xs])
+    assert np.abs(erf(xs) - reference).max() < 1e-7
+    assert erf(np.float32(0.0)) == 0.0 and erf(np.array([40.0, -40.0])).tolist() == [1.0, -1.0]
+
+
+def test_same_vectors_and_model_id_as_sentence_transformers(torch_backend, numpy_backend):
+    assert len(numpy_backend.model.tokenizer.encode(LONG).ids) == 256  # truncated to max_seq_length
+    from tokenizers import Tokenizer
+
+    untruncated = Tokenizer.from_file(str(Path(numpy_backend.location) / "tokenizer.json"))
+    untruncated.no_truncation()
+    assert len(untruncated.encode(LONG).ids) > 600
+    ours = numpy_backend.encode(TEXTS)
+    theirs = torch_backend.encode(TEXTS)
+    assert ours.dtype == np.float32 and ours.shape == theirs.shape == (len(TEXTS), 384)
+    cosine = (ours * theirs).sum(axis=1)
+    assert cosine.min() >= 0.99999, dict(zip(TEXTS, cosine.round(6), strict=True))
+    assert np.abs(ours - theirs).max() <= 1e-4
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    assert numpy_backend.model_id == torch_backend.model_id == "sentence-transformers/all-MiniLM-L6-v2"
+    assert numpy_backend.dim == torch_backend.dim == 384
+    # order and batching do not change a text's vector
+    numpy_backend.batch_size = 3
+    try:
+        again = numpy_backend.encode(list(reversed(TEXTS)))[::-1]
+    finally:
+        numpy_backend.batch_size = 32
+    assert np.abs(again - ours).max() <= 1e-5
+    assert numpy_backend.encode([]).shape == (0, 384)
+
+
+def test_numpy_backend_imports_no_torch():
+    code = (
+        "import sys; from kit.memory.embeddings import load_embedder; "
+        "e = load_embedder({'backend': 'numpy'}); v = e.encode(['hello there', 'a second text']); "
+        "print(type(e).__name__, v.shape, sorted(m for m in ('torch', 'transformers', 'sentence_transformers') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip() == "NumpyEmbedder (2, 384) []", out.stderr
+
+
+def test_auto_routes_small_batches_to_numpy_and_large_ones_to_torch(monkeypatch):
+    monkeypatch.setattr(embeddings, "_EMBEDDERS", {})
+    auto = load_embedder({"backend": "auto"})
+    assert isinstance(auto, AutoEmbedder)
+    assert auto.model_id == "sentence-transformers/all-MiniLM-L6-v2" and auto.dim == 384
+    assert isinstance(auto.numpy, NumpyEmbedder) and isinstance(auto.torch, SentenceTransformerEmbedder)
+    numpy_calls, torch_calls = auto.numpy.calls, auto.torch.calls
+    auto.encode(["a query"])
+    auto.encode([f"changed chunk {i}" for i in range(embeddings.AUTO_TORCH_BATCH - 1)])
+    assert (auto.numpy.calls - numpy_calls, auto.torch.calls - torch_calls) == (2, 0)
+    big = [f"note {i}" for i in range(embeddings.AUTO_TORCH_BATCH)]
+    vectors = auto.encode(big)
+    assert (auto.numpy.calls - numpy_calls, auto.torch.calls - torch_calls) == (2, 1)
+    assert vectors.shape == (len(big), 384)
+    assert np.abs(vectors[:5] - auto.numpy.encode(big[:5])).max() <= 1e-4
+    # explicit backends, and the other one when one cannot run
+    assert isinstance(load_embedder({"backend": "numpy"}), NumpyEmbedder)
+    assert isinstance(load_embedder({"backend": "torch"}), SentenceTransformerEmbedder)
+    monkeypatch.setattr(embeddings, "sentence_transformers_available", lambda: False)
+    only_numpy = load_embedder({"backend": "auto", "batch_size": 7})
+    assert isinstance(only_numpy, AutoEmbedder) and only_numpy.torch is None
+    assert load_embedder({"backend": "torch", "batch_size": 7}) is None
+
+
+def test_auto_falls_back_to_torch_when_numpy_cannot_run(monkeypatch):
+    from kit.memory import numpy_embedder
+
+    monkeypatch.setattr(embeddings, "_EMBEDDERS", {})
+    monkeypatch.setattr(numpy_embedder, "numpy_backend_problem", lambda location: "tokenizers is not installed")
+    assert isinstance(load_embedder({"backend": "auto"}), SentenceTransformerEmbedder)
+    assert load_embedder({"backend": "numpy"}) is None
+    assert model_problem({"backend": "numpy"}) == "tokenizers is not installed"
+    assert model_problem({"backend": "auto"}) is None
+
+
+def _workspace(root: Path):
+    from kit.init import init_workspace
+    from kit.workspace import Workspace
+
+    init_workspace(root)
+    write(root, "MEMORY.md", "# Memory\n\n- Alice is allergic to peanuts\n- Deploys happen on Tuesdays\n")
+    write(root, "memory/2026-02-01.md", "# 2026-02-01\n\n- Alice prefers oat milk in a flat white\n"
+          "- The staging database listens on port 5433\n")
+    write(root, "memory/2026-02-02.md", "# 2026-02-02\n\n- Grandma wants lilies rather than roses\n"
+          "- Bob scheduled the design review for Thursday\n")
+    write(root, "memory/topics/cooking.md", "# Cooking\n\n## Sourdough\n\nFeed the starter twice a day.\n\n"
+          "## Coffee\n\nOat milk steams better than almond milk.\n")
+    return Workspace.open(root)
+
+
+def test_search_gives_the_same_results_with_numpy_and_torch(tmp_path, kit_now, torch_backend, numpy_backend):
+    from kit.memory.service import Memory
+
+    kit_now("2026-02-03T09:00:00+00:00")
+    by_numpy = Memory(_workspace(tmp_path / "a"), embedder=numpy_backend)
+    by_torch = Memory(_workspace(tmp_path / "b"), embedder=torch_backend)
+    for query in ("what milk does Alice like", "peanut allergy", "database port", "flowers for grandma",
+                  "when do we deploy", "bread starter"):
+        ours, theirs = by_numpy.search(query), by_torch.search(query)
+        assert ours.mode == theirs.mode == "hybrid"
+        assert [h.key for h in ours.results] == [h.key for h in theirs.results], query
+        for a, b in zip(ours.results, theirs.results, strict=True):
+            assert a.score == pytest.approx(b.score, abs=1e-4)
+            assert a.vector_score == pytest.approx(b.vector_score, abs=1e-4)
+    by_numpy.close()
+    by_torch.close()
+
+
+def test_numpy_backend_without_model_files_is_fts_only_with_a_clear_reason(ws_path, tmp_path):
+    from kit.memory.service import Memory
+    from kit.workspace import Workspace
+
+    (ws_path / "kit.yaml").write_text("memory:\n  embedding:\n    backend: numpy\n    model: ./no-such-model\n")
+    write(ws_path, "memory/2026-02-01.md", "- the capybara is called Gus\n")
+    mem = Memory(Workspace.open(ws_path))
+    assert mem.embedder is None and mem.mode == "fts-only"
+    assert mem.embedding_error == ("model folder './no-such-model' does not exist (the numpy backend reads "
+                                   "a local folder); Kit never downloads")
+    assert mem.search("capybara").mode == "fts-only"
+    mem.close()
+
+    half = tmp_path / "half-copied"
+    half.mkdir()
+    (half / "config.json").write_text('{"model_type": "bert", "hidden_act": "gelu"}')
+    (ws_path / "kit.yaml").write_text(f"memory:\n  embedding:\n    backend: numpy\n    model: {half}\n")
+    mem = Memory(Workspace.open(ws_path))
+    assert mem.embedder is None and mem.mode == "fts-only"
+    assert mem.embedding_error == f"model folder {str(half)!r} has no tokenizer.json, model.safetensors " \
+                                  "(needed by the numpy embedding backend)"
+    mem.close()
