@@ -10,6 +10,9 @@
 3. The workspace grows to about C chunks (default 10,000) with more notes that repeat claims of the
    first corpus (so the embedding cache serves them and the model is not the bottleneck of a
    benchmark about search), and search is timed warm, with and without the query embedding.
+4. numpy vs torch backends (memory.embedding.backend): encode throughput on the same texts, and the
+   wall time of a cold `kit memory search` process on the grown workspace (median of --cold-runs,
+   alternating), where torch pays for its import and model load and numpy does not.
 Prints medians; never asserts on speed.
 """
 
@@ -20,6 +23,7 @@ import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -96,6 +100,7 @@ def main() -> int:
     parser.add_argument("--bullets", type=int, default=10)
     parser.add_argument("--search-chunks", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--cold-runs", type=int, default=3, help="cold `kit memory search` processes per backend")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -113,7 +118,8 @@ def main() -> int:
         init_workspace(root)
         paths, claims = make_corpus(root, args.notes, args.bullets)
         ws = Workspace.open(root)
-        embedder = load_embedder(ws.config)
+        section = dict(ws.config.get("memory.embedding", {}) or {})
+        embedder = load_embedder({**section, "backend": "torch"})  # sentence-transformers, for sections 1-3
         if embedder is None:
             print("sentence-transformers is not installed: nothing to benchmark", file=sys.stderr)
             return 1
@@ -184,6 +190,29 @@ def main() -> int:
             embed_q.append(time.perf_counter() - start)
         status = mem.status()
 
+        # 4. numpy vs torch: encode throughput on the bench texts, cold `kit memory search` processes
+        numpy_embedder = load_embedder({**section, "backend": "numpy"})
+        numpy_encode_s = numpy_top = torch_top = None
+        cold: dict[str, list[float]] = {"numpy": [], "torch": []}
+        if numpy_embedder is not None:
+            numpy_embedder.encode(["warm up the model"])
+            start = time.perf_counter()
+            numpy_embedder.encode(corpus)
+            numpy_encode_s = time.perf_counter() - start
+            mem.close()
+            for _ in range(args.cold_runs):
+                for backend in ("numpy", "torch"):
+                    env = {**os.environ, "KIT_MEMORY__EMBEDDING__BACKEND": backend}
+                    command = [sys.executable, "-m", "kit", "memory", "search", "--json", "-w", str(root),
+                               "what milk does Alice like"]
+                    start = time.perf_counter()
+                    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+                    cold[backend].append(time.perf_counter() - start)
+                    found = json.loads(done.stdout)
+                    assert found["mode"] == "hybrid", found
+                    top = [(r["path"], r["start_line"], round(r["score"], 4)) for r in found["results"][:3]]
+                    numpy_top, torch_top = (top, torch_top) if backend == "numpy" else (numpy_top, top)
+
     report = {
         "notes": args.notes,
         "chunks": full.chunks,
@@ -210,6 +239,12 @@ def main() -> int:
         "search_with_query_embedding_ms_median": round(statistics.median(cold_q) * 1000, 2),
         "search_warm_ms_median": round(statistics.median(warm_q) * 1000, 2),
         "query_embedding_ms_median": round(statistics.median(embed_q) * 1000, 2),
+        "numpy_encode_s": None if numpy_encode_s is None else round(numpy_encode_s, 3),
+        "numpy_texts_per_s": None if numpy_encode_s is None else round(len(corpus) / numpy_encode_s, 1),
+        "cold_search_numpy_s_median": round(statistics.median(cold["numpy"]), 2) if cold["numpy"] else None,
+        "cold_search_torch_s_median": round(statistics.median(cold["torch"]), 2) if cold["torch"] else None,
+        "cold_search_runs_s": {k: [round(x, 2) for x in v] for k, v in cold.items()},
+        "cold_search_same_top3": numpy_top == torch_top if numpy_top is not None else None,
     }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -230,6 +265,11 @@ def main() -> int:
         print(f"  search, warm          {report['search_warm_ms_median']:8.2f} ms median (query vector cached)")
         print(f"  search + embed query  {report['search_with_query_embedding_ms_median']:8.2f} ms median "
               f"(query embedding alone {report['query_embedding_ms_median']:.2f} ms)")
+        if report["numpy_encode_s"] is not None:
+            print(f"  numpy vs torch        encode {report['numpy_texts_per_s']} vs {report['raw_texts_per_s']} texts/s; "
+                  f"cold `kit memory search` {report['cold_search_numpy_s_median']:.2f} s vs "
+                  f"{report['cold_search_torch_s_median']:.2f} s (median of {args.cold_runs}; "
+                  f"same top 3: {report['cold_search_same_top3']})")
     return 0
 
 
