@@ -136,6 +136,15 @@ def numpy_backend_problem(location: str | Path) -> str | None:
         return f"the numpy embedding backend does not know the activation {config.get('hidden_act')!r}"
     if str(config.get("position_embedding_type", "absolute")) != "absolute":
         return "the numpy embedding backend supports absolute position embeddings only"
+    modules = folder / "modules.json"
+    if modules.is_file():
+        try:
+            kinds = {str(m.get("type", "")).rsplit(".", 1)[-1] for m in json.loads(modules.read_text(encoding="utf-8"))}
+        except (OSError, ValueError, AttributeError) as exc:
+            return f"cannot read {modules}: {exc}"
+        extra = sorted(kinds - {"Transformer", "Pooling", "Normalize"})
+        if extra:
+            return f"the numpy embedding backend runs Transformer + Pooling (+ Normalize) models, not {', '.join(extra)}"
     pooling = _pooling_config(folder)
     if pooling is not None and not pooling.get("pooling_mode_mean_tokens", False):
         return "the numpy embedding backend supports mean pooling only"
@@ -169,9 +178,12 @@ class _Bert:
         self.max_positions = int(config.get("max_position_embeddings", 512))
 
         max_length = self.max_positions
+        self.lower_case = False
         st_config = folder / "sentence_bert_config.json"
         if st_config.is_file():
-            max_length = int(json.loads(st_config.read_text(encoding="utf-8")).get("max_seq_length") or max_length)
+            st_settings = json.loads(st_config.read_text(encoding="utf-8"))
+            max_length = int(st_settings.get("max_seq_length") or max_length)
+            self.lower_case = bool(st_settings.get("do_lower_case", False))  # sentence-transformers lowers first
         self.max_length = min(max_length, self.max_positions)
 
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
@@ -253,6 +265,7 @@ class _Bert:
 _MODELS: dict[str, _Bert] = {}
 _FAILED: dict[str, str] = {}
 _LOCK = threading.Lock()
+_FORWARD_LOCK = threading.Lock()
 
 
 def _load(location: str) -> _Bert:
@@ -318,7 +331,10 @@ class NumpyEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.model
-        encodings = model.tokenizer.encode_batch([str(t).strip() for t in texts])  # stripped, as s-t does
+        cleaned = [str(t).strip() for t in texts]  # stripped (and lowered if configured), as s-t does
+        if model.lower_case:
+            cleaned = [t.lower() for t in cleaned]
+        encodings = model.tokenizer.encode_batch(cleaned)
         order = sorted(range(len(encodings)), key=lambda i: -len(encodings[i].ids))
         out = np.empty((len(encodings), model.hidden), dtype=np.float32)
         start = 0
@@ -336,7 +352,8 @@ class NumpyEmbedder:
                 ids[row, :n] = e.ids
                 types[row, :n] = e.type_ids
                 mask[row, :n] = e.attention_mask
-            out[chunk] = model.forward(ids, types, mask)
+            with _FORWARD_LOCK:  # one forward at a time: BLAS thread limits are process-wide
+                out[chunk] = model.forward(ids, types, mask)
         return out
 
     def __repr__(self) -> str:
