@@ -254,10 +254,15 @@ def test_doctor_reports_degraded_modes_and_freshness(workspace, counting, monkey
     stale = [f for f in doctor_checks(workspace) if "stale" in f.message]
     assert stale and "1 new, 0 changed, 1 deleted" in stale[0].message
 
-    monkeypatch.setattr(service, "sentence_transformers_available", lambda: False)
+    import kit.memory.embeddings as embeddings
+
+    # neither backend can embed: no sentence-transformers, and the numpy backend lacks a package
+    monkeypatch.setattr(embeddings, "sentence_transformers_available", lambda: False)
+    monkeypatch.setattr(embeddings, "numpy_problem", lambda config=None: "the tokenizers package is not installed")
     monkeypatch.setattr(service, "fts5_available", lambda: False)
     messages = [f.message for f in doctor_checks(workspace)]
-    assert any("fts-only" in m and "sentence-transformers is not installed" in m for m in messages)
+    assert "the tokenizers package is not installed; memory search runs in fts-only mode (keywords only) — " \
+           "install kit-agent[embeddings] or fix memory.embedding for hybrid search" in messages
     assert any("no FTS5" in m and "vector-only" in m for m in messages)
 
 
@@ -278,7 +283,8 @@ def test_a_model_that_is_not_on_disk_means_fts_only_at_once_and_says_so(ws_path,
     ws = Workspace.open(ws_path)
     problems = [f.message for f in doctor_checks(ws) if f.severity == "warning"]
     assert problems == ["model folder './no-such-model' does not exist; Kit never downloads; "
-                        "memory search will fail to embed"]
+                        "memory search runs in fts-only mode (keywords only) — install kit-agent[embeddings] "
+                        "or fix memory.embedding for hybrid search"]
     write(ws_path, "memory/2026-02-01.md", "- the capybara is called Gus\n")
     for i in range(6):
         write(ws_path, f"memory/topics/t{i}.md", f"- unrelated filler number {i}\n")
@@ -337,3 +343,12 @@ def test_snippets_leave_out_kit_provenance_comments(workspace):
     assert hit.path == "MEMORY.md" and (hit.start_line, hit.end_line) == (1, 4)
     assert hit.snippet == "## Promoted memories\n\n- Prefers window seats on trains"
     assert mem.search("3f2a9c1b0d4e").results == ()  # provenance is not searchable content
+
+
+def test_doctor_does_not_cry_fts_only_when_numpy_can_embed(workspace, monkeypatch):
+    """Regression: doctor warned 'sentence-transformers is not installed → fts-only' though the
+    numpy backend (the default under `auto`) embeds without it."""
+    import kit.memory.embeddings as embeddings
+
+    monkeypatch.setattr(embeddings, "sentence_transformers_available", lambda: False)
+    assert not [f for f in doctor_checks(workspace) if "fts-only" in f.message]

@@ -36,7 +36,6 @@ from kit.memory.embeddings import (
     EmbeddingError,
     load_embedder,
     model_problem,
-    sentence_transformers_available,
 )
 from kit.memory.index import (
     SCHEMA_VERSION,
@@ -78,8 +77,8 @@ class Memory:
         """The embedder (its model loads on first encode), or None in fts-only mode."""
         if self._embedder is _UNSET:
             self._embedder = load_embedder(self.ws.config)
-            if self._embedder is None and sentence_transformers_available():
-                self.embedding_error = model_problem(self.ws.config)  # the model is not on disk
+            if self._embedder is None:
+                self.embedding_error = model_problem(self.ws.config)  # why no backend can embed
         return self._embedder  # type: ignore[return-value]
 
     def use_embedder(self, embedder: Embedder | None) -> None:
@@ -444,16 +443,14 @@ def doctor_checks(ws) -> list[Finding]:
     import sqlite3
 
     findings: list[Finding] = []
-    if not sentence_transformers_available():
+    # model_problem knows the backend: under `auto`, numpy alone is enough for hybrid search
+    problem = model_problem(ws.config)
+    if problem:
         findings.append(Finding(
             "warning", "memory",
-            "sentence-transformers is not installed: memory search runs in fts-only mode (keywords only); "
-            "install kit-agent[embeddings] for hybrid search",
+            f"{problem}; memory search runs in fts-only mode (keywords only) — "
+            "install kit-agent[embeddings] or fix memory.embedding for hybrid search",
         ))
-    else:
-        problem = model_problem(ws.config)
-        if problem:
-            findings.append(Finding("warning", "memory", f"{problem}; memory search will fail to embed"))
     if not fts5_available():
         findings.append(Finding(
             "warning", "memory",
