@@ -175,10 +175,16 @@ def skill_view(ws, name: str, path: str | None = None, *, for_model: bool = True
 
 
 def user_skill_view(ws, name: str) -> SkillView:
-    """What `/skill NAME` in the REPL loads: refuses skills with `user-invocable: false`."""
+    """What `/skill NAME` in the REPL loads: refuses skills with `user-invocable: false`, and skills
+    whose code is blocked by the security scan until trusted (the user's way in is no back door)."""
     skill = catalog_for(ws).get(name)
     if not skill.user_invocable:
         raise KitError(f"skill '{name}' is not user-invocable (user-invocable: false); the model uses it on its own")
+    if skill.blocked:
+        raise KitError(
+            f"skill '{name}' is blocked: its code has a critical security finding and is not trusted; "
+            f"review it with `kit skills check {name}`, then `kit skills trust {name}`"
+        )
     view = skill_view(ws, name, for_model=False)
     assert isinstance(view, SkillView)
     return view
