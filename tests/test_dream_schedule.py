@@ -227,3 +227,14 @@ def test_serve_survives_a_bad_schedule(workspace):
     assert lines[-1].startswith("dreaming: next run ") and "'0 3 * * *'" in lines[-1], lines
     assert code == 0, err  # still running when SIGTERM came
     assert out == ""
+
+
+def test_cron_failure_without_stderr_names_exit_code(workspace, cli, tmp_path, monkeypatch):
+    script = tmp_path / "silentcron"
+    script.write_text("#!/bin/sh\nexit 3\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("KIT_CRONTAB", str(script))
+    for command in ("install", "show"):
+        res = cli("cron", command, "-w", workspace.root)
+        assert res.exit_code != 0
+        assert "kit: crontab -l failed: exit code 3 and no error message" in res.output

@@ -76,6 +76,12 @@ def _crontab() -> list[str]:
     return shlex.split(os.environ.get("KIT_CRONTAB") or "crontab")
 
 
+def _failure(done: subprocess.CompletedProcess) -> str:
+    """The command's own message, or its exit code when it printed nothing."""
+    message = (done.stderr or "").strip() or (done.stdout or "").strip()
+    return message or f"exit code {done.returncode} and no error message"
+
+
 def read_crontab() -> str:
     try:
         done = subprocess.run([*_crontab(), "-l"], capture_output=True, text=True)
@@ -85,14 +91,14 @@ def read_crontab() -> str:
     if done.returncode != 0:
         if "no crontab" in (done.stderr or "").lower():
             return ""
-        raise KitError(f"crontab -l failed: {(done.stderr or done.stdout).strip()}")
+        raise KitError(f"crontab -l failed: {_failure(done)}")
     return done.stdout
 
 
 def write_crontab(text: str) -> None:
     done = subprocess.run([*_crontab(), "-"], input=text, capture_output=True, text=True)
     if done.returncode != 0:
-        raise KitError(f"crontab failed to install the new table: {(done.stderr or done.stdout).strip()}")
+        raise KitError(f"crontab failed to install the new table: {_failure(done)}")
 
 
 def _without_ours(text: str, root: Path) -> list[str]:
@@ -188,7 +194,7 @@ def _systemctl(*args: str) -> str | None:
     except FileNotFoundError:
         return f"systemctl not found; run `systemctl --user {' '.join(args)}` yourself"
     if done.returncode != 0:
-        return f"systemctl --user {' '.join(args)} failed: {(done.stderr or done.stdout).strip()}"
+        return f"systemctl --user {' '.join(args)} failed: {_failure(done)}"
     return None
 
 
