@@ -40,9 +40,13 @@ def test_never_overwrites_without_force(tmp_path: Path):
     result = init_workspace(tmp_path)
     assert (tmp_path / "SOUL.md").read_text() == "mine\n"
     assert "SOUL.md" in result.skipped and result.created == ()
+    (tmp_path / "MEMORY.md").write_text("# Memory\n- precious\n")
     result = init_workspace(tmp_path, force=True)
     assert (tmp_path / "SOUL.md").read_text().startswith("# Soul")
     assert "SOUL.md" in result.overwritten
+    # memory is the agent's history, not a template: --force keeps it
+    assert (tmp_path / "MEMORY.md").read_text() == "# Memory\n- precious\n"
+    assert {"MEMORY.md", "DREAMS.md"} <= set(result.skipped)
 
 
 def test_init_keeps_user_files_it_does_not_know(tmp_path: Path):
@@ -103,3 +107,23 @@ def test_uncreatable_path_is_one_line(cli, tmp_path: Path, where: str):
     assert result.exit_code == 1
     assert result.output.startswith(f"kit: cannot create {target}: ")
     assert "Traceback" not in result.output
+
+
+def test_git_on_an_existing_repository_commits_only_what_init_wrote(tmp_path: Path):
+    """Regression: `kit init --git --force` on a used workspace committed every untracked file
+    (notes, drafts) as 'initial files'."""
+    init_workspace(tmp_path, git=True)
+    git = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, capture_output=True, text=True).stdout  # noqa: E731
+    git("rm", "-q", "AGENTS.md")
+    git("-c", "user.name=U", "-c", "user.email=u@x", "commit", "-q", "-m", "no agents file")
+    (tmp_path / "memory" / "2026-05-07.md").write_text("- a note\n")
+    (tmp_path / "draft.md").write_text("mine\n")
+    git("add", "draft.md")
+    (tmp_path / "SOUL.md").write_text("edited\n")
+    result = init_workspace(tmp_path, git=True)
+    assert result.committed and result.created == ("AGENTS.md",)
+    assert git("log", "--format=%s").splitlines() == [
+        "Kit workspace: files from kit init", "no agents file", "Kit workspace: initial files"]
+    assert git("show", "--name-only", "--format=", "HEAD").split() == ["AGENTS.md"]
+    assert (tmp_path / "SOUL.md").read_text() == "edited\n"
+    assert "A  draft.md" in git("status", "--porcelain")  # the user's staging is left alone

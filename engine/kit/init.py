@@ -14,6 +14,7 @@ from kit.paths import bundled
 
 GITIGNORE = ".kit/\n"
 GIT_AUTOCOMMIT = "\ngit:\n  autocommit: true\n"
+NEVER_OVERWRITTEN = frozenset({"MEMORY.md", "DREAMS.md"})
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,8 @@ def init_workspace(path: str | os.PathLike, *, git: bool = False, force: bool = 
     for rel in sorted(contents):
         target = root / rel
         if target.exists():
-            if not force:
+            # memory is the agent's own history, not a template: --force never resets it
+            if not force or rel in NEVER_OVERWRITTEN:
                 skipped.append(rel)
                 continue
             overwritten.append(rel)
@@ -86,25 +88,37 @@ def init_workspace(path: str | os.PathLike, *, git: bool = False, force: bool = 
         atomic_write(target, contents[rel])
     for folder in ("memory", "skills", "hooks", "templates"):
         (root / folder).mkdir(exist_ok=True)
-    committed = _git_commit(root) if git else False
+    committed = _git_commit(root, created + overwritten) if git else False
     return InitResult(root.resolve(), tuple(created), tuple(overwritten), tuple(skipped), committed)
 
 
-def _git_commit(root: Path) -> bool:
+def _git_commit(root: Path, written: list[str]) -> bool:
+    """A new repository gets everything as its first commit; an existing one gets only the files
+    this init wrote (never the user's other changes, staged or not)."""
     run = lambda *args: subprocess.run(  # noqa: E731
         ["git", *args], cwd=root, capture_output=True, text=True
     )
-    if run("rev-parse", "--is-inside-work-tree").returncode != 0 or not (root / ".git").exists():
+    fresh = not (root / ".git").exists() or run("rev-parse", "--verify", "-q", "HEAD").returncode != 0
+    if not (root / ".git").exists():
         result = run("init", "-q")
         if result.returncode != 0:
             raise WorkspaceError(f"git init failed: {result.stderr.strip()}")
-    run("add", "-A")
-    if run("diff", "--cached", "--quiet").returncode == 0:
+    if fresh:
+        run("add", "-A")
+        paths: list[str] = []
+        message = "Kit workspace: initial files"
+    else:
+        if not written:
+            return False
+        run("add", "--", *written)
+        paths = ["--", *written]
+        message = "Kit workspace: files from kit init"
+    if run("diff", "--cached", "--quiet", *paths).returncode == 0:
         return False
     identity = []
     if not run("config", "user.email").stdout.strip():
         identity = ["-c", "user.name=Kit", "-c", "user.email=kit@localhost"]
-    result = run(*identity, "commit", "-q", "-m", "Kit workspace: initial files")
+    result = run(*identity, "commit", "-q", "-m", message, *paths)
     if result.returncode != 0:
         raise WorkspaceError(f"git commit failed: {result.stderr.strip()}")
     return True

@@ -30,8 +30,11 @@ def init(path: Path, use_git: bool, force: bool, as_json: bool) -> None:
         click.echo(f"  created      {rel}")
     for rel in result.overwritten:
         click.echo(f"  overwritten  {rel}")
+    from kit.init import NEVER_OVERWRITTEN
+
     for rel in result.skipped:
-        click.echo(f"  kept         {rel} (exists; --force overwrites)")
+        why = "memory is never overwritten" if force and rel in NEVER_OVERWRITTEN else "exists; --force overwrites"
+        click.echo(f"  kept         {rel} ({why})")
     if result.committed:
-        click.echo("  git          first commit made")
+        click.echo("  git          committed the files kit init wrote")
     click.echo(f"Workspace ready at {result.root}. Next: cd there, `kit doctor`, `kit prompt`.")
