@@ -13,16 +13,21 @@ from kit.dreaming.tags import concept_tags
     ("snippet", "reason"),
     [
         ("- ok thanks", "too short (under 12 chars)"),
-        ("- $ docker ps -a --filter name=api", "mostly code or shell commands"),
-        ("- kubectl get pods -n production", "mostly code or shell commands"),
-        ("- cd ~/src/kit && make test", "mostly code or shell commands"),
-        ("```python\nprint('hello world')\n```", "mostly code or shell commands"),
-        ("- const total = items.reduce((a, b) => a + b, 0);", "mostly code or shell commands"),
-        ("| day | ms |\n|---|---|\n| 1 | 340 |\n| 2 | 355 |", "a table of numbers"),
+        ("- $ docker ps -a --filter name=api", "looks like a shell command"),
+        ("- kubectl get pods -n production", "looks like a shell command"),
+        ("- cd ~/src/kit && make test", "looks like a shell command"),
+        ("```python\nprint('hello world')\n```", "looks like code"),
+        ("- Deploy steps:\n  ```\n  run the release script\n  ```", "looks like code"),
+        ("~~~\nplain words inside a fence\n~~~", "looks like code"),
+        ("- const total = items.reduce((a, b) => a + b, 0);", "looks like code"),
+        ("| day | ms |\n|---|---|\n| 1 | 340 |\n| 2 | 355 |", "looks like a table"),
+        ("| who | drink |\n|---|---|\n| Alice | flat white |\n| Ben | tea |", "looks like a table"),
+        ("- | service | owner | |---|---| | api | Ada | | web | Bob |", "looks like a table"),
+        ("| service | owner | pager |", "looks like a table"),
         ("<!-- kit:promoted key=memory/2026-05-07.md:12:14 claim=3f2a9c1b0d4e --> - Alice likes tea",
-         "Kit's own report or provenance text"),
-        ("- memory/2026-05-01.md:3:3 score=0.812 recalls=4 queries=3", "Kit's own report or provenance text"),
-        ("## Promoted memories", "Kit's own report or provenance text"),
+         "looks like Kit's own text"),
+        ("- memory/2026-05-01.md:3:3 score=0.812 recalls=4 queries=3", "looks like Kit's own text"),
+        ("## Promoted memories", "looks like Kit's own text"),
     ],
 )
 def test_junk(snippet, reason):
@@ -38,7 +43,7 @@ def test_junk(snippet, reason):
         "- Git is what the whole team uses; the repo lives on the internal GitLab.",
         "- Production deploys happen on Tuesdays after the 10:00 standup.",
         "- 周二和周四上线，站会之后。",
-        "| who | drink |\n|---|---|\n| Alice | flat white |\n| Ben | tea |",
+        "- Ada owns the api service | Bob owns web (split agreed in March).",
     ],
 )
 def test_not_junk(snippet):
@@ -120,3 +125,10 @@ def test_managed_section_created_after_user_text():
 def test_one_line_cuts_long_snippets():
     text = managed.one_line("- " + "word " * 400)
     assert len(text) <= managed.MAX_SNIPPET_CHARS and text.endswith("…") and "\n" not in text
+
+
+def test_one_line_joins_sub_items_with_semicolons():
+    snippet = "- Deploy owners:\n  - api: Ada.\n  - web: Bob\n    (backup Cy)\n  - docs: Dee"
+    assert managed.one_line(snippet) == "Deploy owners: api: Ada; web: Bob (backup Cy); docs: Dee"
+    assert managed.one_line("- Ada prefers Tuesday deploys\n  - never Fridays") == (
+        "Ada prefers Tuesday deploys; never Fridays")

@@ -1,6 +1,7 @@
 """The junk filter (§8): what must never be promoted, whatever its recall count.
 
-Returns a reason string (shown by `kit memory explain`) or None for a snippet worth keeping.
+Returns a reason string (shown by `kit memory explain`) or None for a snippet worth keeping. The
+reason names the rule that matched: SHELL, CODE, TABLE, KIT_TEXT, too short, or the threat scan.
 """
 
 from __future__ import annotations
@@ -10,6 +11,11 @@ import re
 from kit.memory.threats import scan_text
 
 MIN_CHARS = 12
+
+SHELL = "looks like a shell command"
+CODE = "looks like code"
+TABLE = "looks like a table"
+KIT_TEXT = "looks like Kit's own text"
 
 # Command names that are not everyday English: the name plus an argument is enough.
 _SHELL_STRONG = re.compile(
@@ -27,40 +33,39 @@ _KIT_TEXT = re.compile(
     r"|\bscore[=:]\s*\d|\brecalls[=:]\s*\d|\bconfidence[=:]\s*\d",
     re.I | re.M,
 )
-_NUMBER_CELL = re.compile(r"^[\s\-+.,:%$€£0-9]*$")
+_FENCE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:```|~~~)", re.M)
+# a table's delimiter row (|---|:--:|), also when a table was flattened onto one line
+_TABLE_RULE = re.compile(r"\|\s*:?-{2,}:?\s*\|")
 
 
 def _strip_marker(line: str) -> str:
     return re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", "", line)
 
 
-def _is_code(text: str) -> bool:
-    if "```" in text or text.lstrip().startswith("    "):
-        return True
+def _code_kind(text: str) -> str | None:
+    """SHELL or CODE when the snippet is mostly commands or code, else None."""
+    if _FENCE.search(text) or text.lstrip().startswith("    "):
+        return CODE
     lines = [_strip_marker(line).strip().strip("`") for line in text.splitlines() if line.strip()]
     if not lines:
-        return False
+        return None
     shell = sum(1 for line in lines if _SHELL_STRONG.match(line) or (_SHELL_WEAK.match(line) and _SHELL_SIGNS.search(line)))
     if shell * 2 >= len(lines):
-        return True
-    # a Markdown table's pipes are layout, not code
-    body = "".join(line.replace("|", " ") if line.startswith("|") else line for line in lines)
+        return SHELL
+    body = "".join(lines)
     symbols = sum(1 for ch in body if ch in _CODE_CHARS)
     letters = sum(1 for ch in body if ch.isalpha())
     # prose has few brackets and operators; code and shell have many
-    return symbols >= 4 and symbols > 0.12 * max(1, letters)
+    return CODE if symbols >= 4 and symbols > 0.12 * max(1, letters) else None
 
 
-def _is_number_table(text: str) -> bool:
-    rows = [line for line in text.splitlines() if line.strip().startswith("|")]
-    if len(rows) < 2:
-        return False
-    cells = [c.strip() for row in rows for c in row.strip().strip("|").split("|")]
-    cells = [c for c in cells if c and not re.fullmatch(r":?-{2,}:?", c)]
-    if not cells:
+def _is_table(text: str) -> bool:
+    """Any Markdown table (a row of cells means nothing out of its table), flattened or not."""
+    if _TABLE_RULE.search(text):
         return True
-    numeric = sum(1 for c in cells if _NUMBER_CELL.match(c))
-    return numeric * 2 >= len(cells)
+    rows = [line for line in (_strip_marker(raw).strip() for raw in text.splitlines())
+            if line.startswith("|") and line.count("|") >= 2]
+    return len(rows) >= 2 or any(row.count("|") >= 3 for row in rows)
 
 
 def junk_reason(snippet: str) -> str | None:
@@ -68,11 +73,12 @@ def junk_reason(snippet: str) -> str | None:
     if len(_strip_marker(text).strip()) < MIN_CHARS:
         return f"too short (under {MIN_CHARS} chars)"
     if _KIT_TEXT.search(text):
-        return "Kit's own report or provenance text"
-    if _is_number_table(text):
-        return "a table of numbers"
-    if _is_code(text):
-        return "mostly code or shell commands"
+        return KIT_TEXT
+    if _is_table(text):
+        return TABLE
+    kind = _code_kind(text)
+    if kind:
+        return kind
     threat = scan_text(text)
     if threat:
         return f"failed the threat scan: {threat}"

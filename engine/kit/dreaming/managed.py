@@ -70,9 +70,22 @@ class Parsed:
 
 
 def one_line(snippet: str, limit: int = MAX_SNIPPET_CHARS) -> str:
-    """A snippet as one list-item line: markers stripped, whitespace collapsed, cut at a word."""
-    parts = [_LIST_MARKER.sub("", line).strip() for line in snippet.splitlines()]
-    text = " ".join(p for p in parts if p)
+    """A snippet as one list-item line: markers stripped, whitespace collapsed, cut at a word.
+
+    Sub-items of a list item are joined with "; " ("Deploys: api on Tuesday; web on Thursday"), so a
+    nested list reads as one sentence; wrapped continuation lines are joined with a space.
+    """
+    text = ""
+    for index, line in enumerate(snippet.splitlines()):
+        part = _LIST_MARKER.sub("", line).strip()
+        if not part:
+            continue
+        if not text:
+            text = part
+        elif index and _LIST_MARKER.match(line) and not text.rstrip().endswith((":", ";", "—", "-")):
+            text = text.rstrip().rstrip(",.") + "; " + part
+        else:
+            text += " " + part
     text = re.sub(r"<!--.*?-->", " ", text)
     text = " ".join(text.split())
     if len(text) > limit:
