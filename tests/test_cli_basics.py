@@ -166,6 +166,7 @@ def test_config_show_with_a_broken_layer_exits_1_and_says_why(cli, ws_path: Path
     data = cli("config", "show", "-w", ws_path, "--json")
     assert data.exit_code == 1
     parsed = json.loads(data.stdout)  # still exactly one JSON document
+    assert data.stderr.splitlines() == ["kit: kit.yaml:3: unknown key 'agent.modle' (did you mean 'model'?)"]
     assert parsed["errors"] == ["kit.yaml:3: unknown key 'agent.modle' (did you mean 'model'?)"]
     # the valid key of the broken layer still applies; only the bad one is ignored
     assert parsed["values"]["agent.model"] == {"value": "openai/gpt-4o-mini", "source": "workspace"}

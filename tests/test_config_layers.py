@@ -117,7 +117,7 @@ def test_env_unknown_key_is_an_error(tmp_path: Path, user_file: Path):
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path, environ={"KIT_AGENT__MODLE": "x"}, user_file=user_file)
     assert "unknown key 'agent.modle'" in str(info.value)
-    assert "environment" in info.value.path
+    assert info.value.path == "environment variable KIT_AGENT__MODLE"
 
 
 def test_yaml_off_is_the_off_mode_not_false(tmp_path: Path, user_file: Path):

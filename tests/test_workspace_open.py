@@ -201,11 +201,11 @@ def test_config_issues_from_every_layer_are_config_findings(ws_path: Path, monke
     monkeypatch.setenv("KIT_HOOKS__TIMEOUT_S", "soon")
     ws = Workspace.open(ws_path, flags={"agent.max_iterations": 0})
     assert [(i.path, i.message) for i in ws.snapshot.config_issues] == [
-        ("environment (KIT_*__*)", "'hooks.timeout_s' must be a number, not 'soon'"),
+        ("environment variable KIT_HOOKS__TIMEOUT_S", "'hooks.timeout_s' must be a number, not 'soon'"),
         ("command-line flags", "'agent.max_iterations' must be at least 1, not 0"),
     ]
     assert [(f.area, f.path) for f in doctor_checks(ws)] == [
-        ("config", "environment (KIT_*__*)"),
+        ("config", "environment variable KIT_HOOKS__TIMEOUT_S"),
         ("config", "command-line flags"),
         ("documents", "USER.md"),
     ]

@@ -230,6 +230,7 @@ class _Layer:
     path: str  # file path or "environment" / "flags"
     values: dict[str, Any]
     lines: dict[str, int] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)  # dotted key -> where it was set (env var)
 
 
 # --------------------------------------------------------------------------- YAML with lines
@@ -341,7 +342,8 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
     out: dict[str, Any] = {}
 
     def err(dotted: str, message: str) -> None:
-        errors.append(ConfigError(message, path=layer.path, line=layer.lines.get(dotted)))
+        path = layer.sources.get(dotted, layer.path)
+        errors.append(ConfigError(message, path=path, line=layer.lines.get(dotted)))
 
     def walk(values: Any, schema: Mapping[str, Any], prefix: str) -> None:
         if not isinstance(values, Mapping):
@@ -393,6 +395,7 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
 
 def _env_layer(environ: Mapping[str, str]) -> _Layer:
     values: dict[str, Any] = {}
+    names: dict[str, str] = {}
     for name, raw in sorted(environ.items()):
         if not name.startswith("KIT_") or "__" not in name:
             continue
@@ -412,7 +415,8 @@ def _env_layer(environ: Mapping[str, str]) -> _Layer:
                 break
         else:
             node[parts[-1]] = parsed
-    return _Layer("env", "environment (KIT_*__*)", values)
+            names[".".join(parts)] = f"environment variable {name}"
+    return _Layer("env", "environment (KIT_*__*)", values, sources=names)
 
 
 def _set(data: dict[str, Any], dotted: str, value: Any) -> None:

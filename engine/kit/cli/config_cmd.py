@@ -42,6 +42,8 @@ def show(workspace, as_json: bool) -> None:
                 "errors": errors,
             }
         )
+        for err in errors:  # stdout stays one JSON document; the exit code's reason goes to stderr
+            click.echo(f"kit: {err}", err=True)
         sys.exit(1 if errors else 0)
     rows = [(key, json.dumps(value, ensure_ascii=False), cfg.source(key)) for key, value in sorted(flat.items())]
     if not interactive():
