@@ -185,3 +185,16 @@ def test_kit_provenance_comments_are_not_content():
     assert promoted.embed_text == "Memory > Promoted memories\n## Promoted memories\n\n- Prefers window seats"
     daily = chunk_markdown("memory/2026-05-07.md", "<!-- kit:note x -->\n\n- a claim <!-- kit:seen -->\n")
     assert [(c.start_line, c.embed_text) for c in daily] == [(3, "- a claim")]
+
+
+def test_a_long_line_of_words_is_cut_at_whitespace_not_mid_word():
+    sentence = "The backup job copies the staging database to cold storage every night. "
+    long_line = "Long line fact: certificates rotate every ninety days. " + sentence * 280
+    chunks = chunk_markdown("notes/long.md", "# Ops\n\n" + long_line + "\n", tokens=400, overlap=80)
+    pieces = [c for c in chunks if c.start_line == 3]
+    assert len(pieces) == 13
+    assert "".join(c.text for c in pieces) == long_line
+    assert pieces[0].text.startswith("Long line fact: certificates rotate every ninety days. The backup job")
+    for before, after in zip(pieces, pieces[1:], strict=False):
+        assert before.text.endswith(" ") and not after.text.startswith(" ")
+    assert all(800 <= len(c.text) <= 1600 for c in pieces[:-1])

@@ -221,3 +221,35 @@ def test_cli_search_refuses_an_empty_query_as_usage(corpus, cli):
     out = cli("memory", "search", "  ", "--json", "-w", corpus.ws.root)
     assert out.exit_code == 2 and out.stdout == ""
     assert "QUERY is empty" in out.stderr
+
+
+def test_mmr_drops_a_near_duplicate_piece_of_the_same_lines_only():
+    a, a2, b = frozenset({"x", "y", "z"}), frozenset({"x", "y", "z"}), frozenset({"x", "q", "r"})
+    assert mmr([0.9, 0.88, 0.8], [a, a2, b], 0.7, 3, groups=["k", "k", "k"]) == [0, 2]
+    assert mmr([0.9, 0.88, 0.8], [a, a2, b], 0.7, 3, groups=["k", "other", "k"]) == [0, 2, 1]
+    assert mmr([0.9, 0.88, 0.8], [a, a2, b], 1.0, 3, groups=["k", "k", "k"]) == [0, 1, 2]
+
+
+def test_a_long_repetitive_line_is_found_by_its_opening_words_and_shows_once(tmp_path, real_embedder, kit_now):
+    from kit.init import init_workspace
+    from kit.memory.service import Memory
+    from kit.workspace import Workspace
+
+    root = tmp_path / "ws"
+    init_workspace(root)
+    sentence = "The backup job copies the staging database to cold storage every night and checks the restore. "
+    long_line = "Long line fact: the staging cluster rotates certificates every ninety days. " + sentence * 220
+    assert len(long_line) == 20_976
+    write(root, "memory/2026-05-06.md", "# 2026-05-06\n\n- " + long_line + "\n- Ada prefers Tuesday deploys\n")
+    mem = Memory(Workspace.open(root), embedder=real_embedder)
+    try:
+        mem.sync()
+        opening = run(mem, "Long line fact")
+        assert [(h.path, h.start_line) for h in opening.results] == [("memory/2026-05-06.md", 3)]
+        assert opening.results[0].snippet.startswith("- Long line fact: the staging cluster")
+        backups = run(mem, "backup job copies the staging database")
+        # 13 pieces of line 3: the opening one differs (its first sentence), the other 12 are copies
+        assert [(h.path, h.start_line, h.end_line) for h in backups.results] == [("memory/2026-05-06.md", 3, 3)] * 2
+        assert sorted(h.snippet.startswith("- Long line fact") for h in backups.results) == [False, True]
+    finally:
+        mem.close()

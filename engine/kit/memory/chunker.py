@@ -3,7 +3,7 @@
 Files are cut at headings and block boundaries into chunks of about `tokens`, and consecutive chunks
 of one section share `overlap` tokens' worth of whole lines. A fenced code block, table or HTML block
 is never cut unless it alone is larger than a chunk; then it is cut at line boundaries, and a single
-line larger than a chunk is cut into pieces that all point at that line.
+line larger than a chunk is cut (at whitespace when it can) into pieces that all point at that line.
 
 Daily notes (`memory/YYYY-MM-DD*.md`) are chunked by claim: every top-level list item or paragraph is
 its own chunk, so a recall points at one fact and dreaming promotes that fact.
@@ -22,7 +22,7 @@ from functools import lru_cache
 from kit.fsutil import sha1_hex
 from kit.memory.daily import is_daily_note
 
-CHUNKER_VERSION = 3  # bump when chunk boundaries change, so indexes re-chunk
+CHUNKER_VERSION = 4  # 4: long lines cut at whitespace; bump when chunk boundaries change, so indexes re-chunk
 
 _CJK = re.compile(
     "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -152,12 +152,20 @@ def _blocks(lines: list[str]) -> list[_Block]:
 
 
 def _split_line(line_no: int, text: str, max_tokens: float) -> list[_Unit]:
+    """Pieces of one over-long line, cut after the last whitespace that leaves the piece at least
+    half full (mid-word only when there is none); the pieces concatenate back to the line."""
+    def weight_of(chars: list[str]) -> float:
+        return sum(1.0 if _CJK.match(c) else 0.25 for c in chars)
+
     units, piece, weight = [], [], 0.0
     for char in text:
         w = 1.0 if _CJK.match(char) else 0.25
         if piece and weight + w > max_tokens:
-            units.append(_Unit(line_no, line_no, weight, piece="".join(piece)))
-            piece, weight = [], 0.0
+            cut = next((k for k in range(len(piece) - 1, len(piece) // 2 - 1, -1) if piece[k].isspace()), None)
+            rest = piece[cut + 1 :] if cut is not None else []
+            head = piece[: cut + 1] if cut is not None else piece
+            units.append(_Unit(line_no, line_no, weight_of(head), piece="".join(head)))
+            piece, weight = rest, weight_of(rest)
         piece.append(char)
         weight += w
     if piece:

@@ -20,6 +20,7 @@ from kit.memory.index import ChunkRow, MemoryIndex
 
 LIKE_RANK = -1.0  # a substring hit the trigram index cannot rank (1–2 CJK chars) maps to text score 0.5
 _WORD = re.compile(r"[^\W_]+")
+NEAR_DUPLICATE = 0.9  # token Jaccard at which MMR drops another piece of a picked result's lines
 
 
 @dataclass(frozen=True)
@@ -146,8 +147,19 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / union if union else 0.0
 
 
-def mmr(scores: Sequence[float], token_sets: Sequence[frozenset[str]], lam: float, limit: int) -> list[int]:
-    """Maximal marginal relevance: indexes in selection order, λ·score − (1−λ)·max Jaccard to picked."""
+def mmr(
+    scores: Sequence[float],
+    token_sets: Sequence[frozenset[str]],
+    lam: float,
+    limit: int,
+    groups: Sequence[object] | None = None,
+) -> list[int]:
+    """Maximal marginal relevance: indexes in selection order, λ·score − (1−λ)·max Jaccard to picked.
+
+    With `groups` (each result's path:start:end) and λ < 1, a result whose Jaccard to a picked one
+    of the same group is at least NEAR_DUPLICATE is dropped, not just ranked lower: the pieces of a
+    long repetitive line show once. Equal notes in different files are still all kept.
+    """
     remaining = list(range(len(scores)))
     penalty = [0.0] * len(scores)  # max similarity to anything picked so far, updated per pick
     picked: list[int] = []
@@ -155,9 +167,24 @@ def mmr(scores: Sequence[float], token_sets: Sequence[frozenset[str]], lam: floa
         best = max(remaining, key=lambda i: (lam * scores[i] - (1 - lam) * penalty[i], -i))
         picked.append(best)
         remaining.remove(best)
+        keep = []
         for i in remaining:
-            penalty[i] = max(penalty[i], jaccard(token_sets[i], token_sets[best]))
+            similarity = jaccard(token_sets[i], token_sets[best])
+            penalty[i] = max(penalty[i], similarity)
+            if not (groups is not None and lam < 1 and groups[i] == groups[best] and similarity >= NEAR_DUPLICATE):
+                keep.append(i)
+        remaining = keep
     return picked
+
+
+def _words(text: str) -> str:
+    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).lower()))
+
+
+def has_phrase(text: str, query: str) -> bool:
+    """True when `text` holds the query's words (two or more) in a row: an exact match."""
+    phrase = _words(query)
+    return " " in phrase and f" {phrase} " in f" {_words(text)} "
 
 
 def _split_script(word: str) -> list[str]:
@@ -272,6 +299,8 @@ def hybrid_search(
     # A keyword hit needs min(min_score, text_weight) next to a vector side. Without one (fts-only)
     # min_score would drop real matches (BM25 gives a word in 3 of 40 chunks |r| ≈ 0.3, a text score
     # of 0.25): there every text match (AND, OR or substring) is kept, ranked by its text score.
+    # A chunk holding the query's words as a phrase is an exact match and is kept too, even when
+    # its meaning is far from the query ("Long line fact" opening a note about backups: cosine 0).
     keyword_floor = min(settings.min_score, tw)
 
     scored: list[tuple[float, ChunkRow, float | None, float, bool]] = []
@@ -287,12 +316,13 @@ def hybrid_search(
         keep = (
             score >= settings.min_score
             or (v is not None and v >= settings.min_vector_score)
-            or (is_text_hit and (score >= keyword_floor or not use_vectors))
+            or (is_text_hit and (score >= keyword_floor or not use_vectors or has_phrase(row.text, query)))
         )
         if keep:
             scored.append((score, row, v, t, is_text_hit))
     scored.sort(key=lambda s: (-s[0], s[1].path, s[1].start_line, s[1].id))
-    order = mmr([s[0] for s in scored], [tokens(s[1].text) for s in scored], settings.mmr_lambda, limit)
+    order = mmr([s[0] for s in scored], [tokens(s[1].text) for s in scored], settings.mmr_lambda, limit,
+                groups=[(s[1].path, s[1].start_line, s[1].end_line) for s in scored])
     hits = tuple(
         SearchHit(
             path=row.path,
