@@ -188,6 +188,8 @@ def test_heartbeat_with_empty_checklist_is_skipped(ws_path, tmp_path, cli):
     assert data["iterations"] == 0 and data["reply"] == ""
     assert data["skipped"] == "HEARTBEAT.md has no tasks"
     assert result.stderr.splitlines()[-1] == "kit: heartbeat skipped: HEARTBEAT.md has no tasks"
+    # regression: "session" named an id that was never written (`kit sessions show` failed)
+    assert data["session"] is None
 
     human = cli("run", "heartbeat", "--kind", "heartbeat", "-w", ws_path, "--model", f"script:{script}")
     assert human.exit_code == 0, human.output

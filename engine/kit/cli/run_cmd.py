@@ -105,14 +105,19 @@ def run(message, workspace, model, session_key, kind, as_json):
         result = agent.turn(message)
     finally:
         agent.close()
+    data = result.to_json()
+    if not agent.persisted:
+        # a skipped heartbeat or a blocked message in a new session leaves no session behind:
+        # an id here would be one `kit sessions show` cannot find
+        data["session"] = None
     if result.skip_reason:
         # §4: nothing to do is not an error, but "(no reply)" would not say why nothing happened
         status(f"{kind} skipped: {result.skip_reason}")
         if as_json:
-            emit_json(result.to_json())
+            emit_json(data)
         return
     if as_json:
-        emit_json(result.to_json())
+        emit_json(data)
     else:
         from rich.markdown import Markdown
 
