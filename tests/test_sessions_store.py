@@ -158,3 +158,38 @@ for i in range(40):
     assert sorted(line["seq"] for line in lines) == list(range(1, 81))
     assert store.get(info.id).messages == 80
     assert sorted(line["content"] for line in lines) == sorted(f"{t}{i}" for t in "ab" for i in range(40))
+
+
+def test_one_shot_sessions_have_no_key_in_table_or_json(store, workspace, cli):
+    """Regression: the table left the key blank for a one-shot run while --json said key == id;
+    both now say there is none ("-" and null)."""
+    one_shot = _talk(store, None, [("Plan the offsite in Lisbon", "Booked.")])
+    named = _talk(store, "main", [("Book the train", "Done.")])
+    data = json.loads(cli("sessions", "list", "--json", "-w", workspace.root).stdout)
+    assert {s["id"]: s["key"] for s in data["sessions"]} == {one_shot.id: None, named.id: "main"}
+    shown = json.loads(cli("sessions", "show", one_shot.id, "--json", "-w", workspace.root).stdout)
+    assert shown["session"]["key"] is None
+    found = json.loads(cli("sessions", "search", "lisbon", "--json", "-w", workspace.root).stdout)
+    assert [(r["session"], r["key"]) for r in found["results"]] == [(one_shot.id, None)]
+
+    rows = {line.split()[0]: line.split()[1] for line in
+            cli("sessions", "list", "-w", workspace.root).stdout.splitlines() if line.strip().startswith("2026")}
+    assert rows == {one_shot.id: "-", named.id: "main"}
+    header = cli("sessions", "show", one_shot.id, "-w", workspace.root).stdout.splitlines()[0]
+    assert header == f"{one_shot.id} · key - · 2 messages · 120 tokens"
+
+
+def test_search_snippets_mark_only_real_cuts(store):
+    """Regression: FTS5 marks a trigram snippet as cut when only punctuation is left out
+    ("Meet in L[isbo]n…" for "Meet in Lisbon?"); "…" now means words were left out."""
+    info = store.create("main")
+    for text in ("Meet in Lisbon?", "See you in Lisbon.", "A [draft] … about Lisbon!",
+                 "The offsite checklist lives in memory/2026-05-05.md and covers staging and rollback."):
+        store.append(info.id, {"role": "user", "content": text})
+    assert [h.snippet for h in store.search("isbo")] == [
+        "Meet in L[isbo]n?", "…you in L[isbo]n.", "… about L[isbo]n!"]
+    assert [h.snippet for h in store.search("lisbon")] == [
+        "Meet in [Lisbon]?", "See you in [Lisbon].", "A [draft] … about [Lisbon]!"]
+    assert [h.snippet for h in store.search("ecklis")] == ["…e ch[ecklis]t li…"]
+    # the short-query scan (LIKE ignores case): the match is marked, and a cut is marked
+    assert [h.snippet for h in store.search("LI")][:2] == ["Meet in [Li]sbon?", "See you in [Li]sbon."]

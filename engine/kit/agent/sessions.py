@@ -49,6 +49,35 @@ def strip_memory_context(text: str) -> str:
     return _MEMORY_CONTEXT_RE.sub("", text or "").strip()
 
 
+_SKILL_BLOCK_RE = re.compile(r'<skill name="([^"\n]+)">\n.*?\n</skill>\n\n', re.DOTALL)
+
+
+def skill_default(name: str) -> str:
+    """What a `/skill NAME` turn asks when the user typed no message."""
+    return f"Follow the {name} skill."
+
+
+def skill_message(name: str, body: str, rest: str) -> str:
+    """The text the model receives for `/skill NAME rest`: the skill's body in a <skill> block."""
+    return f'<skill name="{name}">\n{body.strip()}\n</skill>\n\n' + (rest.strip() or skill_default(name))
+
+
+def typed_text(text: str) -> str:
+    """What the user typed: without the active-recall block, and a `/skill NAME msg` turn as
+    `/skill NAME msg` rather than the skill body the model received."""
+    text = strip_memory_context(text)
+    match = _SKILL_BLOCK_RE.match(text)
+    if match is None:
+        return text
+    name, rest = match.group(1), text[match.end():].strip()
+    return f"/skill {name}" + ("" if rest == skill_default(name) else f" {rest}")
+
+
+def key_or_none(key: str, session_id: str) -> str | None:
+    """A session's key as shown: None for a session without one of its own (key == id)."""
+    return None if key == session_id else key
+
+
 def new_session_id() -> str:
     return f"{clock.now():%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
@@ -83,7 +112,7 @@ class SessionInfo:
 
         return {
             "id": self.id,
-            "key": self.key,
+            "key": key_or_none(self.key, self.id),
             "title": self.title,
             "created": iso(self.created),
             "updated": iso(self.updated),
@@ -110,7 +139,7 @@ class SessionHit:
     def to_json(self) -> dict[str, Any]:
         return {
             "session": self.session_id,
-            "key": self.key,
+            "key": key_or_none(self.key, self.session_id),
             "title": self.title,
             "seq": self.seq,
             "role": self.role,
@@ -339,14 +368,37 @@ class SessionStore:
         import sqlite3
 
         try:
-            return self.db.execute(
-                f"SELECT f.session_id, f.seq, f.role, snippet({table}, 0, '[', ']', '…', 12) AS snip, "
+            rows = self.db.execute(
+                f"SELECT f.session_id, f.seq, f.role, f.content, "
+                f"snippet({table}, 0, '{_HIT_OPEN}', '{_HIT_CLOSE}', '{_CUT}', 12) AS snip, "
                 f"s.key, s.title FROM {table} f JOIN sessions s ON s.id = f.session_id "
                 f"WHERE {table} MATCH ? ORDER BY bm25({table}), s.updated DESC LIMIT ?",
                 (match, limit),
             ).fetchall()
         except sqlite3.OperationalError:
             return []
+        return [dict(r, snip=_finish_snippet(r["snip"], r["content"])) for r in rows]
+
+
+# snippet() markers that cannot occur in message text, so a "[" or "…" the user wrote is kept as is
+_HIT_OPEN, _HIT_CLOSE, _CUT = "\x02", "\x03", "\x01"
+
+
+def _finish_snippet(snip: str, content: str) -> str:
+    """FTS5 marks a snippet as cut when its window stops short of the text's edge, even when all
+    that is left out is punctuation or spaces (the trigram tokenizer: "l[isbo]n beta de…" for
+    "lisbon beta de."). Such an edge is shown as it is; "…" only where words were left out."""
+    core = snip.strip(_CUT)
+    plain = core.replace(_HIT_OPEN, "").replace(_HIT_CLOSE, "")
+    at = content.find(plain)
+    head, tail = snip.startswith(_CUT), len(snip) > 1 and snip.endswith(_CUT)
+    if at >= 0:
+        before, after = content[:at], content[at + len(plain):]
+        head = any(c.isalnum() for c in before)
+        tail = any(c.isalnum() for c in after)
+        core = (before if not head else "") + core + (after if not tail else "")
+    text = ("…" if head else "") + core + ("…" if tail else "")
+    return text.replace(_HIT_OPEN, "[").replace(_HIT_CLOSE, "]")
 
 
 def _escape_like(text: str) -> str:
@@ -358,9 +410,10 @@ def _like_prefix(text: str) -> str:
 
 
 def _around(text: str, query: str, width: int = 40) -> str:
-    at = text.find(query)
+    at = text.lower().find(query.lower())  # LIKE found it regardless of case
     if at < 0:
-        return text[: 2 * width]
+        return text[: 2 * width] + ("…" if len(text) > 2 * width else "")
+    query = text[at:at + len(query)]
     start, end = max(0, at - width), min(len(text), at + len(query) + width)
     return ("…" if start else "") + text[start:at] + "[" + query + "]" + text[at + len(query):end] + (
         "…" if end < len(text) else "")

@@ -53,7 +53,7 @@ def list_cmd(workspace, limit, key, as_json):
     table.add_column("tokens", justify="right")
     table.add_column("title", ratio=1, overflow="fold")
     for s in items:
-        key_text = "" if s.key == s.id else s.key
+        key_text = "-" if s.key == s.id else s.key  # a one-shot session has no key (null in --json)
         updated = datetime.fromtimestamp(s.updated).astimezone().strftime("%Y-%m-%d %H:%M")
         # keys and titles are user text: "[/dim]" in a message must print, not parse as markup
         table.add_row(s.id, escape(key_text), updated, str(s.messages), str(s.total_tokens),
@@ -77,7 +77,8 @@ def show_cmd(session_id, workspace, as_json):
     from rich.markup import escape
 
     out = console()
-    out.print(f"[bold]{info.id}[/bold] · key {escape(info.key)} · {info.messages} messages · "
+    out.print(f"[bold]{info.id}[/bold] · key {escape(info.key if info.key != info.id else '-')} · "
+              f"{info.messages} messages · "
               f"{info.total_tokens} tokens")
     for line in lines:
         if line.get("hidden"):
