@@ -163,3 +163,86 @@ def test_square_brackets_from_the_model_notes_or_user_print_as_text(ws, tmp_path
     assert "unknown command /[/x]" in text
     assert "The [/dim] staging database [red] moved." in text
     assert "bye" in text
+
+
+def test_skill_turns_are_archived_as_typed(ws, tmp_path):
+    """Regression: archives and the transcript's own words held the expanded <skill> body of
+    `/skill NAME msg` instead of what the user typed; the model still receives the body."""
+    script = write_script(tmp_path, [{"text": "Yesterday: X."}, {"text": "Today: Y."}])
+    agent = agent_for(ws, script, session_key="main")
+    repl, _ = _repl(ws, agent)
+    repl.slash(parse_slash("/skill standup for team A"))
+    repl.slash(parse_slash("/skill standup"))
+    sent = [call["messages"][-1]["content"] for call in recorded_calls(script)]
+    assert sent[0].startswith('<skill name="standup">\n# Standup') and sent[0].endswith("</skill>\n\nfor team A")
+    assert sent[1].endswith("</skill>\n\nFollow the standup skill.")
+    first = agent.session_id
+    assert agent.conversation() == [
+        {"role": "user", "content": "/skill standup for team A"},
+        {"role": "assistant", "content": "Yesterday: X."},
+        {"role": "user", "content": "/skill standup"},
+        {"role": "assistant", "content": "Today: Y."},
+    ]
+    lines = agent.store.transcript(first)
+    assert [line.get("text") for line in lines if line["role"] == "user"] == [
+        "/skill standup for team A", "/skill standup"]
+    assert agent.store.get(first).title == "/skill standup for team A"
+
+    repl.slash(parse_slash("/new"))
+    archives = sorted(p.name for p in (ws.root / "memory").glob("2026-05-07-*.md"))
+    assert archives == ["2026-05-07-skill-standup-for-team-a.md"]
+    text = (ws.root / "memory" / archives[0]).read_text()
+    assert text.endswith("## Conversation\n\n"
+                         "- **User:** /skill standup for team A\n"
+                         "- **Assistant:** Yesterday: X.\n"
+                         "- **User:** /skill standup\n"
+                         "- **Assistant:** Today: Y.\n")
+
+
+def test_help_describes_every_command_accurately(ws, tmp_path):
+    """Regression: /help said /reset discards the conversation; session-memory archives it."""
+    repl, out = _repl(ws, agent_for(ws, write_script(tmp_path, [{"text": "unused"}])))
+    repl.slash(parse_slash("/help"))
+    assert out.getvalue().splitlines() == [
+        "  /new     archive this conversation (session-memory) and start a new session",
+        "  /reset   archive this conversation (session-memory, labelled /reset) and start a new session",
+        "  /skill   /skill NAME [message] — run a turn that follows the skill NAME",
+        "  /memory  /memory QUERY — search memory (not recorded as a recall)",
+        "  /dream   run dreaming now (light, REM, deep)",
+        "  /prompt  show the current system prompt and its size",
+        "  /help    show this help (also /?)",
+        "  /exit    leave (also /quit, /q, Ctrl-D); a --session KEY session stays open to resume",
+    ]
+
+
+class _Reload:
+    def __init__(self, changed, errors=()):
+        self.changed, self.errors = changed, errors
+
+
+def test_reload_notices_wait_for_the_next_prompt(ws, tmp_path):
+    """Regression: a watcher notice printed while the user typed landed after "you> "; notices are
+    queued and printed before the next prompt (or before the turn the user just typed)."""
+    script = write_script(tmp_path, [{"text": "Hi!"}])
+    out_at_prompt: list[str] = []
+    feed = iter(["hello", "/exit"])
+    repl = None
+
+    def read(prompt):
+        out_at_prompt.append(out.getvalue())
+        if len(out_at_prompt) == 1:
+            repl._on_reload(_Reload(["SOUL.md", "memory/2026-05-07.md"]))  # the watcher, mid-typing
+        elif len(out_at_prompt) == 2:
+            repl._on_reload(_Reload(["skills/standup/SKILL.md"]))
+        assert out.getvalue() == out_at_prompt[-1]  # nothing printed after "you> "
+        return next(feed)
+
+    out = io.StringIO()
+    repl = Repl(ws, agent_for(ws, script), console=Console(file=out, width=120, color_system=None),
+                input_func=read)
+    repl._start_background = lambda: None  # no real watcher: the reloads above stand in for it
+    assert repl.run() == 0
+    assert "reloaded" not in out_at_prompt[0]
+    # the reload seen while "hello" was typed is printed before that turn's reply
+    assert [line.rstrip() for line in out_at_prompt[1].splitlines()[-3:-1]] == ["reloaded: SOUL.md", "Hi!"]
+    assert out.getvalue().splitlines()[-2:] == ["reloaded: skills/standup/SKILL.md", "bye"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import pexpect
 
@@ -39,7 +40,13 @@ def test_repl_session(ws_path, tmp_path, kit_now):
         child.expect_exact(PROMPT)
 
         (ws_path / "SOUL.md").write_text("# Soul\n\nYou are Quillbeard, a cheerful pirate.\n")
-        child.expect_exact("reloaded: SOUL.md")
+        # the notice never interrupts the input line: it is printed before the next prompt
+        for _ in range(200):
+            time.sleep(0.1)
+            child.sendline("")
+            if child.expect_exact(["reloaded: SOUL.md", PROMPT]) == 0:
+                break
+        child.expect_exact(PROMPT)
 
         child.sendline("/prompt")
         child.expect_exact("Quillbeard, a cheerful pirate")

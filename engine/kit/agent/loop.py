@@ -19,7 +19,7 @@ from typing import Any
 from kit import clock
 from kit.agent import compaction as cp
 from kit.agent.providers.base import ModelResponse, NoModelAvailable, ProviderError, ToolCall, Usage
-from kit.agent.sessions import SessionInfo, SessionStore, new_session_id, strip_memory_context
+from kit.agent.sessions import SessionInfo, SessionStore, new_session_id, typed_text
 from kit.agent.tools import (
     ToolContext,
     ToolOutcome,
@@ -253,7 +253,7 @@ class Agent:
             if role == "user" and content.startswith(cp.SUMMARY_PREFIX):
                 continue
             if role in ("user", "assistant") and content.strip():
-                out.append({"role": role, "content": strip_memory_context(content) if role == "user" else content})
+                out.append({"role": role, "content": typed_text(content) if role == "user" else content})
         return out
 
     def hook_data(self, **extra: Any) -> dict[str, Any]:
@@ -393,8 +393,10 @@ class Agent:
                 recall = ActiveRecall("", error=f"active recall failed: {type(exc).__name__}: {exc}")
         if recall.error:
             self.status(recall.error)
+        # `text`: the user's own words, when the model receives more (a recall block, a skill body)
+        own = typed_text(text)
         self._append({"role": "user", "content": recall.apply(text)},
-                     text=text if recall.block else None)
+                     text=own if recall.block or own != text.strip() else None)
 
         ctx = ToolContext(ws, session_id=self.session.id, session_key=self.session.key,
                           interactive=self.interactive, approve=self.approve)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from rich.markup import escape
 
+from kit.agent.sessions import skill_message
 from kit.agent.tools import fire_hook
 from kit.errors import KitError
 
@@ -26,13 +28,13 @@ CONTINUE = "...> "
 
 COMMANDS: dict[str, str] = {
     "new": "archive this conversation (session-memory) and start a new session",
-    "reset": "discard this conversation and start a new session",
+    "reset": "archive this conversation (session-memory, labelled /reset) and start a new session",
     "skill": "/skill NAME [message] — run a turn that follows the skill NAME",
     "memory": "/memory QUERY — search memory (not recorded as a recall)",
     "dream": "run dreaming now (light, REM, deep)",
     "prompt": "show the current system prompt and its size",
-    "help": "show this help",
-    "exit": "end the session and leave (also /quit, Ctrl-D)",
+    "help": "show this help (also /?)",
+    "exit": "leave (also /quit, /q, Ctrl-D); a --session KEY session stays open to resume",
 }
 ALIASES = {"quit": "exit", "q": "exit", "?": "help"}
 
@@ -65,6 +67,10 @@ class Repl:
         self.input = input_func or input
         self.watcher: Any = None
         self._stop_index: Callable[[], None] | None = None
+        # reload notices come from the watcher thread; printed while the user types they would
+        # land after "you> ", so they wait for the next flush (before a prompt, before a turn)
+        self._notices: list[str] = []
+        self._notices_lock = threading.Lock()
 
     # ------------------------------------------------------------------ setup
 
@@ -84,10 +90,20 @@ class Repl:
 
     def _on_reload(self, result) -> None:
         changed = [p for p in result.changed if not p.startswith("memory/")]
+        notices = []
         if changed:
-            self.console.print(f"[dim]reloaded: {escape(', '.join(changed))}[/dim]")
+            notices.append(f"[dim]reloaded: {escape(', '.join(changed))}[/dim]")
         for error in result.errors:
-            self.console.print(f"[yellow]workspace error: {escape(str(error))} (previous version kept)[/yellow]")
+            notices.append(f"[yellow]workspace error: {escape(str(error))} (previous version kept)[/yellow]")
+        with self._notices_lock:
+            self._notices.extend(notices)
+
+    def flush_notices(self) -> None:
+        """Print the reload notices queued since the last flush."""
+        with self._notices_lock:
+            notices, self._notices = self._notices, []
+        for notice in notices:
+            self.console.print(notice)
 
     def _history_file(self):
         try:
@@ -115,6 +131,7 @@ class Repl:
         try:
             while True:
                 try:
+                    self.flush_notices()
                     line = self.input(PROMPT)
                     while line.endswith("\\"):  # a trailing backslash continues the message
                         line = line[:-1] + "\n" + self.input(CONTINUE)
@@ -154,6 +171,7 @@ class Repl:
         from rich.markdown import Markdown
 
         self._settle()
+        self.flush_notices()  # an edit made while the user typed: say so before the reply
         try:
             result = self.agent.turn(text)
         except KitError as exc:
@@ -185,6 +203,7 @@ class Repl:
     def slash(self, command: SlashCommand) -> bool:
         """Run one slash command; False means leave the REPL."""
         name = command.name
+        self.flush_notices()
         if name not in COMMANDS:
             self.console.print(f"[yellow]unknown command /{escape(name)}[/yellow] — /help lists them")
             return True
@@ -218,6 +237,7 @@ class Repl:
         from kit.prompt.tokens import estimate_tokens
 
         self._settle()
+        self.flush_notices()
         result = self.agent.prompt_result()
         text = result.prompt
         self.console.print(text, markup=False, highlight=False)
@@ -258,9 +278,8 @@ class Repl:
         view = user_skill_view(self.ws, name)
         data = view.to_json()
         body = str(data.get("body") or data.get("content") or "")
-        message = (f'<skill name="{name}">\n{body.strip()}\n</skill>\n\n'
-                   + (rest.strip() or f"Follow the {name} skill."))
-        self.message(message)
+        # the model receives the skill body; transcripts and archives keep what the user typed
+        self.message(skill_message(name, body, rest))
 
 
 def offer_hook_trust(ws, ask: Callable[[str], str], say: Callable[[str], None]) -> list[str]:
