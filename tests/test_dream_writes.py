@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
+
 from helpers_dream import days, recall, tree, write_note
 from kit.dreaming import deep, managed
 from kit.dreaming.runner import run_dream
@@ -86,6 +88,36 @@ def test_deleted_entry_is_demoted_for_good(workspace, monkeypatch):
     status = db.execute("SELECT status FROM dream_promotions WHERE key='memory/2026-05-01.md:3:3'").fetchone()[0]
     db.close()
     assert status == "demoted"
+
+
+@pytest.mark.parametrize("snippet_stored", [True, False])
+def test_a_paraphrase_of_a_deleted_entry_is_blocked_by_not_demoted(workspace, monkeypatch, snippet_stored):
+    seed(workspace, monkeypatch, facts=FACTS[:2])
+    run_dream(workspace)
+    if not snippet_stored:  # a promotion row without its text: the demotion stores the candidate's
+        db = workspace.open_state()
+        db.execute("UPDATE dream_promotions SET snippet = '' WHERE key = 'memory/2026-05-01.md:3:3'")
+        db.close()
+    mem = workspace.root / "MEMORY.md"
+    mem.write_text(re.sub(r"<!-- kit:promoted key=memory/2026-05-01.md:3:3 [^\n]*\n- [^\n]*\n", "", mem.read_text()))
+    paraphrase = "Alice still drinks her flat white with oat milk and never dairy."
+    write_note(workspace.root, "2026-05-08", [paraphrase])
+    for i, day in enumerate(days("2026-05-08", 3)):
+        recall(workspace, day, paraphrase, f"milk question {i}", score=0.9, note_day="2026-05-08")
+    monkeypatch.setenv("KIT_NOW", "2026-05-10T20:00:00+00:00")
+    result = run_dream(workspace)
+    assert result.demoted == ("memory/2026-05-01.md:3:3",)
+    assert result.promoted == ()
+    twin = next(r for r in result.ranked if r.cand.key == "memory/2026-05-08.md:3:3")
+    assert twin.blocked_by == ["not_demoted"]
+    assert paraphrase not in mem.read_text()
+    # a fact unlike the deleted one still passes
+    other = next(r for r in result.ranked if r.cand.key == "memory/2026-05-01.md:4:4")
+    assert other.gates["not_demoted"] is True
+    db = workspace.open_state()
+    row = db.execute("SELECT status, snippet FROM dream_promotions WHERE key = 'memory/2026-05-01.md:3:3'").fetchone()
+    db.close()
+    assert tuple(row) == ("demoted", FACTS[0])
 
 
 def test_user_edit_of_entry_text_is_kept(workspace, monkeypatch):

@@ -8,7 +8,7 @@ dream ran is kept.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,23 @@ def rehydrate(root: Path, cand: Candidate) -> Live | None:
         if window.strip() and _matches(window, cand):
             return Live(s, s + n - 1, window)
     return None
+
+
+def block_demoted_twins(ranked: Sequence[Ranked], demoted_texts: Sequence[str], embedder: Any | None) -> list[Ranked]:
+    """Fail `not_demoted` for a passing candidate semantically equal (the MEMORY.md dedupe test,
+    cosine ≥ SEMANTIC_DUPLICATE) to an entry the user removed: a paraphrase of a deleted fact is
+    not promoted either. Only candidates that passed every gate are embedded."""
+    from kit.dreaming.embed import CachedEmbedder
+
+    texts = [t for t in dict.fromkeys(t.strip() for t in demoted_texts) if t]
+    passing = [r for r in ranked if r.passed]
+    if not texts or not passing:
+        return list(ranked)
+    if embedder is not None and not isinstance(embedder, CachedEmbedder):
+        embedder = CachedEmbedder(embedder)
+    sims = similarity_matrix(embedder, [managed.one_line(r.cand.snippet) for r in passing], texts)
+    twins = {r.cand.id for r, row in zip(passing, sims, strict=True) if float(row.max()) >= SEMANTIC_DUPLICATE}
+    return [replace(r, gates={**r.gates, "not_demoted": False}) if r.cand.id in twins else r for r in ranked]
 
 
 def plan(

@@ -384,8 +384,18 @@ def _deep(ctx: _Ctx, cands: list[Candidate], staged: list[Candidate], truths: li
         promos = [store.Promotion(**{**p.__dict__, "status": "demoted", "status_day": today.isoformat()})
                   if p.key in demoted and p.status == "active" else p for p in promos]
 
+    if demoted:  # keep the removed entry's text: paraphrases of it are blocked by not_demoted
+        by_key = {(c.key, c.claim): c.snippet for c in cands}
+        for p in promos:
+            if p.key in demoted and p.status == "demoted" and not p.snippet.strip() and (p.key, p.claim) in by_key:
+                snippet = managed.one_line(by_key[(p.key, p.claim)])
+                promos = [store.Promotion(**{**q.__dict__, "snippet": snippet}) if q is p else q for q in promos]
+                if not ctx.dry_run:
+                    store.set_snippet(ctx.db, p.key, p.claim, snippet)
+
     ranked = rank(cands, today=today, settings=settings, light=_phase_stats(ctx, "light", staged),
                   rem=_phase_stats(ctx, "rem", truths), promotions=promos)
+    ranked = deep_phase.block_demoted_twins(ranked, [p.snippet for p in promos if p.status == "demoted"], embedder)
     used_today = sum(1 for p in promos if p.promoted_day == today.isoformat())
     remaining = max(0, settings.limit - used_today)
     decisions = deep_phase.plan(ranked, root=ws.root, memory_text=text, limit=remaining, embedder=embedder)

@@ -102,3 +102,7 @@ def set_status(db: StateDB, key: str, claim: str, status: str, day: date) -> Non
         "UPDATE dream_promotions SET status = ?, status_day = ? WHERE key = ? AND claim = ?",
         (status, day.isoformat(), key, claim),
     )
+
+
+def set_snippet(db: StateDB, key: str, claim: str, snippet: str) -> None:
+    db.execute("UPDATE dream_promotions SET snippet = ? WHERE key = ? AND claim = ?", (snippet, key, claim))
