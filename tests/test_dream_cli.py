@@ -367,3 +367,39 @@ def test_autocommit_in_a_workspace_below_the_repository_root(tmp_path, monkeypat
     assert night.promoted and night.git["committed"] is True, night.git
     files = _git(repo, "show", "--name-only", "--format=", "HEAD").split()
     assert "assistant/MEMORY.md" in files and "assistant/memory/dreaming/light/2026-05-04.md" in files
+
+
+def test_human_output_gives_reasons_not_gate_names(workspace, cli):
+    table = "| service | owner | |---|---| | api | Ada | | web | Bob |"
+    now = seed(workspace, facts=[*FACTS, table])
+    assert cli("dream", "-w", workspace.root, env={"KIT_NOW": now}).exit_code == 0
+    mem = workspace.root / "MEMORY.md"
+    lines = mem.read_text().splitlines()
+    at = lines.index("- " + FACTS[1])
+    mem.write_text("\n".join(lines[: at - 1] + lines[at + 1 :]) + "\n")  # the user removes the deploys entry
+
+    res = cli("memory", "promote", "-w", workspace.root, env={"KIT_NOW": now})
+    assert res.exit_code == 0, res.output
+    rows = {line.split()[2]: line for line in res.output.splitlines()[1:4]}
+    assert "  blocked: already in MEMORY.md  " in rows["memory/2026-05-01.md:3:3"]
+    assert "  blocked: you removed it from MEMORY.md  " in rows["memory/2026-05-01.md:4:4"]
+    assert "  blocked: junk: looks like a table  " in rows["memory/2026-05-01.md:5:5"]
+    assert "not_" not in res.output
+
+    res = cli("memory", "explain", "memory/2026-05-01.md:5:5", "-w", workspace.root, env={"KIT_NOW": now})
+    gates = [line for line in res.stdout.splitlines() if line.startswith(("  pass ", "  FAIL "))]
+    data = json.loads(cli("memory", "explain", "memory/2026-05-01.md:5:5", "--json", "-w", workspace.root,
+                          env={"KIT_NOW": now}).output)
+    assert data["blocked_by"] == ["not_junk"] and data["gates"]["not_junk"]["value"] == "looks like a table"
+    assert gates == [
+        "  FAIL junk: looks like a table",
+        f"  pass min_score ({data['score']:.3f} vs 0.750)",
+        "  pass min_recall_count (4 vs 3)",
+        "  pass min_unique_queries (4 vs 2)",
+        "  pass max_age_days (0 vs 30)",
+        "  pass not in MEMORY.md yet",
+        "  pass not removed by you",
+    ]
+
+    report = (workspace.root / "memory/dreaming/deep/2026-05-07.md").read_text()
+    assert "— blocked: junk: looks like a table: | service | owner |" in report

@@ -50,7 +50,7 @@ def render(result) -> None:
     if result.rem is not None:
         say(f"rem:   {len(result.rem.themes)} themes, {len(result.rem.truths)} candidate truths")
         for t in result.rem.themes:
-            say(f"       theme: {t.name} ({t.strength:.2f})")
+            say(f"       theme: {t.name} ({t.strength:.3f})")
     if "deep" in result.phases:
         say(f"deep:  {verb} {len(result.promoted)}; ranked {len(result.ranked)} candidates")
         for d in result.decisions:

@@ -71,10 +71,10 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
     if not result.results:
         out.print("no matches")
     for hit in result.results:
-        vec = "-" if hit.vector_score is None else f"{hit.vector_score:.2f}"
+        vec = "-" if hit.vector_score is None else f"{hit.vector_score:.3f}"
         out.print(
             f"[bold cyan]{escape(_where(hit.path, hit.start_line, hit.end_line))}[/]  score {hit.score:.3f} "
-            f"[dim](vector {vec}, text {hit.text_score or 0:.2f})[/]"
+            f"[dim](vector {vec}, text {hit.text_score or 0:.3f})[/]"
         )
         out.print(escape(hit.snippet), soft_wrap=True)
         out.print()

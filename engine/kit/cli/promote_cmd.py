@@ -18,6 +18,13 @@ from kit.cli.common import (
 FACT_CHARS = 60  # the fact column: one line, cut at a word
 
 
+def _num(value, *, score: bool) -> str:
+    """Scores with 3 decimals in human output; counts and days as whole numbers when they are."""
+    if score:
+        return f"{float(value):.3f}"
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
 @click.command("promote")
 @workspace_option
 @click.option("--apply", "apply", is_flag=True, help="Write the promotions (default: only rank them).")
@@ -41,7 +48,7 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
     rows = []
     for r in result.ranked[:limit]:
         c = r.cand
-        status = decided.get(c.id) or ("passed" if r.passed else "blocked: " + ", ".join(r.blocked_by))
+        status = decided.get(c.id) or ("passed" if r.passed else "blocked: " + "; ".join(r.blocked_reasons))
         if status == "promoted" and not apply:
             status = "would promote"
         rows.append((f"{r.score.total:.3f}", f"{c.recall_count}/{c.unique_queries}/{c.recall_days}", c.key, status,
@@ -67,6 +74,7 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
 def explain(workspace, target: str, as_json: bool) -> None:
     """Explain one candidate (KEY = path:start:end, or some of its TEXT): signals, gates, history."""
     from kit.dreaming.explain import explain as explain_candidate
+    from kit.dreaming.ranking import gate_reason
 
     ws = open_workspace(workspace)
     data = explain_candidate(ws, target)
@@ -87,8 +95,11 @@ def explain(workspace, target: str, as_json: bool) -> None:
     say(f"score {data['score']:.3f}")
     for name, gate in data["gates"].items():
         mark = "pass" if gate["passed"] else "FAIL"
-        extra = f" ({gate['value']} vs {gate['threshold']})" if "threshold" in gate else ""
-        say(f"  {mark} {name}{extra}")
+        score = name == "min_score"
+        extra = (f" ({_num(gate['value'], score=score)} vs {_num(gate['threshold'], score=score)})"
+                 if "threshold" in gate else "")
+        junk = gate["value"] if name == "not_junk" else None
+        say(f"  {mark} {gate_reason(name, junk, passed=gate['passed'])}{extra}")
     say("history:")
     for h in data["history"]:
         say(f"  {h['day']}  {h['score']:.3f}  [{h['source']}] {h['query']}")

@@ -54,6 +54,11 @@ class Ranked:
     def passed(self) -> bool:
         return all(self.gates.values())
 
+    @property
+    def blocked_reasons(self) -> list[str]:
+        """`blocked_by` for people: "already in MEMORY.md" rather than `not_promoted`."""
+        return [gate_reason(name, self.cand.junk) for name in self.blocked_by]
+
     def to_json(self) -> dict:
         c = self.cand
         return {
@@ -127,3 +132,17 @@ def rank(
         out.append(Ranked(c, sig, sc, gates))
     out.sort(key=lambda r: (-r.score.total, -r.cand.recall_count, r.cand.path, r.cand.start_line, r.cand.claim))
     return out
+
+
+# Human wording of the gates whose names are double negatives (the JSON keeps the names).
+_FAILED = {"not_promoted": "already in MEMORY.md", "not_demoted": "you removed it from MEMORY.md"}
+_PASSED = {"not_junk": "not junk", "not_promoted": "not in MEMORY.md yet", "not_demoted": "not removed by you"}
+
+
+def gate_reason(name: str, junk: str | None = None, *, passed: bool = False) -> str:
+    """What a gate means in human output: why it blocks (or, with `passed`, what it checked)."""
+    if passed:
+        return _PASSED.get(name, name)
+    if name == "not_junk":
+        return f"junk: {junk}" if junk else "junk"
+    return _FAILED.get(name, name)

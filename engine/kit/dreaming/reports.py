@@ -51,12 +51,12 @@ def rem_report(day: date, r: RemResult) -> str:
     out += ["## Themes", ""]
     if r.themes:
         for t in r.themes:
-            out.append(f"- **{t.name}** (strength {t.strength:.2f}, {len(t.members)} notes)")
+            out.append(f"- **{t.name}** (strength {t.strength:.3f}, {len(t.members)} notes)")
     else:
         out.append("- none strong enough")
     out += ["", "## Candidate truths", ""]
     if r.truths:
-        out += [f"- {_short(t.cand.snippet)} (confidence {t.confidence:.2f}, `{t.cand.key}`)" for t in r.truths]
+        out += [f"- {_short(t.cand.snippet)} (confidence {t.confidence:.3f}, `{t.cand.key}`)" for t in r.truths]
     else:
         out.append("- none confident enough")
     return "\n".join(out).rstrip("\n") + "\n"
@@ -86,7 +86,7 @@ def deep_report(day: date, ranked: Sequence[Ranked], promoted_today: Sequence[Pr
         out += [f"## Other candidates (top {REPORT_TOP} by score)", ""]
         for r in rest:
             c = r.cand
-            why = notes.get(c.id) or ("passed" if r.passed else "blocked by " + ", ".join(r.blocked_by))
+            why = notes.get(c.id) or ("passed" if r.passed else "blocked: " + "; ".join(r.blocked_reasons))
             out.append(f"- `{c.key}` score {r.score.total:.3f}, {c.recall_count} recalls, "
                        f"{c.unique_queries} queries, {c.recall_days} days — {why}: {_short(c.snippet, 80)}")
     return "\n".join(out).rstrip("\n") + "\n"
