@@ -9,6 +9,7 @@ import pytest
 
 from helpers_dream import days, recall, tree, write_note
 from kit.dreaming import deep, managed
+from kit.dreaming.explain import explain
 from kit.dreaming.runner import run_dream
 
 FACTS = [
@@ -118,6 +119,8 @@ def test_a_paraphrase_of_a_deleted_entry_is_blocked_by_not_demoted(workspace, mo
     row = db.execute("SELECT status, snippet FROM dream_promotions WHERE key = 'memory/2026-05-01.md:3:3'").fetchone()
     db.close()
     assert tuple(row) == ("demoted", FACTS[0])
+    explained = explain(workspace, "memory/2026-05-08.md:3:3")
+    assert explained["blocked_by"] == ["not_demoted"] and explained["gates"]["not_demoted"]["passed"] is False
 
 
 def test_user_edit_of_entry_text_is_kept(workspace, monkeypatch):

@@ -62,6 +62,17 @@ def explain(ws, target: str) -> dict[str, Any]:
     today = clock.today()
     settings = DeepSettings.from_config(ws.config)
     ranked = next(r for r in rank([cand], today=today, settings=settings, light=light, rem=rem, promotions=promos))
+    demoted_texts = [p.snippet for p in promos if p.status == "demoted"]
+    if ranked.passed and demoted_texts:  # as Deep does: a paraphrase of an entry you removed is blocked too
+        from kit.dreaming.deep import block_demoted_twins
+        from kit.memory.embeddings import EmbeddingError
+        from kit.memory.service import memory_for
+
+        embedder = memory_for(ws).embedder
+        try:
+            ranked = block_demoted_twins([ranked], demoted_texts, embedder)[0]
+        except EmbeddingError:  # a model that cannot load: lexical similarity, like the dream
+            ranked = block_demoted_twins([ranked], demoted_texts, None)[0]
     sig, c = ranked.signals, cand
     status = next((p.status for p in promos if p.key == c.key and p.claim == c.claim), None)
     if status is None and any(p.status == "demoted" and (p.key == c.key or p.claim == c.claim) for p in promos):
