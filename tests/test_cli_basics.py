@@ -88,7 +88,7 @@ def test_bad_input_cli_runs_write_nothing(ws_path: Path):
     proc = run_kit("doctor", "-w", ws_path)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr + proc.stdout
-    assert "SOUL.md: file is 5.2 MB, over the 2 MiB limit" in proc.stdout
+    assert "SOUL.md: file is 5.0 MiB, over the 2 MiB limit" in proc.stdout
     after = sorted(p.relative_to(ws_path).as_posix() for p in ws_path.rglob("*"))
     assert after == before
 

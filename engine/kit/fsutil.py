@@ -106,7 +106,7 @@ def read_text(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, displ
         raise DocumentError("file not found", path=name) from None
     if size > max_bytes:
         raise DocumentError(
-            f"file is {size / 1_000_000:.1f} MB, over the {max_bytes // (1024 * 1024)} MiB limit "
+            f"file is {size / (1024 * 1024):.1f} MiB, over the {max_bytes // (1024 * 1024)} MiB limit "
             "for workspace documents; split it or move it out of the workspace",
             path=name,
         )
