@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from kit import clock
-from kit.errors import DocumentError, KitError, PathEscapeError
+from kit.errors import DocumentError, PathEscapeError
 from kit.fsutil import is_within, read_text, safe_join, sha1_hex
 from kit.memory.chunker import CHUNKER_VERSION, Chunk, chunk_markdown
 from kit.state import connect, transaction
@@ -50,10 +50,6 @@ FTS_SCHEMA = (
 # what a schema change throws away: everything but the embedding cache (keyed by content, still valid)
 DERIVED_TABLES = ("chunks_fts", "chunks_tri", "chunks", "files")
 _IGNORED_SUFFIXES = ("~", ".tmp", ".swp")
-
-
-class IndexError_(KitError):
-    """The index could not be opened or written."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -269,9 +265,6 @@ class MemoryIndex:
         ).fetchone()
         cache = self.conn.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0]
         return {"files": files, "chunks": chunks, "embedded_chunks": embedded, "cache_entries": cache}
-
-    def models(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT DISTINCT model FROM chunks WHERE model IS NOT NULL ORDER BY model")]
 
     def vectors(self, model: str) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, float32 matrix) of every chunk embedded with `model`."""

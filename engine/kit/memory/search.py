@@ -311,7 +311,7 @@ def hybrid_search(
         v = max(0.0, min(1.0, sims.get(chunk_id, 0.0))) if use_vectors else None
         is_text_hit = chunk_id in text_ids
         t = bm25_to_score(text_ids[chunk_id]) if is_text_hit else 0.0
-        base = vw * (v or 0.0) + tw * t
+        base = combine(v or 0.0, t, vw, tw)
         score = decay(base, age_days(row.path, today), settings.half_life_days)
         keep = (
             score >= settings.min_score
