@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from kit.config import Config, config_errors, load_config
+from kit.config import Config, config_errors, defaults, load_config
 from kit.documents import Document, Issue, load_document, rel_posix
 from kit.errors import ConfigError, DocumentError, WorkspaceError
 from kit.fsutil import atomic_write, is_within, safe_join, sha1_hex
@@ -176,7 +176,7 @@ class Workspace:
             if self._config is None:
                 # first load failed: start on every value that is valid (else the defaults), and say so
                 partial = getattr(exc, "partial", None)
-                self._config = partial or load_config(None, flags=None, environ={}, user_file=Path("/nonexistent"))
+                self._config = partial or Config(data=defaults(), sources={})
                 return True
             return False
         self._config_issues = []
