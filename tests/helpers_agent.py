@@ -13,7 +13,7 @@ import yaml
 def write_script(folder: Path, turns: list[dict[str, Any]], *, name: str = "script.yaml",
                  record: bool = True) -> Path:
     """A script-provider YAML; with `record`, every request is logged to <name>.calls.jsonl."""
-    from kit.agent.providers.script import reset_positions
+    from kit.providers.script import reset_positions
 
     reset_positions()
     path = folder / name

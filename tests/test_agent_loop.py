@@ -9,7 +9,7 @@ import pytest
 
 from helpers_agent import add_hook, agent_for, recorded_calls, set_config, write_script
 from kit.agent.loop import REPEAT_STOP, Agent
-from kit.agent.providers.base import ProviderError
+from kit.providers.base import ProviderError
 from kit.workspace import Workspace
 
 QUIET = "memory:\n  active_recall: {enabled: false}\n"

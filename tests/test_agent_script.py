@@ -7,10 +7,10 @@ import json
 import pytest
 
 from helpers_agent import write_script
-from kit.agent.providers.base import ProviderError
-from kit.agent.providers.registry import resolve
-from kit.agent.providers.script import LABEL, ScriptProvider
 from kit.errors import ConfigError
+from kit.providers.base import ProviderError
+from kit.providers.registry import resolve
+from kit.providers.script import LABEL, ScriptProvider
 
 
 def test_replays_turns_in_order_and_records(tmp_path):

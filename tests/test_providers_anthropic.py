@@ -6,7 +6,7 @@ import pytest
 
 from helpers_openai_server import FakeLLMServer, error_reply, text_reply, tool_reply
 from kit.agent.failover import FailoverClient
-from kit.agent.providers.anthropic_provider import to_anthropic_messages, to_anthropic_tools
+from kit.providers.anthropic_provider import to_anthropic_messages, to_anthropic_tools
 from kit.workspace import Workspace
 
 TOOLS = [{"type": "function", "function": {

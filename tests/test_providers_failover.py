@@ -13,7 +13,7 @@ import pytest
 
 from helpers_openai_server import FakeLLMServer, error_reply, text_reply, tool_reply
 from kit.agent.failover import COOLDOWN_STEPS, FailoverClient, cooldown_seconds
-from kit.agent.providers.base import NoModelAvailable, ProviderError
+from kit.providers.base import NoModelAvailable, ProviderError
 from kit.workspace import Workspace
 
 T0 = "2026-05-07T09:00:00+00:00"
@@ -288,7 +288,7 @@ def test_config_reload_rebuilds_providers(ws_path, server, keyed):
 
 
 def test_script_spec_goes_through_failover(ws_path, server, keyed, tmp_path):
-    from kit.agent.providers.script import reset_positions
+    from kit.providers.script import reset_positions
 
     reset_positions()
     script = tmp_path / "turns.yaml"

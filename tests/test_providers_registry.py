@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from kit.agent.providers import resolve, split_spec
-from kit.agent.providers.anthropic_provider import AnthropicProvider
-from kit.agent.providers.classify import kind_for_status
-from kit.agent.providers.openai_provider import OpenAIProvider, parse_arguments
-from kit.agent.providers.registry import settings_for
 from kit.config import load_config
 from kit.errors import ConfigError
+from kit.providers import resolve, split_spec
+from kit.providers.anthropic_provider import AnthropicProvider
+from kit.providers.classify import kind_for_status
+from kit.providers.openai_provider import OpenAIProvider, parse_arguments
+from kit.providers.registry import settings_for
 
 
 def config(text: str = ""):
@@ -57,7 +57,7 @@ def test_resolve_script_uses_the_script_provider(tmp_path):
 @pytest.mark.parametrize("spec,env", [("openai/gpt-4o-mini", "OPENAI_API_KEY"),
                                       ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY")])
 def test_missing_key_is_an_auth_error_before_any_request(monkeypatch, spec, env):
-    from kit.agent.providers.base import ProviderError
+    from kit.providers.base import ProviderError
 
     monkeypatch.delenv(env, raising=False)
     provider, model = resolve(spec, _from_text(""))

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from kit.agent.providers.base import Usage
 from kit.agent.sessions import SessionStore
 from kit.errors import NotFoundError
+from kit.providers.base import Usage
 
 
 @pytest.fixture

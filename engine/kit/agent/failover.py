@@ -27,9 +27,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kit import clock
-from kit.agent.providers.base import ModelResponse, NoModelAvailable, ProviderError
-from kit.agent.providers.registry import resolve, settings_for, split_spec
 from kit.errors import ConfigError
+from kit.providers.base import ModelResponse, NoModelAvailable, ProviderError
+from kit.providers.registry import resolve, settings_for, split_spec
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")

@@ -18,7 +18,6 @@ from typing import Any
 
 from kit import clock
 from kit.agent import compaction as cp
-from kit.agent.providers.base import ModelResponse, NoModelAvailable, ProviderError, ToolCall, Usage
 from kit.agent.sessions import SessionInfo, SessionStore, new_session_id, typed_text
 from kit.agent.tools import (
     ToolContext,
@@ -28,6 +27,7 @@ from kit.agent.tools import (
     tool_schemas,
 )
 from kit.fsutil import sha1_hex
+from kit.providers.base import ModelResponse, NoModelAvailable, ProviderError, ToolCall, Usage
 
 REPEAT_WARN = 3  # identical consecutive calls before Kit tells the model to change approach
 REPEAT_STOP = 5  # … and before it stops the run

@@ -21,8 +21,8 @@ KINDS = ("default", "subagent", "cron", "heartbeat", "shared")
 def _check_model(spec: str, config) -> None:
     """A --model that cannot name a model (no provider/ part, an unknown provider) is a usage
     error (exit 2), found before a session is opened. A script: file is checked when it is read."""
-    from kit.agent.providers.registry import settings_for, split_spec
     from kit.errors import ConfigError
+    from kit.providers.registry import settings_for, split_spec
 
     try:
         provider, _model = split_spec(spec)
@@ -82,7 +82,7 @@ def run(message, workspace, model, session_key, kind, as_json):
         fail("empty MESSAGE: give the text to send (or leave it out for the REPL)", 2)
     spec = model or str(ws.config.get("agent.model"))
     if spec.startswith("script:"):
-        from kit.agent.providers.script import LABEL
+        from kit.providers.script import LABEL
 
         status(f"model {spec}: {LABEL}")
     # principle 5: a broken kit.yaml or document is announced on the turn's status line

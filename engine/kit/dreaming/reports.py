@@ -138,7 +138,7 @@ def llm_diary(ws, entry: str) -> tuple[str, str | None]:
     template entry stands and the reason is returned (a diary must never break a dream)."""
     heading, _, body = entry.partition("\n")
     try:
-        from kit.agent.providers.registry import resolve
+        from kit.providers.registry import resolve
 
         provider, model = resolve(ws.config.get("agent.model"), ws.config)
         reply = provider.complete(

@@ -7,8 +7,8 @@ import json
 import os
 from typing import Any
 
-from kit.agent.providers.base import ModelResponse, ToolCall, Usage, api_key
-from kit.agent.providers.classify import from_sdk_exception
+from kit.providers.base import ModelResponse, ToolCall, Usage, api_key
+from kit.providers.classify import from_sdk_exception
 
 
 class OpenAIProvider:

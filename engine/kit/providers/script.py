@@ -27,8 +27,8 @@ from typing import Any
 
 import yaml
 
-from kit.agent.providers.base import ERROR_KINDS, ModelResponse, ProviderError, ToolCall, Usage
 from kit.errors import ConfigError
+from kit.providers.base import ERROR_KINDS, ModelResponse, ProviderError, ToolCall, Usage
 
 LABEL = "script (test/offline provider: replays a YAML file, no model involved)"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from kit.agent.providers.base import ProviderError
+from kit.providers.base import ProviderError
 
 _CONTEXT = re.compile(
     r"context[_ ]length|maximum context|context window|too many tokens|prompt is too long|"

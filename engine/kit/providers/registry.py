@@ -2,7 +2,7 @@
 
 Specs: `openai/gpt-4o-mini`, `ollama/llama3.2`, `anthropic/claude-…`, `<custom>/<model>` for any
 `providers.<custom>` in kit.yaml (with `type: openai|ollama|anthropic`), and `script:PATH` for
-the scripted provider (tests and offline demos; part of the agent package, imported lazily).
+the scripted provider (tests and offline demos; imported lazily).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kit.agent.providers.base import Provider
 from kit.errors import ConfigError
+from kit.providers.base import Provider
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434/v1"
 
@@ -86,12 +86,12 @@ def settings_for(name: str, config: Any) -> ProviderSettings:
 
 def build(settings: ProviderSettings) -> Provider:
     if settings.type == "anthropic":
-        from kit.agent.providers.anthropic_provider import AnthropicProvider
+        from kit.providers.anthropic_provider import AnthropicProvider
 
         return AnthropicProvider(
             settings.name, base_url=settings.base_url, api_key_env=settings.api_key_env, timeout_s=settings.timeout_s
         )
-    from kit.agent.providers.openai_provider import OpenAIProvider
+    from kit.providers.openai_provider import OpenAIProvider
 
     return OpenAIProvider(
         settings.name,
@@ -106,7 +106,7 @@ def resolve(spec: str, config: Any = None) -> tuple[Provider, str]:
     """(provider instance, model name) for a spec; raises ConfigError for a bad spec."""
     name, model = split_spec(spec)
     if name == "script":
-        from kit.agent.providers.script import ScriptProvider  # part B's module
+        from kit.providers.script import ScriptProvider
 
         return ScriptProvider(model), model
     return build(settings_for(name, config)), model

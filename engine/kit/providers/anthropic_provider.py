@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kit.agent.providers.base import ModelResponse, ToolCall, Usage, api_key
-from kit.agent.providers.classify import from_sdk_exception
-from kit.agent.providers.openai_provider import parse_arguments
+from kit.providers.base import ModelResponse, ToolCall, Usage, api_key
+from kit.providers.classify import from_sdk_exception
+from kit.providers.openai_provider import parse_arguments
 
 MAX_TOKENS = 4096
 
