@@ -32,10 +32,10 @@ def test_editing_a_skill_md_changes_the_next_prompt_and_a_broken_edit_keeps_the_
         assert watcher.wait_until(lambda w: "Brew tea the second way." in build_prompt(ws).prompt, WAIT)
         # broken YAML: the snapshot keeps the last good SKILL.md, the catalog reports the error
         (skill_dir / "SKILL.md").write_text("---\nname: brewing\ndescription: [broken\n---\nbody\n")
-        assert watcher.wait_until(lambda w: any(p.skill == "brewing" for p in catalog_for(ws).problems), WAIT)
+        assert watcher.wait_until(lambda w: catalog_for(ws).problems_for("brewing"), WAIT)
         prompt = build_prompt(ws).prompt
         assert "- brewing: Brew tea the second way." in prompt
-        [problem] = [p for p in catalog_for(ws).problems if p.skill == "brewing"]
+        [problem] = catalog_for(ws).problems_for("brewing")
         assert problem.path == "skills/brewing/SKILL.md" and problem.line == 3
         assert "keeping the last good version" in problem.message
         # a rule violation (empty description) also keeps the last valid version in force
@@ -46,7 +46,7 @@ def test_editing_a_skill_md_changes_the_next_prompt_and_a_broken_edit_keeps_the_
         # fixing it clears the problem
         make_skill(ws_path / "skills", "brewing", "Brew tea the third way.")
         assert watcher.wait_until(lambda w: "Brew tea the third way." in build_prompt(ws).prompt, WAIT)
-        assert not [p for p in catalog_for(ws).problems if p.skill == "brewing"]
+        assert not catalog_for(ws).problems_for("brewing")
 
 
 def test_a_broken_template_edit_keeps_the_last_good_template(workspace):

@@ -19,7 +19,7 @@ BUNDLED = {"daily-notes", "skill-authoring"}
 
 
 def problems_for(catalog, folder):
-    return [p for p in catalog.problems if p.skill == folder]
+    return list(catalog.problems_for(folder))
 
 
 def test_bundled_skills_are_valid(workspace):
@@ -204,7 +204,7 @@ def test_an_invalid_higher_skill_does_not_hide_a_valid_lower_one(ws_path):
     make_skill(ws_path / "skills", "daily-notes", "")
     catalog = build_catalog(Workspace.open(ws_path))
     assert catalog.get("daily-notes").source == "bundled"
-    assert problems_for(catalog, "daily-notes")[0].source == "workspace"
+    assert problems_for(catalog, "daily-notes")[0].details["source"] == "workspace"
 
 
 def test_readiness_missing_and_unsupported(ws_path, monkeypatch):

@@ -106,10 +106,10 @@ def test_list_shows_blocked_and_invalid_skills(cli, ws_path):
     assert data["invalid"] == [
         {"path": "skills/broken/SKILL.md", "line": 3,
          "message": "invalid frontmatter YAML: expected the node content, but found '<stream end>'",
-         "severity": "error", "skill": "broken", "source": "workspace"},
+         "severity": "error", "area": "skills", "skill": "broken", "source": "workspace"},
         {"path": "skills/wrong-folder/SKILL.md", "line": 2,
          "message": "'name' 'wrong' must equal the folder name 'wrong-folder'",
-         "severity": "error", "skill": "wrong-folder", "source": "workspace"},
+         "severity": "error", "area": "skills", "skill": "wrong-folder", "source": "workspace"},
     ]
     table = cli("skills", "list", "-w", ws_path, env={"COLUMNS": "400"})
     assert table.exit_code == 0
@@ -132,7 +132,8 @@ def test_new_without_description_warns_in_check_until_edited(cli, ws_path):
     data = json.loads(check.output)
     assert data["ok"] is True
     assert data["problems"] == [{
-        "path": "skills/tidy-up/SKILL.md", "line": 3, "severity": "warning", "skill": "tidy-up", "source": "workspace",
+        "path": "skills/tidy-up/SKILL.md", "line": 3, "severity": "warning", "area": "skills", "skill": "tidy-up",
+        "source": "workspace",
         "message": "'description' is still the placeholder from `kit skills new`: say what the skill does and when "
                    "to use it (the model picks skills by their description)",
     }]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from typing import Any
 
-# Each entry names a module that may define `doctor_checks(ws) -> list[Finding]`.
+from kit.problems import Problem
+
+# Each entry names a module that may define `doctor_checks(ws) -> list[Problem]`.
 PROVIDERS = (
     "kit.doctor",
     "kit.prompt.builder",
@@ -18,50 +18,26 @@ PROVIDERS = (
 )
 
 
-@dataclass(frozen=True)
-class Finding:
-    severity: str  # error | warning | info
-    area: str  # config, documents, skills, hooks, memory, dreaming, agent …
-    message: str
-    path: str | None = None
-    line: int | None = None
-
-    def __str__(self) -> str:
-        where = ""
-        if self.path:
-            where = f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
-        return f"{where}{self.message}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "severity": self.severity,
-            "area": self.area,
-            "message": self.message,
-            "path": self.path,
-            "line": self.line,
-        }
-
-
-def doctor_checks(ws) -> list[Finding]:
+def doctor_checks(ws) -> list[Problem]:
     """Config and document problems from the snapshot; a damaged trust store."""
     from kit.trust import TrustStore
 
-    out = [Finding(i.severity, i.area, i.message, i.path, i.line) for i in ws.snapshot.issues]
+    out = list(ws.snapshot.issues)
     damaged = TrustStore().problem()
     if damaged is not None:
-        out.append(Finding("error", "trust", f"{damaged.message}; until then no skill or hook code is trusted",
-                           damaged.path, damaged.line))
+        out.append(Problem(area="trust", path=damaged.path, line=damaged.line,
+                           message=f"{damaged.message}; until then no skill or hook code is trusted"))
     return out
 
 
-def run_checks(ws) -> list[Finding]:
+def run_checks(ws) -> list[Problem]:
     """Every provider's findings. Checks run inside `ws.read_only()`: doctor never writes."""
     with ws.read_only():
         return _collect(ws)
 
 
-def _collect(ws) -> list[Finding]:
-    findings: list[Finding] = []
+def _collect(ws) -> list[Problem]:
+    findings: list[Problem] = []
     for module_name in PROVIDERS:
         try:
             module = importlib.import_module(module_name)
@@ -75,15 +51,15 @@ def _collect(ws) -> list[Finding]:
         try:
             findings.extend(check(ws))
         except Exception as exc:  # a broken check must not hide the others
-            findings.append(Finding("error", module_name.split(".")[1], f"check failed: {exc!r}"))
+            findings.append(Problem(area=module_name.split(".")[1], message=f"check failed: {exc!r}"))
     return _dedupe(findings)
 
 
-def _dedupe(findings: list[Finding]) -> list[Finding]:
+def _dedupe(findings: list[Problem]) -> list[Problem]:
     """One report per problem: a snapshot issue (area "documents") that a subsystem reports too
     for the same file and line — e.g. a broken SKILL.md, which the skills check names with what it
     means for the skill — is kept only in the subsystem's more specific words."""
-    def covered(doc: Finding) -> bool:
+    def covered(doc: Problem) -> bool:
         return any(
             other is not doc and other.area != "documents" and other.path == doc.path
             and other.line == doc.line and other.message.startswith(doc.message)

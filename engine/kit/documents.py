@@ -18,28 +18,6 @@ from kit.yamlerrors import locate
 
 
 @dataclass(frozen=True)
-class Issue:
-    """A problem found while loading: file, line, message."""
-
-    path: str
-    line: int | None
-    message: str
-    severity: str = "error"  # error | warning
-    area: str = "documents"  # documents | config (kit.yaml, the user file, KIT_* variables, flags)
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "message": self.message, "severity": self.severity}
-
-    @classmethod
-    def from_error(cls, exc: DocumentError | Exception, path: str) -> Issue:
-        return cls(getattr(exc, "path", None) or path, getattr(exc, "line", None), getattr(exc, "message", str(exc)))
-
-
-@dataclass(frozen=True)
 class Document:
     name: str  # workspace-relative POSIX path
     text: str  # the whole file

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kit.problems import located
+
 
 class KitError(Exception):
     """Base class: a message, optionally anchored at a file and line."""
@@ -15,10 +17,7 @@ class KitError(Exception):
         self.line = line
 
     def __str__(self) -> str:
-        where = ""
-        if self.path:
-            where = f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
-        return f"{where}{self.message}"
+        return located(self.path, self.line, self.message)
 
 
 class WorkspaceError(KitError):

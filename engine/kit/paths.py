@@ -7,6 +7,8 @@ from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
 
+CONFIG_FILE = "kit.yaml"  # the workspace's config file; its presence makes a folder a workspace
+
 
 def bundled(name: str) -> Path:
     """The bundled `workspace`, `skills` or `hooks` folder.
@@ -28,7 +30,7 @@ def xdg_data_home() -> Path:
 
 
 def user_config_file() -> Path:
-    return xdg_config_home() / "kit" / "kit.yaml"
+    return xdg_config_home() / "kit" / CONFIG_FILE
 
 
 def user_skills_dir() -> Path:

@@ -2,7 +2,7 @@
 
 Tracked: top-level Markdown files, `templates/*.j2`, workspace skills (`skills/`, `.claude/skills/`,
 `.agents/skills/`) and hooks (`hooks/*/HOOK.md`). Daily notes are not here: the memory index
-owns them. A document that fails to load keeps its last good version (if any) and adds an Issue.
+owns them. A document that fails to load keeps its last good version (if any) and adds a Problem.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.config import Config
-from kit.documents import Document, Issue
+from kit.documents import Document
+from kit.problems import Problem
 
 TRACKED_PATTERNS = (
     "*.md",
@@ -42,7 +43,7 @@ class Snapshot:
     root: Path
     config: Config
     documents: Mapping[str, Document]
-    issues: tuple[Issue, ...] = ()  # document and config problems, current as of this version
+    issues: tuple[Problem, ...] = ()  # document and config problems, current as of this version
 
     def get(self, name: str) -> Document | None:
         return self.documents.get(name)
@@ -54,10 +55,10 @@ class Snapshot:
         )
 
     @property
-    def config_issues(self) -> tuple[Issue, ...]:
+    def config_issues(self) -> tuple[Problem, ...]:
         """Problems with the configuration layers (the last good config is in force)."""
         return tuple(i for i in self.issues if i.area == "config")
 
     @property
-    def errors(self) -> tuple[Issue, ...]:
+    def errors(self) -> tuple[Problem, ...]:
         return tuple(i for i in self.issues if i.severity == "error")

@@ -18,9 +18,10 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from kit.config import Config, config_errors, defaults, load_config
-from kit.documents import Document, Issue, load_document, rel_posix
+from kit.documents import Document, load_document, rel_posix
 from kit.errors import ConfigError, DocumentError, WorkspaceError
 from kit.fsutil import atomic_write, is_within, safe_join, sha1_hex
+from kit.problems import Problem
 from kit.snapshot import TRACKED_PATTERNS, Snapshot, is_tracked, wants_frontmatter
 from kit.state import StateDB
 
@@ -35,7 +36,7 @@ IGNORED_DIRS = (".kit", ".git")
 class ReloadResult:
     version: int
     changed: tuple[str, ...]  # workspace-relative paths whose content changed (any file)
-    errors: tuple[Issue, ...]  # problems with the paths of this reload
+    errors: tuple[Problem, ...]  # problems with the paths of this reload
 
     def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "changed": list(self.changed), "errors": [str(e) for e in self.errors]}
@@ -68,8 +69,8 @@ class Workspace:
         self._lock = threading.RLock()
         self._listeners: list[Listener] = []
         self._documents: dict[str, Document] = {}
-        self._doc_issues: dict[str, Issue] = {}
-        self._config_issues: list[Issue] = []
+        self._doc_issues: dict[str, Problem] = {}
+        self._config_issues: list[Problem] = []
         self._config: Config | None = None
         self._known_hashes: dict[str, str] = {}
         self._version = 0
@@ -171,7 +172,7 @@ class Workspace:
             cfg = load_config(self.root, flags=self.flags)
         except ConfigError as exc:
             self._config_issues = [
-                Issue(e.path or CONFIG_FILE, e.line, e.message, area="config") for e in config_errors(exc)
+                Problem.from_error(e, CONFIG_FILE, area="config") for e in config_errors(exc)
             ]
             if self._config is None:
                 # first load failed: start on every value that is valid (else the defaults), and say so
@@ -191,13 +192,14 @@ class Workspace:
             self._doc_issues.pop(rel, None)
             return self._documents.pop(rel, None) is not None
         if not is_within(self.root, full):
-            self._doc_issues[rel] = Issue(rel, None, "symlink leads outside the workspace; ignored")
+            self._doc_issues[rel] = Problem(area="documents", path=rel,
+                                           message="symlink leads outside the workspace; ignored")
             return self._documents.pop(rel, None) is not None
         try:
             doc = load_document(self.root, rel, parse_frontmatter=wants_frontmatter(rel))
         except DocumentError as exc:
             # keep the last good version in force
-            self._doc_issues[rel] = Issue.from_error(exc, rel)
+            self._doc_issues[rel] = Problem.from_error(exc, rel, area="documents")
             return False
         self._doc_issues.pop(rel, None)
         old = self._documents.get(rel)
@@ -243,7 +245,7 @@ class Workspace:
                 listener(result, snapshot)
         return result
 
-    def _issues(self) -> tuple[Issue, ...]:
+    def _issues(self) -> tuple[Problem, ...]:
         return tuple(self._config_issues) + tuple(self._doc_issues[k] for k in sorted(self._doc_issues))
 
     # ------------------------------------------------------------------ own writes

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from kit import clock
 from kit.errors import ConfigError
+from kit.problems import Problem
 from kit.providers.base import ModelResponse, NoModelAvailable, ProviderError
 from kit.providers.registry import resolve, settings_for, split_spec
 
@@ -383,9 +384,7 @@ def no_model_message(attempts: Sequence[Attempt], config: Any, *, flag: bool = F
 # ---------------------------------------------------------------------------- doctor
 
 
-def doctor_checks(ws) -> list:
-    from kit.doctor import Finding
-
+def doctor_checks(ws) -> list[Problem]:
     out = []
     client = FailoverClient(ws)
     for spec in client.candidates:
@@ -395,12 +394,15 @@ def doctor_checks(ws) -> list:
                 continue
             settings = settings_for(provider, ws.config)
         except ConfigError as exc:
-            out.append(Finding("error", "agent", str(exc), "kit.yaml"))
+            out.append(Problem(area="agent", path="kit.yaml", message=str(exc)))
             continue
         import os
 
         if settings.type in ("openai", "anthropic") and settings.api_key_env and not os.environ.get(settings.api_key_env):
-            out.append(Finding("warning", "agent", f"model {spec}: {settings.api_key_env} is not set"))
+            out.append(Problem(
+                area="agent", severity="warning",
+                message=f"model {spec}: {settings.api_key_env} is not set",
+            ))
     if not (ws.kit_dir / "state.db").exists():
         return out  # doctor only reads: no state yet means no cooldowns
     try:
@@ -408,9 +410,12 @@ def doctor_checks(ws) -> list:
         for cool in client.cooldowns.all():
             if cool.until > now:
                 out.append(
-                    Finding("info", "agent", f"{cool.target} is cooling down for {cool.remaining(now):.0f}s "
-                            f"after {cool.kind} ({cool.failures} consecutive): {cool.message}")
+                    Problem(
+                        area="agent", severity="info",
+                        message=f"{cool.target} is cooling down for {cool.remaining(now):.0f}s "
+                                f"after {cool.kind} ({cool.failures} consecutive): {cool.message}",
+                    )
                 )
     except Exception as exc:  # a locked/corrupt state.db must not break doctor
-        out.append(Finding("warning", "agent", f"cannot read cooldowns: {exc}"))
+        out.append(Problem(area="agent", severity="warning", message=f"cannot read cooldowns: {exc}"))
     return out

@@ -65,7 +65,7 @@ def list_cmd(workspace, as_json: bool) -> None:
             ready = Text(text, style=READY.get(s.readiness, ""))
         table.add_row(s.name, s.source, ready, " ".join(flags), Text(s.description))
     for p in invalid:
-        table.add_row(p.skill, p.source, Text(f"invalid ({p})", style="bold red"), "", "")
+        table.add_row(p.details["skill"], p.details["source"], Text(f"invalid ({p})", style="bold red"), "", "")
     out = console()
     out.print(table)
     if invalid:
@@ -152,11 +152,10 @@ def check_cmd(name: str | None, workspace, as_json: bool) -> None:
 
     catalog = catalog_for(open_workspace(workspace))
     if name is not None:
-        known = {p.skill for p in catalog.problems}
-        if name not in catalog.skills and name not in known:
+        if name not in catalog.skills and not catalog.problems_for(name):
             catalog.get(name)  # raises NotFoundError with a suggestion
     skills = [s for s in catalog if name is None or s.name == name]
-    problems = [p for p in catalog.problems if name is None or p.skill == name]
+    problems = list(catalog.problems if name is None else catalog.problems_for(name))
     errors = [p for p in problems if p.severity == "error"]
     blocked = [s for s in skills if s.blocked]
     ok = not errors and not blocked
@@ -175,7 +174,7 @@ def check_cmd(name: str | None, workspace, as_json: bool) -> None:
         for s in skills:
             for f in s.scan.findings:
                 out.print(f"[{STYLE.get(f.severity, '')}]{f.severity:<8}[/] {s.name}: {f.path}:{f.line}: "
-                          f"{f.message} [{f.rule}]  [dim]{f.excerpt}[/]", highlight=False)
+                          f"{f.message} [{f.details['rule']}]  [dim]{f.details['excerpt']}[/]", highlight=False)
             if s.scan.critical:
                 state = "[green]trusted[/]" if s.trusted else "[red]blocked until trusted[/] (`kit skills trust " + s.name + "`)"
                 out.print(f"         {s.name}: {state}")

@@ -20,6 +20,7 @@ from kit.fsutil import LockFile, read_text
 from kit.memory.recall import ensure_schema as ensure_recall_schema
 from kit.memory.recall import events as recall_events
 from kit.memory.recall import normalise_claim
+from kit.problems import Problem
 
 PHASES = ("light", "rem", "deep")
 LOCK_REL = ".kit/locks/dream.lock"
@@ -471,18 +472,22 @@ def _reindex(ws, changed: list[str]) -> None:
     memory_for(ws).sync(paths)
 
 
-def doctor_checks(ws) -> list:
-    from kit.doctor import Finding
-
+def doctor_checks(ws) -> list[Problem]:
     out = []
     lock = LockFile(ws.kit_dir / "locks" / "dream.lock")
     info = lock.holder()
     if lock.path.exists():
         if lock.is_stale():
-            out.append(Finding("warning", "dreaming", "stale dream lock (its process is gone or it is over 15 "
-                               "minutes old); the next dream takes it over", LOCK_REL))
+            out.append(Problem(
+                area="dreaming", severity="warning", path=LOCK_REL,
+                message="stale dream lock (its process is gone or it is over 15 "
+                        "minutes old); the next dream takes it over",
+            ))
         else:
-            out.append(Finding("info", "dreaming", f"a dream is running (pid {info[0] if info else '?'})", LOCK_REL))
+            out.append(Problem(
+                area="dreaming", severity="info", path=LOCK_REL,
+                message=f"a dream is running (pid {info[0] if info else '?'})",
+            ))
     cfg = ws.config
     schedule, tz = cfg.get("dreaming.schedule"), cfg.get("dreaming.timezone")
     try:
@@ -490,12 +495,18 @@ def doctor_checks(ws) -> list:
 
         nxt = next_run(schedule, tz, clock.now())
     except Exception as exc:  # a bad schedule or zone is a config problem the user must see
-        out.append(Finding("error", "dreaming", str(getattr(exc, "message", exc)), "kit.yaml"))
+        out.append(Problem(area="dreaming", path="kit.yaml", message=str(getattr(exc, "message", exc))))
         return out
     if cfg.get("dreaming.enabled"):
-        out.append(Finding("info", "dreaming", f"schedule {schedule!r} ({tz or 'local time'}); next dream "
-                           f"{nxt.isoformat(timespec='minutes')} while `kit serve` or the cron job runs"))
+        out.append(Problem(
+            area="dreaming", severity="info",
+            message=f"schedule {schedule!r} ({tz or 'local time'}); next dream "
+                    f"{nxt.isoformat(timespec='minutes')} while `kit serve` or the cron job runs",
+        ))
     else:
-        out.append(Finding("info", "dreaming", "scheduled dreaming is off (dreaming.enabled: false); "
-                           "`kit dream` still runs on demand"))
+        out.append(Problem(
+            area="dreaming", severity="info",
+            message="scheduled dreaming is off (dreaming.enabled: false); "
+                    "`kit dream` still runs on demand",
+        ))
     return out

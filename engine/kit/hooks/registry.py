@@ -25,6 +25,7 @@ from kit.errors import KitError, NotFoundError
 from kit.hooks.events import REWRITABLE, HookEvent, event_matches, is_decision
 from kit.hooks.runner import RunResult, run_command, run_handler
 from kit.hooks.spec import HookSpec, discover
+from kit.problems import Problem
 from kit.trust import TrustEntry, TrustStore
 
 LOG_FILE = "logs/hooks.log"  # under .kit/
@@ -221,24 +222,29 @@ def registry_for(ws) -> HookRegistry:
     return ws.cached("hooks.registry", lambda: HookRegistry(ws, discover(ws)))
 
 
-def doctor_checks(ws) -> list:
-    from kit.doctor import Finding
-
+def doctor_checks(ws) -> list[Problem]:
     registry = registry_for(ws)
     out = []
     if not ws.config.get("hooks.enabled", True):
-        out.append(Finding("info", "hooks", "hooks are disabled (hooks.enabled: false)"))
+        out.append(Problem(area="hooks", severity="info", message="hooks are disabled (hooks.enabled: false)"))
     for hook in registry.hooks:
         for index, message in enumerate(hook.errors):
             line = hook.line if index == 0 else None  # `line` is where the first error is
-            out.append(Finding("error", "hooks", f"invalid hook {hook.name!r}: {message}", hook.display_path, line))
+            out.append(Problem(
+                area="hooks", path=hook.display_path, line=line,
+                message=f"invalid hook {hook.name!r}: {message}",
+            ))
         for message in hook.warnings:
-            out.append(Finding("warning", "hooks", f"hook {hook.name!r}: {message}", hook.display_path))
+            out.append(Problem(
+                area="hooks", severity="warning", path=hook.display_path,
+                message=f"hook {hook.name!r}: {message}",
+            ))
     for hook in registry.untrusted():
         out.append(
-            Finding("warning", "hooks",
-                    f"hook {hook.name!r} has workspace code that is not trusted, so it does not run; "
-                    f"review hooks/{hook.name}/ and run `kit hooks trust {hook.name}`",
-                    hook.display_path)
+            Problem(
+                area="hooks", severity="warning", path=hook.display_path,
+                message=f"hook {hook.name!r} has workspace code that is not trusted, so it does not run; "
+                        f"review hooks/{hook.name}/ and run `kit hooks trust {hook.name}`",
+            )
         )
     return out

@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from kit import clock
-from kit.doctor import Finding
 from kit.errors import NotFoundError, PathEscapeError
 from kit.fsutil import read_text
 from kit.memory.daily import WriteResult, append_note
@@ -49,6 +48,7 @@ from kit.memory.index import (
     sync_index,
 )
 from kit.memory.search import SearchResult, SearchSettings, hybrid_search
+from kit.problems import Problem
 
 _QUERY_CACHE_SIZE = 256
 _UNSET = object()
@@ -438,36 +438,42 @@ def _log(ws, message: str) -> None:
 # --------------------------------------------------------------------------- doctor
 
 
-def doctor_checks(ws) -> list[Finding]:
+def doctor_checks(ws) -> list[Problem]:
     """Degraded modes (no embeddings, no FTS5), the model, and index freshness. Never imports torch."""
     import sqlite3
 
-    findings: list[Finding] = []
+    findings: list[Problem] = []
     # model_problem knows the backend: under `auto`, numpy alone is enough for hybrid search
     problem = model_problem(ws.config)
     if problem:
-        findings.append(Finding(
-            "warning", "memory",
-            f"{problem}; memory search runs in fts-only mode (keywords only) — "
-            "install kit-agent[embeddings] or fix memory.embedding for hybrid search",
+        findings.append(Problem(
+            area="memory", severity="warning",
+            message=f"{problem}; memory search runs in fts-only mode (keywords only) — "
+                    "install kit-agent[embeddings] or fix memory.embedding for hybrid search",
         ))
     if not fts5_available():
-        findings.append(Finding(
-            "warning", "memory",
-            f"this SQLite ({sqlite3.sqlite_version}) has no FTS5 trigram support: memory search runs vector-only",
+        findings.append(Problem(
+            area="memory", severity="warning",
+            message=f"this SQLite ({sqlite3.sqlite_version}) has no FTS5 trigram support: memory search runs vector-only",
         ))
     extra = [str(p) for p in (ws.config.get("memory.extra_paths", []) or [])]
     _, problems = indexable_files(ws.root, extra)
-    findings.extend(Finding("warning", "memory", p, "kit.yaml") for p in problems)
+    findings.extend(Problem(area="memory", severity="warning", path="kit.yaml", message=p) for p in problems)
     path = ws.kit_dir / "index.db"
     if not path.exists():
-        findings.append(Finding("info", "memory", "memory index not built yet: `kit memory index` builds it "
-                                "(the first search does too)"))
+        findings.append(Problem(
+            area="memory", severity="info",
+            message="memory index not built yet: `kit memory index` builds it "
+                    "(the first search does too)",
+        ))
         return findings
     built_with = stored_schema(path)
     if built_with is not None and built_with != str(SCHEMA_VERSION):
-        findings.append(Finding("info", "memory", f"memory index was built by another Kit (schema {built_with}, "
-                                f"now {SCHEMA_VERSION}): the next `kit memory index` or search rebuilds it"))
+        findings.append(Problem(
+            area="memory", severity="info",
+            message=f"memory index was built by another Kit (schema {built_with}, "
+                    f"now {SCHEMA_VERSION}): the next `kit memory index` or search rebuilds it",
+        ))
         return findings
     idx = MemoryIndex(path)
     try:
@@ -476,16 +482,16 @@ def doctor_checks(ws) -> list[Finding]:
     finally:
         idx.close()
     if any(stale.values()):
-        findings.append(Finding(
-            "warning", "memory",
-            f"memory index is stale: {len(stale['new'])} new, {len(stale['changed'])} changed, "
-            f"{len(stale['deleted'])} deleted files; run `kit memory index` (kit watch keeps it fresh)",
+        findings.append(Problem(
+            area="memory", severity="warning",
+            message=f"memory index is stale: {len(stale['new'])} new, {len(stale['changed'])} changed, "
+                    f"{len(stale['deleted'])} deleted files; run `kit memory index` (kit watch keeps it fresh)",
         ))
     else:
-        findings.append(Finding(
-            "info", "memory",
-            f"memory index fresh: {numbers['files']} files, {numbers['chunks']} chunks, "
-            f"{numbers['embedded_chunks']} embedded",
+        findings.append(Problem(
+            area="memory", severity="info",
+            message=f"memory index fresh: {numbers['files']} files, {numbers['chunks']} chunks, "
+                    f"{numbers['embedded_chunks']} embedded",
         ))
     return findings
 

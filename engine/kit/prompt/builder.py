@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from kit import clock
-from kit.documents import Issue
 from kit.errors import KitError
+from kit.problems import Problem
 from kit.prompt.budget import FileBudget, apply_budgets, strip_kit_comments
 from kit.prompt.skills_block import SkillEntry, SkillsBlock, build_skills_block
-from kit.prompt.template import OVERRIDE, TemplateIssue, render_prompt
+from kit.prompt.template import OVERRIDE, render_prompt
 from kit.prompt.tokens import estimate_tokens
 from kit.prompt.tool_summaries import TOOL_SUMMARIES
 from kit.prompt.warning import WarningState, decide_warning, describe_cut
@@ -95,7 +95,7 @@ class PromptResult:
     warnings: tuple[str, ...]  # cuts, template errors, hook failures: for people and JSON
     warning_block: str = ""  # the block injected for the model this time ("" if none)
     template: str = "builtin"
-    template_issue: TemplateIssue | None = None
+    template_issue: Problem | None = None
     heartbeat_empty: bool = False  # heartbeat runs are skipped when True
 
     @property
@@ -247,17 +247,17 @@ def _assemble(ws, kind: str, hooks: Sequence[BootstrapHook]) -> _Assembly:
     )
 
 
-def _rejected_files(snap) -> dict[str, Issue]:
+def _rejected_files(snap) -> dict[str, Problem]:
     """Bootstrap files the snapshot refused (binary, too big, broken frontmatter): the first issue
     of each, so the budget report gives every such file a row that says why."""
-    out: dict[str, Issue] = {}
+    out: dict[str, Problem] = {}
     for issue in snap.issues:
         if issue.area != "config" and issue.path in FILE_ORDER:
             out.setdefault(issue.path, issue)
     return out
 
 
-def _kept_problem(rejected: dict[str, Issue], name: str) -> str | None:
+def _kept_problem(rejected: dict[str, Problem], name: str) -> str | None:
     issue = rejected.get(name)
     return None if issue is None else f"{issue}; the prompt uses its last good version"
 
@@ -383,9 +383,9 @@ class TemplateWatch:
 
     def __init__(self, ws):
         self.ws = ws
-        self.issue: TemplateIssue | None = build_prompt(ws).template_issue
+        self.issue: Problem | None = build_prompt(ws).template_issue
 
-    def after_reload(self, changed: Iterable[str]) -> TemplateIssue | None:
+    def after_reload(self, changed: Iterable[str]) -> Problem | None:
         from kit.snapshot import is_tracked
 
         changed = list(changed)
@@ -397,28 +397,25 @@ class TemplateWatch:
         return report
 
 
-def doctor_checks(ws) -> list:
+def doctor_checks(ws) -> list[Problem]:
     """Bootstrap budget pressure (files cut), a broken prompt template, skills left out."""
-    from kit.doctor import Finding
-
     result = build_prompt(ws, "default")
     out = []
     for cut in result.cuts:
         setting = "bootstrap.max_total_chars" if cut.reason == "max_total" else "bootstrap.max_chars_per_file"
-        out.append(Finding(
-            "warning", "prompt",
-            f"{describe_cut(cut, with_name=False)}; the model sees only its head and tail. "
-            f"Trim the file or raise {setting}",
-            cut.name,
+        out.append(Problem(
+            area="prompt", severity="warning", path=cut.name,
+            message=f"{describe_cut(cut, with_name=False)}; the model sees only its head and tail. "
+                    f"Trim the file or raise {setting}",
         ))
     if result.template_issue is not None:
         issue = result.template_issue
-        out.append(Finding("error", "prompt", f"{issue.message} (using {result.template})", issue.path, issue.line))
+        out.append(replace(issue, message=f"{issue.message} (using {result.template})"))
     skills = result.skills
     if skills.in_prompt < skills.eligible:
-        out.append(Finding(
-            "warning", "prompt",
-            f"{skills.eligible - skills.in_prompt} of {skills.eligible} skills are left out of the prompt "
-            "(skills.max_in_prompt / skills.max_prompt_chars); the model can still find them with skills_list",
+        out.append(Problem(
+            area="prompt", severity="warning",
+            message=f"{skills.eligible - skills.in_prompt} of {skills.eligible} skills are left out of the prompt "
+                    "(skills.max_in_prompt / skills.max_prompt_chars); the model can still find them with skills_list",
         ))
     return out

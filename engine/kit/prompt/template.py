@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.paths import templates_dir
+from kit.problems import Problem
 
 OVERRIDE = "templates/system.md.j2"
 BUILTIN = "system.md.j2"
@@ -22,22 +23,8 @@ _compiled: dict[str, Any] = {}  # source text → compiled Template
 _last_good: dict[str, str] = {}  # workspace root → last override source that rendered
 
 
-@dataclass(frozen=True)
-class TemplateIssue:
-    path: str
-    line: int | None
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "message": self.message}
-
-
 class TemplateFailure(Exception):
-    def __init__(self, issue: TemplateIssue):
+    def __init__(self, issue: Problem):
         super().__init__(str(issue))
         self.issue = issue
 
@@ -64,12 +51,16 @@ def _compile(source: str, name: str):
     try:
         template = _environment().from_string(source)
     except jinja2.TemplateSyntaxError as exc:
-        raise TemplateFailure(TemplateIssue(name, exc.lineno, f"template syntax error: {exc.message}")) from None
+        raise TemplateFailure(_problem(name, exc.lineno, f"template syntax error: {exc.message}")) from None
     with _lock:
         if len(_compiled) > 64:
             _compiled.clear()
         _compiled[source] = template
     return template
+
+
+def _problem(name: str, line: int | None, message: str) -> Problem:
+    return Problem(area="prompt", path=name, line=line, message=message)
 
 
 def _error_line(exc: BaseException) -> int | None:
@@ -90,7 +81,7 @@ def render_source(source: str, name: str, context: Mapping[str, Any]) -> str:
         return template.render(**context)
     except Exception as exc:  # any render error of a user template is reported, never fatal
         message = getattr(exc, "message", None) or str(exc)
-        raise TemplateFailure(TemplateIssue(name, _error_line(exc), f"template error: {message}")) from None
+        raise TemplateFailure(_problem(name, _error_line(exc), f"template error: {message}")) from None
 
 
 def builtin_source() -> str:
@@ -101,12 +92,12 @@ def builtin_source() -> str:
 class Rendered:
     text: str
     template: str  # "builtin" | OVERRIDE | OVERRIDE + " (last good)"
-    issue: TemplateIssue | None
+    issue: Problem | None
 
 
 def render_prompt(workspace_key: str, override: str | None, context: Mapping[str, Any]) -> Rendered:
     """Render with the workspace override when it works, else its last good version, else built-in."""
-    issue: TemplateIssue | None = None
+    issue: Problem | None = None
     if override is not None:
         try:
             text = render_source(override, OVERRIDE, context)

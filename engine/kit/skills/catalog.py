@@ -15,7 +15,7 @@ import difflib
 import os
 import shutil
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -23,7 +23,8 @@ from typing import Any
 from kit.documents import Document, split_frontmatter
 from kit.errors import DocumentError, NotFoundError
 from kit.fsutil import read_text
-from kit.paths import bundled, user_skills_dir
+from kit.paths import CONFIG_FILE, bundled, user_skills_dir
+from kit.problems import Problem
 from kit.skills.scanner import ScanResult, scan_skill
 from kit.skills.validate import MAX_SKILL_BYTES, readiness, requirements, validate_skill
 from kit.trust import TrustStore
@@ -43,24 +44,12 @@ class Root:
         return {"source": self.source, "path": str(self.path)}
 
 
-@dataclass(frozen=True)
-class SkillProblem:
-    """An invalid skill (error: excluded) or a warning about one."""
-
-    path: str  # display path of the SKILL.md
-    line: int | None
-    message: str
-    severity: str
-    skill: str  # folder name
-    source: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "message": self.message,
-                "severity": self.severity, "skill": self.skill, "source": self.source}
+def skill_problem(root: Root, folder: str, path: str, line: int | None, message: str,
+                  severity: str = "error") -> Problem:
+    """A problem with one skill file: an invalid skill (error: excluded) or a warning about one.
+    `details` name the skill folder and its root, for `kit skills` and JSON."""
+    return Problem(area="skills", path=path, line=line, message=message, severity=severity,
+                   details={"skill": folder, "source": root.source})
 
 
 @dataclass(frozen=True)
@@ -79,7 +68,7 @@ class Skill:
     scan: ScanResult
     trusted: bool
     overrides: tuple[str, ...] = ()  # sources of same-named skills this one shadows
-    warnings: tuple[SkillProblem, ...] = ()
+    warnings: tuple[Problem, ...] = ()
 
     @property
     def user_invocable(self) -> bool:
@@ -128,13 +117,13 @@ class Skill:
 @dataclass(frozen=True)
 class SkillCatalog:
     skills: Mapping[str, Skill]  # by name, sorted by name
-    problems: tuple[SkillProblem, ...]  # every invalid skill and every warning
+    problems: tuple[Problem, ...]  # every invalid skill and every warning
     roots: tuple[Root, ...]
 
     def get(self, name: str) -> Skill:
         skill = self.skills.get(name)
         if skill is None:
-            broken = next((p for p in self.errors if p.skill == name), None)
+            broken = next((p for p in self.problems_for(name) if p.severity == "error"), None)
             if broken is not None:  # it exists but failed validation: say why, not "no such skill"
                 raise NotFoundError(f"skill '{name}' is invalid and was not loaded: {broken}")
             close = difflib.get_close_matches(name, list(self.skills), n=1, cutoff=0.6)
@@ -148,16 +137,20 @@ class SkillCatalog:
     def __len__(self) -> int:
         return len(self.skills)
 
+    def problems_for(self, folder: str) -> tuple[Problem, ...]:
+        """The problems of the skill in `folder` (in every root)."""
+        return tuple(p for p in self.problems if p.details.get("skill") == folder)
+
     @property
-    def errors(self) -> tuple[SkillProblem, ...]:
+    def errors(self) -> tuple[Problem, ...]:
         return tuple(p for p in self.problems if p.severity == "error")
 
     @property
-    def invalid(self) -> tuple[SkillProblem, ...]:
+    def invalid(self) -> tuple[Problem, ...]:
         """The first error of each skill file that failed validation and is not loaded at all (a
         broken edit that keeps its last good version is loaded, so it is not here)."""
         loaded = {s.location for s in self.skills.values()}
-        out: dict[str, SkillProblem] = {}
+        out: dict[str, Problem] = {}
         for p in self.errors:
             if p.path not in loaded and not p.message.endswith("(keeping the last good version)"):
                 out.setdefault(p.path, p)
@@ -212,7 +205,7 @@ class _Candidate:
     dir: Path
     display: str
     doc: Document | None  # None when it could not be loaded
-    problems: list[SkillProblem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 def _disk_candidates(root: Root) -> list[_Candidate]:
@@ -239,7 +232,7 @@ def _disk_candidates(root: Root) -> list[_Candidate]:
             cand.doc = Document(display, text, body, MappingProxyType(meta), body_line,
                                 size=len(text.encode("utf-8")))
         except DocumentError as exc:
-            cand.problems.append(SkillProblem(display, exc.line, exc.message, "error", entry.name, root.source))
+            cand.problems.append(skill_problem(root, entry.name, display, exc.line, exc.message))
         out.append(cand)
     return out
 
@@ -258,10 +251,10 @@ def _snapshot_candidates(ws, root: Root) -> list[_Candidate]:
         issue = issues.get(rel)
         if issue is not None:
             if cand.doc is None:
-                cand.problems.append(SkillProblem(rel, issue.line, issue.message, "error", folder, root.source))
+                cand.problems.append(skill_problem(root, folder, rel, issue.line, issue.message))
             else:
-                cand.problems.append(SkillProblem(
-                    rel, issue.line, f"{issue.message} (keeping the last good version)", "error", folder, root.source))
+                cand.problems.append(skill_problem(root, folder, rel, issue.line,
+                                                   f"{issue.message} (keeping the last good version)"))
         out.append(cand)
     return out
 
@@ -273,10 +266,11 @@ def _snapshot_candidates(ws, root: Root) -> list[_Candidate]:
 _LAST_VALID: dict[tuple[str, str], Document] = {}
 
 
-def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mapping[str, str]) -> tuple[Skill | None, list[SkillProblem]]:
+def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mapping[str, str]) -> tuple[Skill | None, list[Problem]]:
     problems = [
-        SkillProblem(cand.display, p.line, p.message, p.severity, cand.folder, cand.root.source)
-        for p in validate_skill(doc.meta, doc.body, folder=cand.folder, text=doc.text, size=doc.size)
+        replace(p, details={"skill": cand.folder, "source": cand.root.source})
+        for p in validate_skill(doc.meta, doc.body, folder=cand.folder, text=doc.text, size=doc.size,
+                                path=cand.display)
     ]
     if any(p.severity == "error" for p in problems):
         return None, problems
@@ -312,7 +306,7 @@ def build_catalog(ws, *, trust_store: TrustStore | None = None, environ: Mapping
     env = os.environ if environ is None else environ
     roots = skill_roots(ws)
     chosen: dict[str, Skill] = {}
-    problems: list[SkillProblem] = []
+    problems: list[Problem] = []
     for root in roots:
         candidates = _snapshot_candidates(ws, root) if root.snapshot_prefix else _disk_candidates(root)
         for cand in candidates:
@@ -324,8 +318,7 @@ def build_catalog(ws, *, trust_store: TrustStore | None = None, environ: Mapping
             if skill is None and root.snapshot_prefix and memo_key in _LAST_VALID:
                 previous = _LAST_VALID[memo_key]
                 skill, _ = _build_skill(cand, previous, store, env)
-                found = [SkillProblem(p.path, p.line, f"{p.message} (keeping the last good version)",
-                                      p.severity, p.skill, p.source) for p in found]
+                found = [replace(p, message=f"{p.message} (keeping the last good version)") for p in found]
             elif skill is not None and root.snapshot_prefix:
                 _LAST_VALID[memo_key] = cand.doc
             problems.extend(found)
@@ -340,8 +333,6 @@ def build_catalog(ws, *, trust_store: TrustStore | None = None, environ: Mapping
 
 
 def _with_overrides(skill: Skill, overrides: Iterable[str]) -> Skill:
-    from dataclasses import replace
-
     return replace(skill, overrides=tuple(overrides))
 
 
@@ -361,26 +352,25 @@ def catalog_for(ws) -> SkillCatalog:
     return ws.cached(f"skills.catalog:{trust_stamp(store)}", lambda: build_catalog(ws, trust_store=store))
 
 
-def doctor_checks(ws) -> list:
+def doctor_checks(ws) -> list[Problem]:
     """Invalid skills (error), skill warnings, and skills blocked by untrusted critical findings."""
-    from kit.doctor import Finding
-
     catalog = catalog_for(ws)
-    out = [Finding(p.severity, "skills", p.message, p.path, p.line) for p in catalog.problems]
+    out = [replace(p, details={}) for p in catalog.problems]  # doctor's JSON: the same keys for every area
     for root in catalog.roots:
         if root.source == "extra" and not root.path.is_dir():
-            out.append(Finding("warning", "skills", f"skills.extra_dirs entry {root.path} is not a folder", "kit.yaml"))
+            out.append(Problem(area="skills", severity="warning", path=CONFIG_FILE,
+                               message=f"skills.extra_dirs entry {root.path} is not a folder"))
     for skill in catalog:
         if skill.blocked:
             first = skill.scan.critical[0]
-            out.append(Finding(
-                "warning", "skills",
-                f"skill '{skill.name}' is kept out of the prompt: {first.message} "
-                f"({first.path}:{first.line}); review it with `kit skills check {skill.name}`, "
-                f"then `kit skills trust {skill.name}`",
-                skill.location,
+            out.append(Problem(
+                area="skills", severity="warning", path=skill.location,
+                message=f"skill '{skill.name}' is kept out of the prompt: {first.message} "
+                        f"({first.path}:{first.line}); review it with `kit skills check {skill.name}`, "
+                        f"then `kit skills trust {skill.name}`",
             ))
         elif skill.readiness != "available":
             what = ", ".join(f"{k}: {', '.join(v)}" for k, v in skill.missing.items())
-            out.append(Finding("info", "skills", f"skill '{skill.name}' is {skill.readiness} ({what})", skill.location))
+            out.append(Problem(area="skills", severity="info", path=skill.location,
+                               message=f"skill '{skill.name}' is {skill.readiness} ({what})"))
     return out

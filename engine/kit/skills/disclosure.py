@@ -148,7 +148,7 @@ def _get(ws, name: str, for_model: bool) -> Skill:
     if for_model and skill.blocked:
         first = skill.scan.critical[0]
         raise KitError(
-            f"skill '{name}' is blocked by the security scan ({first.rule} in {first.path}:{first.line}); "
+            f"skill '{name}' is blocked by the security scan ({first.details['rule']} in {first.path}:{first.line}); "
             f"the user can review it with `kit skills check {name}` and allow it with `kit skills trust {name}`"
         )
     return skill

@@ -13,9 +13,9 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kit.fsutil import looks_binary, sha256_hex
+from kit.problems import Problem
 
 CODE_SUFFIXES = frozenset(
     {".py", ".sh", ".bash", ".zsh", ".fish", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php",
@@ -29,24 +29,11 @@ EXFIL_WINDOW = 5  # lines between reading a secret and sending it somewhere
 SEVERITIES = ("critical", "high", "medium", "low")
 
 
-@dataclass(frozen=True)
-class ScanFinding:
-    rule: str
-    severity: str  # critical | high | medium | low
-    path: str  # relative to the skill folder
-    line: int
-    message: str
-    excerpt: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "severity": self.severity,
-            "path": self.path,
-            "line": self.line,
-            "message": self.message,
-            "excerpt": self.excerpt,
-        }
+def finding(rule: str, severity: str, rel: str, line: int, message: str, excerpt: str) -> Problem:
+    """A scan finding: a Problem graded critical | high | medium | low, at a path relative to the
+    skill folder; `details` carry the rule id and the offending line."""
+    return Problem(area="skills", severity=severity, path=rel, line=line, message=message,
+                   details={"rule": rule, "excerpt": excerpt})
 
 
 @dataclass(frozen=True)
@@ -140,16 +127,16 @@ def _excerpt(line: str) -> str:
     return line if len(line) <= 160 else line[:157] + "..."
 
 
-def scan_text(text: str, rel: str) -> list[ScanFinding]:
+def scan_text(text: str, rel: str) -> list[Problem]:
     """Findings for one file's text (line numbers 1-based)."""
-    findings: list[ScanFinding] = []
+    findings: list[Problem] = []
     lines = text.splitlines()
     secret_lines: list[int] = []
     network_lines: list[int] = []
     for number, line in enumerate(lines, start=1):
         for rule in RULES:
             if rule.pattern.search(line):
-                findings.append(ScanFinding(rule.id, rule.severity, rel, number, rule.message, _excerpt(line)))
+                findings.append(finding(rule.id, rule.severity, rel, number, rule.message, _excerpt(line)))
         if _SECRET_READ.search(line):
             secret_lines.append(number)
         if _NETWORK_SEND.search(line):
@@ -158,7 +145,7 @@ def scan_text(text: str, rel: str) -> list[ScanFinding]:
         near = [s for s in secret_lines if abs(s - net) <= EXFIL_WINDOW]
         if near:
             findings.append(
-                ScanFinding(
+                finding(
                     "secret-exfiltration", "critical", rel, net,
                     f"reads secrets or the environment (line {near[0]}) and sends data over the network",
                     _excerpt(lines[net - 1]),
@@ -168,10 +155,10 @@ def scan_text(text: str, rel: str) -> list[ScanFinding]:
     return findings
 
 
-_SCAN_CACHE: dict[tuple[str, str], tuple[ScanFinding, ...]] = {}
+_SCAN_CACHE: dict[tuple[str, str], tuple[Problem, ...]] = {}
 
 
-def _scan_cached(raw: bytes, rel: str) -> tuple[ScanFinding, ...]:
+def _scan_cached(raw: bytes, rel: str) -> tuple[Problem, ...]:
     """scan_text memoised by (path, content hash): the content is always re-read and re-hashed,
     only the regex pass is skipped for bytes already scanned (rebuilds with 200 skills stay cheap)."""
     key = (rel, sha256_hex(raw))
@@ -185,19 +172,19 @@ def _scan_cached(raw: bytes, rel: str) -> tuple[ScanFinding, ...]:
 
 @dataclass(frozen=True)
 class ScanResult:
-    findings: tuple[ScanFinding, ...]
+    findings: tuple[Problem, ...]
     digest: str  # sha256 over the code files' paths and bytes: what `trust` pins
     files: tuple[str, ...]  # the code files scanned, relative
 
     @property
-    def critical(self) -> tuple[ScanFinding, ...]:
+    def critical(self) -> tuple[Problem, ...]:
         return tuple(f for f in self.findings if f.severity == "critical")
 
 
 def scan_skill(skill_dir: Path) -> ScanResult:
     """Scan a skill folder's code and hash it (the digest changes whenever any code changes)."""
     digest = hashlib.sha256()
-    findings: list[ScanFinding] = []
+    findings: list[Problem] = []
     scanned: list[str] = []
     for rel in code_files(skill_dir):
         path = os.path.join(skill_dir, rel)
@@ -210,14 +197,14 @@ def scan_skill(skill_dir: Path) -> ScanResult:
         scanned.append(rel)
         digest.update(rel.encode() + b"\0" + str(size).encode() + b"\0" + raw + b"\0")
         if size > MAX_SCAN_BYTES:
-            findings.append(ScanFinding("oversized-code", "high", rel, 1,
+            findings.append(finding("oversized-code", "high", rel, 1,
                                         f"code file of {size:,} bytes was not scanned", ""))
             continue
         if looks_binary(raw):
-            findings.append(ScanFinding("binary-code", "high", rel, 1,
+            findings.append(finding("binary-code", "high", rel, 1,
                                         "binary file among the scripts cannot be reviewed", ""))
             continue
         findings.extend(_scan_cached(raw, rel))
     order = {s: i for i, s in enumerate(SEVERITIES)}
-    findings.sort(key=lambda f: (order.get(f.severity, 9), f.path, f.line, f.rule))
+    findings.sort(key=lambda f: (order.get(f.severity, 9), f.path, f.line, f.details["rule"]))
     return ScanResult(tuple(findings), digest.hexdigest(), tuple(scanned))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from kit.problems import Problem
 
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
@@ -21,13 +22,6 @@ KNOWN_KEYS = frozenset(
 )
 REQUIRES_KEYS = ("bins", "any_bins", "env", "os")
 OS_ALIASES = {"macos": "darwin", "mac": "darwin", "osx": "darwin", "windows": "win32", "win": "win32"}
-
-
-@dataclass(frozen=True)
-class Problem:
-    message: str
-    line: int | None = None
-    severity: str = "error"  # error | warning
 
 
 def placeholder_description(name: str) -> str:
@@ -71,16 +65,19 @@ def normalise_os(name: str) -> str:
 
 
 def validate_skill(
-    meta: Mapping[str, Any], body: str, *, folder: str, text: str, size: int
+    meta: Mapping[str, Any], body: str, *, folder: str, text: str, size: int, path: str | None = None
 ) -> list[Problem]:
-    """Every rule of §5. Errors exclude the skill; warnings are reported only."""
+    """Every rule of §5 (`path`: the SKILL.md, for the problems). Errors exclude the skill;
+    warnings are reported only."""
     problems: list[Problem] = []
 
     def err(message: str, key: str | None = None) -> None:
-        problems.append(Problem(message, key_line(text, key) if key else None))
+        problems.append(Problem(area="skills", path=path, line=key_line(text, key) if key else None,
+                                message=message))
 
     def warn(message: str, key: str | None = None, line: int | None = None) -> None:
-        problems.append(Problem(message, line or (key_line(text, key) if key else None), "warning"))
+        problems.append(Problem(area="skills", path=path, line=line or (key_line(text, key) if key else None),
+                                message=message, severity="warning"))
 
     if size > MAX_SKILL_BYTES:
         err(f"SKILL.md is {size:,} bytes, over the {MAX_SKILL_BYTES:,}-byte limit")
