@@ -1,0 +1,154 @@
+"""Real-model benchmark: time to first token straight from the llama.cpp server vs Kit's time to
+first output for the same question, and Kit's context estimate vs the server's prompt_tokens.
+Needs the server packages (`make llm`, or `make e2e`); skips with a note without them.
+
+    python bench/llm/run.py [--runs N]
+
+Both sides get the same workspace (a fresh `kit init` plus a fact in MEMORY.md, clock frozen) and
+a warm prompt cache: one untimed `kit run` first, so every timed request reuses the cached prefix
+(a cold Kit prompt is ~1,100 tokens: seconds to tens of seconds of prompt evaluation on 2 busy
+cores, which would swamp what is compared here). Direct = the same system prompt and question
+streamed from the server with `stream: true`; its first token is the first SSE chunk carrying
+content. Kit = a `kit run QUESTION` process, from spawn to the first byte of the reply on stdout
+(today Kit prints the reply only when it is complete). Medians of --runs; ratios in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(HERE.parent))
+
+import llm_server  # noqa: E402
+
+from _isolated import isolate_home  # noqa: E402
+
+NOW = "2026-05-07T09:00:00+00:00"
+FACT = "- The office door code is ZEBRA-7431."
+QUESTION = "What is the office door code? Reply with the code only."
+CAP = 64
+
+
+def direct_stream(url: str, messages: list[dict]) -> tuple[float, float, str]:
+    """(seconds to the first content delta, seconds to the end, text) for one streamed request."""
+    parts = urlsplit(url)
+    body = json.dumps({"model": "smollm2", "messages": messages, "stream": True, "max_tokens": CAP}).encode()
+    start = time.perf_counter()
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
+    conn.request("POST", "/v1/chat/completions", body=body, headers={"Content-Type": "application/json"})
+    response = conn.getresponse()
+    first, text = None, []
+    for raw in response:  # one SSE line at a time, as the server flushes them
+        line = raw.decode().strip()
+        if not line.startswith("data: ") or line == "data: [DONE]":
+            continue
+        for choice in json.loads(line[6:]).get("choices", []):
+            delta = choice.get("delta", {}).get("content")
+            if delta:
+                first = first if first is not None else time.perf_counter() - start
+                text.append(delta)
+    total = time.perf_counter() - start
+    conn.close()
+    return (first if first is not None else total), total, "".join(text)
+
+
+def kit_first_output(ws: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    """(seconds to the first byte on stdout, seconds to exit, stdout) for one `kit run QUESTION`."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "kit", "run", QUESTION], cwd=ws, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    first_byte = proc.stdout.read(1)
+    first = time.perf_counter() - start
+    rest = proc.stdout.read()
+    proc.wait()
+    return first, time.perf_counter() - start, (first_byte + rest).decode(errors="replace")
+
+
+def kit_streamed_first_token(ws: Path, env: dict[str, str]) -> float | None:
+    """Hook for issue 10: Kit's time to its first *streamed* token (a `kit run` on a pseudo-
+    terminal, or `--stream-json`'s first text event). Kit does not stream yet: None."""
+    return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    found = llm_server.check()
+    if not found.get("ok"):
+        print(f"skipped: the llama.cpp server packages are not installed ({found.get('error')}); "
+              "`make llm` installs them into .venv-llm")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp, llm_server.LlamaServer(max_tokens=CAP) as server:
+        isolate_home(tmp)
+        from kit.init import init_workspace
+
+        ws = Path(tmp) / "ws"
+        init_workspace(ws)
+        (ws / "MEMORY.md").write_text((ws / "MEMORY.md").read_text().rstrip("\n") + "\n\n" + FACT + "\n")
+        (ws / "kit.yaml").write_text(
+            f"providers:\n  local: {{type: openai, base_url: \"{server.base_url}\", timeout_s: 600}}\n"
+            "agent:\n  model: local/smollm2\n")
+        env = {**os.environ, "KIT_NOW": NOW}
+        print(f"server: xllamacpp {found['xllamacpp']}, {Path(found['model_path']).name}, "
+              f"threads {server.settings['threads']}, ctx {server.settings['ctx']}, cap {CAP}; "
+              f"started in {server.startup_s:.1f} s")
+
+        # warm-up (untimed): fills the prompt cache and reports Kit's estimate vs the server's count
+        warm = subprocess.run([sys.executable, "-m", "kit", "run", "--json", QUESTION], cwd=ws, env=env,
+                              capture_output=True, text=True, check=True)
+        usage = json.loads(warm.stdout)["usage"]
+        system = json.loads(subprocess.run([sys.executable, "-m", "kit", "prompt", "--json"], cwd=ws, env=env,
+                                           capture_output=True, text=True, check=True).stdout)["prompt"]
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": QUESTION}]
+        direct_stream(server.url, messages)  # warm the cache for exactly this request too
+
+        direct = [direct_stream(server.url, messages) for _ in range(args.runs)]
+        kit = [kit_first_output(ws, env) for _ in range(args.runs)]
+        # the same without active recall (which opens the memory index and may load the embedder)
+        no_recall = {**env, "KIT_MEMORY__ACTIVE_RECALL__ENABLED": "false"}
+        kit_plain = [kit_first_output(ws, no_recall) for _ in range(args.runs)]
+        d_first = statistics.median(r[0] for r in direct)
+        d_total = statistics.median(r[1] for r in direct)
+        k_first = statistics.median(r[0] for r in kit)
+        k_total = statistics.median(r[1] for r in kit)
+        k_plain = statistics.median(r[0] for r in kit_plain)
+        streamed = kit_streamed_first_token(ws, env)
+
+    print(f"\nmedians of {args.runs} runs, warm prompt cache")
+    print(f"  server first token (streamed, direct)   {d_first * 1000:8.0f} ms")
+    print(f"  server whole reply (streamed, direct)   {d_total * 1000:8.0f} ms   ({len(direct[0][2])} chars)")
+    print(f"  kit run: first output on stdout         {k_first * 1000:8.0f} ms   (process start to reply)")
+    print(f"  kit run: process exit                   {k_total * 1000:8.0f} ms")
+    print(f"  kit run, active recall off: first output {k_plain * 1000:8.0f} ms")
+    print(f"  ratio kit first output / server first token   {k_first / d_first:6.1f}x")
+    print(f"  ratio kit first output / server whole reply   {k_first / d_total:6.1f}x")
+    print(f"  Kit's own share (first output - server whole reply): {(k_first - d_total) * 1000:.0f} ms, "
+          f"{(k_plain - d_total) * 1000:.0f} ms without active recall")
+    if streamed is None:
+        print("  kit streamed first token                 n/a (issue 10: Kit does not stream yet)")
+    else:
+        print(f"  kit streamed first token                {streamed * 1000:8.0f} ms   "
+              f"(ratio to server {streamed / d_first:.1f}x)")
+    real, estimated = usage["prompt_tokens"], usage["context_tokens"]
+    print(f"\nprompt tokens: server {real}, Kit's context estimate {estimated} "
+          f"(ratio estimate/real {estimated / real:.2f}; the stock SmolLM2 template drops the tool "
+          "schemas that the estimate counts: see tests/data/llamacpp/prompt-tokens.json)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
