@@ -9,7 +9,7 @@ import pytest
 
 from helpers_agent import add_hook, agent_for, recorded_calls, set_config, write_script
 from kit.agent import compaction as cp
-from kit.agent.loop import TOOLS_TOKENS
+from kit.tools import builtin_registry
 from kit.workspace import Workspace
 
 BIG = "".join(f"row {i:04d}: launch checklist item for release 7.3\n" for i in range(120))  # 5,160 chars
@@ -25,7 +25,8 @@ memory:
 def window_for(ws) -> int:
     """A window where turn 1 (BIG) stays under 70 % and turn 2 (TURN2) crosses 80 %, whatever the
     size of the default prompt: base + turn 1 + turn 2 ≈ 85 % of it."""
-    base = cp.context_tokens([{"role": "system", "content": ws.prompt().prompt}]) + TOOLS_TOKENS
+    base = cp.context_tokens([{"role": "system", "content": ws.prompt().prompt}]) + cp.tools_tokens(
+        builtin_registry().schemas())
     return int((base + cp.estimate_tokens(BIG) + cp.estimate_tokens(TURN2) + 100) / 0.85)
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kit.agent.exec_policy import ExecBlocked, check, hard_block, matches, run
 from kit.config import load_config
 from kit.envsafe import DANGEROUS_ENV, clean_env
+from kit.tools.exec_policy import ExecBlocked, check, hard_block, matches, run
 
 HARD_BLOCKED = [
     "rm -rf /",
@@ -62,7 +62,7 @@ def no_shell(monkeypatch):
     def tripwire(command, **_kw):
         raise AssertionError(f"a hard-blocked command reached the shell: {command}")
 
-    monkeypatch.setattr("kit.agent.exec_policy.run_shell", tripwire)
+    monkeypatch.setattr("kit.tools.exec_policy.run_shell", tripwire)
 
 
 @pytest.mark.parametrize("command", HARD_BLOCKED)

@@ -13,8 +13,8 @@ from kit.prompt.budget import (
     truncate_head_tail,
 )
 from kit.prompt.builder import FILE_ORDER, build_prompt
-from kit.prompt.tokens import estimate_tokens
 from kit.prompt.warning import WarningState
+from kit.tokens import estimate_tokens
 from kit.workspace import Workspace
 
 DEFAULTS = {"max_chars_per_file": 20_000, "max_total_chars": 60_000, "head_ratio": 0.7, "tail_ratio": 0.2}

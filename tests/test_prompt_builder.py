@@ -7,8 +7,8 @@ import pytest
 from helpers_skills import set_file, write_config
 from kit.errors import KitError
 from kit.prompt.builder import BootstrapFile, build_prompt, doctor_checks, heartbeat_is_empty
-from kit.prompt.tokens import estimate_tokens
-from kit.prompt.tool_summaries import TOOL_SUMMARIES, tool_names
+from kit.tokens import estimate_tokens
+from kit.tools import builtin_registry
 from kit.workspace import Workspace
 
 ALL = ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md"]
@@ -36,10 +36,10 @@ def test_default_layout_stable_parts_then_memory_then_dynamic_tail(workspace, ki
     positions = [prompt.index(marker) for marker in order]
     assert positions == sorted(positions)
     assert prompt.rstrip().endswith("Thursday, 2026-05-07 09:00 (UTC+00:00)")
-    for name, description in TOOL_SUMMARIES:
-        assert f"- {name}: {description}" in prompt
-    assert tool_names() == ["memory_search", "memory_get", "memory_write", "skills_list", "skill_view",
-                            "read_file", "write_file", "edit_file", "exec"]
+    for tool in builtin_registry():
+        assert f"- {tool.name}: {tool.summary}" in prompt
+    assert builtin_registry().names == ("memory_search", "memory_get", "memory_write", "skills_list", "skill_view",
+                                     "read_file", "write_file", "edit_file", "exec")
 
 
 @pytest.mark.parametrize(

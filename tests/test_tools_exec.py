@@ -4,7 +4,7 @@ nobody can be asked, an interactive approval runs the command."""
 from __future__ import annotations
 
 from helpers_agent import set_config
-from kit.agent.tools import ToolContext, execute_tool
+from kit.tools import ToolContext, execute_tool
 from kit.workspace import Workspace
 
 
@@ -33,7 +33,7 @@ def test_hard_blocked_never_runs_even_in_allow_mode(ws_path, tmp_path, monkeypat
     def tripwire(command, **_kw):  # a regression must fail the test, not fork-bomb the machine
         raise AssertionError(f"a hard-blocked command reached the shell: {command}")
 
-    monkeypatch.setattr("kit.agent.exec_policy.run_shell", tripwire)
+    monkeypatch.setattr("kit.tools.exec_policy.run_shell", tripwire)
     ws = _ws(ws_path, "tools:\n  exec: {mode: allow, allow: ['*']}\n")
     asked = []
     ctx = ToolContext(ws, interactive=True, approve=lambda c, r: asked.append(c) or True)

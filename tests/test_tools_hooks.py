@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from helpers_agent import add_hook
-from kit.agent.tools import ToolContext, execute_tool
+from kit.tools import ToolContext, execute_tool
 
 BLOCK_HANDLER = """
 def handle(event):

@@ -4,13 +4,8 @@ the first 2,000 chars, and the tail instead when it holds an error or traceback.
 from __future__ import annotations
 
 from helpers_agent import set_config
-from kit.agent.tools import (
-    MIN_HEAD_CHARS,
-    ToolContext,
-    execute_tool,
-    result_limit,
-    truncate_result,
-)
+from kit.tools import ToolContext, execute_tool
+from kit.tools.truncate import MIN_HEAD_CHARS, result_limit, truncate_result
 from kit.workspace import Workspace
 
 

@@ -2,7 +2,7 @@
 
 The pure parts live here (token estimates, thresholds, where to split, the placeholder fallback,
 the prompts); the agent loop drives them because flushing and summarising need the model.
-Token estimates use kit.prompt.tokens.estimate_tokens (chars/4, CJK one per char, × 1.2).
+Token estimates use kit.tokens.estimate_tokens (chars/4, CJK one per char, × 1.2).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import jinja2
 
-from kit.prompt.tokens import estimate_tokens
+from kit.tokens import estimate_tokens
 
 FLUSH_RATIO = 0.70
 SUMMARY_RATIO = 0.80
@@ -57,6 +57,11 @@ def message_tokens(message: dict[str, Any]) -> int:
 
 def context_tokens(messages: list[dict[str, Any]]) -> int:
     return sum(message_tokens(m) for m in messages)
+
+
+def tools_tokens(schemas: list[dict[str, Any]]) -> int:
+    """The tool schemas travel with every request and take room in the window too."""
+    return estimate_tokens(json.dumps(schemas, ensure_ascii=False))
 
 
 def needs_flush(tokens: int, window: int) -> bool:

@@ -6,7 +6,7 @@ usage accounting, active recall, compaction and session transcripts.
     result.reply, result.tool_calls, result.usage
 
 Hooks fired: session:start, session:end, message:received (may block or rewrite `text`),
-message:sent, tool:before / tool:after (in kit.agent.tools), compaction:before / after.
+message:sent, tool:before / tool:after (in kit.tools), compaction:before / after.
 """
 
 from __future__ import annotations
@@ -19,23 +19,15 @@ from typing import Any
 from kit import clock
 from kit.agent import compaction as cp
 from kit.agent.sessions import SessionInfo, SessionStore, new_session_id, typed_text
-from kit.agent.tools import (
-    ToolContext,
-    ToolOutcome,
-    execute_tool,
-    fire_hook,
-    tool_schemas,
-)
 from kit.fsutil import sha1_hex
+from kit.hooks.registry import fire_hook
 from kit.providers.base import ModelResponse, NoModelAvailable, ProviderError, ToolCall, Usage
+from kit.tools import ToolContext, ToolOutcome, ToolRegistry, builtin_registry, execute_tool
 
 REPEAT_WARN = 3  # identical consecutive calls before Kit tells the model to change approach
 REPEAT_STOP = 5  # … and before it stops the run
 FLUSH_MAX_CALLS = 4  # model calls a silent memory flush may use
 FLUSH_TOOLS = ("memory_write", "memory_search", "memory_get")
-
-# the tool schemas travel with every request and take room in the window too
-TOOLS_TOKENS = cp.estimate_tokens(json.dumps(tool_schemas(), ensure_ascii=False))
 
 HEARTBEAT_SKIPPED = "HEARTBEAT.md has no tasks"
 INTERRUPTED = "[kit] not run: the turn was interrupted before this call"
@@ -60,11 +52,12 @@ def make_client(ws, model: str | None = None) -> Client:
     return FailoverClient(ws, model=model)
 
 
-def build_system_prompt(ws, kind: str, warning_state: Any = None, bootstrap: Any = None):
+def build_system_prompt(ws, kind: str, warning_state: Any = None, bootstrap: Any = None,
+                        tools: ToolRegistry | None = None):
     """The PromptResult from kit.prompt (`.prompt` is the text, `.heartbeat_empty` skips heartbeats)."""
     from kit.prompt.builder import build_prompt
 
-    return build_prompt(ws, kind=kind, warning_state=warning_state, bootstrap=bootstrap)
+    return build_prompt(ws, kind=kind, warning_state=warning_state, bootstrap=bootstrap, tools=tools)
 
 
 def _bootstrap_callback(ws, session_key: str | None) -> Any:
@@ -201,6 +194,7 @@ class Agent:
         approve: Callable[[str, str], bool] | None = None,
         client: Client | None = None,
         status: Callable[[str], None] | None = None,
+        tools: ToolRegistry | None = None,
     ):
         self.ws = ws
         self.kind = kind
@@ -209,6 +203,8 @@ class Agent:
         self.approve = approve
         self.status = status or (lambda message: None)
         self.client = client if client is not None else make_client(ws, model)
+        # what the model may call: the built-in tools unless the caller brings more (or fewer)
+        self.tools = tools if tools is not None else builtin_registry()
         self.store = SessionStore(ws)
         self.history: list[dict[str, Any]] = []
         self.session: SessionInfo = self._open(session_key)
@@ -312,7 +308,7 @@ class Agent:
         once-per-session truncation warning is decided at that rebuild, not every turn."""
         version = self._prompt_key()
         if self._prompt_cache is None or self._prompt_cache[0] != version:
-            result = build_system_prompt(self.ws, self.kind, self._warning_state, self._bootstrap)
+            result = build_system_prompt(self.ws, self.kind, self._warning_state, self._bootstrap, self.tools)
             self._prompt_cache = (version, result)
             for warning in getattr(result, "warnings", ()):
                 if "template" in warning or "hook" in warning:
@@ -322,9 +318,12 @@ class Agent:
     def system_prompt(self) -> str:
         return self.prompt_result().prompt
 
+    def _tools_tokens(self) -> int:
+        return cp.tools_tokens(self.tools.schemas())
+
     def _context_tokens(self, system: str) -> int:
         """Estimated size of the next request: system prompt, history and the tool schemas."""
-        return cp.context_tokens([{"role": "system", "content": system}, *self.history]) + TOOLS_TOKENS
+        return cp.context_tokens([{"role": "system", "content": system}, *self.history]) + self._tools_tokens()
 
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
         self.history.append(message)
@@ -399,8 +398,8 @@ class Agent:
                      text=own if recall.block or own != text.strip() else None)
 
         ctx = ToolContext(ws, session_id=self.session.id, session_key=self.session.key,
-                          interactive=self.interactive, approve=self.approve)
-        tools = tool_schemas()
+                          interactive=self.interactive, approve=self.approve, tools=self.tools)
+        tools = self.tools.schemas()
         max_iterations = int(ws.config.get("agent.max_iterations"))
         repeats = _RepeatTracker()
         outcomes: list[ToolOutcome] = []
@@ -490,9 +489,10 @@ class Agent:
         flush_user = {"role": "user", "content": prompt}
         messages.append(flush_user)
         self._record(flush_user, hidden=True, kind="flush")
+        flush_tools = self.tools.subset(FLUSH_TOOLS)
         ctx = ToolContext(self.ws, session_id=self.session.id, session_key=self.session.key,
-                          interactive=False)
-        tools = tool_schemas(FLUSH_TOOLS)
+                          interactive=False, tools=flush_tools)
+        tools = flush_tools.schemas()
         for _ in range(FLUSH_MAX_CALLS):
             try:
                 response = self.client.complete(messages, tools)
@@ -506,7 +506,7 @@ class Agent:
             if not response.tool_calls:
                 return
             for call in response.tool_calls:
-                if call.name not in FLUSH_TOOLS:
+                if call.name not in flush_tools:
                     content = f"[kit] {call.name} is not available during a memory flush"
                 else:
                     content = execute_tool(ctx, call.name, call.arguments, call_id=call.id).result
@@ -515,7 +515,7 @@ class Agent:
                 self._record(tool_msg, hidden=True, kind="flush")
 
     def _compact(self, system: str, state: _TurnState, tokens: int, window: int) -> cp.CompactionResult:
-        system_tokens = cp.context_tokens([{"role": "system", "content": system}]) + TOOLS_TOKENS
+        system_tokens = cp.context_tokens([{"role": "system", "content": system}]) + self._tools_tokens()
         keep = max(0, int(cp.KEEP_RATIO * window) - system_tokens)
         old, recent = cp.split_history(self.history, keep)
         if not old:

@@ -20,8 +20,8 @@ from typing import Any
 from rich.markup import escape
 
 from kit.agent.sessions import skill_message
-from kit.agent.tools import fire_hook
 from kit.errors import KitError
+from kit.hooks.registry import fire_hook
 
 PROMPT = "you> "
 CONTINUE = "...> "
@@ -234,7 +234,7 @@ class Repl:
         self.console.print(f"[dim]session reset; new session {session.id}[/dim]")
 
     def cmd_prompt(self, args: str) -> None:
-        from kit.prompt.tokens import estimate_tokens
+        from kit.tokens import estimate_tokens
 
         self._settle()
         self.flush_notices()

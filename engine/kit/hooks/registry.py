@@ -222,6 +222,11 @@ def registry_for(ws) -> HookRegistry:
     return ws.cached("hooks.registry", lambda: HookRegistry(ws, discover(ws)))
 
 
+def fire_hook(ws, event: str, data: dict[str, Any], *, session_key: str | None = None) -> HookOutcome:
+    """Fire `event` at the workspace's hooks (what the agent loop and the tools call)."""
+    return registry_for(ws).fire(event, data, session_key=session_key)
+
+
 def doctor_checks(ws) -> list[Problem]:
     registry = registry_for(ws)
     out = []

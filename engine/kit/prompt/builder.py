@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kit import clock
 from kit.errors import KitError
@@ -38,9 +38,11 @@ from kit.problems import Problem
 from kit.prompt.budget import FileBudget, apply_budgets, strip_kit_comments
 from kit.prompt.skills_block import SkillEntry, SkillsBlock, build_skills_block
 from kit.prompt.template import OVERRIDE, render_prompt
-from kit.prompt.tokens import estimate_tokens
-from kit.prompt.tool_summaries import TOOL_SUMMARIES
 from kit.prompt.warning import WarningState, decide_warning, describe_cut
+from kit.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from kit.tools.registry import ToolRegistry
 
 FILE_ORDER = (
     "AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md",
@@ -311,6 +313,12 @@ def _file_ctx(b: FileBudget) -> dict[str, Any]:
     return {"name": b.name, "text": b.text, "truncated": b.truncated}
 
 
+def _builtin_tools() -> ToolRegistry:
+    from kit.tools.builtin import builtin_registry
+
+    return builtin_registry()
+
+
 def _hooks_key(hooks: Iterable[BootstrapHook]) -> str:
     return ",".join(str(getattr(h, "cache_key", None) or id(h)) for h in hooks)
 
@@ -322,11 +330,13 @@ def build_prompt(
     bootstrap_hooks: Sequence[BootstrapHook] = (),
     bootstrap: BootstrapHook | Sequence[BootstrapHook] | None = None,
     warning_state: WarningState | None = None,
+    tools: ToolRegistry | None = None,
 ) -> PromptResult:
     """Build the system prompt for a run of `kind` (default | subagent | cron | heartbeat | shared).
 
     `bootstrap_hooks` / `bootstrap`: agent:bootstrap callables (signature in the module docstring).
     `warning_state`: the session's WarningState, so "once" warns once per distinct set of cuts.
+    `tools`: the registry the run offers (listed in the prompt); Kit's built-in tools by default.
     Two builds from one snapshot give byte-identical text up to the dynamic tail (and all of it
     when the clock is frozen with KIT_NOW).
     """
@@ -347,7 +357,7 @@ def build_prompt(
         "kind": kind,
         "kind_note": KIND_NOTES[kind],
         "workspace_name": snap.root.name,
-        "tools": [{"name": n, "description": d} for n, d in TOOL_SUMMARIES],
+        "tools": (tools if tools is not None else _builtin_tools()).summaries(),
         "skills_block": assembly.skills.text,
         "files": [_file_ctx(b) for b in assembly.persona],
         "memory": _file_ctx(assembly.memory) if assembly.memory else None,

@@ -1,0 +1,277 @@
+"""Kit's built-in tools (§9): memory, skills, workspace files and exec, each declared once.
+
+Each `@tool(...)` above a function is the whole truth about that tool: the JSON schema the model
+receives, the line in the system prompt's tools section, and the function that runs. Subsystems
+are imported when a tool runs, so listing the tools (for the prompt) stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from kit.errors import PathEscapeError
+from kit.tools.registry import BOOL, INT, STR, Blocked, ToolError, ToolRegistry, tool
+
+if TYPE_CHECKING:
+    from kit.tools.execute import ToolContext
+
+PROTECTED_DIRS = (".kit", ".git")  # machine state: the model may read, never write
+# kit.yaml holds the exec policy and hooks.enabled: a model (or text injected into it) that could
+# write it would grant itself `exec: {mode: allow}` on the next call
+PROTECTED_FILES = ("kit.yaml",)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def to_json_text(data: Any) -> str:
+    """A tool result as the model reads it: indented JSON, non-ASCII kept."""
+    return json.dumps(data, ensure_ascii=False, indent=1, default=_default)
+
+
+def _default(value: Any) -> Any:
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if hasattr(value, "__fspath__"):
+        return str(value)
+    if hasattr(value, "__dict__"):
+        return {k: v for k, v in vars(value).items() if not k.startswith("_")}
+    return str(value)
+
+
+def _require(args: dict[str, Any], key: str) -> Any:
+    if key not in args or args[key] is None:
+        raise ToolError(f"missing required argument `{key}`")
+    return args[key]
+
+
+def _int_arg(args: dict[str, Any], key: str, default: int | None) -> int | None:
+    value = args.get(key, default)
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ToolError(f"`{key}` must be an integer, got {value!r}") from None
+    if number < 1:
+        raise ToolError(f"`{key}` must be at least 1")
+    return number
+
+
+def _memory(ws):
+    from kit.memory.service import memory_for
+
+    return memory_for(ws)
+
+
+# --------------------------------------------------------------------------- memory tools
+
+
+@tool("memory_search",
+      summary="search MEMORY.md and the daily notes in memory/ (hybrid: meaning + keywords)",
+      description="Search long-term memory (MEMORY.md and daily notes) by meaning and keywords.",
+      params={"query": {**STR, "description": "what to look for"},
+              "limit": {**INT, "description": "maximum results (default from config)"}},
+      required=("query",))
+def memory_search(ctx: ToolContext, args: dict[str, Any]) -> str:
+    query = str(_require(args, "query"))
+    limit = _int_arg(args, "limit", None)
+    # the agent's searches are recalls: dreaming learns from them (source `tool`)
+    result = _memory(ctx.ws).search(query, limit=limit, record=True, source="tool")
+    return to_json_text(result.to_json() if hasattr(result, "to_json") else result)
+
+
+@tool("memory_get",
+      summary="read lines of a memory file: memory_get(path, start, lines)",
+      description="Read lines of a memory file (MEMORY.md or memory/...), e.g. around a search hit.",
+      params={"path": STR, "start": {**INT, "description": "first line, 1-based"},
+              "lines": {**INT, "description": "how many lines (default: to the end)"}},
+      required=("path",))
+def memory_get(ctx: ToolContext, args: dict[str, Any]) -> str:
+    path = str(_require(args, "path"))
+    start = _int_arg(args, "start", 1) or 1
+    lines = _int_arg(args, "lines", None)
+    return _memory(ctx.ws).get(path, start=start, lines=lines)
+
+
+@tool("memory_write",
+      summary="append a fact to today's daily note: memory_write(text, topic?)",
+      description="Append one fact to today's daily note (memory/YYYY-MM-DD.md), optionally under a topic.",
+      params={"text": STR, "topic": STR}, required=("text",), serial=True)
+def memory_write(ctx: ToolContext, args: dict[str, Any]) -> str:
+    from kit.hooks.registry import fire_hook
+
+    text = str(_require(args, "text"))
+    topic = args.get("topic")
+    result = _memory(ctx.ws).write(text, topic=str(topic) if topic else None)
+    data = result.to_json()
+    if not data.get("duplicate"):  # nothing was written: no memory:write event (as in the CLI)
+        fire_hook(ctx.ws, "memory:write", {"source": "tool", "session_id": ctx.session_id, **data},
+                  session_key=ctx.session_key)
+    return to_json_text(data)
+
+
+# --------------------------------------------------------------------------- skills tools
+
+
+@tool("skills_list",
+      summary="list the skills you can use: name, description, readiness",
+      description="List available skills: name, description, readiness.")
+def skills_list(ctx: ToolContext, args: dict[str, Any]) -> str:
+    from kit.skills.disclosure import skills_list as list_skills
+
+    return to_json_text(list_skills(ctx.ws))
+
+
+@tool("skill_view",
+      summary="read a skill's instructions, or one of its files: skill_view(name, path?)",
+      description="Read a skill's SKILL.md (instructions and linked files), or one file inside the skill.",
+      params={"name": STR, "path": {**STR, "description": "a file inside the skill folder"}},
+      required=("name",))
+def skill_view(ctx: ToolContext, args: dict[str, Any]) -> str:
+    """Metadata as JSON, then the Markdown itself unescaped: models follow prose better than
+    a JSON string full of \\n."""
+    from kit.skills.disclosure import skill_view as view_skill
+
+    name = str(_require(args, "name"))
+    path = args.get("path")
+    view = view_skill(ctx.ws, name, str(path) if path else None)
+    data = view.to_json() if hasattr(view, "to_json") else dict(view)
+    if data.get("ok") is False:
+        raise ToolError(to_json_text(data))
+    key = "body" if "body" in data else "content"
+    text = data.pop(key, None)
+    if not isinstance(text, str):
+        return to_json_text(data)
+    label = "SKILL.md" if key == "body" else str(data.get("path") or "file")
+    return f"{to_json_text(data)}\n--- {label} ---\n{text}"
+
+
+# --------------------------------------------------------------------------- file tools
+
+
+def _confined(ctx: ToolContext, rel: str, *, for_write: bool = False):
+    rel = str(rel).strip()
+    path = ctx.ws.path(rel)  # refuses absolute paths, `..` and symlinks leading out
+    if for_write:
+        first = path.relative_to(ctx.ws.root).parts[:1]
+        if first and first[0] in PROTECTED_DIRS:
+            raise PathEscapeError(f"{rel}: {first[0]}/ holds machine state and is not writable by tools")
+        if _rel(ctx, path) in PROTECTED_FILES:
+            raise PathEscapeError(f"{rel}: kit.yaml holds the agent's own permissions (exec policy, hooks) "
+                                  "and is not writable by tools; ask the user to edit it")
+    return path
+
+
+def _rel(ctx: ToolContext, path) -> str:
+    return path.relative_to(ctx.ws.root).as_posix()
+
+
+@tool("read_file",
+      summary="read a file in the workspace",
+      description="Read a text file in the workspace (paths relative to the workspace).",
+      params={"path": STR, "start": {**INT, "description": "first line, 1-based"},
+              "lines": {**INT, "description": "how many lines"}},
+      required=("path",))
+def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    from kit.fsutil import read_text
+
+    path = _confined(ctx, _require(args, "path"))
+    text = read_text(path, display=_rel(ctx, path))
+    start = _int_arg(args, "start", None)
+    lines = _int_arg(args, "lines", None)
+    if start is None and lines is None:
+        return text
+    all_lines = text.splitlines(keepends=True)
+    first = (start or 1) - 1
+    if first >= len(all_lines) and all_lines:
+        raise ToolError(f"{_rel(ctx, path)} has only {len(all_lines)} lines")
+    chosen = all_lines[first : first + lines] if lines else all_lines[first:]
+    return "".join(chosen)
+
+
+@tool("write_file",
+      summary="create or replace a file in the workspace",
+      description="Create or overwrite a text file in the workspace.",
+      params={"path": STR, "content": STR}, required=("path", "content"), serial=True)
+def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    path = _confined(ctx, _require(args, "path"), for_write=True)
+    content = str(_require(args, "content"))
+    if path.is_dir():
+        raise ToolError(f"{_rel(ctx, path)} is a directory")
+    existed = path.exists()
+    rel = _rel(ctx, path)
+    ctx.ws.write_text(rel, content)  # atomic; the watcher recognises the echo by hash
+    return f"{'overwrote' if existed else 'created'} {rel} ({len(content)} chars)"
+
+
+@tool("edit_file",
+      summary="replace exact text in a workspace file",
+      description="Replace exact text in a workspace file. old_text must occur exactly once unless replace_all.",
+      params={"path": STR, "old_text": STR, "new_text": STR, "replace_all": BOOL},
+      required=("path", "old_text", "new_text"), serial=True)
+def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    from kit.fsutil import read_text
+
+    path = _confined(ctx, _require(args, "path"), for_write=True)
+    rel = _rel(ctx, path)
+    old = str(_require(args, "old_text"))
+    new = str(_require(args, "new_text"))
+    if not old:
+        raise ToolError("old_text must not be empty")
+    text = read_text(path, display=rel)
+    count = text.count(old)
+    if count == 0:
+        raise ToolError(f"old_text was not found in {rel}; read the file and copy the text exactly")
+    if count > 1 and not args.get("replace_all"):
+        raise ToolError(f"old_text occurs {count} times in {rel}; add context or set replace_all")
+    updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
+    ctx.ws.write_text(rel, updated)
+    return f"edited {rel}: {count if args.get('replace_all') else 1} replacement(s)"
+
+
+# --------------------------------------------------------------------------- exec
+
+
+@tool("exec",
+      summary="run a shell command (subject to the exec policy in kit.yaml)",
+      description="Run a shell command in the workspace folder, subject to the exec policy in kit.yaml.",
+      params={"command": STR, "timeout_s": {"type": "number", "minimum": 1}},
+      required=("command",), serial=True)
+def exec_command(ctx: ToolContext, args: dict[str, Any]) -> str:
+    from kit.tools import exec_policy
+
+    command = str(_require(args, "command")).strip()
+    if not command:
+        raise ToolError("empty command")
+    config = ctx.ws.config
+    decision = exec_policy.check(command, config, interactive=ctx.interactive)
+    if not decision.allowed:
+        if decision.needs_approval and ctx.interactive and ctx.approve is not None:
+            if not ctx.approve(command, decision.reason):
+                raise Blocked("exec refused: the user declined to run this command")
+        else:
+            raise Blocked(f"exec refused: {decision.reason}")
+    ceiling = float(config.get("tools.exec.timeout_s"))
+    timeout = min(float(args.get("timeout_s") or ceiling), ceiling)
+    result = exec_policy.run(command, cwd=ctx.ws.root, timeout_s=timeout)
+    parts = [f"exit_code: {result.exit_code}" + (" (timed out)" if result.timed_out else "")]
+    if result.stdout:
+        parts.append("--- stdout ---\n" + result.stdout.rstrip("\n"))
+    if result.stderr:
+        # stderr last: when the output is cut, the error at the end is what survives
+        parts.append("--- stderr ---\n" + result.stderr.rstrip("\n"))
+    return "\n".join(parts)
+
+
+# the order the prompt lists them in and the schemas travel in
+BUILTIN_TOOLS = (memory_search, memory_get, memory_write, skills_list, skill_view,
+                 read_file, write_file, edit_file, exec_command)
+
+
+def builtin_registry() -> ToolRegistry:
+    """A fresh registry of Kit's built-in tools (callers may add their own to it)."""
+    return ToolRegistry(BUILTIN_TOOLS)

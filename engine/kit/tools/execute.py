@@ -1,0 +1,142 @@
+"""Running one tool call (§9): hooks, the tool itself, result truncation.
+
+Every call goes through `execute_tool`, which fires `tool:before` (a hook may block the call with a
+reason or rewrite its arguments), runs the tool from the context's registry, cuts an oversized
+result and fires `tool:after`. Tools never raise into the loop: a failure becomes an `ok=False`
+outcome whose text the model sees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kit.errors import KitError
+from kit.tools.registry import Blocked, ToolRegistry
+from kit.tools.truncate import result_limit, truncate_result
+
+if TYPE_CHECKING:
+    from kit.hooks.registry import HookOutcome
+
+PREVIEW_CHARS = 200
+
+Approver = Callable[[str, str], bool]  # (command, reason) -> approved?
+
+
+def fire_hook(ws: Any, event: str, data: dict[str, Any], *, session_key: str | None = None) -> HookOutcome:
+    from kit.hooks.registry import fire_hook as fire  # on first call: listing tools stays cheap
+
+    return fire(ws, event, data, session_key=session_key)
+
+
+def _builtin() -> ToolRegistry:
+    from kit.tools.builtin import builtin_registry
+
+    return builtin_registry()
+
+
+@dataclass
+class ToolContext:
+    ws: Any
+    session_id: str | None = None
+    session_key: str | None = None
+    interactive: bool = False
+    approve: Approver | None = None  # asked for `ask`-mode exec in interactive runs
+    tools: ToolRegistry = field(default_factory=_builtin)  # what the model may call
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    name: str
+    arguments: dict[str, Any]
+    ok: bool
+    blocked: bool
+    result: str  # what the model sees (after truncation)
+    truncated: bool = False
+    call_id: str = ""
+
+    @property
+    def preview(self) -> str:
+        text = self.result.strip()
+        return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "arguments": self.arguments,
+            "ok": self.ok,
+            "blocked": self.blocked,
+            "result_preview": self.preview,
+        }
+
+
+def _run(ctx: ToolContext, name: str, arguments: dict[str, Any]) -> tuple[str, bool, bool]:
+    """(text, ok, blocked) of running the tool; every failure becomes text for the model."""
+    found = ctx.tools.get(name)
+    if found is None:
+        return f"error: unknown tool `{name}`; available: {', '.join(ctx.tools.names)}", False, False
+    try:
+        return found.run(ctx, arguments), True, False
+    except Blocked as exc:
+        return str(exc), False, True
+    except KitError as exc:
+        return f"error: {exc}", False, False
+    except ModuleNotFoundError as exc:
+        return f"error: tool `{name}` is unavailable in this build ({exc.name} missing)", False, False
+    except (OSError, ValueError, TypeError) as exc:
+        return f"error: {type(exc).__name__}: {exc}", False, False
+    except Exception as exc:  # noqa: BLE001 - a broken tool must not end the turn
+        return f"error: internal error in `{name}`: {type(exc).__name__}: {exc}", False, False
+
+
+def execute_tool(ctx: ToolContext, name: str, arguments: dict[str, Any], *, call_id: str = "") -> ToolOutcome:
+    """Run one tool call with hooks and truncation; never raises for tool-level failures."""
+    ws = ctx.ws
+    if not isinstance(arguments, dict):
+        outcome = ToolOutcome(name, {}, False, False,
+                              f"error: arguments for `{name}` must be a JSON object, got {type(arguments).__name__}",
+                              call_id=call_id)
+        _after(ctx, outcome)
+        return outcome
+    arguments = dict(arguments)
+    before = fire_hook(
+        ws,
+        "tool:before",
+        {"tool": name, "name": name, "arguments": arguments, "session_id": ctx.session_id},
+        session_key=ctx.session_key,
+    )
+    if before.blocked:
+        outcome = ToolOutcome(name, arguments, False, True,
+                              f"blocked by a hook: {before.reason or 'no reason given'}", call_id=call_id)
+        _after(ctx, outcome)
+        return outcome
+    rewritten = before.data.get("arguments")
+    if isinstance(rewritten, dict):
+        arguments = dict(rewritten)
+
+    text, ok, blocked = _run(ctx, name, arguments)
+    cfg = ws.config
+    limit = result_limit(text, int(cfg.get("tools.max_result_chars")), int(cfg.get("agent.context_window")))
+    cut = truncate_result(text, limit)
+    outcome = ToolOutcome(name, arguments, ok, blocked, cut.text, cut.cut, call_id)
+    _after(ctx, outcome)
+    return outcome
+
+
+def _after(ctx: ToolContext, outcome: ToolOutcome) -> None:
+    fire_hook(
+        ctx.ws,
+        "tool:after",
+        {
+            "tool": outcome.name,
+            "name": outcome.name,
+            "arguments": outcome.arguments,
+            "ok": outcome.ok,
+            "blocked": outcome.blocked,
+            "result": outcome.result,
+            "truncated": outcome.truncated,
+            "session_id": ctx.session_id,
+        },
+        session_key=ctx.session_key,
+    )
