@@ -90,13 +90,13 @@ def kit_prompt_and_tools() -> dict[str, Any]:
         done = subprocess.run([sys.executable, "-m", "kit", "prompt", "--json", "-w", str(ws)], env=env,
                               check=True, capture_output=True, text=True)
     prompt = json.loads(done.stdout)
-    # Kit's internals (issue 9 may move them: adapt these two imports)
-    from kit.agent.compaction import estimate_tokens
-    from kit.agent.tools import tool_schemas
+    # Kit's internals: the built-in tools' schemas and the loop's estimate of their size
+    from kit.agent.compaction import tools_tokens
+    from kit.tools import builtin_registry
 
-    tools = tool_schemas()
+    tools = builtin_registry().schemas()
     return {"system": prompt["prompt"], "system_est": prompt["est_tokens"], "tools": tools,
-            "tools_est": estimate_tokens(json.dumps(tools, ensure_ascii=False)),
+            "tools_est": tools_tokens(tools),
             "estimate_rule": "kit: chars/4 (CJK 1 each) x 1.2"}
 
 
