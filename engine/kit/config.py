@@ -160,6 +160,18 @@ SCHEMA: dict[str, Any] = {
         "diary": _f("choice", "template", choices=("template", "llm", "off")),
     },
     "git": {"autocommit": _f("bool", False)},
+    # the fleet controller's and workers' settings (kit fleet, docs/fleet.md); set them in the user
+    # file or the environment (KIT_FLEET__BROKER=redis://…), not in one workspace's kit.yaml
+    "fleet": {
+        "broker": _f("str", "redis://127.0.0.1:6379/0"),
+        "backend": _f("str", None, nullable=True),  # result backend; null = the broker's URL
+        "queue": _f("str", "kit"),
+        "registry": _f("str", None, nullable=True),  # null = $XDG_CONFIG_HOME/kit/fleet.yaml
+        "visibility_timeout_s": _f("float", 3600.0, minimum=1),
+        "task_time_limit_s": _f("float", 3600.0, minimum=1),
+        "heartbeat_schedule": _f("str", None, nullable=True, check=_valid_cron),
+        "beat_refresh_s": _f("float", 300.0, minimum=1),
+    },
     "tools": {
         "exec": {
             "mode": _f("choice", "ask", choices=("deny", "ask", "allow")),

@@ -33,6 +33,16 @@ def user_config_file() -> Path:
     return xdg_config_home() / "kit" / CONFIG_FILE
 
 
+def fleet_registry_file() -> Path:
+    """The fleet's registry of workspace paths and globs (`kit fleet add/remove/list`)."""
+    return xdg_config_home() / "kit" / "fleet.yaml"
+
+
+def fleet_data_dir() -> Path:
+    """Where `kit fleet beat` keeps its schedule state."""
+    return xdg_data_home() / "kit" / "fleet"
+
+
 def user_skills_dir() -> Path:
     return xdg_data_home() / "kit" / "skills"
 

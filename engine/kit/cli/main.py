@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "hooks": "kit.cli.hooks_cmd:hooks",
     "run": "kit.cli.run_cmd:run",
     "sessions": "kit.cli.sessions_cmd:sessions",
+    "fleet": "kit.cli.fleet_cmd:fleet",
 }
 
 

@@ -208,10 +208,16 @@ def _embedder(ctx: _Ctx, cands: list[Candidate], notes: list[str]):
 
 
 def run_dream(ws, *, phases: Iterable[str] | str = PHASES, dry_run: bool = False, progress: bool = False,
-              lock_wait: float | None = None) -> DreamResult:
-    """Run the dreaming phases on `ws`. Only `deep` writes MEMORY.md; `dry_run` writes nothing."""
+              lock_wait: float | None = None, lock: LockFile | None = None) -> DreamResult:
+    """Run the dreaming phases on `ws`. Only `deep` writes MEMORY.md; `dry_run` writes nothing.
+
+    `lock` is a dream lock the caller already holds (the fleet takes it first, to roll back an
+    interrupted run before this one); it stays held. Otherwise the run takes and releases its own."""
     wanted = normalise_phases(phases)
-    lock = None if dry_run else acquire_lock(ws, lock_wait, announce=progress)
+    held = lock
+    if held is not None and not held.held:
+        raise BusyError("run_dream was given a dream lock that is not held")
+    lock = None if (dry_run or held is not None) else acquire_lock(ws, lock_wait, announce=progress)
     status = None
     try:
         if progress:
