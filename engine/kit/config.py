@@ -168,7 +168,7 @@ SCHEMA: dict[str, Any] = {
         "queue": _f("str", "kit"),
         "registry": _f("str", None, nullable=True),  # null = $XDG_CONFIG_HOME/kit/fleet.yaml
         "visibility_timeout_s": _f("float", 3600.0, minimum=1),
-        "task_time_limit_s": _f("float", 3600.0, minimum=1),
+        "task_time_limit_s": _f("float", 1800.0, minimum=1),  # keep it below the visibility timeout
         "heartbeat_schedule": _f("str", None, nullable=True, check=_valid_cron),
         "beat_refresh_s": _f("float", 300.0, minimum=1),
     },
