@@ -12,10 +12,8 @@ import yaml
 
 def write_script(folder: Path, turns: list[dict[str, Any]], *, name: str = "script.yaml",
                  record: bool = True) -> Path:
-    """A script-provider YAML; with `record`, every request is logged to <name>.calls.jsonl."""
-    from kit.providers.script import reset_positions
-
-    reset_positions()
+    """A script-provider YAML; with `record`, every request is logged to <name>.calls.jsonl.
+    (How far a script has been played belongs to the workspace: a new workspace starts at turn 1.)"""
     path = folder / name
     data: dict[str, Any] = {"turns": turns}
     if record:

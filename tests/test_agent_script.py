@@ -10,7 +10,7 @@ from helpers_agent import write_script
 from kit.errors import ConfigError
 from kit.providers.base import ProviderError
 from kit.providers.registry import resolve
-from kit.providers.script import LABEL, ScriptProvider
+from kit.providers.script import LABEL, ScriptPositions, ScriptProvider
 
 
 def test_replays_turns_in_order_and_records(tmp_path):
@@ -18,7 +18,8 @@ def test_replays_turns_in_order_and_records(tmp_path):
         {"tool_calls": [{"name": "memory_search", "arguments": {"query": "deploy checklist"}}]},
         {"text": "The checklist is in your notes from Tuesday.", "usage": {"prompt_tokens": 9, "completion_tokens": 3}},
     ])
-    provider, model = resolve(f"script:{path}", None)
+    positions = ScriptPositions()  # a workspace owns one (kit.providers.script.positions_for)
+    provider, model = resolve(f"script:{path}", None, positions=positions)
     assert isinstance(provider, ScriptProvider) and model == str(path)
     assert "test/offline provider" in LABEL
     tools = [{"type": "function", "function": {"name": "memory_search", "parameters": {}}}]
@@ -26,7 +27,9 @@ def test_replays_turns_in_order_and_records(tmp_path):
     assert first.text is None and first.finish_reason == "tool_calls"
     assert [(c.id, c.name, c.arguments) for c in first.tool_calls] == [
         ("call_1_1", "memory_search", {"query": "deploy checklist"})]
-    second = ScriptProvider(path).complete([{"role": "user", "content": "hi"}], tools)  # position is per path
+    second = ScriptProvider(path, positions).complete([{"role": "user", "content": "hi"}], tools)  # shared
+    assert positions.get(path) == 2
+    assert ScriptProvider(path).complete([], tools).tool_calls, "positions of its own: starts at turn 1"
     assert second.text == "The checklist is in your notes from Tuesday."
     assert (second.usage.prompt_tokens, second.usage.completion_tokens) == (9, 3)
     assert second.model == "script:script.yaml"
@@ -36,7 +39,7 @@ def test_replays_turns_in_order_and_records(tmp_path):
     assert str(err.value) == (f"script {path} has only 2 turn(s) but the run asked for turn 3; "
                               "add more turns to the script")
     recorded = [json.loads(line) for line in (tmp_path / "script.yaml.calls.jsonl").read_text().splitlines()]
-    assert [r["turn"] for r in recorded] == [1, 2]
+    assert [r["turn"] for r in recorded] == [1, 2, 1]
     assert recorded[0]["tools"] == ["memory_search"]
 
 

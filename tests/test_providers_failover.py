@@ -288,9 +288,6 @@ def test_config_reload_rebuilds_providers(ws_path, server, keyed):
 
 
 def test_script_spec_goes_through_failover(ws_path, server, keyed, tmp_path):
-    from kit.providers.script import reset_positions
-
-    reset_positions()
     script = tmp_path / "turns.yaml"
     script.write_text("turns:\n  - error: {kind: rate_limit, message: simulated 429}\n  - text: scripted hello\n")
     ws = configure(ws_path, server, f"script:{script}", ["local/gpt-b"])

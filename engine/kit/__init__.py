@@ -1,12 +1,130 @@
-"""Kit: a file-system-native, Markdown-driven agent kit."""
+"""Kit: a file-system-native, Markdown-driven agent kit.
+
+The public API is what this package exports:
+
+    from kit import Workspace, KitError
+    with Workspace.open("~/agent") as ws:
+        print(ws.prompt().prompt)
+        for hit in ws.memory.search("deploy checklist").results:
+            print(hit.path, hit.start_line, hit.snippet)
+
+Names load on first use (PEP 562), so `import kit` — and `kit --help` — stays cheap.
+Everything under `kit.<subsystem>` is internal; the CLI (`kit.cli`) uses only these names.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+# public name -> the module that defines it
+_EXPORTS: dict[str, str] = {
+    # the facade
+    "Workspace": "kit.workspace",
+    "ReloadResult": "kit.core",
+    "find_workspace": "kit.core",
+    "open_workspace": "kit.workspace",
+    # errors (the CLI maps each to one line and an exit code)
+    "KitError": "kit.errors",
+    "WorkspaceError": "kit.errors",
+    "ConfigError": "kit.errors",
+    "DocumentError": "kit.errors",
+    "PathEscapeError": "kit.errors",
+    "BusyError": "kit.errors",
+    "NotFoundError": "kit.errors",
+    # result types a caller meets
+    "Snapshot": "kit.snapshot",
+    "Document": "kit.documents",
+    "Config": "kit.config",
+    "PromptResult": "kit.prompt.builder",
+    "SkillCatalog": "kit.skills.catalog",
+    "Skill": "kit.skills.catalog",
+    "HookRegistry": "kit.hooks.registry",
+    "Memory": "kit.memory.service",
+    "SearchResult": "kit.memory.search",
+    "SyncResult": "kit.memory.index",
+    "WriteResult": "kit.memory.daily",
+    "DreamResult": "kit.dreaming.runner",
+    "Agent": "kit.agent.loop",
+    "TurnResult": "kit.agent.loop",
+    "SessionStore": "kit.agent.sessions",
+    "Watcher": "kit.watch",
+    # the fleet is an extra: `from kit import Fleet` imports kit.fleet (not Celery) only when asked
+    "Fleet": "kit.fleet",
+}
 
-def __getattr__(name: str):
-    # the fleet is an extra: `from kit import Fleet` imports it (not Celery) only when asked for
-    if name == "Fleet":
-        from kit.fleet import Fleet
+__all__ = [  # a literal, so linters and readers see it; a test checks it matches _EXPORTS
+    "__version__",
+    "Agent",
+    "BusyError",
+    "Config",
+    "ConfigError",
+    "Document",
+    "DocumentError",
+    "DreamResult",
+    "Fleet",
+    "HookRegistry",
+    "KitError",
+    "Memory",
+    "NotFoundError",
+    "PathEscapeError",
+    "PromptResult",
+    "ReloadResult",
+    "SearchResult",
+    "SessionStore",
+    "Skill",
+    "SkillCatalog",
+    "Snapshot",
+    "SyncResult",
+    "TurnResult",
+    "Watcher",
+    "Workspace",
+    "WorkspaceError",
+    "WriteResult",
+    "find_workspace",
+    "open_workspace",
+]
 
-        return Fleet
-    raise AttributeError(f"module 'kit' has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph) see
+    from kit.agent.loop import Agent, TurnResult
+    from kit.agent.sessions import SessionStore
+    from kit.config import Config
+    from kit.core import ReloadResult, find_workspace
+    from kit.documents import Document
+    from kit.dreaming.runner import DreamResult
+    from kit.errors import (
+        BusyError,
+        ConfigError,
+        DocumentError,
+        KitError,
+        NotFoundError,
+        PathEscapeError,
+        WorkspaceError,
+    )
+    from kit.fleet import Fleet
+    from kit.hooks.registry import HookRegistry
+    from kit.memory.daily import WriteResult
+    from kit.memory.index import SyncResult
+    from kit.memory.search import SearchResult
+    from kit.memory.service import Memory
+    from kit.prompt.builder import PromptResult
+    from kit.skills.catalog import Skill, SkillCatalog
+    from kit.snapshot import Snapshot
+    from kit.watch import Watcher
+    from kit.workspace import Workspace, open_workspace

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import importlib
 
+from kit.core import WorkspaceCore
 from kit.problems import Problem
 
-# Each entry names a module that may define `doctor_checks(ws) -> list[Problem]`.
+# Each entry names a module that may define `doctor_checks(ws: WorkspaceCore) -> list[Problem]`.
 PROVIDERS = (
     "kit.doctor",
     "kit.prompt.builder",
@@ -18,7 +19,7 @@ PROVIDERS = (
 )
 
 
-def doctor_checks(ws) -> list[Problem]:
+def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     """Config and document problems from the snapshot; a damaged trust store."""
     from kit.trust import TrustStore
 
@@ -30,13 +31,13 @@ def doctor_checks(ws) -> list[Problem]:
     return out
 
 
-def run_checks(ws) -> list[Problem]:
+def run_checks(ws: WorkspaceCore) -> list[Problem]:
     """Every provider's findings. Checks run inside `ws.read_only()`: doctor never writes."""
     with ws.read_only():
         return _collect(ws)
 
 
-def _collect(ws) -> list[Problem]:
+def _collect(ws: WorkspaceCore) -> list[Problem]:
     findings: list[Problem] = []
     for module_name in PROVIDERS:
         try:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kit.core import ReloadResult, WorkspaceCore
 from kit.snapshot import is_tracked
 
 log = logging.getLogger("kit.watch")
@@ -42,7 +43,7 @@ HASH_LIMIT_BYTES = 64 * 1024 * 1024  # bigger files are compared by size+mtime, 
 _BOM = b"\xef\xbb\xbf"
 _HISTORY = 1000  # reload results kept for inspection; nothing grows without bound
 
-ReloadCallback = Callable[[Any], None]  # called with kit.workspace.ReloadResult
+ReloadCallback = Callable[[ReloadResult], None]
 
 
 def is_ignored(rel: str) -> bool:
@@ -148,7 +149,7 @@ class Watcher:
 
     def __init__(
         self,
-        ws: Any,
+        ws: WorkspaceCore,
         *,
         on_reload: ReloadCallback | None = None,
         backend: str | None = None,

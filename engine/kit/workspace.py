@@ -1,301 +1,124 @@
-"""The Workspace facade: open a directory, hold its current snapshot, reload what changed.
+"""The Workspace facade: the one door to a Kit workspace.
 
-Everything the CLI does goes through here:
-    ws = Workspace.open(path)
-    ws.snapshot, ws.config, ws.reload(paths), ws.prompt(kind), ws.skills, ws.memory, ws.dream(), ws.hooks
-Subsystems are imported lazily so that opening a workspace stays cheap.
+    from kit import Workspace
+    ws = Workspace.open("~/agent")
+    ws.prompt("default").prompt          # the system prompt and its budget report
+    ws.memory.search("deploy checklist") # hybrid search over the notes
+    ws.skills, ws.hooks, ws.sessions     # the skill catalog, the hook registry, the transcripts
+    ws.agent(model="script:turns.yaml").turn("hello")
+    ws.dream(dry_run=True), ws.doctor(), ws.watch(on_reload=print)
+
+`Workspace` is `kit.core.WorkspaceCore` (snapshot, config, reload, writes, state) plus the
+subsystems. They are imported on first use, so opening a workspace stays cheap and `kit --help`
+never pays for them; the memory service and the session store are built once per workspace and
+die with it. Subsystems never import this module: they are written against `WorkspaceCore`.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
-from types import MappingProxyType
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kit.config import Config, config_errors, defaults, load_config
-from kit.documents import Document, load_document, rel_posix
-from kit.errors import ConfigError, DocumentError, WorkspaceError
-from kit.fsutil import atomic_write, is_within, safe_join, sha1_hex
-from kit.problems import Problem
-from kit.snapshot import TRACKED_PATTERNS, Snapshot, is_tracked, wants_frontmatter
-from kit.state import StateDB
+from kit.core import CONFIG_FILE, Listener, ReloadResult, WorkspaceCore, find_workspace
 
 if TYPE_CHECKING:  # pragma: no cover
-    pass
+    from kit.agent.loop import Agent
+    from kit.agent.sessions import SessionStore
+    from kit.dreaming.runner import DreamResult
+    from kit.hooks.registry import HookRegistry
+    from kit.memory.service import Memory
+    from kit.problems import Problem
+    from kit.prompt.builder import PromptResult
+    from kit.skills.catalog import SkillCatalog
+    from kit.watch import Watcher
 
-CONFIG_FILE = "kit.yaml"
-IGNORED_DIRS = (".kit", ".git")
-
-
-@dataclass(frozen=True)
-class ReloadResult:
-    version: int
-    changed: tuple[str, ...]  # workspace-relative paths whose content changed (any file)
-    errors: tuple[Problem, ...]  # problems with the paths of this reload
-
-    def to_json(self) -> dict[str, Any]:
-        return {"version": self.version, "changed": list(self.changed), "errors": [str(e) for e in self.errors]}
+__all__ = ["CONFIG_FILE", "Listener", "ReloadResult", "Workspace", "find_workspace"]
 
 
-Listener = Callable[[ReloadResult, Snapshot], None]
+class Workspace(WorkspaceCore):
+    """A loaded workspace and its subsystems (see the module docstring)."""
 
-
-def find_workspace(start: str | os.PathLike | None = None) -> Path:
-    """-w default: $KIT_WORKSPACE, else the nearest ancestor holding kit.yaml."""
-    env = os.environ.get("KIT_WORKSPACE")
-    if env:
-        return Path(env)
-    here = Path(start or os.getcwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / CONFIG_FILE).is_file():
-            return folder
-    raise WorkspaceError(
-        f"no workspace found: neither {here} nor any parent holds {CONFIG_FILE}. "
-        "Create one with `kit init PATH`, or pass -w PATH / set KIT_WORKSPACE."
-    )
-
-
-class Workspace:
-    """A loaded workspace. Thread-safe for one writer (the watcher) and many readers."""
-
-    def __init__(self, root: Path, *, flags: Mapping[str, Any] | None = None):
-        self.root = root
-        self.flags = dict(flags or {})
-        self._lock = threading.RLock()
-        self._listeners: list[Listener] = []
-        self._documents: dict[str, Document] = {}
-        self._doc_issues: dict[str, Problem] = {}
-        self._config_issues: list[Problem] = []
-        self._config: Config | None = None
-        self._known_hashes: dict[str, str] = {}
-        self._version = 0
-        self._snapshot: Snapshot | None = None
-        self._cache: dict[str, tuple[int, Any]] = {}
-        self._read_only = 0  # > 0 inside read_only(): state is read, never written
-
-    # ------------------------------------------------------------------ opening
-
-    @classmethod
-    def open(cls, path: str | os.PathLike, *, flags: Mapping[str, Any] | None = None) -> Workspace:
-        root = Path(path).expanduser()
-        if not root.exists():
-            raise WorkspaceError(f"workspace {root} does not exist; create it with `kit init {root}`")
-        if not root.is_dir():
-            raise WorkspaceError(f"workspace {root} is not a directory")
-        if not (root / CONFIG_FILE).exists():
-            raise WorkspaceError(f"{root} has no {CONFIG_FILE}, so it is not a Kit workspace; run `kit init {root}`")
-        ws = cls(root.resolve(), flags=flags)
-        ws.reload()
-        return ws
-
-    # ------------------------------------------------------------------ state
+    # ------------------------------------------------------------------ subsystems
 
     @property
-    def snapshot(self) -> Snapshot:
-        assert self._snapshot is not None
-        return self._snapshot
+    def memory(self) -> Memory:
+        """Daily notes, the index and search (one per workspace)."""
+        from kit.memory.service import memory_for
+
+        return memory_for(self)
 
     @property
-    def config(self) -> Config:
-        return self.snapshot.config
-
-    @property
-    def version(self) -> int:
-        return self.snapshot.version
-
-    @property
-    def kit_dir(self) -> Path:
-        return self.root / ".kit"
-
-    def open_state(self) -> StateDB:
-        """A new connection to .kit/state.db for the calling thread; close it when done.
-        Inside `read_only()` the connection never writes (see StateDB's read_only)."""
-        return StateDB(self.kit_dir / "state.db", read_only=self.is_read_only)
-
-    @property
-    def is_read_only(self) -> bool:
-        """True inside `read_only()`: code that opens its own files (index.db …) must not write."""
-        return self._read_only > 0
-
-    @contextmanager
-    def read_only(self) -> Iterator[Workspace]:
-        """Within this block nothing is written into the workspace through the facade:
-        `open_state()` gives read-only connections and `write_text()` refuses. `kit doctor`
-        runs its checks this way."""
-        with self._lock:
-            self._read_only += 1
-        try:
-            yield self
-        finally:
-            with self._lock:
-                self._read_only -= 1
-
-    def path(self, rel: str) -> Path:
-        """A workspace-confined path (refuses .., absolute paths and escaping symlinks)."""
-        return safe_join(self.root, rel)
-
-    def cached(self, key: str, build: Callable[[], Any]) -> Any:
-        """Memoise `build()` per snapshot version (prompt, skill catalog, hook registry …)."""
-        with self._lock:
-            version = self.snapshot.version
-            hit = self._cache.get(key)
-            if hit and hit[0] == version:
-                return hit[1]
-        value = build()
-        with self._lock:
-            self._cache[key] = (version, value)
-        return value
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
-
-    # ------------------------------------------------------------------ reload
-
-    def _scan_tracked(self) -> set[str]:
-        found: set[str] = set()
-        for pattern in TRACKED_PATTERNS:
-            for p in self.root.glob(pattern):
-                rel = rel_posix(self.root, p)
-                if is_tracked(rel) and not rel.startswith(IGNORED_DIRS):
-                    found.add(rel)
-        return found
-
-    def _load_config(self) -> bool:
-        """Reload kit.yaml; on failure keep the last good config. True if the config changed."""
-        try:
-            cfg = load_config(self.root, flags=self.flags)
-        except ConfigError as exc:
-            self._config_issues = [
-                Problem.from_error(e, CONFIG_FILE, area="config") for e in config_errors(exc)
-            ]
-            if self._config is None:
-                # first load failed: start on every value that is valid (else the defaults), and say so
-                partial = getattr(exc, "partial", None)
-                self._config = partial or Config(data=defaults(), sources={})
-                return True
-            return False
-        self._config_issues = []
-        changed = self._config is None or dict(cfg.flat()) != dict(self._config.flat())
-        self._config = cfg
-        return changed
-
-    def _load_doc(self, rel: str) -> bool:
-        """Load one tracked document. True if the snapshot's view of it changed."""
-        full = self.root / rel
-        if not full.exists() and not full.is_symlink():
-            self._doc_issues.pop(rel, None)
-            return self._documents.pop(rel, None) is not None
-        if not is_within(self.root, full):
-            self._doc_issues[rel] = Problem(area="documents", path=rel,
-                                           message="symlink leads outside the workspace; ignored")
-            return self._documents.pop(rel, None) is not None
-        try:
-            doc = load_document(self.root, rel, parse_frontmatter=wants_frontmatter(rel))
-        except DocumentError as exc:
-            # keep the last good version in force
-            self._doc_issues[rel] = Problem.from_error(exc, rel, area="documents")
-            return False
-        self._doc_issues.pop(rel, None)
-        old = self._documents.get(rel)
-        self._documents[rel] = doc
-        self._known_hashes[rel] = doc.hash
-        return old is None or old.hash != doc.hash
-
-    def reload(self, paths: Iterable[str] | None = None) -> ReloadResult:
-        """Re-read `paths` (workspace-relative), or everything when None; publish a new version."""
-        with self._lock:
-            before_issues = self._issues()
-            changed: list[str] = []
-            if paths is None:
-                targets = self._scan_tracked() | set(self._documents) | {CONFIG_FILE}
-                extra: set[str] = set()
-            else:
-                targets = {p for p in paths if is_tracked(p) or p == CONFIG_FILE}
-                extra = {p for p in paths} - targets
-            for rel in sorted(targets):
-                if rel == CONFIG_FILE:
-                    if self._load_config():
-                        changed.append(rel)
-                    continue
-                if self._load_doc(rel):
-                    changed.append(rel)
-            changed.extend(sorted(extra))
-            issues = self._issues()
-            if changed or issues != before_issues or self._snapshot is None:
-                self._version += 1
-                self._snapshot = Snapshot(
-                    version=self._version,
-                    root=self.root,
-                    config=self._config,  # type: ignore[arg-type]
-                    documents=MappingProxyType(dict(self._documents)),
-                    issues=issues,
-                )
-            touched = set(targets) | extra
-            errors = tuple(i for i in issues if i.path in touched or (paths is None))
-            result = ReloadResult(self._snapshot.version, tuple(changed), errors)
-            snapshot = self._snapshot
-        if changed or errors:
-            for listener in list(self._listeners):
-                listener(result, snapshot)
-        return result
-
-    def _issues(self) -> tuple[Problem, ...]:
-        return tuple(self._config_issues) + tuple(self._doc_issues[k] for k in sorted(self._doc_issues))
-
-    # ------------------------------------------------------------------ own writes
-
-    def expected_hash(self, rel: str) -> str | None:
-        """The content hash Kit last saw or wrote for `rel` (the watcher skips its own echoes)."""
-        return self._known_hashes.get(rel)
-
-    def remember_hash(self, rel: str, digest: str) -> None:
-        self._known_hashes[rel] = digest
-
-    def write_text(self, rel: str, text: str) -> ReloadResult:
-        """Kit's own write: atomic, confined, applied directly so the watcher's echo is a no-op."""
-        if self.is_read_only:
-            raise WorkspaceError(f"{rel}: not written, the workspace is open read-only here")
-        target = self.path(rel)
-        # record the hash first: with a tiny debounce the watcher may see the file before we return
-        self._known_hashes[rel] = sha1_hex(text)
-        atomic_write(target, text)
-        return self.reload([rel])
-
-    # ------------------------------------------------------------------ subsystems (lazy)
-
-    def prompt(self, kind: str = "default", **options: Any):
-        from kit.prompt.builder import build_prompt
-
-        return build_prompt(self, kind=kind, **options)
-
-    @property
-    def skills(self):
+    def skills(self) -> SkillCatalog:
+        """The skill catalog, rebuilt when the snapshot or the trust store changes."""
         from kit.skills.catalog import catalog_for
 
         return catalog_for(self)
 
     @property
-    def hooks(self):
+    def hooks(self) -> HookRegistry:
+        """The hook registry of the current snapshot."""
         from kit.hooks.registry import registry_for
 
         return registry_for(self)
 
     @property
-    def memory(self):
-        from kit.memory.service import memory_for
+    def sessions(self) -> SessionStore:
+        """Conversation transcripts and their search index (one per workspace)."""
+        from kit.agent.sessions import SessionStore
 
-        return memory_for(self)
+        return self.owned("sessions", lambda: SessionStore(self))
 
-    def dream(self, **options: Any):
+    # ------------------------------------------------------------------ actions
+
+    def prompt(self, kind: str = "default", **options: Any) -> PromptResult:
+        """The system prompt for a run kind, with its budget report."""
+        from kit.prompt.builder import build_prompt
+
+        return build_prompt(self, kind=kind, **options)
+
+    def dream(self, **options: Any) -> DreamResult:
+        """Run the dreaming phases (`phases=`, `dry_run=`, `progress=` …; see kit.dreaming.runner)."""
         from kit.dreaming.runner import run_dream
 
         return run_dream(self, **options)
 
-    def __repr__(self) -> str:
-        return f"Workspace({str(self.root)!r}, version={self._version})"
+    def doctor(self) -> list[Problem]:
+        """Every subsystem's checks, read-only: nothing is written."""
+        from kit.doctor import run_checks
+
+        return run_checks(self)
+
+    def agent(self, **options: Any) -> Agent:
+        """An agent on this workspace (`model=`, `session_key=`, `kind=` …; see kit.agent.loop.Agent).
+        Close it when done (`agent.close()`)."""
+        from kit.agent.loop import Agent
+
+        return Agent(self, **options)
+
+    def watch(self, on_reload: Callable[[ReloadResult], None] | None = None, **options: Any) -> Watcher:
+        """A hot-reload watcher (not started): `with ws.watch(on_reload=print): ...` or `.start()`."""
+        from kit.watch import Watcher
+
+        return Watcher(self, on_reload=on_reload, **options)
+
+    # ------------------------------------------------------------------ lifetime
+
+    def close(self) -> None:
+        """Close the calling thread's connections held by the workspace's services."""
+        for key in ("memory", "sessions"):
+            service = self._owned.get(key)
+            if service is not None:
+                service.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_workspace(path: str | None = None, *, flags: dict[str, Any] | None = None,
+                   embedders: Any = None) -> Workspace:
+    """`path`, else $KIT_WORKSPACE, else the nearest parent of the current folder with a kit.yaml."""
+    root = path if path is not None else find_workspace()
+    return Workspace.open(root, flags=flags, embedders=embedders)

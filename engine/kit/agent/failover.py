@@ -27,10 +27,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kit import clock
+from kit.core import WorkspaceCore
 from kit.errors import ConfigError
 from kit.problems import Problem
 from kit.providers.base import ModelResponse, NoModelAvailable, ProviderError
 from kit.providers.registry import resolve, settings_for, split_spec
+from kit.providers.script import positions_for
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
@@ -86,7 +88,7 @@ def cooldown_seconds(failures: int) -> float:
 class CooldownStore:
     """Cooldowns in `.kit/state.db`; a short-lived connection per call keeps threads apart."""
 
-    def __init__(self, ws):
+    def __init__(self, ws: WorkspaceCore):
         self.ws = ws
 
     def _db(self):
@@ -145,7 +147,7 @@ def _target(spec: str) -> str:
 class FailoverClient:
     """`complete(messages, tools)` against the primary model, then the fallbacks."""
 
-    def __init__(self, ws, model: str | None = None, fallbacks: list[str] | None = None):
+    def __init__(self, ws: WorkspaceCore, model: str | None = None, fallbacks: list[str] | None = None):
         self.ws = ws
         self._model = model
         self._fallbacks = fallbacks
@@ -171,7 +173,7 @@ class FailoverClient:
         if version != self._providers_version:
             self._providers, self._providers_version = {}, version
         if spec not in self._providers:
-            self._providers[spec] = resolve(spec, self.ws.config)
+            self._providers[spec] = resolve(spec, self.ws.config, positions=positions_for(self.ws))
         return self._providers[spec]
 
     def _no_model(self, attempts: list[Attempt]) -> NoModelAvailable:
@@ -384,7 +386,7 @@ def no_model_message(attempts: Sequence[Attempt], config: Any, *, flag: bool = F
 # ---------------------------------------------------------------------------- doctor
 
 
-def doctor_checks(ws) -> list[Problem]:
+def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     out = []
     client = FailoverClient(ws)
     for spec in client.candidates:

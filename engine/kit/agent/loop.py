@@ -19,6 +19,7 @@ from typing import Any
 from kit import clock
 from kit.agent import compaction as cp
 from kit.agent.sessions import SessionInfo, SessionStore, new_session_id, typed_text
+from kit.core import WorkspaceCore
 from kit.fsutil import sha1_hex
 from kit.hooks.registry import fire_hook
 from kit.providers.base import ModelResponse, NoModelAvailable, ProviderError, ToolCall, Usage
@@ -45,14 +46,14 @@ class Client:
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelResponse: ...
 
 
-def make_client(ws, model: str | None = None) -> Client:
+def make_client(ws: WorkspaceCore, model: str | None = None) -> Client:
     """The model client for `model` (or agent.model): kit.agent.failover.FailoverClient."""
     from kit.agent.failover import FailoverClient
 
     return FailoverClient(ws, model=model)
 
 
-def build_system_prompt(ws, kind: str, warning_state: Any = None, bootstrap: Any = None,
+def build_system_prompt(ws: WorkspaceCore, kind: str, warning_state: Any = None, bootstrap: Any = None,
                         tools: ToolRegistry | None = None):
     """The PromptResult from kit.prompt (`.prompt` is the text, `.heartbeat_empty` skips heartbeats)."""
     from kit.prompt.builder import build_prompt
@@ -60,7 +61,7 @@ def build_system_prompt(ws, kind: str, warning_state: Any = None, bootstrap: Any
     return build_prompt(ws, kind=kind, warning_state=warning_state, bootstrap=bootstrap, tools=tools)
 
 
-def _bootstrap_callback(ws, session_key: str | None) -> Any:
+def _bootstrap_callback(ws: WorkspaceCore, session_key: str | None) -> Any:
     """agent:bootstrap hooks, applied by the prompt builder before budgeting."""
     from kit.hooks.bootstrap import bootstrap_callback
 
@@ -185,7 +186,7 @@ class Agent:
 
     def __init__(
         self,
-        ws,
+        ws: WorkspaceCore,
         *,
         model: str | None = None,
         session_key: str | None = None,

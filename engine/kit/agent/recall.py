@@ -15,6 +15,8 @@ from typing import Any
 
 import jinja2
 
+from kit.core import WorkspaceCore
+
 _env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
 BLOCK = _env.from_string(
     """<memory-context>
@@ -76,7 +78,7 @@ def select_hits(results: list[Any], max_chars: int) -> list[tuple[Any, RecallHit
     return chosen
 
 
-def active_recall(ws, message: str, *, exclude: Collection[str] = ()) -> ActiveRecall:
+def active_recall(ws: WorkspaceCore, message: str, *, exclude: Collection[str] = ()) -> ActiveRecall:
     """Search memory for `message`; return the block to prepend and record what was included.
 
     `exclude`: files the model already has whole — the run's system prompt carries MEMORY.md
@@ -111,7 +113,7 @@ def active_recall(ws, message: str, *, exclude: Collection[str] = ()) -> ActiveR
     return ActiveRecall(BLOCK.render(hits=hits), hits, recorded)
 
 
-def _other_memory_files(ws, exclude: Collection[str]) -> bool:
+def _other_memory_files(ws: WorkspaceCore, exclude: Collection[str]) -> bool:
     """True when something besides `exclude` could be recalled (daily notes, archive, extra paths)."""
     if ws.config.get("memory.extra_paths", []):
         return True
@@ -123,7 +125,7 @@ def _other_memory_files(ws, exclude: Collection[str]) -> bool:
     return False
 
 
-def _record(ws, query: str, results: list[Any]) -> int:
+def _record(ws: WorkspaceCore, query: str, results: list[Any]) -> int:
     from kit.memory.recall import ensure_schema, record_hits
 
     db = ws.open_state()

@@ -20,6 +20,7 @@ from typing import Any
 from rich.markup import escape
 
 from kit.agent.sessions import skill_message
+from kit.core import WorkspaceCore
 from kit.errors import KitError
 from kit.hooks.registry import fire_hook
 
@@ -58,7 +59,7 @@ def parse_slash(line: str) -> SlashCommand | None:
 class Repl:
     """Read-eval-print over an Agent. `input_func` and `console` are injectable for tests."""
 
-    def __init__(self, ws, agent, *, console=None, input_func: Callable[[str], str] | None = None):
+    def __init__(self, ws: WorkspaceCore, agent, *, console=None, input_func: Callable[[str], str] | None = None):
         from rich.console import Console
 
         self.ws = ws
@@ -282,7 +283,7 @@ class Repl:
         self.message(skill_message(name, body, rest))
 
 
-def offer_hook_trust(ws, ask: Callable[[str], str], say: Callable[[str], None]) -> list[str]:
+def offer_hook_trust(ws: WorkspaceCore, ask: Callable[[str], str], say: Callable[[str], None]) -> list[str]:
     """§6: workspace hook code runs only once the user allows it — `kit hooks trust NAME`, or here,
     at the first interactive prompt. Each untrusted workspace hook is offered once; only a yes
     trusts it (by content hash, so an edit asks again next time). Returns the names trusted."""
@@ -303,7 +304,7 @@ def offer_hook_trust(ws, ask: Callable[[str], str], say: Callable[[str], None]) 
     return registry_for(ws).ask_trust(confirm)
 
 
-def run_repl(ws, *, model: str | None = None, session_key: str | None = None, kind: str = "default") -> int:
+def run_repl(ws: WorkspaceCore, *, model: str | None = None, session_key: str | None = None, kind: str = "default") -> int:
     from rich.console import Console
 
     from kit.agent.loop import Agent

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import clock
+from kit.core import WorkspaceCore
 from kit.errors import NotFoundError
 
 MIGRATIONS = (
@@ -158,7 +159,7 @@ def _row(r) -> SessionInfo:
 class SessionStore:
     """Transcripts and their index for one workspace. One SQLite connection per thread."""
 
-    def __init__(self, ws):
+    def __init__(self, ws: WorkspaceCore):
         self.ws = ws
         self.dir = ws.kit_dir / "sessions"
         self._local = threading.local()

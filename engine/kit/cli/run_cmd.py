@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,6 +15,10 @@ from kit.cli.common import (
     open_workspace,
     workspace_option,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kit import Workspace
+
 
 KINDS = ("default", "subagent", "cron", "heartbeat", "shared")
 
@@ -32,7 +37,7 @@ def _check_model(spec: str, config) -> None:
         raise click.BadParameter(str(exc), param_hint="'--model'") from None
 
 
-def _in_force(ws, issue) -> str:
+def _in_force(ws: Workspace, issue) -> str:
     """What a one-shot run does about a load problem. The workspace was just opened, so there is
     no last good version: a broken setting or document is simply left out (the config starts
     from every valid value of every layer, else the defaults)."""

@@ -6,10 +6,15 @@ import logging
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 import click
 
 from kit.cli.common import console, handle_errors, workspace_option
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kit import Workspace
+
 
 POLL_S = 5.0
 
@@ -75,7 +80,7 @@ def serve(workspace, no_watch: bool) -> None:
             cleanup()
 
 
-def _dream(ws, err) -> None:
+def _dream(ws: Workspace, err) -> None:
     from kit.dreaming.runner import run_dream
     from kit.errors import BusyError, KitError
 

@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from kit.core import WorkspaceCore
 from kit.errors import KitError
 from kit.fsutil import atomic_write, sha1_hex
 from kit.paths import xdg_config_home
@@ -61,7 +62,7 @@ def marker(root: Path) -> str:
     return _cron_escape(f"# kit:dream {root}")
 
 
-def cron_line(ws) -> str:
+def cron_line(ws: WorkspaceCore) -> str:
     root = ws.root
     schedule = ws.config.get("dreaming.schedule")
     from kit.dreaming.schedule import validate
@@ -106,7 +107,7 @@ def _without_ours(text: str, root: Path) -> list[str]:
     return [line for line in text.splitlines() if not line.rstrip().endswith(mark)]
 
 
-def install_cron(ws) -> CronResult:
+def install_cron(ws: WorkspaceCore) -> CronResult:
     (ws.root / LOG_REL).parent.mkdir(parents=True, exist_ok=True)
     current = read_crontab()
     line = cron_line(ws)
@@ -121,7 +122,7 @@ def install_cron(ws) -> CronResult:
     return CronResult("install", "crontab", True, changed, line, note=note)
 
 
-def uninstall_cron(ws) -> CronResult:
+def uninstall_cron(ws: WorkspaceCore) -> CronResult:
     current = read_crontab()
     lines = _without_ours(current, ws.root)
     new = "\n".join(lines) + ("\n" if lines else "")
@@ -131,7 +132,7 @@ def uninstall_cron(ws) -> CronResult:
     return CronResult("uninstall", "crontab", False, changed, None)
 
 
-def show_cron(ws) -> CronResult:
+def show_cron(ws: WorkspaceCore) -> CronResult:
     mark = marker(ws.root)
     ours = [line for line in read_crontab().splitlines() if line.rstrip().endswith(mark)]
     return CronResult("show", "crontab", bool(ours), False, ours[0] if ours else None)
@@ -198,7 +199,7 @@ def _systemctl(*args: str) -> str | None:
     return None
 
 
-def install_systemd(ws) -> CronResult:
+def install_systemd(ws: WorkspaceCore) -> CronResult:
     root = ws.root
     name = unit_name(root)
     cal = on_calendar(ws.config.get("dreaming.schedule"), ws.config.get("dreaming.timezone"))
@@ -227,7 +228,7 @@ def install_systemd(ws) -> CronResult:
     return CronResult("install", "systemd", True, changed, cal, tuple(files), "; ".join(notes))
 
 
-def uninstall_systemd(ws) -> CronResult:
+def uninstall_systemd(ws: WorkspaceCore) -> CronResult:
     name = unit_name(ws.root)
     folder = unit_dir()
     paths = [folder / f"{name}.timer", folder / f"{name}.service"]
@@ -241,7 +242,7 @@ def uninstall_systemd(ws) -> CronResult:
     return CronResult("uninstall", "systemd", False, True, None, tuple(str(p) for p in paths), "; ".join(notes))
 
 
-def show_systemd(ws) -> CronResult:
+def show_systemd(ws: WorkspaceCore) -> CronResult:
     timer = unit_dir() / f"{unit_name(ws.root)}.timer"
     if not timer.exists():
         return CronResult("show", "systemd", False, False, None)

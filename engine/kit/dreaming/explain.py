@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from kit import clock
+from kit.core import WorkspaceCore
 from kit.dreaming import store
 from kit.dreaming.candidates import Candidate, build_candidates
 from kit.dreaming.ranking import DeepSettings, rank
@@ -44,7 +45,7 @@ def find(cands: list[Candidate], target: str) -> Candidate:
     raise NotFoundError(f"no recalled candidate matches {target!r}; `kit memory promote` lists the candidates")
 
 
-def explain(ws, target: str) -> dict[str, Any]:
+def explain(ws: WorkspaceCore, target: str) -> dict[str, Any]:
     state = ws.kit_dir / "state.db"
     if not state.exists():
         raise NotFoundError("nothing has been recalled yet (no .kit/state.db)")

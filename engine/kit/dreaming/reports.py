@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any
 
+from kit.core import WorkspaceCore
 from kit.dreaming import managed
 from kit.dreaming.light import LightResult
 from kit.dreaming.ranking import Ranked
@@ -92,7 +93,7 @@ def deep_report(day: date, ranked: Sequence[Ranked], promoted_today: Sequence[Pr
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def render_diary(ws, context: Mapping[str, Any]) -> tuple[str, str | None]:
+def render_diary(ws: WorkspaceCore, context: Mapping[str, Any]) -> tuple[str, str | None]:
     """The diary entry for one run and a problem note. A workspace template that cannot be read or
     rendered falls back to the built-in one (the note names file and line): a diary must never
     break a dream that has already written MEMORY.md."""
@@ -133,14 +134,15 @@ LLM_SYSTEM = (
 )
 
 
-def llm_diary(ws, entry: str) -> tuple[str, str | None]:
+def llm_diary(ws: WorkspaceCore, entry: str) -> tuple[str, str | None]:
     """`dreaming.diary: llm`: the configured model retells the template entry; on any failure the
     template entry stands and the reason is returned (a diary must never break a dream)."""
     heading, _, body = entry.partition("\n")
     try:
         from kit.providers.registry import resolve
+        from kit.providers.script import positions_for
 
-        provider, model = resolve(ws.config.get("agent.model"), ws.config)
+        provider, model = resolve(ws.config.get("agent.model"), ws.config, positions=positions_for(ws))
         reply = provider.complete(
             [{"role": "system", "content": LLM_SYSTEM}, {"role": "user", "content": body.strip()}], [], model=model
         )

@@ -9,6 +9,7 @@ from datetime import date
 from typing import Any
 
 from kit import clock
+from kit.core import WorkspaceCore
 from kit.dreaming import deep as deep_phase
 from kit.dreaming import managed, reports, store
 from kit.dreaming.candidates import Candidate, build_candidates
@@ -96,7 +97,7 @@ def _lock_wait(value: float | None) -> float:
     return float(env) if env else DEFAULT_LOCK_WAIT
 
 
-def acquire_lock(ws, wait: float | None = None, *, announce: bool = False) -> LockFile:
+def acquire_lock(ws: WorkspaceCore, wait: float | None = None, *, announce: bool = False) -> LockFile:
     lock = LockFile(ws.kit_dir / "locks" / "dream.lock")
     seconds = _lock_wait(wait)
     if lock.try_acquire():
@@ -122,7 +123,7 @@ def acquire_lock(ws, wait: float | None = None, *, announce: bool = False) -> Lo
 class _Ctx:
     """One run's working state."""
 
-    def __init__(self, ws, dry_run: bool):
+    def __init__(self, ws: WorkspaceCore, dry_run: bool):
         self.ws = ws
         self.dry_run = dry_run
         self.today = clock.today()
@@ -207,7 +208,7 @@ def _embedder(ctx: _Ctx, cands: list[Candidate], notes: list[str]):
         return None
 
 
-def run_dream(ws, *, phases: Iterable[str] | str = PHASES, dry_run: bool = False, progress: bool = False,
+def run_dream(ws: WorkspaceCore, *, phases: Iterable[str] | str = PHASES, dry_run: bool = False, progress: bool = False,
               lock_wait: float | None = None, lock: LockFile | None = None) -> DreamResult:
     """Run the dreaming phases on `ws`. Only `deep` writes MEMORY.md; `dry_run` writes nothing.
 
@@ -468,7 +469,7 @@ def _deep(ctx: _Ctx, cands: list[Candidate], staged: list[Candidate], truths: li
     return ranked, decisions, [d.ranked.cand.key for d in chosen], [e.key for e in retired], demoted
 
 
-def _reindex(ws, changed: list[str]) -> None:
+def _reindex(ws: WorkspaceCore, changed: list[str]) -> None:
     """Keep the search index current for the memory files a dream wrote (the archive above all)."""
     paths = [p for p in changed if p == "MEMORY.md" or (p.startswith("memory/") and not p.startswith("memory/dreaming/"))]
     if not paths:
@@ -478,7 +479,7 @@ def _reindex(ws, changed: list[str]) -> None:
     memory_for(ws).sync(paths)
 
 
-def doctor_checks(ws) -> list[Problem]:
+def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     out = []
     lock = LockFile(ws.kit_dir / "locks" / "dream.lock")
     info = lock.holder()

@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from kit.core import WorkspaceCore
 from kit.fsutil import sha1_hex
 
 
-def apply_bootstrap_hooks(ws, files: Sequence[Any], *, kind: str = "default", session_key: str | None = None) -> list[Any]:
+def apply_bootstrap_hooks(ws: WorkspaceCore, files: Sequence[Any], *, kind: str = "default", session_key: str | None = None) -> list[Any]:
     """Fire agent:bootstrap with the files as `{name, content}` dicts and apply the result."""
     from kit.hooks.registry import registry_for
     from kit.prompt.builder import BootstrapFile
@@ -49,7 +50,7 @@ class BootstrapCallback:
     cover (handler.py is not a tracked document, trust lives outside the workspace).
     """
 
-    def __init__(self, ws, session_key: str | None = None):
+    def __init__(self, ws: WorkspaceCore, session_key: str | None = None):
         self.ws = ws
         self.session_key = session_key
         self.name = "kit.hooks:agent:bootstrap"
@@ -72,6 +73,6 @@ class BootstrapCallback:
         return apply_bootstrap_hooks(self.ws, files, kind=kind, session_key=self.session_key)
 
 
-def bootstrap_callback(ws, session_key: str | None = None) -> Callable[..., list[Any]]:
+def bootstrap_callback(ws: WorkspaceCore, session_key: str | None = None) -> Callable[..., list[Any]]:
     """A callable for `kit.prompt.builder.build_prompt(ws, bootstrap=...)`."""
     return BootstrapCallback(ws, session_key)

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kit import clock
+from kit.core import WorkspaceCore
 from kit.errors import KitError, NotFoundError
 from kit.hooks.events import REWRITABLE, HookEvent, event_matches, is_decision
-from kit.hooks.runner import RunResult, run_command, run_handler
+from kit.hooks.runner import HandlerRuntime, RunResult, run_command, run_handler
 from kit.hooks.spec import HookSpec, discover
 from kit.problems import Problem
 from kit.trust import TrustEntry, TrustStore
@@ -48,10 +49,12 @@ class HookOutcome:
 
 
 class HookRegistry:
-    def __init__(self, ws, hooks: list[HookSpec]):
+    def __init__(self, ws: WorkspaceCore, hooks: list[HookSpec]):
         self.ws = ws
         self.hooks = hooks
         self.trust_store = TrustStore()
+        # loaded handler modules and stuck handler threads outlive a snapshot: kept per workspace
+        self.runtime = ws.owned("hooks.runtime", HandlerRuntime)
 
     # ------------------------------------------------------------------ queries
 
@@ -135,7 +138,7 @@ class HookRegistry:
             )
             timeout = self.timeout_for(hook)
             result = (
-                run_command(hook, event, timeout) if hook.command else run_handler(hook, event, timeout, digest)
+                run_command(hook, event, timeout) if hook.command else run_handler(hook, event, timeout, digest, self.runtime)
             )
             ran.append(hook.name)
             if result.error:
@@ -217,17 +220,17 @@ def _is_file(item: Any) -> bool:
     return isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("content"), str)
 
 
-def registry_for(ws) -> HookRegistry:
+def registry_for(ws: WorkspaceCore) -> HookRegistry:
     """The registry for the workspace's current snapshot (cached per version)."""
     return ws.cached("hooks.registry", lambda: HookRegistry(ws, discover(ws)))
 
 
-def fire_hook(ws, event: str, data: dict[str, Any], *, session_key: str | None = None) -> HookOutcome:
+def fire_hook(ws: WorkspaceCore, event: str, data: dict[str, Any], *, session_key: str | None = None) -> HookOutcome:
     """Fire `event` at the workspace's hooks (what the agent loop and the tools call)."""
     return registry_for(ws).fire(event, data, session_key=session_key)
 
 
-def doctor_checks(ws) -> list[Problem]:
+def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     registry = registry_for(ws)
     out = []
     if not ws.config.get("hooks.enabled", True):

@@ -37,8 +37,16 @@ from kit.hooks.spec import HookSpec
 # an async handler is cancelled at its timeout on its own loop; this lets the cancellation land
 # before the caller gives up on the thread (else it would count as stuck)
 CANCEL_GRACE_S = 0.2
-_modules: dict[tuple[str, str], ModuleType] = {}
-_modules_lock = threading.Lock()
+
+
+class HandlerRuntime:
+    """The handler modules loaded so far (by path and content hash) and the handler threads still
+    running past a timeout (by hook folder). The workspace owns one (`HookRegistry.runtime`)."""
+
+    def __init__(self) -> None:
+        self.modules: dict[tuple[str, str], ModuleType] = {}
+        self.abandoned: dict[str, threading.Thread] = {}
+        self.lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -49,10 +57,10 @@ class RunResult:
     reason: str | None = None
 
 
-def load_handler(path: Path, digest: str) -> ModuleType:
+def load_handler(path: Path, digest: str, runtime: HandlerRuntime) -> ModuleType:
     key = (str(path), digest)
-    with _modules_lock:
-        module = _modules.get(key)
+    with runtime.lock:
+        module = runtime.modules.get(key)
     if module is not None:
         return module
     module_name = f"kit_hook_{path.parent.name.replace('-', '_')}_{digest[:12]}"
@@ -68,8 +76,8 @@ def load_handler(path: Path, digest: str) -> ModuleType:
         raise
     if not callable(getattr(module, "handle", None)):
         raise AttributeError(f"{path.name} defines no handle(event) function")
-    with _modules_lock:
-        _modules[key] = module
+    with runtime.lock:
+        runtime.modules[key] = module
     return module
 
 
@@ -83,23 +91,23 @@ def block_of(value: Any) -> tuple[bool, str | None]:
     return False, None
 
 
-_abandoned: dict[str, threading.Thread] = {}  # hook folder → its handler thread still running past a timeout
-
-
-def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str) -> RunResult:
+def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str,
+                runtime: HandlerRuntime) -> RunResult:
     key = str(hook.dir)
-    stuck = _abandoned.get(key)
+    with runtime.lock:
+        stuck = runtime.abandoned.get(key)
+        if stuck is not None and not stuck.is_alive():
+            runtime.abandoned.pop(key, None)
+            stuck = None
     if stuck is not None:
-        if stuck.is_alive():
-            # one stuck thread per hook at most: a handler that hangs on every event must not
-            # pile up a thread per tool call
-            return RunResult(error="not run: still running after an earlier timeout")
-        _abandoned.pop(key, None)
+        # one stuck thread per hook at most: a handler that hangs on every event must not
+        # pile up a thread per tool call
+        return RunResult(error="not run: still running after an earlier timeout")
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            module = load_handler(hook.handler, digest)
+            module = load_handler(hook.handler, digest, runtime)
             value = module.handle(event)
             if inspect.isawaitable(value):
                 value = asyncio.run(_await(value, timeout_s))
@@ -113,7 +121,8 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str)
     worker.start()
     worker.join(timeout_s + CANCEL_GRACE_S)
     if worker.is_alive():
-        _abandoned[key] = worker
+        with runtime.lock:
+            runtime.abandoned[key] = worker
         return RunResult(error=f"timed out after {timeout_s:g}s (handler abandoned)")
     if "error" in box:
         return RunResult(error=box["error"])

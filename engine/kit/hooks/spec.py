@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import paths
+from kit.core import WorkspaceCore
 from kit.documents import split_frontmatter
 from kit.errors import DocumentError
 from kit.fsutil import read_text
@@ -236,7 +237,7 @@ def _scan_dir(root_dir: Path, root: str) -> list[HookSpec]:
     return out
 
 
-def discover(ws) -> list[HookSpec]:
+def discover(ws: WorkspaceCore) -> list[HookSpec]:
     """Every hook, winners only (same name: workspace > user > bundled), sorted by root then name."""
     found: dict[str, HookSpec] = {}
     for spec in _scan_dir(paths.bundled("hooks"), "bundled") + _scan_dir(paths.user_hooks_dir(), "user"):

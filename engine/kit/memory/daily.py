@@ -14,6 +14,7 @@ from datetime import date
 from typing import Any
 
 from kit import clock
+from kit.core import WorkspaceCore
 from kit.errors import KitError
 
 DAILY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})(?:-([^/]+))?\.md$")
@@ -155,7 +156,7 @@ def insert_bullet(existing: str | None, day: date, bullet: list[str], topic: str
     return "\n".join(lines) + "\n", line
 
 
-def append_note(ws, text: str, topic: str | None = None) -> WriteResult:
+def append_note(ws: WorkspaceCore, text: str, topic: str | None = None) -> WriteResult:
     """Append `text` to today's daily note after the threat scan; Kit's own write via ws.write_text."""
     from kit.fsutil import locked, read_text
     from kit.memory.threats import scan_text

@@ -1,6 +1,6 @@
 """The Memory facade: one per workspace object; what the CLI, the agent tools and dreaming call.
 
-    mem = memory_for(ws)
+    mem = ws.memory                                  # kit.memory.service.memory_for(ws) below the facade
     mem.write("Deploys need the VPN", topic="ops")   # today's daily note, after the threat scan
     mem.sync()                                       # incremental; sync(rebuild=True) from scratch
     mem.search("how do I deploy", record=True, source="tool")
@@ -18,7 +18,6 @@ import dataclasses
 import sys
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from kit import clock
+from kit.core import WorkspaceCore
 from kit.errors import NotFoundError, PathEscapeError
 from kit.fsutil import read_text
 from kit.memory.daily import WriteResult, append_note
@@ -57,7 +57,7 @@ _UNSET = object()
 class Memory:
     """Daily notes, the index and search for one workspace."""
 
-    def __init__(self, ws, *, embedder: Embedder | None | object = _UNSET):
+    def __init__(self, ws: WorkspaceCore, *, embedder: Embedder | None | object = _UNSET):
         self.ws = ws
         self.index_path = ws.kit_dir / "index.db"
         self._local = threading.local()
@@ -312,17 +312,9 @@ def _progress_bar(wanted: bool):
 
 # --------------------------------------------------------------------------- per workspace
 
-_MEMORIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_MEMORIES_LOCK = threading.Lock()
-
-
-def memory_for(ws) -> Memory:
-    """The Memory of this workspace object (one per object, created on first use)."""
-    with _MEMORIES_LOCK:
-        mem = _MEMORIES.get(ws)
-        if mem is None:
-            mem = _MEMORIES[ws] = Memory(ws)
-        return mem
+def memory_for(ws: WorkspaceCore) -> Memory:
+    """The Memory of this workspace object (one per object, created on first use; `ws.memory`)."""
+    return ws.owned("memory", lambda: Memory(ws))
 
 
 # --------------------------------------------------------------------------- auto index
@@ -335,7 +327,7 @@ class AutoIndexer:
     reported so far is indexed (for tests and for `kit run` before a search).
     """
 
-    def __init__(self, ws, memory: Memory, *, initial_sync: bool = True, require_index: bool = False):
+    def __init__(self, ws: WorkspaceCore, memory: Memory, *, initial_sync: bool = True, require_index: bool = False):
         self.ws = ws
         self.memory = memory
         self.require_index = require_index
@@ -416,7 +408,7 @@ class AutoIndexer:
         self._thread.join(timeout=10)
 
 
-def start_auto_index(ws, *, initial_sync: bool = True, require_index: bool = False) -> Callable[[], None]:
+def start_auto_index(ws: WorkspaceCore, *, initial_sync: bool = True, require_index: bool = False) -> Callable[[], None]:
     """Subscribe to ws reloads and re-index changed memory files; returns the unsubscribe function.
 
     `initial_sync` first catches up with everything changed while nobody watched. With
@@ -427,7 +419,7 @@ def start_auto_index(ws, *, initial_sync: bool = True, require_index: bool = Fal
     return AutoIndexer(ws, memory_for(ws), initial_sync=initial, require_index=require_index)
 
 
-def _log(ws, message: str) -> None:
+def _log(ws: WorkspaceCore, message: str) -> None:
     with contextlib.suppress(OSError):
         folder = ws.kit_dir / "logs"
         folder.mkdir(parents=True, exist_ok=True)
@@ -438,7 +430,7 @@ def _log(ws, message: str) -> None:
 # --------------------------------------------------------------------------- doctor
 
 
-def doctor_checks(ws) -> list[Problem]:
+def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     """Degraded modes (no embeddings, no FTS5), the model, and index freshness. Never imports torch."""
     import sqlite3
 

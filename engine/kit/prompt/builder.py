@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kit import clock
+from kit.core import WorkspaceCore
 from kit.errors import KitError
 from kit.problems import Problem
 from kit.prompt.budget import FileBudget, apply_budgets, strip_kit_comments
@@ -193,7 +194,7 @@ def run_bootstrap_hooks(
     return files, notes
 
 
-def _assemble(ws, kind: str, hooks: Sequence[BootstrapHook]) -> _Assembly:
+def _assemble(ws: WorkspaceCore, kind: str, hooks: Sequence[BootstrapHook]) -> _Assembly:
     snap = ws.snapshot
     cfg = snap.config
     wanted = KIND_FILES[kind]
@@ -277,7 +278,7 @@ def _load_problems(snap, wanted: frozenset[str]) -> list[str]:
     return notes
 
 
-def _skills_block(ws) -> tuple[SkillsBlock, int]:
+def _skills_block(ws: WorkspaceCore) -> tuple[SkillsBlock, int]:
     """The skills block, and how many skill files were invalid (so the report can say so)."""
     from kit.skills.catalog import catalog_for
 
@@ -324,7 +325,7 @@ def _hooks_key(hooks: Iterable[BootstrapHook]) -> str:
 
 
 def build_prompt(
-    ws,
+    ws: WorkspaceCore,
     kind: str = "default",
     *,
     bootstrap_hooks: Sequence[BootstrapHook] = (),
@@ -391,7 +392,7 @@ class TemplateWatch:
     prompt is made of, render once and report the problem when it is new, changed, or the
     template itself was edited. Rendering here also records the last good template."""
 
-    def __init__(self, ws):
+    def __init__(self, ws: WorkspaceCore):
         self.ws = ws
         self.issue: Problem | None = build_prompt(ws).template_issue
 
@@ -407,7 +408,7 @@ class TemplateWatch:
         return report
 
 
-def doctor_checks(ws) -> list[Problem]:
+def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     """Bootstrap budget pressure (files cut), a broken prompt template, skills left out."""
     result = build_prompt(ws, "default")
     out = []

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kit.errors import ConfigError
 from kit.providers.base import Provider
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kit.providers.script import ScriptPositions
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434/v1"
 
@@ -102,11 +105,12 @@ def build(settings: ProviderSettings) -> Provider:
     )
 
 
-def resolve(spec: str, config: Any = None) -> tuple[Provider, str]:
-    """(provider instance, model name) for a spec; raises ConfigError for a bad spec."""
+def resolve(spec: str, config: Any = None, *, positions: ScriptPositions | None = None) -> tuple[Provider, str]:
+    """(provider instance, model name) for a spec; raises ConfigError for a bad spec.
+    `positions`: where a `script:` provider keeps how far it has played (the workspace's)."""
     name, model = split_spec(spec)
     if name == "script":
         from kit.providers.script import ScriptProvider
 
-        return ScriptProvider(model), model
+        return ScriptProvider(model, positions), model
     return build(settings_for(name, config)), model

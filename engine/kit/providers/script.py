@@ -14,8 +14,9 @@ Optional top-level `record: FILE` (relative to the script) appends every request
 receives (messages and tool names) as one JSON line, so tests can inspect what the model saw.
 
 A run that needs more turns than the script has fails with a clear ProviderError.
-Turn positions are kept per script path for the life of the process, so a REPL or a client that
-re-creates the provider keeps moving forward through the same script.
+Turn positions live in a `ScriptPositions` that the caller owns (the workspace keeps one:
+`kit.agent.failover` passes it), so a REPL or a client that re-creates the provider keeps moving
+forward through the same script, and a new workspace starts every script from its first turn.
 """
 
 from __future__ import annotations
@@ -27,19 +28,44 @@ from typing import Any
 
 import yaml
 
+from kit.core import WorkspaceCore
 from kit.errors import ConfigError
 from kit.providers.base import ERROR_KINDS, ModelResponse, ProviderError, ToolCall, Usage
 
 LABEL = "script (test/offline provider: replays a YAML file, no model involved)"
 
-_positions: dict[str, int] = {}
-_positions_lock = threading.Lock()
 
 
-def reset_positions() -> None:
-    """Forget how far every script has been played (tests that replay a script twice)."""
-    with _positions_lock:
-        _positions.clear()
+class ScriptPositions:
+    """How far each script (by path) has been played; shared by the providers given it."""
+
+    def __init__(self) -> None:
+        self._played: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: Path) -> int:
+        with self._lock:
+            return self._played.get(str(path), 0)
+
+    def take(self, path: Path, available: int) -> int | None:
+        """The index of the next turn (and move past it), or None when all `available` are played."""
+        with self._lock:
+            index = self._played.get(str(path), 0)
+            if index >= available:
+                return None
+            self._played[str(path)] = index + 1
+            return index
+
+    def reset(self) -> None:
+        """Start every script from its first turn again."""
+        with self._lock:
+            self._played.clear()
+
+
+def positions_for(ws: WorkspaceCore) -> ScriptPositions:
+    """The workspace's positions: a REPL or a re-created client keeps moving forward through a
+    script; a new workspace starts every script from its first turn."""
+    return ws.owned("providers.script_positions", ScriptPositions)
 
 
 def _estimate(text: str) -> int:
@@ -53,8 +79,9 @@ class ScriptProvider:
     name = "script"
     label = LABEL
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, positions: ScriptPositions | None = None):
         self.path = Path(path).expanduser().resolve()
+        self.positions = positions if positions is not None else ScriptPositions()
         self.turns, self.record = self._load()
 
     def _load(self) -> tuple[list[dict[str, Any]], Path | None]:
@@ -82,20 +109,17 @@ class ScriptProvider:
 
     @property
     def position(self) -> int:
-        with _positions_lock:
-            return _positions.get(str(self.path), 0)
+        return self.positions.get(self.path)
 
     def _take(self) -> tuple[int, dict[str, Any]]:
-        with _positions_lock:
-            index = _positions.get(str(self.path), 0)
-            if index >= len(self.turns):
-                raise ProviderError(
-                    f"script {self.path} has only {len(self.turns)} turn(s) but the run asked for "
-                    f"turn {index + 1}; add more turns to the script",
-                    kind="format",
-                    provider="script",
-                )
-            _positions[str(self.path)] = index + 1
+        index = self.positions.take(self.path, len(self.turns))
+        if index is None:
+            raise ProviderError(
+                f"script {self.path} has only {len(self.turns)} turn(s) but the run asked for "
+                f"turn {len(self.turns) + 1}; add more turns to the script",
+                kind="format",
+                provider="script",
+            )
         return index, self.turns[index]
 
     def complete(

@@ -14,12 +14,14 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from kit.core import WorkspaceCore
 from kit.documents import Document, split_frontmatter
 from kit.errors import DocumentError, NotFoundError
 from kit.fsutil import read_text
@@ -180,7 +182,7 @@ def compact_home(path: Path) -> str:
     return text
 
 
-def skill_roots(ws) -> tuple[Root, ...]:
+def skill_roots(ws: WorkspaceCore) -> tuple[Root, ...]:
     cfg = ws.config
     roots = [Root("bundled", bundled("skills"))]
     for entry in cfg.get("skills.extra_dirs", []) or []:
@@ -237,7 +239,7 @@ def _disk_candidates(root: Root) -> list[_Candidate]:
     return out
 
 
-def _snapshot_candidates(ws, root: Root) -> list[_Candidate]:
+def _snapshot_candidates(ws: WorkspaceCore, root: Root) -> list[_Candidate]:
     snap = ws.snapshot
     prefix = root.snapshot_prefix
     names = set(snap.names(f"{prefix}/*/SKILL.md"))
@@ -261,9 +263,33 @@ def _snapshot_candidates(ws, root: Root) -> list[_Candidate]:
 
 # --------------------------------------------------------------------------- building
 
-# Last valid SKILL.md per workspace path: an edit that parses but breaks a rule (a bad name, an
-# empty description) keeps the previous good version in force, like a YAML error does.
-_LAST_VALID: dict[tuple[str, str], Document] = {}
+class LastValid:
+    """The last valid SKILL.md per workspace path: an edit that parses but breaks a rule (a bad
+    name, an empty description) keeps the previous good version in force, like a YAML error does.
+    Owned by the workspace; it holds only files the current snapshot still has."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, Document] = {}
+        self._lock = threading.Lock()
+
+    def get(self, rel: str) -> Document | None:
+        with self._lock:
+            return self._docs.get(rel)
+
+    def remember(self, rel: str, doc: Document) -> None:
+        with self._lock:
+            self._docs[rel] = doc
+
+    def keep_only(self, rels: Iterable[str]) -> None:
+        """Forget skills that are gone (deleted, renamed): the memo never outgrows the workspace."""
+        wanted = set(rels)
+        with self._lock:
+            for rel in [r for r in self._docs if r not in wanted]:
+                del self._docs[rel]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._docs)
 
 
 def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mapping[str, str]) -> tuple[Skill | None, list[Problem]]:
@@ -300,11 +326,13 @@ def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mappin
     return skill, problems
 
 
-def build_catalog(ws, *, trust_store: TrustStore | None = None, environ: Mapping[str, str] | None = None) -> SkillCatalog:
+def build_catalog(ws: WorkspaceCore, *, trust_store: TrustStore | None = None, environ: Mapping[str, str] | None = None) -> SkillCatalog:
     """Load every root, validate, resolve precedence. Never raises for a bad skill."""
     store = trust_store or TrustStore()
     env = os.environ if environ is None else environ
     roots = skill_roots(ws)
+    last_valid = ws.owned("skills.last_valid", LastValid)
+    seen: list[str] = []
     chosen: dict[str, Skill] = {}
     problems: list[Problem] = []
     for root in roots:
@@ -314,13 +342,14 @@ def build_catalog(ws, *, trust_store: TrustStore | None = None, environ: Mapping
             if cand.doc is None:
                 continue
             skill, found = _build_skill(cand, cand.doc, store, env)
-            memo_key = (str(ws.root), cand.display)
-            if skill is None and root.snapshot_prefix and memo_key in _LAST_VALID:
-                previous = _LAST_VALID[memo_key]
+            previous = last_valid.get(cand.display) if root.snapshot_prefix else None
+            if root.snapshot_prefix:
+                seen.append(cand.display)
+            if skill is None and previous is not None:
                 skill, _ = _build_skill(cand, previous, store, env)
                 found = [replace(p, message=f"{p.message} (keeping the last good version)") for p in found]
             elif skill is not None and root.snapshot_prefix:
-                _LAST_VALID[memo_key] = cand.doc
+                last_valid.remember(cand.display, cand.doc)
             problems.extend(found)
             if skill is None:
                 continue
@@ -328,6 +357,7 @@ def build_catalog(ws, *, trust_store: TrustStore | None = None, environ: Mapping
             if shadowed is not None:
                 skill = _with_overrides(skill, (*shadowed.overrides, shadowed.source))
             chosen[skill.name] = skill
+    last_valid.keep_only(seen)
     ordered = {name: chosen[name] for name in sorted(chosen)}
     return SkillCatalog(MappingProxyType(ordered), tuple(problems), roots)
 
@@ -346,13 +376,13 @@ def trust_stamp(store: TrustStore | None = None) -> str:
     return f"{st.st_mtime_ns}:{st.st_size}"
 
 
-def catalog_for(ws) -> SkillCatalog:
+def catalog_for(ws: WorkspaceCore) -> SkillCatalog:
     """The workspace's skill catalog, rebuilt when the snapshot version or the trust store changes."""
     store = TrustStore()
     return ws.cached(f"skills.catalog:{trust_stamp(store)}", lambda: build_catalog(ws, trust_store=store))
 
 
-def doctor_checks(ws) -> list[Problem]:
+def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     """Invalid skills (error), skill warnings, and skills blocked by untrusted critical findings."""
     catalog = catalog_for(ws)
     out = [replace(p, details={}) for p in catalog.problems]  # doctor's JSON: the same keys for every area

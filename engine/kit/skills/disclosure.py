@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kit.core import WorkspaceCore
 from kit.errors import KitError, NotFoundError, PathEscapeError
 from kit.fsutil import looks_binary, safe_join
 from kit.skills.catalog import Skill, catalog_for
@@ -104,7 +105,7 @@ def _visible(skill: Skill, for_model: bool) -> bool:
     return not for_model or skill.model_invocable
 
 
-def skills_list(ws, *, for_model: bool = True) -> SkillList:
+def skills_list(ws: WorkspaceCore, *, for_model: bool = True) -> SkillList:
     """Level 1: the catalog as name, description, readiness and source (sorted by name)."""
     catalog = catalog_for(ws)
     items = tuple(
@@ -141,7 +142,7 @@ def linked_files(skill_dir: Path) -> dict[str, list[str]]:
     return {k: groups[k] for k in (*FOLDERS, "other") if k in groups}
 
 
-def _get(ws, name: str, for_model: bool) -> Skill:
+def _get(ws: WorkspaceCore, name: str, for_model: bool) -> Skill:
     skill = catalog_for(ws).get(name)
     if not _visible(skill, for_model):
         raise NotFoundError(f"skill '{name}' can only be invoked by the user (disable-model-invocation)")
@@ -154,7 +155,7 @@ def _get(ws, name: str, for_model: bool) -> Skill:
     return skill
 
 
-def skill_view(ws, name: str, path: str | None = None, *, for_model: bool = True) -> SkillView | SkillFile:
+def skill_view(ws: WorkspaceCore, name: str, path: str | None = None, *, for_model: bool = True) -> SkillView | SkillFile:
     """Level 2 (no path) or level 3 (one file inside the skill)."""
     skill = _get(ws, name, for_model)
     if path is None or path in ("", "SKILL.md"):
@@ -174,7 +175,7 @@ def skill_view(ws, name: str, path: str | None = None, *, for_model: bool = True
     return _read_file(skill, path)
 
 
-def user_skill_view(ws, name: str) -> SkillView:
+def user_skill_view(ws: WorkspaceCore, name: str) -> SkillView:
     """What `/skill NAME` in the REPL loads: refuses skills with `user-invocable: false`, and skills
     whose code is blocked by the security scan until trusted (the user's way in is no back door)."""
     skill = catalog_for(ws).get(name)

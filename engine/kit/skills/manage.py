@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from kit.core import WorkspaceCore
 from kit.errors import KitError
 from kit.fsutil import safe_join
 from kit.skills.catalog import TRUST_KIND, catalog_for
@@ -46,7 +47,7 @@ class NewSkill:
         return {"name": self.name, "path": self.path}
 
 
-def new_skill(ws, name: str, description: str | None = None) -> NewSkill:
+def new_skill(ws: WorkspaceCore, name: str, description: str | None = None) -> NewSkill:
     """Create `skills/<name>/SKILL.md` in the workspace from a template that passes validation.
 
     Without a description it writes a placeholder, which `kit skills check` reports as a warning
@@ -78,7 +79,7 @@ class TrustResult:
         return {"name": self.name, "digest": self.digest, "critical": self.critical, "location": self.location}
 
 
-def trust_skill(ws, name: str, store: TrustStore | None = None) -> TrustResult:
+def trust_skill(ws: WorkspaceCore, name: str, store: TrustStore | None = None) -> TrustResult:
     """Record the skill's current code hash as trusted; a later change needs trusting again."""
     store = store or TrustStore()
     skill = catalog_for(ws).get(name)

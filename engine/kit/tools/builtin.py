@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from kit.core import WorkspaceCore
 from kit.errors import PathEscapeError
 from kit.tools.registry import BOOL, INT, STR, Blocked, ToolError, ToolRegistry, tool
 
@@ -61,7 +62,7 @@ def _int_arg(args: dict[str, Any], key: str, default: int | None) -> int | None:
     return number
 
 
-def _memory(ws):
+def _memory(ws: WorkspaceCore):
     from kit.memory.service import memory_for
 
     return memory_for(ws)

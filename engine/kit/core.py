@@ -1,0 +1,293 @@
+"""The workspace core: a directory's current snapshot, its config, reloads, Kit's own writes, and
+the objects that live as long as the workspace does.
+
+Subsystems (prompt, skills, hooks, memory, dreaming, agent) are written against `WorkspaceCore`
+and import this module only; the facade `kit.workspace.Workspace` builds on it and adds the
+subsystems as properties. So no subsystem ever imports the facade, and the facade may import them all.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from kit.config import Config, config_errors, defaults, load_config
+from kit.documents import Document, load_document, rel_posix
+from kit.errors import ConfigError, DocumentError, WorkspaceError
+from kit.fsutil import atomic_write, is_within, safe_join, sha1_hex
+from kit.problems import Problem
+from kit.snapshot import TRACKED_PATTERNS, Snapshot, is_tracked, wants_frontmatter
+from kit.state import StateDB
+
+log = logging.getLogger("kit.workspace")
+T = TypeVar("T")
+
+CONFIG_FILE = "kit.yaml"
+IGNORED_DIRS = (".kit", ".git")
+
+
+@dataclass(frozen=True)
+class ReloadResult:
+    version: int
+    changed: tuple[str, ...]  # workspace-relative paths whose content changed (any file)
+    errors: tuple[Problem, ...]  # problems with the paths of this reload
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "changed": list(self.changed), "errors": [str(e) for e in self.errors]}
+
+
+Listener = Callable[[ReloadResult, Snapshot], None]
+W = TypeVar("W", bound="WorkspaceCore")
+
+
+def find_workspace(start: str | os.PathLike | None = None) -> Path:
+    """-w default: $KIT_WORKSPACE, else the nearest ancestor holding kit.yaml."""
+    env = os.environ.get("KIT_WORKSPACE")
+    if env:
+        return Path(env)
+    here = Path(start or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_FILE).is_file():
+            return folder
+    raise WorkspaceError(
+        f"no workspace found: neither {here} nor any parent holds {CONFIG_FILE}. "
+        "Create one with `kit init PATH`, or pass -w PATH / set KIT_WORKSPACE."
+    )
+
+
+class WorkspaceCore:
+    """A loaded workspace. Thread-safe for one writer (the watcher) and many readers.
+
+    `embedders` is a per-process resource a caller may share between workspaces (the embedding
+    model cache of `kit.memory.embeddings`, so a fleet worker loads the model once); None lets
+    the workspace make its own on first use.
+    """
+
+    def __init__(self, root: Path, *, flags: Mapping[str, Any] | None = None, embedders: Any = None):
+        self.root = root
+        self.flags = dict(flags or {})
+        self.embedders = embedders
+        self._lock = threading.RLock()
+        self._listeners: list[Listener] = []
+        self._documents: dict[str, Document] = {}
+        self._doc_issues: dict[str, Problem] = {}
+        self._config_issues: list[Problem] = []
+        self._config: Config | None = None
+        self._known_hashes: dict[str, str] = {}
+        self._version = 0
+        self._snapshot: Snapshot | None = None
+        self._cache: dict[str, tuple[int, Any]] = {}
+        self._read_only = 0  # > 0 inside read_only(): state is read, never written
+        self._owned: dict[str, Any] = {}
+        self._owned_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(
+        cls: type[W], path: str | os.PathLike, *, flags: Mapping[str, Any] | None = None, embedders: Any = None
+    ) -> W:
+        """Open and load the workspace at `path` (WorkspaceError if it is not one)."""
+        root = Path(path).expanduser()
+        if not root.exists():
+            raise WorkspaceError(f"workspace {root} does not exist; create it with `kit init {root}`")
+        if not root.is_dir():
+            raise WorkspaceError(f"workspace {root} is not a directory")
+        if not (root / CONFIG_FILE).exists():
+            raise WorkspaceError(f"{root} has no {CONFIG_FILE}, so it is not a Kit workspace; run `kit init {root}`")
+        ws = cls(root.resolve(), flags=flags, embedders=embedders)
+        ws.reload()
+        return ws
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def snapshot(self) -> Snapshot:
+        assert self._snapshot is not None
+        return self._snapshot
+
+    @property
+    def config(self) -> Config:
+        return self.snapshot.config
+
+    @property
+    def version(self) -> int:
+        return self.snapshot.version
+
+    @property
+    def kit_dir(self) -> Path:
+        return self.root / ".kit"
+
+    def open_state(self) -> StateDB:
+        """A new connection to .kit/state.db for the calling thread; close it when done.
+        Inside `read_only()` the connection never writes (see StateDB's read_only)."""
+        return StateDB(self.kit_dir / "state.db", read_only=self.is_read_only)
+
+    @property
+    def is_read_only(self) -> bool:
+        """True inside `read_only()`: code that opens its own files (index.db …) must not write."""
+        return self._read_only > 0
+
+    @contextmanager
+    def read_only(self: W) -> Iterator[W]:
+        """Within this block nothing is written into the workspace through the facade:
+        `open_state()` gives read-only connections and `write_text()` refuses. `kit doctor`
+        runs its checks this way."""
+        with self._lock:
+            self._read_only += 1
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._read_only -= 1
+
+    def path(self, rel: str) -> Path:
+        """A workspace-confined path (refuses .., absolute paths and escaping symlinks)."""
+        return safe_join(self.root, rel)
+
+    def cached(self, key: str, build: Callable[[], Any]) -> Any:
+        """Memoise `build()` per snapshot version (prompt, skill catalog, hook registry …)."""
+        with self._lock:
+            version = self.snapshot.version
+            hit = self._cache.get(key)
+            if hit and hit[0] == version:
+                return hit[1]
+        value = build()
+        with self._lock:
+            self._cache[key] = (version, value)
+        return value
+
+    def owned(self, key: str, build: Callable[[], T]) -> T:
+        """The object this workspace owns under `key`, built by `build()` on first use (the memory
+        service, the skills' last valid versions, the script provider's positions …). It lives as
+        long as the workspace: nothing Kit keeps is a module global."""
+        with self._owned_lock:
+            if key not in self._owned:
+                self._owned[key] = build()
+            return self._owned[key]
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    # ------------------------------------------------------------------ reload
+
+    def _scan_tracked(self) -> set[str]:
+        found: set[str] = set()
+        for pattern in TRACKED_PATTERNS:
+            for p in self.root.glob(pattern):
+                rel = rel_posix(self.root, p)
+                if is_tracked(rel) and not rel.startswith(IGNORED_DIRS):
+                    found.add(rel)
+        return found
+
+    def _load_config(self) -> bool:
+        """Reload kit.yaml; on failure keep the last good config. True if the config changed."""
+        try:
+            cfg = load_config(self.root, flags=self.flags)
+        except ConfigError as exc:
+            self._config_issues = [
+                Problem.from_error(e, CONFIG_FILE, area="config") for e in config_errors(exc)
+            ]
+            if self._config is None:
+                # first load failed: start on every value that is valid (else the defaults), and say so
+                partial = getattr(exc, "partial", None)
+                self._config = partial or Config(data=defaults(), sources={})
+                return True
+            return False
+        self._config_issues = []
+        changed = self._config is None or dict(cfg.flat()) != dict(self._config.flat())
+        self._config = cfg
+        return changed
+
+    def _load_doc(self, rel: str) -> bool:
+        """Load one tracked document. True if the snapshot's view of it changed."""
+        full = self.root / rel
+        if not full.exists() and not full.is_symlink():
+            self._doc_issues.pop(rel, None)
+            return self._documents.pop(rel, None) is not None
+        if not is_within(self.root, full):
+            self._doc_issues[rel] = Problem(area="documents", path=rel,
+                                           message="symlink leads outside the workspace; ignored")
+            return self._documents.pop(rel, None) is not None
+        try:
+            doc = load_document(self.root, rel, parse_frontmatter=wants_frontmatter(rel))
+        except DocumentError as exc:
+            # keep the last good version in force
+            self._doc_issues[rel] = Problem.from_error(exc, rel, area="documents")
+            return False
+        self._doc_issues.pop(rel, None)
+        old = self._documents.get(rel)
+        self._documents[rel] = doc
+        self._known_hashes[rel] = doc.hash
+        return old is None or old.hash != doc.hash
+
+    def reload(self, paths: Iterable[str] | None = None) -> ReloadResult:
+        """Re-read `paths` (workspace-relative), or everything when None; publish a new version."""
+        with self._lock:
+            before_issues = self._issues()
+            changed: list[str] = []
+            if paths is None:
+                targets = self._scan_tracked() | set(self._documents) | {CONFIG_FILE}
+                extra: set[str] = set()
+            else:
+                targets = {p for p in paths if is_tracked(p) or p == CONFIG_FILE}
+                extra = {p for p in paths} - targets
+            for rel in sorted(targets):
+                if rel == CONFIG_FILE:
+                    if self._load_config():
+                        changed.append(rel)
+                    continue
+                if self._load_doc(rel):
+                    changed.append(rel)
+            changed.extend(sorted(extra))
+            issues = self._issues()
+            if changed or issues != before_issues or self._snapshot is None:
+                self._version += 1
+                self._snapshot = Snapshot(
+                    version=self._version,
+                    root=self.root,
+                    config=self._config,  # type: ignore[arg-type]
+                    documents=MappingProxyType(dict(self._documents)),
+                    issues=issues,
+                )
+            touched = set(targets) | extra
+            errors = tuple(i for i in issues if i.path in touched or (paths is None))
+            result = ReloadResult(self._snapshot.version, tuple(changed), errors)
+            snapshot = self._snapshot
+        if changed or errors:
+            for listener in list(self._listeners):
+                listener(result, snapshot)
+        return result
+
+    def _issues(self) -> tuple[Problem, ...]:
+        return tuple(self._config_issues) + tuple(self._doc_issues[k] for k in sorted(self._doc_issues))
+
+    # ------------------------------------------------------------------ own writes
+
+    def expected_hash(self, rel: str) -> str | None:
+        """The content hash Kit last saw or wrote for `rel` (the watcher skips its own echoes)."""
+        return self._known_hashes.get(rel)
+
+    def remember_hash(self, rel: str, digest: str) -> None:
+        self._known_hashes[rel] = digest
+
+    def write_text(self, rel: str, text: str) -> ReloadResult:
+        """Kit's own write: atomic, confined, applied directly so the watcher's echo is a no-op."""
+        if self.is_read_only:
+            raise WorkspaceError(f"{rel}: not written, the workspace is open read-only here")
+        target = self.path(rel)
+        # record the hash first: with a tiny debounce the watcher may see the file before we return
+        self._known_hashes[rel] = sha1_hex(text)
+        atomic_write(target, text)
+        return self.reload([rel])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.root)!r}, version={self._version})"
