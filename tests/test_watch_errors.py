@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
+import helpers_memory
 from helpers_watch import WAIT, Recorder, write
+from kit.memory.service import memory_for, start_auto_index
 from kit.watch import Watcher
+
+real_embedder = helpers_memory.real_embedder
 
 
 @pytest.fixture
@@ -96,19 +102,47 @@ def test_binary_file_keeps_previous_version(watched):
     assert ws.snapshot.get("TOOLS.md").text == before
 
 
-def test_failing_listener_does_not_stop_the_watcher(watched):
+def _explode(result, snapshot):
+    raise RuntimeError("listener bug")
+
+
+def test_a_failing_listener_is_logged_and_reported_and_the_others_still_run(workspace, caplog):
+    heard: list = []
+    workspace.subscribe(_explode)  # subscribed first: it runs before the one that must still hear
+    workspace.subscribe(lambda result, snapshot: heard.append(result.changed))
+    with caplog.at_level(logging.ERROR, logger="kit.workspace"):
+        result = workspace.write_text("memory/2026-05-07.md", "- kept\n")  # the write happened: no raise
+    assert (workspace.root / "memory/2026-05-07.md").read_text() == "- kept\n"
+    assert heard == [("memory/2026-05-07.md",)]
+    assert result.changed == ("memory/2026-05-07.md",)
+    assert [(p.area, p.severity, str(p)) for p in result.listener_errors] == [
+        ("workspace", "error", "reload listener _explode failed: RuntimeError: listener bug")]
+    assert result.to_json()["errors"] == ["reload listener _explode failed: RuntimeError: listener bug"]
+    [record] = caplog.records
+    assert record.getMessage() == "reload listener _explode failed on memory/2026-05-07.md"
+    assert record.exc_info[1].args == ("listener bug",)  # logged with its traceback
+
+
+def test_a_failing_listener_does_not_starve_the_auto_indexer(watched, real_embedder):
     ws, watcher, seen = watched
-
-    def explode(result, snapshot):
-        if "memory/bad.md" in result.changed:
-            raise RuntimeError("listener bug")
-
-    ws.subscribe(explode)
-    write(ws.root, "memory/bad.md", "x")
-    assert watcher.wait_until(lambda w: w.failures == 1, WAIT)
-    write(ws.root, "memory/good.md", "y")
-    assert watcher.wait_until(lambda w: w.reloaded_paths()["memory/good.md"] == 1, WAIT)
-    assert watcher.running
+    ws.subscribe(_explode)  # before the indexer subscribes, so it is called first
+    mem = memory_for(ws)
+    mem.use_embedder(real_embedder)
+    auto = start_auto_index(ws, initial_sync=False)
+    try:
+        write(ws.root, "memory/2026-05-07.md", "- The boiler is serviced in June\n")
+        assert auto.wait_until_synced(1, 60), auto.last_error
+        assert watcher.failures == 0 and watcher.running
+        assert [r.listener_errors for r in seen] == [
+            ("reload listener _explode failed: RuntimeError: listener bug",)
+        ]
+        found = mem.search("boiler service", refresh=False)  # no sync of its own: the indexer did it
+        assert [(h.path, h.snippet) for h in found.results] == [
+            ("memory/2026-05-07.md", "- The boiler is serviced in June")
+        ]
+    finally:
+        auto()
+        mem.close()
 
 
 def test_huge_file_is_refused_and_previous_version_kept(watched):

@@ -8,6 +8,7 @@ subsystems as properties. So no subsystem ever imports the facade, and the facad
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -38,9 +39,12 @@ class ReloadResult:
     version: int
     changed: tuple[str, ...]  # workspace-relative paths whose content changed (any file)
     errors: tuple[Problem, ...]  # problems with the paths of this reload
+    # listeners that raised (each is logged with its traceback; the others still ran)
+    listener_errors: tuple[Problem, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": self.version, "changed": list(self.changed), "errors": [str(e) for e in self.errors]}
+        errors = [str(e) for e in (*self.errors, *self.listener_errors)]
+        return {"version": self.version, "changed": list(self.changed), "errors": errors}
 
 
 Listener = Callable[[ReloadResult, Snapshot], None]
@@ -263,9 +267,24 @@ class WorkspaceCore:
             result = ReloadResult(self._snapshot.version, tuple(changed), errors)
             snapshot = self._snapshot
         if changed or errors:
-            for listener in list(self._listeners):
-                listener(result, snapshot)
+            failed = self._notify(result, snapshot)
+            if failed:
+                result = dataclasses.replace(result, listener_errors=failed)
         return result
+
+    def _notify(self, result: ReloadResult, snapshot: Snapshot) -> tuple[Problem, ...]:
+        """Call every listener. One that raises is logged and reported, and must not starve the
+        ones after it (the auto-indexer) nor make a write that already happened look failed."""
+        failed: list[Problem] = []
+        for listener in list(self._listeners):
+            try:
+                listener(result, snapshot)
+            except Exception as exc:
+                name = getattr(listener, "__qualname__", None) or type(listener).__qualname__
+                log.exception("reload listener %s failed on %s", name, ", ".join(result.changed) or "errors")
+                failed.append(Problem(area="workspace", message=f"reload listener {name} failed: "
+                                      f"{exc.__class__.__name__}: {exc}"))
+        return tuple(failed)
 
     def _issues(self) -> tuple[Problem, ...]:
         return tuple(self._config_issues) + tuple(self._doc_issues[k] for k in sorted(self._doc_issues))

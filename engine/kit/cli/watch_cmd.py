@@ -50,7 +50,7 @@ def watch(workspace, as_json: bool) -> None:
         except Exception as exc:  # a failing prompt build must not swallow the reload line
             template_issue = None
             err.print(f"kit: could not check the prompt template: {exc}", markup=False, highlight=False)
-        errors = [*result.errors, *([template_issue] if template_issue else [])]
+        errors = [*result.errors, *result.listener_errors, *([template_issue] if template_issue else [])]
         if as_json:
             line = {**result.to_json(), "errors": [str(e) for e in errors]}
             sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
