@@ -63,7 +63,16 @@ def test_doctor_clean_workspace(cli, ws_path: Path):
     result = cli("doctor", "-w", ws_path, "--json")
     assert result.exit_code == 0
     data = json.loads(result.output)
-    assert data["ok"] is True and data["errors"] == 0
+    assert (data["ok"], data["errors"], data["warnings"]) == (True, 0, 0)
+    # the checks ran: on a fresh workspace the memory and dreaming checks say what is not set up yet
+    assert [(f["severity"], f["area"], f["message"]) for f in data["findings"]] == [
+        ("info", "memory", "memory index not built yet: `kit memory index` builds it (the first search does too)"),
+        ("info", "dreaming", "scheduled dreaming is off (dreaming.enabled: false); `kit dream` still runs on demand"),
+    ]
+    text = cli("doctor", "-w", ws_path)
+    assert text.exit_code == 0
+    assert "info    memory    memory index not built yet" in text.output
+    assert "error" not in text.output
 
 
 def test_doctor_reports_every_error_with_file_and_line(cli, ws_path: Path):

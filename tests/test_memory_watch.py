@@ -77,11 +77,18 @@ def test_unsubscribing_stops_indexing(workspace, real_embedder):
     mem = memory_for(workspace)
     mem.use_embedder(real_embedder)
     stop = start_auto_index(workspace, initial_sync=False)
+    write(workspace.root, "memory/2026-05-06.md", "- before unsubscribe\n")
+    workspace.reload(["memory/2026-05-06.md"])
+    assert stop.wait_until_synced(1, 60), stop.last_error  # subscribed: the change is indexed
     stop()
     write(workspace.root, "memory/2026-05-07.md", "- after unsubscribe\n")
-    workspace.reload(["memory/2026-05-07.md"])
-    assert stop.syncs == 0
-    assert not mem.index_path.exists() or mem.status()["files"] == 0
+    result = workspace.reload(["memory/2026-05-07.md"])
+    assert result.changed == ("memory/2026-05-07.md",)
+    # a worker that still listened would sync within seconds; a stopped one never does
+    assert not stop.wait_until_synced(2, timeout=5)
+    assert stop.syncs == 1
+    indexed = [r[0] for r in mem.index().conn.execute("SELECT DISTINCT path FROM chunks ORDER BY path")]
+    assert indexed == ["memory/2026-05-06.md"]
 
 
 def test_require_index_waits_for_an_index_to_exist(workspace, real_embedder):

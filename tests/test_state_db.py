@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
+
+import pytest
 
 from kit.state import StateDB
 
@@ -34,13 +37,17 @@ def test_migrations_apply_in_order_once(tmp_path: Path):
 
 def test_failed_migration_rolls_back(tmp_path: Path):
     with StateDB(tmp_path / "s.db") as db:
-        try:
+        with pytest.raises(sqlite3.OperationalError, match='near "THIS": syntax error'):
             db.migrate("x", ["CREATE TABLE ok (a)", "CREATE TABLE ok2 (a);\nTHIS IS NOT SQL"])
-        except Exception:
-            pass
-        assert db.version("x") == 1
+        assert db.version("x") == 1  # step 1 committed, step 2 rolled back as a whole
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert "ok" in tables and "ok2" not in tables
+        # fixed, the failed step runs again (it was never recorded) and only it
+        assert db.migrate("x", ["CREATE TABLE ok (a)", "CREATE TABLE ok2 (a)"]) == 2
+        assert db.version("x") == 2
+    with StateDB(tmp_path / "s.db") as db:  # and all of it is on disk
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert {"ok", "ok2"} <= tables and db.version("x") == 2
 
 
 def _files(folder: Path) -> dict[str, tuple[int, bytes]]:
