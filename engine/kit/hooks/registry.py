@@ -24,7 +24,7 @@ from kit import clock
 from kit.core import WorkspaceCore
 from kit.errors import KitError, NotFoundError
 from kit.hooks.events import REWRITABLE, HookEvent, event_matches, is_decision
-from kit.hooks.runner import HandlerRuntime, RunResult, run_command, run_handler
+from kit.hooks.runner import RunResult, run_command, run_handler
 from kit.hooks.spec import HookSpec, discover
 from kit.problems import Problem
 from kit.trust import TrustEntry, TrustStore
@@ -53,8 +53,6 @@ class HookRegistry:
         self.ws = ws
         self.hooks = hooks
         self.trust_store = TrustStore()
-        # loaded handler modules and stuck handler threads outlive a snapshot: kept per workspace
-        self.runtime = ws.owned("hooks.runtime", HandlerRuntime)
 
     # ------------------------------------------------------------------ queries
 
@@ -138,7 +136,7 @@ class HookRegistry:
             )
             timeout = self.timeout_for(hook)
             result = (
-                run_command(hook, event, timeout) if hook.command else run_handler(hook, event, timeout, digest, self.runtime)
+                run_command(hook, event, timeout) if hook.command else run_handler(hook, event, timeout, digest)
             )
             ran.append(hook.name)
             if result.error:

@@ -37,16 +37,11 @@ from kit.hooks.spec import HookSpec
 # an async handler is cancelled at its timeout on its own loop; this lets the cancellation land
 # before the caller gives up on the thread (else it would count as stuck)
 CANCEL_GRACE_S = 0.2
-
-
-class HandlerRuntime:
-    """The handler modules loaded so far (by path and content hash) and the handler threads still
-    running past a timeout (by hook folder). The workspace owns one (`HookRegistry.runtime`)."""
-
-    def __init__(self) -> None:
-        self.modules: dict[tuple[str, str], ModuleType] = {}
-        self.abandoned: dict[str, threading.Thread] = {}
-        self.lock = threading.Lock()
+# Process-wide on purpose, unlike every other piece of Kit's state: handler modules are in
+# sys.modules and threads belong to the process, so a stuck handler must be known to every
+# workspace the process opens (a fleet worker opens one per task).
+_modules: dict[tuple[str, str], ModuleType] = {}
+_modules_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -57,10 +52,10 @@ class RunResult:
     reason: str | None = None
 
 
-def load_handler(path: Path, digest: str, runtime: HandlerRuntime) -> ModuleType:
+def load_handler(path: Path, digest: str) -> ModuleType:
     key = (str(path), digest)
-    with runtime.lock:
-        module = runtime.modules.get(key)
+    with _modules_lock:
+        module = _modules.get(key)
     if module is not None:
         return module
     module_name = f"kit_hook_{path.parent.name.replace('-', '_')}_{digest[:12]}"
@@ -76,8 +71,8 @@ def load_handler(path: Path, digest: str, runtime: HandlerRuntime) -> ModuleType
         raise
     if not callable(getattr(module, "handle", None)):
         raise AttributeError(f"{path.name} defines no handle(event) function")
-    with runtime.lock:
-        runtime.modules[key] = module
+    with _modules_lock:
+        _modules[key] = module
     return module
 
 
@@ -91,23 +86,23 @@ def block_of(value: Any) -> tuple[bool, str | None]:
     return False, None
 
 
-def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str,
-                runtime: HandlerRuntime) -> RunResult:
+_abandoned: dict[str, threading.Thread] = {}  # hook folder → its handler thread still running past a timeout
+
+
+def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str) -> RunResult:
     key = str(hook.dir)
-    with runtime.lock:
-        stuck = runtime.abandoned.get(key)
-        if stuck is not None and not stuck.is_alive():
-            runtime.abandoned.pop(key, None)
-            stuck = None
+    stuck = _abandoned.get(key)
     if stuck is not None:
-        # one stuck thread per hook at most: a handler that hangs on every event must not
-        # pile up a thread per tool call
-        return RunResult(error="not run: still running after an earlier timeout")
+        if stuck.is_alive():
+            # one stuck thread per hook at most: a handler that hangs on every event must not
+            # pile up a thread per tool call
+            return RunResult(error="not run: still running after an earlier timeout")
+        _abandoned.pop(key, None)
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            module = load_handler(hook.handler, digest, runtime)
+            module = load_handler(hook.handler, digest)
             value = module.handle(event)
             if inspect.isawaitable(value):
                 value = asyncio.run(_await(value, timeout_s))
@@ -121,8 +116,7 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str,
     worker.start()
     worker.join(timeout_s + CANCEL_GRACE_S)
     if worker.is_alive():
-        with runtime.lock:
-            runtime.abandoned[key] = worker
+        _abandoned[key] = worker
         return RunResult(error=f"timed out after {timeout_s:g}s (handler abandoned)")
     if "error" in box:
         return RunResult(error=box["error"])
