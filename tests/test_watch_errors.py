@@ -133,8 +133,8 @@ def test_a_failing_listener_does_not_starve_the_auto_indexer(watched, real_embed
         write(ws.root, "memory/2026-05-07.md", "- The boiler is serviced in June\n")
         assert auto.wait_until_synced(1, 60), auto.last_error
         assert watcher.failures == 0 and watcher.running
-        assert [r.listener_errors for r in seen] == [
-            ("reload listener _explode failed: RuntimeError: listener bug",)
+        assert [[str(p) for p in r.listener_errors] for r in seen] == [
+            ["reload listener _explode failed: RuntimeError: listener bug"]
         ]
         found = mem.search("boiler service", refresh=False)  # no sync of its own: the indexer did it
         assert [(h.path, h.snippet) for h in found.results] == [
