@@ -44,6 +44,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) bench/run_all.py

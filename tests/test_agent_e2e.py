@@ -10,7 +10,7 @@ import json
 import pytest
 
 from helpers_agent import agent_for, recorded_calls, write_script
-from kit.agent.repl import Repl, parse_slash
+from kit.cli.repl import Repl, parse_slash
 from kit.workspace import Workspace
 
 NOTE = """# 2026-05-05

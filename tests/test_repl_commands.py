@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from helpers_agent import agent_for, recorded_calls, set_config, write_script
-from kit.agent.repl import Repl, SlashCommand, parse_slash
+from kit.cli.repl import Repl, SlashCommand, parse_slash
 from kit.workspace import Workspace
 
 SKILL = """---

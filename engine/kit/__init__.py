@@ -51,6 +51,22 @@ _EXPORTS: dict[str, str] = {
     "TurnResult": "kit.agent.loop",
     "SessionStore": "kit.agent.sessions",
     "Watcher": "kit.watch",
+    # what the commands need besides the workspace (the CLI imports nothing else)
+    "SkillCheck": "kit.skills.catalog",
+    "SkillFile": "kit.skills.disclosure",
+    "skill_view": "kit.skills.disclosure",
+    "new_skill": "kit.skills.manage",
+    "trust_skill": "kit.skills.manage",
+    "unknown_event": "kit.hooks.events",
+    "TemplateWatch": "kit.prompt.builder",
+    "Scheduler": "kit.dreaming.schedule",
+    "one_line": "kit.dreaming.managed",
+    "gate_reason": "kit.dreaming.ranking",
+    "CronResult": "kit.dreaming.cron",
+    "init_workspace": "kit.init",
+    "NEVER_OVERWRITTEN": "kit.init",
+    "estimate_tokens": "kit.tokens",
+    "now": "kit.clock",
     # the fleet is an extra: `from kit import Fleet` imports kit.fleet (not Celery) only when asked
     "Fleet": "kit.fleet",
 }
@@ -61,30 +77,45 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "BusyError",
     "Config",
     "ConfigError",
+    "CronResult",
     "Document",
     "DocumentError",
     "DreamResult",
+    "estimate_tokens",
+    "find_workspace",
     "Fleet",
+    "gate_reason",
     "HookRegistry",
+    "init_workspace",
     "KitError",
     "Memory",
+    "NEVER_OVERWRITTEN",
+    "new_skill",
     "NotFoundError",
+    "now",
+    "one_line",
+    "open_workspace",
     "PathEscapeError",
     "PromptResult",
     "ReloadResult",
+    "Scheduler",
     "SearchResult",
     "SessionStore",
     "Skill",
+    "skill_view",
     "SkillCatalog",
+    "SkillCheck",
+    "SkillFile",
     "Snapshot",
     "SyncResult",
+    "TemplateWatch",
+    "trust_skill",
     "TurnResult",
+    "unknown_event",
     "Watcher",
     "Workspace",
     "WorkspaceError",
     "WriteResult",
-    "find_workspace",
-    "open_workspace",
 ]
 
 
@@ -104,10 +135,15 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph) see
     from kit.agent.loop import Agent, TurnResult
     from kit.agent.sessions import SessionStore
+    from kit.clock import now
     from kit.config import Config
     from kit.core import ReloadResult, find_workspace
     from kit.documents import Document
+    from kit.dreaming.cron import CronResult
+    from kit.dreaming.managed import one_line
+    from kit.dreaming.ranking import gate_reason
     from kit.dreaming.runner import DreamResult
+    from kit.dreaming.schedule import Scheduler
     from kit.errors import (
         BusyError,
         ConfigError,
@@ -118,13 +154,18 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph
         WorkspaceError,
     )
     from kit.fleet import Fleet
+    from kit.hooks.events import unknown_event
     from kit.hooks.registry import HookRegistry
+    from kit.init import NEVER_OVERWRITTEN, init_workspace
     from kit.memory.daily import WriteResult
     from kit.memory.index import SyncResult
     from kit.memory.search import SearchResult
     from kit.memory.service import Memory
-    from kit.prompt.builder import PromptResult
-    from kit.skills.catalog import Skill, SkillCatalog
+    from kit.prompt.builder import PromptResult, TemplateWatch
+    from kit.skills.catalog import Skill, SkillCatalog, SkillCheck
+    from kit.skills.disclosure import SkillFile, skill_view
+    from kit.skills.manage import new_skill, trust_skill
     from kit.snapshot import Snapshot
+    from kit.tokens import estimate_tokens
     from kit.watch import Watcher
     from kit.workspace import Workspace, open_workspace

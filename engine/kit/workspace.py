@@ -24,6 +24,7 @@ from kit.core import CONFIG_FILE, Listener, ReloadResult, WorkspaceCore, find_wo
 if TYPE_CHECKING:  # pragma: no cover
     from kit.agent.loop import Agent
     from kit.agent.sessions import SessionStore
+    from kit.dreaming.cron import CronResult
     from kit.dreaming.runner import DreamResult
     from kit.hooks.registry import HookRegistry
     from kit.memory.service import Memory
@@ -82,6 +83,25 @@ class Workspace(WorkspaceCore):
 
         return run_dream(self, **options)
 
+    def explain(self, target: str) -> dict[str, Any]:
+        """`kit memory explain`: one promotion candidate (a key or some of its text) — signals,
+        gates and recall history."""
+        from kit.dreaming.explain import explain
+
+        return explain(self, target)
+
+    def cron(self, action: str, *, systemd: bool = False) -> CronResult:
+        """`kit cron install|show|uninstall`: dreaming on dreaming.schedule from crontab (or a
+        user systemd timer)."""
+        from kit.dreaming import cron
+
+        actions = {"install": (cron.install_cron, cron.install_systemd),
+                   "show": (cron.show_cron, cron.show_systemd),
+                   "uninstall": (cron.uninstall_cron, cron.uninstall_systemd)}
+        if action not in actions:
+            raise ValueError(f"cron action must be one of {', '.join(actions)}, not {action!r}")
+        return actions[action][systemd](self)
+
     def doctor(self) -> list[Problem]:
         """Every subsystem's checks, read-only: nothing is written."""
         from kit.doctor import run_checks
@@ -94,6 +114,18 @@ class Workspace(WorkspaceCore):
         from kit.agent.loop import Agent
 
         return Agent(self, **options)
+
+    def check_model(self, spec: str) -> None:
+        """ConfigError when `spec` cannot name a model (`kit run --model` checks before a session opens)."""
+        from kit.agent.preflight import check_model
+
+        check_model(spec, self.config)
+
+    def run_notices(self, model: str | None = None) -> list[str]:
+        """What a one-shot run must say first: the script label, load errors, skipped untrusted hooks."""
+        from kit.agent.preflight import run_notices
+
+        return run_notices(self, model)
 
     def watch(self, on_reload: Callable[[ReloadResult], None] | None = None, **options: Any) -> Watcher:
         """A hot-reload watcher (not started): `with ws.watch(on_reload=print): ...` or `.start()`."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from kit import clock
 from kit.agent import compaction as cp
-from kit.agent.sessions import SessionInfo, SessionStore, new_session_id, typed_text
+from kit.agent.sessions import SessionInfo, SessionStore, new_session_id, skill_message, typed_text
 from kit.core import WorkspaceCore
 from kit.fsutil import sha1_hex
 from kit.hooks.registry import fire_hook
@@ -315,6 +315,15 @@ class Agent:
                 if "template" in warning or "hook" in warning:
                     self.status(f"prompt: {warning}")
         return self._prompt_cache[1]
+
+    def skill_message(self, name: str, rest: str = "") -> str:
+        """The text for `/skill NAME rest`: the skill's body in a <skill> block, from the user's view
+        (it honours user-invocable and allows disable-model-invocation skills). Transcripts and
+        archives keep what the user typed."""
+        from kit.skills.disclosure import user_skill_view
+
+        view = user_skill_view(self.ws, name)
+        return skill_message(name, view.body, rest)
 
     def system_prompt(self) -> str:
         return self.prompt_result().prompt

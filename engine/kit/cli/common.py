@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from kit.errors import KitError
+from kit import KitError
 
 workspace_option = click.option(
     "-w",
@@ -51,10 +51,9 @@ def handle_errors(func: Callable) -> Callable:
 
 
 def open_workspace(path: Path | None, flags: dict[str, Any] | None = None):
-    from kit.workspace import Workspace, find_workspace
+    from kit import open_workspace as open_
 
-    root = path if path is not None else find_workspace()
-    return Workspace.open(root, flags=flags)
+    return open_(path, flags=flags)
 
 
 def emit_json(data: Any) -> None:

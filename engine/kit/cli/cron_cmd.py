@@ -46,10 +46,8 @@ def _render(result, as_json: bool) -> None:
 @handle_errors
 def install(workspace, systemd: bool, as_json: bool) -> None:
     """Add (or update) the one crontab line for this workspace."""
-    from kit.dreaming import cron as lib
-
     ws = open_workspace(workspace)
-    _render(lib.install_systemd(ws) if systemd else lib.install_cron(ws), as_json)
+    _render(ws.cron("install", systemd=systemd), as_json)
 
 
 @cron.command("show")
@@ -59,10 +57,8 @@ def install(workspace, systemd: bool, as_json: bool) -> None:
 @handle_errors
 def show(workspace, systemd: bool, as_json: bool) -> None:
     """Print this workspace's crontab line (or timer schedule)."""
-    from kit.dreaming import cron as lib
-
     ws = open_workspace(workspace)
-    _render(lib.show_systemd(ws) if systemd else lib.show_cron(ws), as_json)
+    _render(ws.cron("show", systemd=systemd), as_json)
 
 
 @cron.command("uninstall")
@@ -72,7 +68,5 @@ def show(workspace, systemd: bool, as_json: bool) -> None:
 @handle_errors
 def uninstall(workspace, systemd: bool, as_json: bool) -> None:
     """Remove only Kit's line for this workspace; every other line stays."""
-    from kit.dreaming import cron as lib
-
     ws = open_workspace(workspace)
-    _render(lib.uninstall_systemd(ws) if systemd else lib.uninstall_cron(ws), as_json)
+    _render(ws.cron("uninstall", systemd=systemd), as_json)

@@ -24,10 +24,8 @@ STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 @handle_errors
 def doctor(workspace, as_json: bool) -> None:
     """Check the workspace: config, documents, skills, hooks, memory index, dreaming, providers."""
-    from kit.doctor import run_checks
-
     ws = open_workspace(workspace)
-    findings = run_checks(ws)
+    findings = ws.doctor()
     errors = [f for f in findings if f.severity == "error"]
     if as_json:
         emit_json(

@@ -29,10 +29,8 @@ def dream(workspace, phase: str, dry_run: bool, as_json: bool) -> None:
 
     Runs whether or not dreaming.enabled is set: that key only governs the schedule.
     """
-    from kit.dreaming.runner import run_dream
-
     ws = open_workspace(workspace)
-    result = run_dream(ws, phases=phase, dry_run=dry_run, progress=interactive() and not as_json)
+    result = ws.dream(phases=phase, dry_run=dry_run, progress=interactive() and not as_json)
     if as_json:
         emit_json(result.to_json())
         return

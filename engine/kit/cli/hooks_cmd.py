@@ -21,27 +21,14 @@ def hooks() -> None:
     """Hooks: HOOK.md folders (bundled < ~/.config/kit/hooks < workspace hooks/) run on events."""
 
 
-def _rows(registry) -> list[dict]:
-    rows = []
-    for hook in registry.hooks:
-        row = hook.to_json()
-        row["trusted"] = registry.is_trusted(hook) if hook.valid else None
-        row["runs"] = bool(hook.valid and hook.enabled and row["trusted"])
-        rows.append(row)
-    return rows
-
-
 @hooks.command("list")
 @workspace_option
 @json_option
 @handle_errors
 def list_cmd(workspace, as_json: bool) -> None:
     """Every hook with its root, events, kind and whether it runs (valid, enabled, trusted)."""
-    from kit.hooks.registry import registry_for
-
     ws = open_workspace(workspace)
-    registry = registry_for(ws)
-    rows = _rows(registry)
+    rows = ws.hooks.listing()
     if as_json:
         emit_json({"enabled": bool(ws.config.get("hooks.enabled")), "hooks": rows})
         return
@@ -85,7 +72,7 @@ def list_cmd(workspace, as_json: bool) -> None:
 @handle_errors
 def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_json: bool) -> None:
     """Fire EVENT through the hooks, as Kit would, and show the outcome."""
-    from kit.hooks.registry import registry_for
+    from kit import unknown_event
 
     try:
         data = json.loads(data_json)
@@ -94,14 +81,12 @@ def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_
     if not isinstance(data, dict):
         raise click.BadParameter("must be a JSON object", param_hint="--data")
     ws = open_workspace(workspace)
-    from kit.hooks.events import unknown_event
-
     unknown = unknown_event(event)
     if unknown:
         # fired all the same (a `*` hook sees it), but Kit itself never fires it: likely a typo
         tip = "" if "did you mean" in unknown else " (a custom slash command is command:<name>)"
         click.echo(f"kit: warning: no such event: {unknown.removeprefix('event ')}{tip}", err=True)
-    outcome = registry_for(ws).fire(event, data, session_key=session_key)
+    outcome = ws.hooks.fire(event, data, session_key=session_key)
     if as_json:
         emit_json({"event": event, **outcome.to_json()})
         return
@@ -127,10 +112,8 @@ def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_
 @handle_errors
 def trust_cmd(name: str, workspace, as_json: bool) -> None:
     """Allow NAME's current code to run (recorded by content hash outside the workspace)."""
-    from kit.hooks.registry import registry_for
-
     ws = open_workspace(workspace)
-    registry = registry_for(ws)
+    registry = ws.hooks
     hook = registry.get(name)
     entry = registry.trust(name)
     if as_json:

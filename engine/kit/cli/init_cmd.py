@@ -20,7 +20,7 @@ def init(path: Path, use_git: bool, force: bool, as_json: bool) -> None:
 
     Existing files are never overwritten without --force.
     """
-    from kit.init import init_workspace
+    from kit import init_workspace
 
     result = init_workspace(path, git=use_git, force=force)
     if as_json:
@@ -30,7 +30,7 @@ def init(path: Path, use_git: bool, force: bool, as_json: bool) -> None:
         click.echo(f"  created      {rel}")
     for rel in result.overwritten:
         click.echo(f"  overwritten  {rel}")
-    from kit.init import NEVER_OVERWRITTEN
+    from kit import NEVER_OVERWRITTEN
 
     for rel in result.skipped:
         why = "memory is never overwritten" if force and rel in NEVER_OVERWRITTEN else "exists; --force overwrites"

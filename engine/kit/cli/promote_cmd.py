@@ -33,16 +33,14 @@ def _num(value, *, score: bool) -> str:
 @handle_errors
 def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
     """Rank promotion candidates (Deep only); with --apply, promote them to MEMORY.md."""
-    from kit.dreaming.runner import run_dream
-
     ws = open_workspace(workspace)
-    result = run_dream(ws, phases=("deep",), dry_run=not apply)
+    result = ws.dream(phases=("deep",), dry_run=not apply)
     if as_json:
         data = result.to_json()
         emit_json({"now": data["now"], "applied": data["applied"], **data["deep"], "changed": data["changed"],
                    "git": data["git"]})
         return
-    from kit.dreaming.managed import one_line
+    from kit import one_line
 
     decided = {d.ranked.cand.id: d.action for d in result.decisions}
     rows = []
@@ -73,11 +71,10 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
 @handle_errors
 def explain(workspace, target: str, as_json: bool) -> None:
     """Explain one candidate (KEY = path:start:end, or some of its TEXT): signals, gates, history."""
-    from kit.dreaming.explain import explain as explain_candidate
-    from kit.dreaming.ranking import gate_reason
+    from kit import gate_reason
 
     ws = open_workspace(workspace)
-    data = explain_candidate(ws, target)
+    data = ws.explain(target)
     if as_json:
         emit_json(data)
         return

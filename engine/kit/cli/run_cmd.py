@@ -23,31 +23,14 @@ if TYPE_CHECKING:  # pragma: no cover
 KINDS = ("default", "subagent", "cron", "heartbeat", "shared")
 
 
-def _check_model(spec: str, config) -> None:
-    """A --model that cannot name a model (no provider/ part, an unknown provider) is a usage
-    error (exit 2), found before a session is opened. A script: file is checked when it is read."""
-    from kit.errors import ConfigError
-    from kit.providers.registry import settings_for, split_spec
+def _check_model(ws: Workspace, spec: str) -> None:
+    """A --model that cannot name a model is a usage error (exit 2), found before a session opens."""
+    from kit import ConfigError
 
     try:
-        provider, _model = split_spec(spec)
-        if provider != "script":
-            settings_for(provider, config)
+        ws.check_model(spec)
     except ConfigError as exc:
         raise click.BadParameter(str(exc), param_hint="'--model'") from None
-
-
-def _in_force(ws: Workspace, issue) -> str:
-    """What a one-shot run does about a load problem. The workspace was just opened, so there is
-    no last good version: a broken setting or document is simply left out (the config starts
-    from every valid value of every layer, else the defaults)."""
-    if issue.area == "config":
-        if "workspace" not in set(ws.config.sources.values()):
-            return "ignored until fixed; no kit.yaml setting applies"
-        return "ignored until fixed; the valid settings apply"
-    if ws.snapshot.get(issue.path) is not None:
-        return "last good version in force"
-    return "ignored until fixed"
 
 
 @click.command("run")
@@ -65,7 +48,7 @@ def run(message, workspace, model, session_key, kind, as_json):
     """Talk to the agent: one turn with MESSAGE ("-" reads it from stdin), else an interactive REPL."""
     ws = open_workspace(workspace)
     if model is not None:
-        _check_model(model, ws.config)
+        _check_model(ws, model)
 
     def status(text: str) -> None:
         click.echo(f"kit: {text}", err=True)
@@ -73,11 +56,9 @@ def run(message, workspace, model, session_key, kind, as_json):
     if message is None:
         if as_json:
             fail("--json needs a MESSAGE (the REPL is interactive)", 2)
-        from kit.agent.repl import run_repl
+        from kit.cli.repl import run_repl
 
         sys.exit(run_repl(ws, model=model, session_key=session_key, kind=kind))
-
-    from kit.agent.loop import Agent
 
     if message == "-":  # `echo "…" | kit run -`
         message = sys.stdin.read().strip()
@@ -85,27 +66,16 @@ def run(message, workspace, model, session_key, kind, as_json):
             fail("no message on stdin", 2)
     if not message.strip():
         fail("empty MESSAGE: give the text to send (or leave it out for the REPL)", 2)
-    spec = model or str(ws.config.get("agent.model"))
-    if spec.startswith("script:"):
-        from kit.providers.script import LABEL
-
-        status(f"model {spec}: {LABEL}")
-    # principle 5: a broken kit.yaml or document is announced on the turn's status line
-    for issue in ws.snapshot.errors:
-        status(f"warning: {issue} ({_in_force(ws, issue)})")
-    # §6: untrusted workspace hooks are skipped; say so, since nobody is asked in a one-shot run
-    from kit.hooks.registry import registry_for
-
-    for hook in registry_for(ws).untrusted():
-        status(f"hook {hook.name} does not run: its workspace code is not trusted "
-               f"(review hooks/{hook.name}/, then `kit hooks trust {hook.name}`)")
+    # the script label, load problems and skipped untrusted hooks: nobody is asked in a one-shot run
+    for notice in ws.run_notices(model):
+        status(notice)
     interactive = sys.stdin.isatty() and not as_json
 
     def approve(command: str, reason: str) -> bool:
         return click.confirm(f"exec `{command}` ({reason}). Run it?", default=False, err=True)
 
-    agent = Agent(ws, model=model, session_key=session_key, kind=kind, interactive=interactive,
-                  approve=approve, status=status)
+    agent = ws.agent(model=model, session_key=session_key, kind=kind, interactive=interactive,
+                     approve=approve, status=status)
     try:
         result = agent.turn(message)
     finally:

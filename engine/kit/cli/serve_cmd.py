@@ -25,10 +25,8 @@ POLL_S = 5.0
 @handle_errors
 def serve(workspace, no_watch: bool) -> None:
     """Watch the workspace and dream on dreaming.schedule (when dreaming.enabled) until Ctrl-C."""
-    from kit import clock
+    from kit import ConfigError, Scheduler, now
     from kit.cli.common import open_workspace
-    from kit.dreaming.schedule import Scheduler
-    from kit.errors import ConfigError
 
     logging.basicConfig(level=logging.WARNING, format="kit: %(message)s", stream=sys.stderr)
     ws = open_workspace(workspace)
@@ -37,13 +35,9 @@ def serve(workspace, no_watch: bool) -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     cleanups = []
     if not no_watch:
-        from kit.watch import Watcher
-
-        watcher = Watcher(ws).start()
+        watcher = ws.watch().start()
         cleanups.append(watcher.stop)
-    from kit.memory.service import start_auto_index
-
-    cleanups.append(start_auto_index(ws))
+    cleanups.append(ws.memory.auto_index())
     scheduler = Scheduler()
     announced = None
     err.print(f"serving {ws.root}; Ctrl-C to stop", markup=False, highlight=False)
@@ -54,7 +48,7 @@ def serve(workspace, no_watch: bool) -> None:
             schedule, tz = cfg.get("dreaming.schedule"), cfg.get("dreaming.timezone")
             try:
                 if enabled:
-                    if scheduler.due(schedule, tz, clock.now()):
+                    if scheduler.due(schedule, tz, now()):
                         _dream(ws, err)
                     state = ("on", schedule, tz, scheduler.next)
                 else:
@@ -81,11 +75,10 @@ def serve(workspace, no_watch: bool) -> None:
 
 
 def _dream(ws: Workspace, err) -> None:
-    from kit.dreaming.runner import run_dream
-    from kit.errors import BusyError, KitError
+    from kit import BusyError, KitError
 
     try:
-        result = run_dream(ws)
+        result = ws.dream()
     except BusyError as exc:
         err.print(f"dreaming skipped: {exc}", markup=False, highlight=False)
         return

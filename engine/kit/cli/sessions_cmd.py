@@ -15,9 +15,7 @@ from kit.cli.common import (
 
 
 def _store(workspace):
-    from kit.agent.sessions import SessionStore
-
-    return SessionStore(open_workspace(workspace))
+    return open_workspace(workspace).sessions
 
 
 @click.group("sessions")

@@ -31,9 +31,7 @@ def skills() -> None:
 @handle_errors
 def list_cmd(workspace, as_json: bool) -> None:
     """Every skill: source root, readiness (or blocked / invalid), flags and description."""
-    from kit.skills.catalog import catalog_for
-
-    catalog = catalog_for(open_workspace(workspace))
+    catalog = open_workspace(workspace).skills
     invalid = catalog.invalid
     if as_json:
         emit_json({"skills": [s.to_json() for s in catalog],
@@ -84,7 +82,7 @@ def list_cmd(workspace, as_json: bool) -> None:
 @handle_errors
 def view_cmd(name: str, file: str | None, workspace, as_json: bool) -> None:
     """Show a skill's SKILL.md and linked files, or one FILE inside it."""
-    from kit.skills.disclosure import SkillFile, skill_view
+    from kit import SkillFile, skill_view
 
     result = skill_view(open_workspace(workspace), name, file, for_model=False)
     if as_json:
@@ -127,7 +125,7 @@ def new_cmd(name: str, description: str | None, workspace, as_json: bool) -> Non
     """Scaffold skills/NAME/SKILL.md in the workspace (it passes `kit skills check`).
 
     Without --description it writes a placeholder that `kit skills check` warns about until edited."""
-    from kit.skills.manage import new_skill
+    from kit import new_skill
 
     result = new_skill(open_workspace(workspace), name, description)
     if as_json:
@@ -148,41 +146,25 @@ def new_cmd(name: str, description: str | None, workspace, as_json: bool) -> Non
 @handle_errors
 def check_cmd(name: str | None, workspace, as_json: bool) -> None:
     """Validation problems and security findings; exit 1 on errors or untrusted critical code."""
-    from kit.skills.catalog import catalog_for
-
-    catalog = catalog_for(open_workspace(workspace))
-    if name is not None:
-        if name not in catalog.skills and not catalog.problems_for(name):
-            catalog.get(name)  # raises NotFoundError with a suggestion
-    skills = [s for s in catalog if name is None or s.name == name]
-    problems = list(catalog.problems if name is None else catalog.problems_for(name))
-    errors = [p for p in problems if p.severity == "error"]
-    blocked = [s for s in skills if s.blocked]
-    ok = not errors and not blocked
+    check = open_workspace(workspace).skills.check(name)
     if as_json:
-        emit_json({
-            "ok": ok,
-            "problems": [p.to_json() for p in problems],
-            "skills": [{"name": s.name, "source": s.source, "location": s.location, "blocked": s.blocked,
-                        "trusted": s.trusted, "digest": s.scan.digest,
-                        "findings": [f.to_json() for f in s.scan.findings]} for s in skills],
-        })
+        emit_json(check.to_json())
     else:
         out = console()
-        for p in problems:
+        for p in check.problems:
             out.print(f"[{STYLE[p.severity]}]{p.severity:<8}[/] {p}", highlight=False)
-        for s in skills:
+        for s in check.skills:
             for f in s.scan.findings:
                 out.print(f"[{STYLE.get(f.severity, '')}]{f.severity:<8}[/] {s.name}: {f.path}:{f.line}: "
                           f"{f.message} [{f.details['rule']}]  [dim]{f.details['excerpt']}[/]", highlight=False)
             if s.scan.critical:
                 state = "[green]trusted[/]" if s.trusted else "[red]blocked until trusted[/] (`kit skills trust " + s.name + "`)"
                 out.print(f"         {s.name}: {state}")
-        checked = f"skill '{name}'" if name else f"{len(skills)} skill(s)"
-        warned = sum(p.severity == "warning" for p in problems)
-        note = f" ({warned} warning(s))" if warned else ""
-        out.print(f"[green]✓ {checked} OK[/]{note}" if ok else f"[bold red]✗ {len(errors)} error(s), {len(blocked)} blocked[/]")
-    if not ok:
+        checked = f"skill '{name}'" if name else f"{len(check.skills)} skill(s)"
+        note = f" ({len(check.warnings)} warning(s))" if check.warnings else ""
+        out.print(f"[green]✓ {checked} OK[/]{note}" if check.ok
+                  else f"[bold red]✗ {len(check.errors)} error(s), {len(check.blocked)} blocked[/]")
+    if not check.ok:
         sys.exit(1)
 
 
@@ -193,7 +175,7 @@ def check_cmd(name: str | None, workspace, as_json: bool) -> None:
 @handle_errors
 def trust_cmd(name: str, workspace, as_json: bool) -> None:
     """Allow a skill's current code (by content hash); any later change needs trusting again."""
-    from kit.skills.manage import trust_skill
+    from kit import trust_skill
 
     result = trust_skill(open_workspace(workspace), name)
     if as_json:

@@ -24,9 +24,7 @@ def watch(workspace, as_json: bool) -> None:
     {"version": N, "changed": [...], "errors": [...]}). A broken edit keeps the last good
     version in force and its error is printed.
     """
-    from kit import clock
-    from kit.prompt.builder import TemplateWatch
-    from kit.watch import Watcher
+    from kit import TemplateWatch, now
 
     # watcher warnings (inotify limits, failed reloads) go to stderr; stdout stays the report
     logging.basicConfig(level=logging.WARNING, format="kit: %(message)s", stream=sys.stderr)
@@ -56,7 +54,7 @@ def watch(workspace, as_json: bool) -> None:
             sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
             sys.stdout.flush()
             return
-        stamp = clock.now().strftime("%H:%M:%S")
+        stamp = now().strftime("%H:%M:%S")
         shown = list(result.changed[:8])
         if len(result.changed) > len(shown):
             shown.append(f"and {len(result.changed) - len(shown)} more")
@@ -71,12 +69,10 @@ def watch(workspace, as_json: bool) -> None:
     stop = threading.Event()
     # `kill` (SIGTERM) ends the watch as cleanly as Ctrl-C does
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    watcher = Watcher(ws, on_reload=on_reload)
+    watcher = ws.watch(on_reload=on_reload)
     watcher.start()
-    from kit.memory.service import start_auto_index
-
     # changed memory notes are re-indexed (once an index exists: watching never builds one)
-    stop_index = start_auto_index(ws, require_index=True)
+    stop_index = ws.memory.auto_index(require_index=True)
     try:
         debounce = int(watcher.debounce_s * 1000)
         err.print(

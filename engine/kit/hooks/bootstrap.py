@@ -10,7 +10,7 @@ The callback receives the bootstrap files before budgeting and returns them afte
 `{"add": [{"name": "TEAM.md", "content": "…"}]}` (adding an existing name rewrites it).
 
 The builder passes `BootstrapFile(name, text)` objects; unchanged files come back as the very
-same objects, new or rewritten ones as new BootstrapFiles. A blocked or failed hook leaves the
+same objects, new or rewritten ones as new objects of that type. A blocked or failed hook leaves the
 files as they were (the prompt must always build).
 """
 
@@ -26,7 +26,6 @@ from kit.fsutil import sha1_hex
 def apply_bootstrap_hooks(ws: WorkspaceCore, files: Sequence[Any], *, kind: str = "default", session_key: str | None = None) -> list[Any]:
     """Fire agent:bootstrap with the files as `{name, content}` dicts and apply the result."""
     from kit.hooks.registry import registry_for
-    from kit.prompt.builder import BootstrapFile
 
     files = list(files)
     registry = registry_for(ws)
@@ -38,7 +37,10 @@ def apply_bootstrap_hooks(ws: WorkspaceCore, files: Sequence[Any], *, kind: str 
     if outcome.blocked or after == before:
         return files
     unchanged = {(f.name, f.text): f for f in files}
-    return [unchanged.get((item["name"], item["content"])) or BootstrapFile(item["name"], item["content"])
+    # new files are made like the ones the builder passed (its BootstrapFile: hooks sit below the
+    # prompt and do not import it); with none passed, {name, content} dicts, which it accepts too
+    make = type(files[0]) if files else (lambda name, content: {"name": name, "content": content})
+    return [unchanged.get((item["name"], item["content"])) or make(item["name"], item["content"])
             for item in after]
 
 

@@ -56,6 +56,17 @@ class HookRegistry:
 
     # ------------------------------------------------------------------ queries
 
+    def listing(self) -> list[dict[str, Any]]:
+        """`kit hooks list`: each hook's JSON plus whether it is trusted and whether it runs
+        (valid, enabled and trusted)."""
+        rows = []
+        for hook in self.hooks:
+            row = hook.to_json()
+            row["trusted"] = self.is_trusted(hook) if hook.valid else None
+            row["runs"] = bool(hook.valid and hook.enabled and row["trusted"])
+            rows.append(row)
+        return rows
+
     def get(self, name: str) -> HookSpec:
         for hook in self.hooks:
             if hook.name == name:

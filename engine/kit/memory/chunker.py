@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kit.fsutil import sha1_hex
-from kit.memory.daily import is_daily_note
+from kit.memory.notes import is_daily_note
 
 CHUNKER_VERSION = 4  # 4: long lines cut at whitespace; bump when chunk boundaries change, so indexes re-chunk
 

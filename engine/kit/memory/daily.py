@@ -16,28 +16,13 @@ from typing import Any
 from kit import clock
 from kit.core import WorkspaceCore
 from kit.errors import KitError
+from kit.memory.notes import DAILY_RE, is_daily_note, note_date  # noqa: F401 - re-exported
 
-DAILY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})(?:-([^/]+))?\.md$")
 _TOPIC_RE = re.compile(r"^##\s+(.*?)\s*#*\s*$")
 
 
 class MemoryWriteError(KitError):
     """A memory write was refused (threat scan, empty text, bad topic)."""
-
-
-def note_date(rel: str) -> date | None:
-    """The date a daily note is about, from its name; None for any other path."""
-    match = DAILY_RE.match(rel)
-    if not match:
-        return None
-    try:
-        return date.fromisoformat(match.group(1))
-    except ValueError:  # memory/2026-13-45.md is not a daily note
-        return None
-
-
-def is_daily_note(rel: str) -> bool:
-    return note_date(rel) is not None
 
 
 def daily_path(day: date | None = None) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from kit import clock
 from kit.fsutil import sha1_hex
-from kit.memory.daily import is_daily_note
+from kit.memory.notes import is_daily_note
 
 COMPONENT = "recall"
 SOURCES = ("tool", "active", "cli")

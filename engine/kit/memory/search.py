@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from kit.memory.chunker import _CJK, has_cjk, strip_kit_comments
-from kit.memory.daily import note_date
 from kit.memory.index import ChunkRow, MemoryIndex
+from kit.memory.notes import note_date
 
 LIKE_RANK = -1.0  # a substring hit the trigram index cannot rank (1–2 CJK chars) maps to text score 0.5
 _WORD = re.compile(r"[^\W_]+")

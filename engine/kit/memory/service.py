@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -115,6 +115,11 @@ class Memory:
         if idx is not None:
             idx.close()
             self._local.index = None
+
+    def auto_index(self, *, initial_sync: bool = True, require_index: bool = False) -> AutoIndexer:
+        """Re-index changed memory files in the background (see `start_auto_index`); call the
+        result to stop."""
+        return start_auto_index(self.ws, initial_sync=initial_sync, require_index=require_index)
 
     def is_indexable(self, rel: str) -> bool:
         return is_indexable(rel, self.extra_paths)
@@ -408,7 +413,7 @@ class AutoIndexer:
         self._thread.join(timeout=10)
 
 
-def start_auto_index(ws: WorkspaceCore, *, initial_sync: bool = True, require_index: bool = False) -> Callable[[], None]:
+def start_auto_index(ws: WorkspaceCore, *, initial_sync: bool = True, require_index: bool = False) -> AutoIndexer:
     """Subscribe to ws reloads and re-index changed memory files; returns the unsubscribe function.
 
     `initial_sync` first catches up with everything changed while nobody watched. With

@@ -117,6 +117,40 @@ class Skill:
 
 
 @dataclass(frozen=True)
+class SkillCheck:
+    """The verdict of `kit skills check`: ok unless a skill is invalid or has untrusted critical code."""
+
+    name: str | None  # the skill asked about, or None for all
+    skills: tuple[Skill, ...]
+    problems: tuple[Problem, ...]
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        return tuple(p for p in self.problems if p.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        return tuple(p for p in self.problems if p.severity == "warning")
+
+    @property
+    def blocked(self) -> tuple[Skill, ...]:
+        return tuple(s for s in self.skills if s.blocked)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and not self.blocked
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "problems": [p.to_json() for p in self.problems],
+            "skills": [{"name": s.name, "source": s.source, "location": s.location, "blocked": s.blocked,
+                        "trusted": s.trusted, "digest": s.scan.digest,
+                        "findings": [f.to_json() for f in s.scan.findings]} for s in self.skills],
+        }
+
+
+@dataclass(frozen=True)
 class SkillCatalog:
     skills: Mapping[str, Skill]  # by name, sorted by name
     problems: tuple[Problem, ...]  # every invalid skill and every warning
@@ -157,6 +191,15 @@ class SkillCatalog:
             if p.path not in loaded and not p.message.endswith("(keeping the last good version)"):
                 out.setdefault(p.path, p)
         return tuple(out.values())
+
+    def check(self, name: str | None = None) -> SkillCheck:
+        """`kit skills check [NAME]`: validation problems and untrusted critical code, for every
+        skill or the one named (NotFoundError, with a suggestion, for a name that is neither)."""
+        if name is not None and name not in self.skills and not self.problems_for(name):
+            self.get(name)  # raises NotFoundError with a suggestion
+        skills = tuple(s for s in self if name is None or s.name == name)
+        problems = self.problems if name is None else self.problems_for(name)
+        return SkillCheck(name, skills, tuple(problems))
 
     def eligible(self) -> list[Skill]:
         """Skills for the prompt: `always: true` first, then by name."""

@@ -15,14 +15,14 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from kit.agent.sessions import skill_message
-from kit.core import WorkspaceCore
-from kit.errors import KitError
-from kit.hooks.registry import fire_hook
+from kit import KitError, estimate_tokens
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kit import Agent, Workspace
 
 PROMPT = "you> "
 CONTINUE = "...> "
@@ -59,7 +59,7 @@ def parse_slash(line: str) -> SlashCommand | None:
 class Repl:
     """Read-eval-print over an Agent. `input_func` and `console` are injectable for tests."""
 
-    def __init__(self, ws: WorkspaceCore, agent, *, console=None, input_func: Callable[[str], str] | None = None):
+    def __init__(self, ws: Workspace, agent: Agent, *, console=None, input_func: Callable[[str], str] | None = None):
         from rich.console import Console
 
         self.ws = ws
@@ -76,11 +76,8 @@ class Repl:
     # ------------------------------------------------------------------ setup
 
     def _start_background(self) -> None:
-        from kit.memory.service import start_auto_index
-        from kit.watch import Watcher
-
-        self.watcher = Watcher(self.ws, on_reload=self._on_reload).start()
-        self._stop_index = start_auto_index(self.ws)
+        self.watcher = self.ws.watch(on_reload=self._on_reload).start()
+        self._stop_index = self.ws.memory.auto_index()
 
     def _stop_background(self) -> None:
         if self._stop_index is not None:
@@ -208,8 +205,8 @@ class Repl:
         if name not in COMMANDS:
             self.console.print(f"[yellow]unknown command /{escape(name)}[/yellow] — /help lists them")
             return True
-        outcome = fire_hook(self.ws, f"command:{name}", self.agent.hook_data(args=command.args, command=name),
-                            session_key=self.agent.session.key)
+        outcome = self.ws.hooks.fire(f"command:{name}", self.agent.hook_data(args=command.args, command=name),
+                                     session_key=self.agent.session.key)
         for error in outcome.errors:
             self.console.print(f"[dim]hook error: {escape(error)}[/dim]")
         handler = getattr(self, f"cmd_{name}")
@@ -235,8 +232,6 @@ class Repl:
         self.console.print(f"[dim]session reset; new session {session.id}[/dim]")
 
     def cmd_prompt(self, args: str) -> None:
-        from kit.tokens import estimate_tokens
-
         self._settle()
         self.flush_notices()
         result = self.agent.prompt_result()
@@ -251,9 +246,7 @@ class Repl:
         if not args:
             self.console.print("usage: /memory QUERY")
             return
-        from kit.memory.service import memory_for
-
-        result = memory_for(self.ws).search(args)
+        result = self.ws.memory.search(args)
         results = list(getattr(result, "results", []) or [])
         if not results:
             self.console.print("[dim]no matches[/dim]")
@@ -269,25 +262,18 @@ class Repl:
                            + ("".join(f"\n  - {key}" for key in promoted)), markup=False)
 
     def cmd_skill(self, args: str) -> None:
-        from kit.skills.disclosure import user_skill_view
-
         name, _, rest = args.partition(" ")
         if not name:
             self.console.print("usage: /skill NAME [message]", markup=False)
             return
-        # the user's view: honours user-invocable, and allows disable-model-invocation skills
-        view = user_skill_view(self.ws, name)
-        data = view.to_json()
-        body = str(data.get("body") or data.get("content") or "")
         # the model receives the skill body; transcripts and archives keep what the user typed
-        self.message(skill_message(name, body, rest))
+        self.message(self.agent.skill_message(name, rest))
 
 
-def offer_hook_trust(ws: WorkspaceCore, ask: Callable[[str], str], say: Callable[[str], None]) -> list[str]:
+def offer_hook_trust(ws: Workspace, ask: Callable[[str], str], say: Callable[[str], None]) -> list[str]:
     """§6: workspace hook code runs only once the user allows it — `kit hooks trust NAME`, or here,
     at the first interactive prompt. Each untrusted workspace hook is offered once; only a yes
     trusts it (by content hash, so an edit asks again next time). Returns the names trusted."""
-    from kit.hooks.registry import registry_for
 
     def confirm(hook) -> bool:
         runs = f"the command `{hook.command}`" if hook.command else f"hooks/{hook.name}/handler.py"
@@ -301,13 +287,11 @@ def offer_hook_trust(ws: WorkspaceCore, ask: Callable[[str], str], say: Callable
         say(f"hook {hook.name} stays off (`kit hooks trust {hook.name}` allows it later)")
         return False
 
-    return registry_for(ws).ask_trust(confirm)
+    return ws.hooks.ask_trust(confirm)
 
 
-def run_repl(ws: WorkspaceCore, *, model: str | None = None, session_key: str | None = None, kind: str = "default") -> int:
+def run_repl(ws: Workspace, *, model: str | None = None, session_key: str | None = None, kind: str = "default") -> int:
     from rich.console import Console
-
-    from kit.agent.loop import Agent
 
     console = Console(highlight=False, soft_wrap=True)
 
@@ -326,6 +310,6 @@ def run_repl(ws: WorkspaceCore, *, model: str | None = None, session_key: str | 
     if sys.stdin.isatty():
         for name in offer_hook_trust(ws, lambda question: console.input(escape(question)), status):
             status(f"hook {name} trusted")
-    agent = Agent(ws, model=model, session_key=session_key, kind=kind, interactive=True,
+    agent = ws.agent(model=model, session_key=session_key, kind=kind, interactive=True,
                   approve=approve, status=status)
     return Repl(ws, agent, console=console).run()

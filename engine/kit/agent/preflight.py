@@ -1,0 +1,54 @@
+"""Before a run: can the model spec name a model, and what must the person be told first.
+
+`kit run` asks these before it opens a session: a bad `--model` is a usage error found before
+anything is written, and a one-shot run (nobody is asked anything) announces every load problem
+and every workspace hook that will not run (spec §6, principle 5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kit.core import WorkspaceCore
+from kit.problems import Problem
+from kit.providers.registry import settings_for, split_spec
+from kit.providers.script import LABEL
+
+
+def check_model(spec: str, config: Any) -> None:
+    """Raise ConfigError when `spec` cannot name a model (no provider/ part, an unknown provider).
+    A script: file is checked when it is read."""
+    provider, _model = split_spec(spec)
+    if provider != "script":
+        settings_for(provider, config)
+
+
+def in_force(ws: WorkspaceCore, problem: Problem) -> str:
+    """What a run just opened does about a load problem. There is no last good version yet: a broken
+    setting or document is simply left out (the config starts from every valid value of every
+    layer, else the defaults)."""
+    if problem.area == "config":
+        if "workspace" not in set(ws.config.sources.values()):
+            return "ignored until fixed; no kit.yaml setting applies"
+        return "ignored until fixed; the valid settings apply"
+    if problem.path and ws.snapshot.get(problem.path) is not None:
+        return "last good version in force"
+    return "ignored until fixed"
+
+
+def run_notices(ws: WorkspaceCore, model: str | None = None) -> list[str]:
+    """The status lines a one-shot run starts with: the script provider's label, each load error
+    and what is in force instead, each untrusted workspace hook that is skipped."""
+    from kit.hooks.registry import registry_for
+
+    notices = []
+    spec = model or str(ws.config.get("agent.model"))
+    if spec.startswith("script:"):
+        notices.append(f"model {spec}: {LABEL}")
+    notices.extend(f"warning: {problem} ({in_force(ws, problem)})" for problem in ws.snapshot.errors)
+    notices.extend(
+        f"hook {hook.name} does not run: its workspace code is not trusted "
+        f"(review hooks/{hook.name}/, then `kit hooks trust {hook.name}`)"
+        for hook in registry_for(ws).untrusted()
+    )
+    return notices

@@ -1,0 +1,24 @@
+"""Which files are daily notes, and which day each is about: a leaf of the memory package, so
+the chunker, search and the recall log can ask without importing the note writer."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+DAILY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})(?:-([^/]+))?\.md$")
+
+
+def note_date(rel: str) -> date | None:
+    """The date a daily note is about, from its name; None for any other path."""
+    match = DAILY_RE.match(rel)
+    if not match:
+        return None
+    try:
+        return date.fromisoformat(match.group(1))
+    except ValueError:  # memory/2026-13-45.md is not a daily note
+        return None
+
+
+def is_daily_note(rel: str) -> bool:
+    return note_date(rel) is not None
