@@ -205,3 +205,23 @@ def test_journal_tables_are_the_dreaming_stores_tables(tmp_path):
     after = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     db.close()
     assert after - before == set(DREAM_TABLES)
+
+
+def test_a_run_on_another_machine_is_seen_by_its_marker_until_it_is_stale(ws_pair):
+    """On a shared filesystem the pid lock cannot see another machine's process; the marker can."""
+    from datetime import UTC, datetime, timedelta
+
+    ws, _ = ws_pair
+    marker = ws / ".kit" / "fleet" / "running" / "dream.json"
+    marker.parent.mkdir(parents=True)
+    now = datetime.now(UTC)
+    marker.write_text(json.dumps({"task_id": "t1", "host": "other-host", "pid": 4242, "started": now.isoformat()}))
+    before = tree(ws)
+    out = Runtime().run("dream", str(ws), task_id="t2")
+    assert (out.state, out.exit_code) == ("busy", 3) and "on other-host" in out.error
+    with pytest.raises(AlreadyRunning):
+        Runtime().run("dream", str(ws), task_id="t1")
+    assert tree(ws) == before
+    old = (now - timedelta(hours=2)).isoformat()  # older than the hard time limit: that run is dead
+    marker.write_text(json.dumps({"task_id": "t1", "host": "other-host", "pid": 4242, "started": old}))
+    assert Runtime(stale_after=3600).run("dream", str(ws), task_id="t2").state == "ok"

@@ -74,7 +74,8 @@ def make_app(settings: FleetSettings) -> Celery:
         @property
         def runtime(self) -> Runtime:
             if self._runtime is None or self._runtime.pid != os.getpid():
-                type(self)._runtime = Runtime(worker=f"{self.request.hostname or 'worker'}:{os.getpid()}")
+                type(self)._runtime = Runtime(worker=f"{self.request.hostname or 'worker'}:{os.getpid()}",
+                                              stale_after=settings.task_time_limit_s + 60)
                 type(self)._store = None
             return self._runtime  # type: ignore[return-value]
 

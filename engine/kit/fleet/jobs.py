@@ -24,6 +24,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,9 @@ class _Markers:
 
     def set_running(self, task_id: str, worker: str) -> None:
         atomic_write(self.running_path, json.dumps({"task_id": task_id, "worker": worker, "host": socket.gethostname(),
-                                                    "pid": os.getpid(), "started": clock.now().isoformat()}))
+                                                    "pid": os.getpid(),
+                                                    # wall time: staleness is about real processes
+                                                    "started": datetime.now(UTC).isoformat()}))
         self.written = True
 
     def clear_running(self) -> None:
@@ -137,8 +140,10 @@ def _alive(pid: int) -> bool:
 class Runtime:
     """One per worker process: runs jobs and keeps the embedders (so the model loads once)."""
 
-    def __init__(self, *, worker: str | None = None):
+    def __init__(self, *, worker: str | None = None, stale_after: float = 1800 + 60):
         self.pid = os.getpid()
+        # a running marker older than this is a dead run's (the hard time limit killed it by then)
+        self.stale_after = stale_after
         self.worker = worker or f"{socket.gethostname()}:{self.pid}"
         self._embedders: dict[tuple, Any] = {}
         self.jobs = 0
@@ -184,6 +189,15 @@ class Runtime:
         previous = markers.done(task_id)
         if previous is not None:
             return _replace(previous, duplicate=True)
+        holder = markers.running()
+        if holder and _elsewhere(holder, self.stale_after):
+            # the lock file's pid check only knows this machine's processes: a run another machine
+            # holds on a shared filesystem is seen by its marker
+            if holder.get("task_id") == task_id:
+                raise AlreadyRunning(task_id)
+            return finish("busy", summary="another machine is running this workspace; nothing done",
+                          error=f"another {kind} is running in this workspace on {holder.get('host')} "
+                                f"(task {holder.get('task_id')}, since {holder.get('started')})")
         try:
             lock = self._lock(ws, kind)
         except BusyError as exc:
@@ -287,6 +301,17 @@ class Runtime:
 
 def _replace(outcome: Outcome, **changes: Any) -> Outcome:
     return Outcome(**{**outcome.__dict__, **changes})
+
+
+def _elsewhere(holder: dict[str, Any], stale_after: float) -> bool:
+    """A running marker written by another machine, recently enough that its run may be alive."""
+    if holder.get("host") == socket.gethostname():
+        return False
+    try:
+        started = datetime.fromisoformat(str(holder.get("started")))
+    except ValueError:
+        return False
+    return abs(time.time() - started.timestamp()) < stale_after
 
 
 def _dead_here(holder: dict[str, Any]) -> bool:
