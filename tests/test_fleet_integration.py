@@ -257,3 +257,37 @@ def test_index_and_heartbeat_tasks(cluster, tmp_path):
     assert (hb["ws00"].state, hb["ws00"].summary) == ("ok", "HEARTBEAT_OK")
     assert hb["ws01"].state == "skipped" and hb["ws01"].summary == "HEARTBEAT.md has no tasks"
     assert len(cluster.llm.requests_for("beat")) == 1  # the skipped one never asked the model
+
+
+@pytest.mark.timeout(300)
+def test_beat_dreams_each_enabled_workspace_on_its_own_schedule(cluster, tmp_path):
+    """A real `kit fleet beat`: every-minute schedule in a named zone, so this waits ≤ 60 s."""
+    import subprocess
+    import sys
+
+    yaml = KIT_YAML.format(enabled="true", schedule="* * * * *", timezone="Asia/Kolkata", diary="template")
+    on = make_workspace(tmp_path / "beat" / "on", 21, kit_yaml=yaml)
+    off = make_workspace(tmp_path / "beat" / "off", 22)  # dreaming.enabled: false
+    registry = tmp_path / "fleet.yaml"
+    fleet = cluster.fleet(registry)
+    fleet.registry.add([str(on), str(off)])
+    log = tmp_path / "beat.log"
+    with open(log, "wb") as out:
+        beat = subprocess.Popen(
+            [sys.executable, "-m", "kit", "fleet", "--registry", str(registry), "beat", "--schedule",
+             str(tmp_path / "beat-schedule"), "--loglevel", "info"],
+            env=cluster.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=tmp_path)
+        try:
+            rec = None
+            deadline = time.monotonic() + 150
+            while time.monotonic() < deadline and not (rec and rec.get("result")):
+                time.sleep(0.5)
+                rec = fleet.store.records("dream").get(str(on))
+        finally:
+            beat.terminate()
+            beat.wait(30)
+    text = log.read_text(errors="replace")
+    assert rec and rec["result"] == "ok", text[-3000:]
+    assert str(off) not in fleet.store.records("dream")
+    assert "fleet beat: 1 schedule entries" in text
+    assert git_view(on)["log"][0].startswith("dream: promote ")
