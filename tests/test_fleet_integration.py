@@ -53,6 +53,9 @@ class Cluster:
                 self.workers[i] = Worker(w.name + "b", self.env, self.base / f"{w.name}b.log").start()
 
     def stop(self) -> None:
+        import gc
+
+        gc.collect()  # Celery's AsyncResults unsubscribe when collected: let them, while Redis is up
         for w in self.workers:
             w.stop()
         self.llm.stop()

@@ -242,7 +242,8 @@ def status(ctx, kinds, show_workers, as_json) -> None:
             detail = f"{detail} [not in the registry]"
         state = r.state if r.state != "done" else "idle"
         took = f"{r.duration_s:.2f} s" if r.duration_s is not None else ""
-        table.add_row(r.path, r.kind or "-", state, r.result or "", r.finished_at or "", took, detail,
+        when = (r.finished_at or "")[:16].replace("T", " ")
+        table.add_row(r.path, r.kind or "-", state, r.result or "", when, took, detail,
                       style="red" if r.result == "failed" else None)
     out = console()
     out.print(table)
