@@ -32,9 +32,11 @@ PING = "kit.fleet.ping"
 
 def transport_options(settings: FleetSettings) -> dict[str, Any]:
     vt = settings.visibility_timeout_s
-    # sweep for abandoned messages often enough that a dead worker's task comes back soon after vt
+    # sweep for abandoned messages often enough that a dead worker's task comes back soon after vt;
+    # a worker that dies while it holds the sweep's mutex blocks every sweep until the mutex
+    # expires (kombu's default: 300 s), so it expires with the visibility timeout at most
     return {"visibility_timeout": vt, "unacked_restore_interval": max(1, min(60, int(vt // 20) or 1)),
-            "unacked_restore_throttle": 1}
+            "unacked_restore_throttle": 1, "unacked_mutex_expire": int(max(5, min(300, vt)))}
 
 
 def make_app(settings: FleetSettings) -> Celery:
