@@ -13,13 +13,39 @@ from click.testing import CliRunner
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session")
+def shared_data_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An XDG_DATA_HOME whose `kit/models` every test's fresh HOME links to: the ONNX graph of the
+    embedding model is built once per session (by the first test that embeds), not once per test."""
+    data = tmp_path_factory.mktemp("shared-data")
+    (data / "kit" / "models").mkdir(parents=True)
+    return data
+
+
+@pytest.fixture(scope="session")
+def shared_models_dir(shared_data_home: Path) -> Path:
+    return shared_data_home / "kit" / "models"
+
+
+@pytest.fixture(scope="session")
+def shared_embedders():
+    """One `kit.memory.embeddings.Embedders` for the session: each backend's model loads once per
+    test process (workspaces get it with `Workspace.open(path, embedders=shared_embedders)`)."""
+    from kit.memory.embeddings import Embedders
+
+    return Embedders()
+
+
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, shared_models_dir: Path):
     """Never read or write the real user's config, skills, hooks, trust store or crontab."""
     home = tmp_path_factory.mktemp("home")
+    (home / ".local" / "share" / "kit").mkdir(parents=True)
+    (home / ".local" / "share" / "kit" / "models").symlink_to(shared_models_dir, target_is_directory=True)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     for name in list(os.environ):
@@ -82,3 +108,15 @@ def run_kit(*args: str, cwd: Path | None = None, env: dict | None = None, timeou
         timeout=timeout,
         input=input,
     )
+
+
+@pytest.fixture(scope="session")
+def real_embedder(shared_embedders, shared_data_home):
+    """The installed all-MiniLM-L6-v2 with the default backend (`auto`: ONNX), offline."""
+    with pytest.MonkeyPatch.context() as mp:  # session scope: runs before the per-test HOME is set
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("XDG_DATA_HOME", str(shared_data_home))
+        embedder = shared_embedders.get(None)
+        assert embedder is not None, "kit-agent[embeddings] must be installed for the memory tests"
+        embedder.encode(["warm up"])
+    return embedder

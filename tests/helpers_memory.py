@@ -3,7 +3,6 @@ and small deterministic corpora."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,18 +31,6 @@ class CountingEmbedder:
     def reset(self) -> None:
         self.calls = 0
         self.texts = []
-
-
-@pytest.fixture(scope="session")
-def real_embedder():
-    """The installed all-MiniLM-L6-v2, offline; the model loads once per test process."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    from kit.memory.embeddings import load_embedder
-
-    embedder = load_embedder(None)
-    assert embedder is not None, "sentence-transformers must be installed for the memory tests"
-    embedder.encode(["warm up"])
-    return embedder
 
 
 @pytest.fixture
@@ -89,3 +76,42 @@ def undated_filler(root: Path, count: int, folder: str = "memory/topics") -> lis
         write(root, rel, f"# Filler {i}\n\n{filler_note(i)}")
         rels.append(rel)
     return rels
+
+
+# a fixed text set for backend parity (onnx, numpy vs sentence-transformers): empty and tiny texts,
+# CJK and other scripts, code, URLs, numbers, and texts over the 256-token limit
+LONG = " ".join(f"Paragraph {i}: the staging cluster was rebuilt after the billing service migration "
+                f"and the on-call rota changed again." for i in range(40))  # well over 256 tokens
+
+PARITY_TEXTS = [
+    "",
+    " ",
+    "a",
+    "hi",
+    "peanut allergy",
+    "Alice prefers oat milk in a flat white.",
+    "Deploys happen on Tuesdays after standup; rollback plan pinned for 48 hours.",
+    "what milk does Alice like",
+    "The quick brown fox jumps over the lazy dog.",
+    "Postgres 16 listens on port 5433 in staging, 5432 in production.",
+    "東京は日本の首都です。",
+    "我们周四发布新版本，请提前准备回滚方案。",
+    "한국어 문장도 잘 처리되어야 합니다.",
+    "Ünïcödé ÀÇÇÊNTS and ß ligatures — “quotes” and…ellipses",
+    "emoji 🎉🚀 in a note 👍",
+    "def f(x):\n    return x ** 2  # square it\n",
+    "SELECT id, name FROM users WHERE created_at > NOW() - INTERVAL '7 days';",
+    "```sh\nmake step-3 TARGET=4 && kubectl rollout restart deploy/api\n```",
+    "# 2026-05-07\n\n- Grandma wants lilies rather than roses\n- dentist next Tuesday",
+    "https://example.com/path?query=1&x=y#frag",
+    "1234567890 3.14159 2.71828 -42 1e-9",
+    "UPPER CASE SHOUTING ABOUT THE Q3 BUDGET",
+    "   leading and trailing whitespace   ",
+    "tab\tseparated\tvalues\nand\nnewlines",
+    "A very very very very very very very very very very very very very very repetitive sentence.",
+    "supercalifragilisticexpialidocious antidisestablishmentarianism",
+    "Priya asked about the Lisbon client: invoice template in Finance (ref 12).",
+    LONG,
+    LONG + " and a tail that truncation drops",
+    "Café naïve résumé — déjà vu",
+]

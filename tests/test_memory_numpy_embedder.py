@@ -1,5 +1,5 @@
 """The numpy embedding backend: same vectors and model_id as sentence-transformers, no torch import,
-`memory.embedding.backend` routing, search parity, and a clear fts-only reason without model files."""
+search parity, and a clear fts-only reason without model files."""
 
 from __future__ import annotations
 
@@ -11,52 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers_memory import write
-from kit.memory import embeddings
-from kit.memory.embeddings import (
-    AutoEmbedder,
-    SentenceTransformerEmbedder,
-    load_embedder,
-    model_problem,
-)
+from helpers_memory import LONG, PARITY_TEXTS, write
+from kit.memory.embeddings import SentenceTransformerEmbedder
 from kit.memory.numpy_embedder import NumpyEmbedder, erf
 
-LONG = " ".join(f"Paragraph {i}: the staging cluster was rebuilt after the billing service migration "
-                f"and the on-call rota changed again." for i in range(40))  # well over 256 tokens
-
-TEXTS = [
-    "",
-    " ",
-    "a",
-    "hi",
-    "peanut allergy",
-    "Alice prefers oat milk in a flat white.",
-    "Deploys happen on Tuesdays after standup; rollback plan pinned for 48 hours.",
-    "what milk does Alice like",
-    "The quick brown fox jumps over the lazy dog.",
-    "Postgres 16 listens on port 5433 in staging, 5432 in production.",
-    "東京は日本の首都です。",
-    "我们周四发布新版本，请提前准备回滚方案。",
-    "한국어 문장도 잘 처리되어야 합니다.",
-    "Ünïcödé ÀÇÇÊNTS and ß ligatures — “quotes” and…ellipses",
-    "emoji 🎉🚀 in a note 👍",
-    "def f(x):\n    return x ** 2  # square it\n",
-    "SELECT id, name FROM users WHERE created_at > NOW() - INTERVAL '7 days';",
-    "```sh\nmake step-3 TARGET=4 && kubectl rollout restart deploy/api\n```",
-    "# 2026-05-07\n\n- Grandma wants lilies rather than roses\n- dentist next Tuesday",
-    "https://example.com/path?query=1&x=y#frag",
-    "1234567890 3.14159 2.71828 -42 1e-9",
-    "UPPER CASE SHOUTING ABOUT THE Q3 BUDGET",
-    "   leading and trailing whitespace   ",
-    "tab\tseparated\tvalues\nand\nnewlines",
-    "A very very very very very very very very very very very very very very repetitive sentence.",
-    "supercalifragilisticexpialidocious antidisestablishmentarianism",
-    "Priya asked about the Lisbon client: invoice template in Finance (ref 12).",
-    LONG,
-    LONG + " and a tail that truncation drops",
-    "Café naïve résumé — déjà vu",
-]
-
+TEXTS = PARITY_TEXTS
 
 @pytest.fixture(scope="module")
 def torch_backend():
@@ -78,7 +37,7 @@ def test_erf_matches_math_erf():
 
 
 def test_same_vectors_and_model_id_as_sentence_transformers(torch_backend, numpy_backend):
-    assert len(numpy_backend.model.tokenizer.encode(LONG).ids) == 256  # truncated to max_seq_length
+    assert len(numpy_backend.model.tokens.tokenizer.encode(LONG).ids) == 256  # truncated to max_seq_length
     from tokenizers import Tokenizer
 
     untruncated = Tokenizer.from_file(str(Path(numpy_backend.location) / "tokenizer.json"))
@@ -114,41 +73,6 @@ def test_numpy_backend_imports_no_torch():
     assert out.stdout.strip() == "NumpyEmbedder (2, 384) []", out.stderr
 
 
-def test_auto_routes_small_batches_to_numpy_and_large_ones_to_torch(monkeypatch):
-    monkeypatch.setattr(embeddings, "_EMBEDDERS", {})
-    auto = load_embedder({"backend": "auto"})
-    assert isinstance(auto, AutoEmbedder)
-    assert auto.model_id == "sentence-transformers/all-MiniLM-L6-v2" and auto.dim == 384
-    assert isinstance(auto.numpy, NumpyEmbedder) and isinstance(auto.torch, SentenceTransformerEmbedder)
-    numpy_calls, torch_calls = auto.numpy.calls, auto.torch.calls
-    auto.encode(["a query"])
-    auto.encode([f"changed chunk {i}" for i in range(embeddings.AUTO_TORCH_BATCH - 1)])
-    assert (auto.numpy.calls - numpy_calls, auto.torch.calls - torch_calls) == (2, 0)
-    big = [f"note {i}" for i in range(embeddings.AUTO_TORCH_BATCH)]
-    vectors = auto.encode(big)
-    assert (auto.numpy.calls - numpy_calls, auto.torch.calls - torch_calls) == (2, 1)
-    assert vectors.shape == (len(big), 384)
-    assert np.abs(vectors[:5] - auto.numpy.encode(big[:5])).max() <= 1e-4
-    # explicit backends, and the other one when one cannot run
-    assert isinstance(load_embedder({"backend": "numpy"}), NumpyEmbedder)
-    assert isinstance(load_embedder({"backend": "torch"}), SentenceTransformerEmbedder)
-    monkeypatch.setattr(embeddings, "sentence_transformers_available", lambda: False)
-    only_numpy = load_embedder({"backend": "auto", "batch_size": 7})
-    assert isinstance(only_numpy, AutoEmbedder) and only_numpy.torch is None
-    assert load_embedder({"backend": "torch", "batch_size": 7}) is None
-
-
-def test_auto_falls_back_to_torch_when_numpy_cannot_run(monkeypatch):
-    from kit.memory import numpy_embedder
-
-    monkeypatch.setattr(embeddings, "_EMBEDDERS", {})
-    monkeypatch.setattr(numpy_embedder, "numpy_backend_problem", lambda location: "tokenizers is not installed")
-    assert isinstance(load_embedder({"backend": "auto"}), SentenceTransformerEmbedder)
-    assert load_embedder({"backend": "numpy"}) is None
-    assert model_problem({"backend": "numpy"}) == "tokenizers is not installed"
-    assert model_problem({"backend": "auto"}) is None
-
-
 def _workspace(root: Path):
     from kit.init import init_workspace
     from kit.workspace import Workspace
@@ -164,20 +88,32 @@ def _workspace(root: Path):
     return Workspace.open(root)
 
 
+# what each query must find first (and its vector score, within 0.005), whichever backend embeds
+EXPECTED_TOP = {
+    "what milk does Alice like": ("memory/2026-02-01.md:3:3", 0.754),
+    "peanut allergy": ("MEMORY.md:1:4", 0.41),
+    "database port": ("memory/2026-02-01.md:4:4", 0.595),
+    "flowers for grandma": ("memory/2026-02-02.md:3:3", 0.651),
+    "when do we deploy": ("MEMORY.md:1:4", 0.237),
+    "bread starter": ("memory/topics/cooking.md:1:5", 0.543),
+}
+
+
 def test_search_gives_the_same_results_with_numpy_and_torch(tmp_path, kit_now, torch_backend, numpy_backend):
     from kit.memory.service import Memory
 
     kit_now("2026-02-03T09:00:00+00:00")
     by_numpy = Memory(_workspace(tmp_path / "a"), embedder=numpy_backend)
     by_torch = Memory(_workspace(tmp_path / "b"), embedder=torch_backend)
-    for query in ("what milk does Alice like", "peanut allergy", "database port", "flowers for grandma",
-                  "when do we deploy", "bread starter"):
+    for query, (top_key, top_vector) in EXPECTED_TOP.items():
         ours, theirs = by_numpy.search(query), by_torch.search(query)
         assert ours.mode == theirs.mode == "hybrid"
+        assert ours.results and ours.results[0].key == top_key, query
+        assert ours.results[0].vector_score == pytest.approx(top_vector, abs=0.005), query
         assert [h.key for h in ours.results] == [h.key for h in theirs.results], query
         for a, b in zip(ours.results, theirs.results, strict=True):
             assert a.score == pytest.approx(b.score, abs=1e-4)
-            assert a.vector_score == pytest.approx(b.vector_score, abs=1e-4)
+            assert a.vector_score is not None and a.vector_score == pytest.approx(b.vector_score, abs=1e-4)
     by_numpy.close()
     by_torch.close()
 

@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-import helpers_memory
 from helpers_memory import undated_filler, write
 from kit import clock
 from kit.memory.recall import (
@@ -20,7 +19,6 @@ from kit.memory.recall import (
 )
 from kit.memory.service import Memory
 
-real_embedder = helpers_memory.real_embedder
 NOW = "2026-05-07T09:00:00+00:00"
 
 
@@ -99,7 +97,7 @@ def test_searches_record_only_when_asked(recall_ws):
         assert len({e.query_hash for e in logged}) == 2
         assert events(db, since_day="2026-05-08") == []
         assert len(events(db, since_day="2026-05-07")) == len(logged)
-    assert recall_ws.status()["recall_events"] == len(logged)
+    assert recall_ws.status().recall.events == len(logged)
 
 
 def test_record_hits_accepts_json_results_and_rejects_unknown_sources(workspace, kit_now):

@@ -8,7 +8,6 @@ from datetime import date
 
 import pytest
 
-import helpers_memory
 from helpers_memory import undated_filler, write
 from kit.memory.search import (
     SearchSettings,
@@ -23,7 +22,6 @@ from kit.memory.search import (
     tokens,
 )
 
-real_embedder = helpers_memory.real_embedder
 NOW = "2026-05-07T09:00:00+00:00"
 TODAY = date(2026, 5, 7)
 GARAGE = "- The garage door code is 4512\n"

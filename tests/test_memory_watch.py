@@ -7,11 +7,9 @@ import os
 
 import pytest
 
-import helpers_memory
 from helpers_memory import CountingEmbedder, write
 from kit.memory.service import memory_for, start_auto_index
 
-real_embedder = helpers_memory.real_embedder
 NOW = "2026-05-07T09:00:00+00:00"
 
 

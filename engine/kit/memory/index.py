@@ -15,6 +15,7 @@ import functools
 import os
 import sqlite3
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ import numpy as np
 from kit import clock
 from kit.errors import DocumentError, PathEscapeError
 from kit.fsutil import is_within, read_text, safe_join, sha1_hex
+from kit.memory import vector_file
 from kit.memory.chunker import CHUNKER_VERSION, Chunk, chunk_markdown
 from kit.state import connect, transaction
 
@@ -41,7 +43,11 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path)",
     "CREATE TABLE IF NOT EXISTS embedding_cache (model TEXT NOT NULL, hash TEXT NOT NULL, "
     "dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, hash)) WITHOUT ROWID",
+    # vectors of recent search queries, so a cold process searching again loads no model
+    "CREATE TABLE IF NOT EXISTS query_vectors (model TEXT NOT NULL, hash TEXT NOT NULL, "
+    "vector BLOB NOT NULL, added REAL NOT NULL, PRIMARY KEY (model, hash)) WITHOUT ROWID",
 )
+QUERY_VECTORS_KEPT = 1000  # the most recent distinct queries per index
 FTS_SCHEMA = (
     # porter over unicode61: "deploy" finds "Deploys" and "deployed"; the trigram table keeps CJK and substrings
     "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')",
@@ -234,6 +240,8 @@ class MemoryIndex:
                 (str(SCHEMA_VERSION),),
             )
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', '0')")
+            # names this index (with the generation: which vector file belongs to it)
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('id', ?)", (uuid.uuid4().hex,))
         return conn
 
     def _remove_files(self) -> None:
@@ -276,6 +284,40 @@ class MemoryIndex:
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         return ids, matrix
+
+    def vector_key(self, model: str) -> vector_file.VectorKey:
+        return vector_file.VectorKey(self.meta("id") or "", self.generation(), model)
+
+    def mapped_vectors(self, model: str, *, write: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """`vectors(model)`, memory-mapped from the vector file beside index.db when it matches this
+        index's generation; else read from SQLite and (with `write`) saved there for the next process."""
+        key = self.vector_key(model)
+        path = self.path.with_name(vector_file.FILE_NAME)
+        found = vector_file.read(path, key)
+        if found is not None:
+            return found
+        ids, matrix = self.vectors(model)
+        if write:
+            with contextlib.suppress(OSError):  # derived data: a read-only .kit/ only costs speed
+                vector_file.write(path, key, ids, matrix)
+        return ids, matrix
+
+    def query_vector(self, model: str, text: str) -> np.ndarray | None:
+        row = self.conn.execute("SELECT vector FROM query_vectors WHERE model = ? AND hash = ?",
+                                (model, sha1_hex(text))).fetchone()
+        return None if row is None else np.frombuffer(row[0], dtype=np.float32).copy()
+
+    def store_query_vector(self, model: str, text: str, vector: np.ndarray) -> None:
+        with transaction(self.conn):
+            self.conn.execute(
+                "INSERT OR REPLACE INTO query_vectors(model, hash, vector, added) VALUES (?,?,?,?)",
+                (model, sha1_hex(text), np.asarray(vector, dtype=np.float32).tobytes(), clock.timestamp()),
+            )
+            self.conn.execute(
+                "DELETE FROM query_vectors WHERE (model, hash) NOT IN "
+                "(SELECT model, hash FROM query_vectors ORDER BY added DESC, hash LIMIT ?)",
+                (QUERY_VECTORS_KEPT,),
+            )
 
     def chunk_rows(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
         wanted = list(dict.fromkeys(int(i) for i in ids))
@@ -399,13 +441,174 @@ class MemoryIndex:
 
 
 # --------------------------------------------------------------------------- sync
+# plan (what changed: stat, then hash), then per window of files: chunk, embed what the cache lacks,
+# apply (each file's chunks replaced in one transaction). The model encodes window k on a worker
+# thread while this thread chunks window k+1 and writes window k-1, so reading, hashing, SQLite and
+# FTS writes run in the shadow of embedding. Memory stays bounded: one window's texts and vectors.
+
+WINDOW_TEXTS = 512  # texts to embed per window (and per encode call)
+WINDOW_FILES = 64  # files per window when their chunks come from the cache
 
 
 def chunker_signature(tokens: int, overlap: int) -> str:
     return f"v{CHUNKER_VERSION}:{tokens}:{overlap}"
 
 
-Progress = Callable[[int, int], None]  # (texts embedded so far, total)
+Progress = Callable[[int, int], None]  # (files indexed so far, files to index)
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    """What a sync will do, decided from stat, content hashes and the index (nothing written yet)."""
+
+    seen: int  # indexable files seen
+    index: tuple[str, ...]  # files to (re)chunk and write, in path order
+    new: frozenset[str]  # those of them not indexed before
+    touch: tuple[tuple[str, int, int], ...]  # (path, size, mtime_ns): same content, new stat
+    remove: tuple[str, ...]  # indexed, but gone (or no longer indexable)
+    unchanged: int
+    errors: tuple[str, ...]
+
+
+def plan_sync(
+    index: MemoryIndex,
+    root: Path,
+    *,
+    paths: Iterable[str] | None = None,
+    extra_paths: Sequence[str] = (),
+    chunker: str,
+    model: str | None,
+) -> SyncPlan:
+    """Which files to index, touch or remove. Reads the files whose stat changed to compare hashes."""
+    known = index.file_rows()
+    errors: list[str] = []
+    if paths is None:
+        on_disk, problems = indexable_files(root, extra_paths)
+        errors.extend(problems)
+        wanted = set(on_disk)
+        targets = sorted(wanted | set(known))
+        seen = len(on_disk)
+    else:
+        paths = list(paths)
+        wanted = {p for p in paths if is_indexable(p, extra_paths)}
+        # a path no longer indexable (extra_paths changed, file hidden) leaves the index
+        targets = sorted(wanted | {p for p in paths if p in known})
+        seen = len(wanted)
+    stale_model: set[str] = set()
+    if model is not None:
+        stale_model = {
+            r[0]
+            for r in index.conn.execute(
+                "SELECT DISTINCT path FROM chunks WHERE embedding IS NULL OR model IS NOT ?", (model,)
+            )
+        }
+    to_index: list[str] = []
+    touch: list[tuple[str, int, int]] = []
+    remove: list[str] = []
+    unchanged = 0
+    for rel in targets:
+        full = root / rel
+        try:
+            if rel not in wanted:
+                raise FileNotFoundError(rel)
+            st = full.stat()
+            if not full.is_file() or not is_within(root, full):
+                raise FileNotFoundError(rel)
+        except (FileNotFoundError, NotADirectoryError):
+            if rel in known:
+                remove.append(rel)
+            continue
+        row = known.get(rel)
+        fresh = row is not None and row[3] == chunker and rel not in stale_model
+        if fresh and row[0] == st.st_size and row[1] == st.st_mtime_ns:
+            unchanged += 1
+            continue
+        if fresh:
+            try:
+                same = sha1_hex(read_text(full, display=rel)) == row[2]
+            except DocumentError as exc:
+                errors.append(str(exc))  # the last good version stays indexed
+                continue
+            if same:
+                touch.append((rel, st.st_size, st.st_mtime_ns))
+                unchanged += 1
+                continue
+        to_index.append(rel)
+    return SyncPlan(seen, tuple(to_index), frozenset(r for r in to_index if r not in known), tuple(touch),
+                    tuple(remove), unchanged, tuple(errors))
+
+
+def _read_pending(root: Path, rel: str, tokens: int, overlap: int, new: bool) -> _Pending:
+    """A file to write, read and chunked now (its stat and hash are those of what was read)."""
+    full = root / rel
+    st = full.stat()
+    text = read_text(full, display=rel)
+    item = _Pending(rel, st.st_size, st.st_mtime_ns, sha1_hex(text), new=new)
+    item.chunks = chunk_markdown(rel, text, tokens=tokens, overlap=overlap)
+    return item
+
+
+class WindowVectors:
+    """Embed missing: the vectors of one window's chunks — from the embedding cache at once, from the
+    model for the rest (`encode` may hand the work to a worker thread and return a future).
+
+    A text already being embedded for the window before (`previous`) is not sent twice: its vector
+    is taken from that window when this one finishes."""
+
+    def __init__(self, index: MemoryIndex, model: str, items: Sequence[_Pending],
+                 encode: Callable[[list[str]], Any], previous: WindowVectors | None = None):
+        self.index, self.model = index, model
+        texts = {c.hash: c.embed_text for item in items for c in item.chunks}
+        self.vectors = index.cached_vectors(model, texts)
+        self.cached = sum(1 for item in items for c in item.chunks if c.hash in self.vectors)
+        in_flight = previous.missing if previous is not None and not previous.done else set()
+        self.borrowed = {h for h in texts if h not in self.vectors and h in in_flight}
+        self.previous = previous if self.borrowed else None
+        self.missing = {h for h in texts if h not in self.vectors and h not in self.borrowed}
+        self._order = sorted(self.missing)
+        self._job = encode([texts[h] for h in self._order]) if self._order else None
+        self.done = False
+
+    @property
+    def embedded(self) -> int:
+        return len(self.missing)
+
+    def finish(self) -> dict[str, bytes]:
+        """Wait for the model, store the new vectors in the cache; returns every vector by hash."""
+        if not self.done:
+            if self._job is not None:
+                matrix = self._job.result() if hasattr(self._job, "result") else self._job
+                self.index.store_vectors(self.model, list(zip(self._order, matrix, strict=True)))
+                for h, vec in zip(self._order, matrix, strict=True):
+                    self.vectors[h] = np.asarray(vec, dtype=np.float32).tobytes()
+                self._job = None
+            if self.previous is not None:
+                earlier = self.previous.finish()
+                self.vectors.update((h, earlier[h]) for h in self.borrowed)
+                self.previous = None  # keep no chain of windows alive
+            self.done = True
+        return self.vectors
+
+
+def _windows(root: Path, plan: SyncPlan, tokens: int, overlap: int, errors: list[str]):
+    """Files of the plan read and chunked, grouped so each group has about WINDOW_TEXTS chunks."""
+    window: list[_Pending] = []
+    size = 0
+    for rel in plan.index:
+        try:
+            item = _read_pending(root, rel, tokens, overlap, rel in plan.new)
+        except DocumentError as exc:
+            errors.append(str(exc))  # the last good version stays indexed
+            continue
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # deleted since the plan: the next sync removes it
+        window.append(item)
+        size += len(item.chunks)
+        if size >= WINDOW_TEXTS or len(window) >= WINDOW_FILES:
+            yield window
+            window, size = [], 0
+    if window:
+        yield window
 
 
 def sync_index(
@@ -426,90 +629,55 @@ def sync_index(
     model = embedder.model_id if embedder is not None else None
     if rebuild:
         index.clear()
-    known = index.file_rows()
-    errors: list[str] = []
-    if paths is None:
-        on_disk, problems = indexable_files(root, extra_paths)
-        errors.extend(problems)
-        wanted = set(on_disk)
-        targets = sorted(wanted | set(known))
-        seen = len(on_disk)
-    else:
-        wanted = {p for p in paths if is_indexable(p, extra_paths)}
-        # a path no longer indexable (extra_paths changed, file hidden) leaves the index
-        targets = sorted(wanted | {p for p in paths if p in known})
-        seen = len(wanted)
-    stale_model: set[str] = set()
-    if model is not None:
-        stale_model = {
-            r[0]
-            for r in index.conn.execute(
-                "SELECT DISTINCT path FROM chunks WHERE embedding IS NULL OR model IS NOT ?", (model,)
-            )
-        }
+    plan = plan_sync(index, root, paths=paths, extra_paths=extra_paths, chunker=chunker, model=model)
+    for rel in plan.remove:
+        index.remove_file(rel)
+    for rel, size, mtime_ns in plan.touch:
+        index.touch_file(rel, size, mtime_ns)
+    errors = list(plan.errors)
+    written = embedded = cached = done = 0
+    added: list[str] = []
+    updated: list[str] = []
 
-    pending: list[_Pending] = []
-    removed: list[str] = []
-    unchanged = 0
-    for rel in targets:
-        full = root / rel
-        try:
-            if rel not in wanted:
-                raise FileNotFoundError(rel)
-            st = full.stat()
-            if not full.is_file() or not is_within(root, full):
-                raise FileNotFoundError(rel)
-        except (FileNotFoundError, NotADirectoryError):
-            if rel in known:
-                index.remove_file(rel)
-                removed.append(rel)
-            continue
-        row = known.get(rel)
-        if row and row[0] == st.st_size and row[1] == st.st_mtime_ns and row[3] == chunker and rel not in stale_model:
-            unchanged += 1
-            continue
-        try:
-            text = read_text(full, display=rel)
-        except DocumentError as exc:
-            errors.append(str(exc))  # the last good version stays indexed
-            continue
-        digest = sha1_hex(text)
-        if row and row[2] == digest and row[3] == chunker and rel not in stale_model:
-            index.touch_file(rel, st.st_size, st.st_mtime_ns)
-            unchanged += 1
-            continue
-        item = _Pending(rel, st.st_size, st.st_mtime_ns, digest, new=row is None)
-        item.chunks = chunk_markdown(rel, text, tokens=tokens, overlap=overlap)
-        pending.append(item)
+    def apply(window: list[_Pending], job: WindowVectors | None) -> None:
+        nonlocal written, done
+        vectors = job.finish() if job is not None else {}
+        for item in window:
+            written += index.replace_file(item, chunker, model, vectors)
+            (added if item.new else updated).append(item.rel)
+        done += len(window)
+        if progress:
+            progress(done, len(plan.index))
 
-    vectors: dict[str, bytes] = {}
-    embedded = cached = 0
-    if model is not None and pending:
-        all_hashes = {c.hash: c.embed_text for item in pending for c in item.chunks}
-        vectors = index.cached_vectors(model, all_hashes)
-        cached = sum(1 for item in pending for c in item.chunks if c.hash in vectors)
-        missing = sorted((h for h in all_hashes if h not in vectors), key=lambda h: len(all_hashes[h]))
-        # sorted by length so each batch pads little; cache rows are committed batch by batch
-        for start in range(0, len(missing), ENCODE_BATCH):
-            batch = missing[start : start + ENCODE_BATCH]
-            matrix = embedder.encode([all_hashes[h] for h in batch])
-            index.store_vectors(model, list(zip(batch, matrix, strict=True)))
-            for h, vec in zip(batch, matrix, strict=True):
-                vectors[h] = np.asarray(vec, dtype=np.float32).tobytes()
-            embedded += len(batch)
-            if progress:
-                progress(embedded, len(missing))
+    if plan.index:
+        with contextlib.ExitStack() as stack:
+            submit: Callable[[list[str]], Any] | None = None
+            if model is not None:
+                from concurrent.futures import ThreadPoolExecutor
 
-    written = 0
-    for item in pending:
-        written += index.replace_file(item, chunker, model, vectors)
+                worker = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="kit-embed"))
+
+                def submit(texts: list[str]) -> Any:
+                    return worker.submit(embedder.encode, texts)
+
+            waiting: tuple[list[_Pending], WindowVectors | None] | None = None
+            for window in _windows(root, plan, tokens, overlap, errors):
+                job = None
+                if submit is not None:
+                    job = WindowVectors(index, model, window, submit, waiting[1] if waiting else None)
+                    embedded, cached = embedded + job.embedded, cached + job.cached
+                if waiting is not None:
+                    apply(*waiting)  # the previous window is written while the model encodes this one
+                waiting = (window, job)
+            if waiting is not None:
+                apply(*waiting)
     index.set_meta("last_sync", f"{clock.timestamp():.3f}")
     return SyncResult(
-        files=seen,
-        added=tuple(i.rel for i in pending if i.new),
-        updated=tuple(i.rel for i in pending if not i.new),
-        removed=tuple(removed),
-        unchanged=unchanged,
+        files=plan.seen,
+        added=tuple(added),
+        updated=tuple(updated),
+        removed=plan.remove,
+        unchanged=plan.unchanged,
         chunks=written,
         embedded=embedded,
         cached=cached,

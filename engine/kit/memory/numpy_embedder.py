@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
-import json
 import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -32,8 +31,7 @@ from kit.memory.embeddings import (
     normalise,
     resolve_model,
 )
-
-REQUIRED_FILES = ("config.json", "tokenizer.json", "model.safetensors")
+from kit.memory.model_files import BertConfig, Tokens, bert_folder_problem, load_weights, vector_dim
 
 # --------------------------------------------------------------------------- erf
 # NumPy has no erf. erf(|x|) is interpolated linearly on a table of math.erf at steps of 1/4096 over
@@ -81,120 +79,46 @@ def _gelu_tanh(x: np.ndarray) -> np.ndarray:
     return (0.5 * x * (1.0 + np.tanh(inner))).astype(np.float32, copy=False)
 
 
-_ACTIVATIONS = {
+_ACTIVATIONS = MappingProxyType({
     "gelu": gelu,
     "gelu_new": _gelu_tanh,
     "gelu_pytorch_tanh": _gelu_tanh,
     "relu": lambda x: np.maximum(x, np.float32(0)),
-}
+})
 
 
 # --------------------------------------------------------------------------- BLAS threads
 
-_BLAS: list[Any] = []  # [threadpoolctl controller or None], found on first use
 
+def _blas_controller() -> Any:
+    """threadpoolctl's controller when it is installed (it comes with sentence-transformers), else None."""
+    try:
+        from threadpoolctl import ThreadpoolController
 
-def _one_blas_thread() -> Any:
-    """A context with BLAS on one thread, for the B·H small matrix products of attention: OpenBLAS
-    wakes its thread pool for each of them, which on a busy 2-core machine is ~50x slower than one
-    thread. Uses threadpoolctl when it is installed (it comes with sentence-transformers), else
-    changes nothing."""
-    if not _BLAS:
-        try:
-            from threadpoolctl import ThreadpoolController
-
-            _BLAS.append(ThreadpoolController())
-        except Exception:  # not installed, or cannot inspect the loaded libraries
-            _BLAS.append(None)
-    controller = _BLAS[0]
-    if controller is None:
-        return contextlib.nullcontext()
-    return controller.limit(limits=1, user_api="blas")
-
-
-# --------------------------------------------------------------------------- availability
+        return ThreadpoolController()
+    except Exception:  # not installed, or cannot inspect the loaded libraries
+        return None
 
 
 def numpy_backend_problem(location: str | Path) -> str | None:
     """Why the NumPy backend cannot run `location` (None if it can). Imports nothing heavy."""
-    missing = [m for m in ("tokenizers", "safetensors") if importlib.util.find_spec(m) is None]
-    if missing:
-        return f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed (needed by the numpy embedding backend)"
-    folder = Path(location)
-    if not folder.is_dir():
-        return f"model {str(location)!r} is not a local folder (the numpy embedding backend reads model files from disk)"
-    absent = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
-    if absent:
-        return f"model folder {str(folder)!r} has no {', '.join(absent)} (needed by the numpy embedding backend)"
-    try:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return f"cannot read {folder / 'config.json'}: {exc}"
-    if config.get("model_type", "bert") != "bert":
-        return f"the numpy embedding backend runs BERT models only, not {config.get('model_type')!r}"
-    if str(config.get("hidden_act", "gelu")) not in _ACTIVATIONS:
-        return f"the numpy embedding backend does not know the activation {config.get('hidden_act')!r}"
-    if str(config.get("position_embedding_type", "absolute")) != "absolute":
-        return "the numpy embedding backend supports absolute position embeddings only"
-    modules = folder / "modules.json"
-    if modules.is_file():
-        try:
-            kinds = {str(m.get("type", "")).rsplit(".", 1)[-1] for m in json.loads(modules.read_text(encoding="utf-8"))}
-        except (OSError, ValueError, AttributeError) as exc:
-            return f"cannot read {modules}: {exc}"
-        extra = sorted(kinds - {"Transformer", "Pooling", "Normalize"})
-        if extra:
-            return f"the numpy embedding backend runs Transformer + Pooling (+ Normalize) models, not {', '.join(extra)}"
-    pooling = _pooling_config(folder)
-    if pooling is not None and not pooling.get("pooling_mode_mean_tokens", False):
-        return "the numpy embedding backend supports mean pooling only"
-    return None
-
-
-def _pooling_config(folder: Path) -> dict[str, Any] | None:
-    for candidate in (folder / "1_Pooling" / "config.json",):
-        if candidate.is_file():
-            return json.loads(candidate.read_text(encoding="utf-8"))
-    return None
+    return bert_folder_problem(location, "numpy")
 
 
 # --------------------------------------------------------------------------- the model
 
 
 class _Bert:
-    """Weights and hyper-parameters of one BERT encoder, loaded once."""
+    """Weights, tokenizer and hyper-parameters of one BERT encoder, loaded once."""
 
     def __init__(self, folder: Path):
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        self.layers = int(config["num_hidden_layers"])
-        self.heads = int(config["num_attention_heads"])
-        self.hidden = int(config["hidden_size"])
-        self.head_dim = self.hidden // self.heads
-        self.eps = float(config.get("layer_norm_eps", 1e-12))
-        self.activation = _ACTIVATIONS[str(config.get("hidden_act", "gelu"))]
-        self.max_positions = int(config.get("max_position_embeddings", 512))
-
-        max_length = self.max_positions
-        self.lower_case = False
-        st_config = folder / "sentence_bert_config.json"
-        if st_config.is_file():
-            st_settings = json.loads(st_config.read_text(encoding="utf-8"))
-            max_length = int(st_settings.get("max_seq_length") or max_length)
-            self.lower_case = bool(st_settings.get("do_lower_case", False))  # sentence-transformers lowers first
-        self.max_length = min(max_length, self.max_positions)
-
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length=self.max_length)
-        self.tokenizer.no_padding()  # batches are padded here, after sorting by length
-        self.pad_id = int(config.get("pad_token_id", 0) or 0)
-
-        raw = load_file(str(folder / "model.safetensors"))
-        weights = {}
-        for key, value in raw.items():  # "bert.embeddings…" (BertForX exports) or "embeddings…"
-            weights[key[5:] if key.startswith("bert.") else key] = value
+        config = self.config = BertConfig.read(folder)
+        self.layers, self.heads, self.hidden = config.layers, config.heads, config.hidden
+        self.head_dim, self.eps = config.head_dim, config.eps
+        self.activation = _ACTIVATIONS[config.activation]
+        self.tokens = Tokens(folder, config)
+        self.blas = _blas_controller()
+        weights = load_weights(folder)
 
         def get(name: str) -> np.ndarray:
             try:
@@ -221,6 +145,13 @@ class _Bert:
                 (get(p + "output.LayerNorm.weight"), get(p + "output.LayerNorm.bias")),
             ))
 
+    def _one_blas_thread(self) -> Any:
+        """BLAS on one thread for the B·H small matrix products of attention: OpenBLAS wakes its
+        thread pool for each of them, which on a busy 2-core machine is ~50x slower than one thread."""
+        if self.blas is None:
+            return contextlib.nullcontext()
+        return self.blas.limit(limits=1, user_api="blas")
+
     def _layer_norm(self, x: np.ndarray, params: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         mean = x.mean(axis=-1, keepdims=True)
         centred = x - mean
@@ -243,13 +174,13 @@ class _Bert:
             q = np.ascontiguousarray(qkv[0]) * scale
             k_t = np.ascontiguousarray(qkv[1].transpose(0, 1, 3, 2))
             v = np.ascontiguousarray(qkv[2])
-            with _one_blas_thread():
+            with self._one_blas_thread():
                 scores = q @ k_t  # (B, H, L, L)
             scores += bias
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
-            with _one_blas_thread():
+            with self._one_blas_thread():
                 context = scores @ v
             context = context.transpose(0, 2, 1, 3).reshape(batch * length, hidden)
             x = self._layer_norm(context @ out_w + out_b + x, ln1)
@@ -262,40 +193,13 @@ class _Bert:
         return normalise(summed / counts)
 
 
-_MODELS: dict[str, _Bert] = {}
-_FAILED: dict[str, str] = {}
-_LOCK = threading.Lock()
-_FORWARD_LOCK = threading.Lock()
-
-
-def _load(location: str) -> _Bert:
-    """One model per process per folder; a folder that failed to load is not tried again."""
-    with _LOCK:
-        model = _MODELS.get(location)
-        if model is not None:
-            return model
-        if location in _FAILED:
-            raise EmbeddingError(_FAILED[location])
-        problem = numpy_backend_problem(location)
-        if problem is None:
-            try:
-                model = _Bert(Path(location))
-            except EmbeddingError as exc:
-                problem = str(exc)
-            except Exception as exc:
-                problem = f"cannot load embedding model {location!r} with numpy ({exc.__class__.__name__}: {exc})"
-        if model is None:
-            _FAILED[location] = problem or "cannot load"
-            raise EmbeddingError(_FAILED[location])
-        _MODELS[location] = model
-        return model
-
-
 class NumpyEmbedder:
     """NumPy backend: same `model_id` and vectors as `SentenceTransformerEmbedder`; loads on first use.
 
     Texts are sorted by token count and encoded at most `batch_size` at a time and at most
     `token_budget` padded tokens per batch: padding stays small and the arrays stay in cache."""
+
+    backend = "numpy"
 
     def __init__(self, name: str = DEFAULT_MODEL, *, batch_size: int = 32, token_budget: int = 2048):
         self.name = name
@@ -304,25 +208,44 @@ class NumpyEmbedder:
         self.batch_size = max(1, int(batch_size))
         self.token_budget = max(1, int(token_budget))
         self._dim: int | None = None
+        self._model: _Bert | None = None
+        self._failure: str | None = None
+        self._lock = threading.Lock()
+        self._forward_lock = threading.Lock()  # one forward at a time: BLAS thread limits are process-wide
         self.calls = 0  # encode calls (texts counted in `encoded`), as SentenceTransformerEmbedder
         self.encoded = 0
 
     @property
     def model(self) -> _Bert:
-        return _load(self.location)
+        """The loaded model; a folder that failed to load is not tried again by this object."""
+        with self._lock:
+            if self._model is None:
+                if self._failure:
+                    raise EmbeddingError(self._failure)
+                problem = numpy_backend_problem(self.location)
+                if problem is None:
+                    try:
+                        self._model = _Bert(Path(self.location))
+                    except EmbeddingError as exc:
+                        problem = str(exc)
+                    except Exception as exc:
+                        problem = f"cannot load embedding model {self.location!r} with numpy ({exc.__class__.__name__}: {exc})"
+                if self._model is None:
+                    self._failure = problem or "cannot load"
+                    raise EmbeddingError(self._failure)
+            return self._model
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
 
     @property
     def dim(self) -> int:  # type: ignore[override]
         if self._dim is None:
             try:  # from the config files, without loading the weights
-                folder = Path(self.location)
-                pooling = _pooling_config(folder)
-                if pooling and pooling.get("word_embedding_dimension"):
-                    self._dim = int(pooling["word_embedding_dimension"])
-                else:
-                    self._dim = int(json.loads((folder / "config.json").read_text(encoding="utf-8"))["hidden_size"])
+                self._dim = vector_dim(Path(self.location))
             except (OSError, ValueError, KeyError):
-                self._dim = self.model.hidden
+                self._dim = self.model.config.dim
         return self._dim
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -331,29 +254,12 @@ class NumpyEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.model
-        cleaned = [str(t).strip() for t in texts]  # stripped (and lowered if configured), as s-t does
-        if model.lower_case:
-            cleaned = [t.lower() for t in cleaned]
-        encodings = model.tokenizer.encode_batch(cleaned)
-        order = sorted(range(len(encodings)), key=lambda i: -len(encodings[i].ids))
+        encodings = model.tokens.encode(texts)
         out = np.empty((len(encodings), model.hidden), dtype=np.float32)
-        start = 0
-        while start < len(order):
-            length = len(encodings[order[start]].ids)  # the longest of this batch
-            rows = max(1, min(self.batch_size, self.token_budget // length))
-            chunk = order[start:start + rows]
-            start += rows
-            ids = np.full((len(chunk), length), model.pad_id, dtype=np.int64)
-            types = np.zeros((len(chunk), length), dtype=np.int64)
-            mask = np.zeros((len(chunk), length), dtype=np.int64)
-            for row, i in enumerate(chunk):
-                e = encodings[i]
-                n = len(e.ids)
-                ids[row, :n] = e.ids
-                types[row, :n] = e.type_ids
-                mask[row, :n] = e.attention_mask
-            with _FORWARD_LOCK:  # one forward at a time: BLAS thread limits are process-wide
-                out[chunk] = model.forward(ids, types, mask)
+        for rows, ids, types, mask in model.tokens.batches(encodings, batch_size=self.batch_size,
+                                                           token_budget=self.token_budget):
+            with self._forward_lock:
+                out[rows] = model.forward(ids, types, mask)
         return out
 
     def __repr__(self) -> str:

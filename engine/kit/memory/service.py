@@ -32,8 +32,8 @@ from kit.fsutil import read_text
 from kit.memory.daily import WriteResult, append_note
 from kit.memory.embeddings import (
     Embedder,
+    Embedders,
     EmbeddingError,
-    load_embedder,
     model_problem,
 )
 from kit.memory.index import (
@@ -76,7 +76,8 @@ class Memory:
     def embedder(self) -> Embedder | None:
         """The embedder (its model loads on first encode), or None in fts-only mode."""
         if self._embedder is _UNSET:
-            self._embedder = load_embedder(self.ws.config)
+            owner = getattr(self.ws, "embedders", None)  # shared per process when the caller gave one
+            self._embedder = (owner if owner is not None else Embedders()).get(self.ws.config)
             if self._embedder is None:
                 self.embedding_error = model_problem(self.ws.config)  # why no backend can embed
         return self._embedder  # type: ignore[return-value]
@@ -191,18 +192,21 @@ class Memory:
     # ------------------------------------------------------------------ search
 
     def vector_set(self, idx: MemoryIndex, model: str) -> tuple[np.ndarray, np.ndarray]:
-        """(chunk ids, embedding matrix) for `model`, cached until the index generation changes."""
+        """(chunk ids, embedding matrix) for `model`, cached until the index generation changes;
+        a new process maps it from the vector file beside index.db rather than reading SQLite."""
         generation = idx.generation()
         with self._lock:
             cached = self._vectors
             if cached and cached[0] == generation and cached[1] == model:
                 return cached[2], cached[3]
-        ids, matrix = idx.vectors(model)
+        ids, matrix = idx.mapped_vectors(model, write=not self.ws.is_read_only)
         with self._lock:
             self._vectors = (generation, model, ids, matrix)
         return ids, matrix
 
     def encode_query(self, query: str) -> np.ndarray:
+        """The query's vector: from this process's LRU, else from the index's query-vector table (a
+        query searched before loads no model), else from the model (and kept in both)."""
         embedder = self.embedder
         assert embedder is not None
         key = (embedder.model_id, query)
@@ -211,7 +215,12 @@ class Memory:
             if hit is not None:
                 self._queries.move_to_end(key)
                 return hit
-        vector = np.asarray(embedder.encode([query]), dtype=np.float32)[0]
+        idx = self.index()
+        vector = idx.query_vector(embedder.model_id, query)
+        if vector is None:
+            vector = np.asarray(embedder.encode([query]), dtype=np.float32)[0]
+            if not self.ws.is_read_only:
+                idx.store_query_vector(embedder.model_id, query, vector)
         with self._lock:
             self._queries[key] = vector
             while len(self._queries) > _QUERY_CACHE_SIZE:
@@ -252,7 +261,7 @@ class Memory:
 
     # ------------------------------------------------------------------ status
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> MemoryStatus:
         """Files, chunks, embedded chunks, model, mode, freshness and recall counts."""
         from kit.memory.recall import counts
 
@@ -264,23 +273,91 @@ class Memory:
         embedder = self.embedder
         with self.ws.open_state() as db:
             recall = counts(db)
+        return MemoryStatus(
+            index_path=str(self.index_path),
+            index_existed=existed,
+            files=numbers["files"],
+            chunks=numbers["chunks"],
+            embedded_chunks=numbers["embedded_chunks"],
+            embedding_cache=numbers["cache_entries"],
+            model=embedder.model_id if embedder is not None else None,
+            backend=getattr(embedder, "backend", None) if embedder is not None else None,
+            mode=self.mode,
+            embedding_error=self.embedding_error,
+            fts5=idx.fts5,
+            stale_paths=StalePaths(tuple(stale["new"]), tuple(stale["changed"]), tuple(stale["deleted"])),
+            last_sync=_iso(float(last)) if last else None,
+            recall=RecallCounts(recall["events"], recall["keys"], recall["days"], dict(recall["by_source"])),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class StalePaths:
+    new: tuple[str, ...]
+    changed: tuple[str, ...]
+    deleted: tuple[str, ...]
+
+    @property
+    def any(self) -> bool:
+        return bool(self.new or self.changed or self.deleted)
+
+    def counts(self) -> dict[str, int]:
+        return {"new": len(self.new), "changed": len(self.changed), "deleted": len(self.deleted)}
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"new": list(self.new), "changed": list(self.changed), "deleted": list(self.deleted)}
+
+
+@dataclasses.dataclass(frozen=True)
+class RecallCounts:
+    events: int
+    keys: int
+    days: int
+    by_source: dict[str, int]
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryStatus:
+    """`Memory.status()`: what `kit memory status` shows; `to_json()` is its --json document."""
+
+    index_path: str
+    index_existed: bool
+    files: int
+    chunks: int
+    embedded_chunks: int
+    embedding_cache: int
+    model: str | None
+    backend: str | None  # onnx | numpy | torch, None in fts-only mode
+    mode: str
+    embedding_error: str | None
+    fts5: bool
+    stale_paths: StalePaths
+    last_sync: str | None
+    recall: RecallCounts
+
+    @property
+    def fresh(self) -> bool:
+        return not self.stale_paths.any
+
+    def to_json(self) -> dict[str, Any]:
         return {
-            "index_path": str(self.index_path),
-            "index_existed": existed,
-            "files": numbers["files"],
-            "chunks": numbers["chunks"],
-            "embedded_chunks": numbers["embedded_chunks"],
-            "embedding_cache": numbers["cache_entries"],
-            "model": embedder.model_id if embedder is not None else None,
+            "index_path": self.index_path,
+            "index_existed": self.index_existed,
+            "files": self.files,
+            "chunks": self.chunks,
+            "embedded_chunks": self.embedded_chunks,
+            "embedding_cache": self.embedding_cache,
+            "model": self.model,
+            "backend": self.backend,
             "mode": self.mode,
             "embedding_error": self.embedding_error,
-            "fts5": idx.fts5,
-            "fresh": not any(stale.values()),
-            "stale": {k: len(v) for k, v in stale.items()},
-            "stale_paths": stale,
-            "last_sync": _iso(float(last)) if last else None,
-            "recall_events": recall["events"],
-            "recall": {"keys": recall["keys"], "days": recall["days"], "by_source": recall["by_source"]},
+            "fts5": self.fts5,
+            "fresh": self.fresh,
+            "stale": self.stale_paths.counts(),
+            "stale_paths": self.stale_paths.to_json(),
+            "last_sync": self.last_sync,
+            "recall_events": self.recall.events,
+            "recall": {"keys": self.recall.keys, "days": self.recall.days, "by_source": dict(self.recall.by_source)},
         }
 
 

@@ -1,0 +1,174 @@
+"""The ONNX Runtime backend (the default): same vectors and model_id as sentence-transformers, a
+deterministic export re-created when deleted or damaged, int8 under its own model_id, threads from
+the cores available, and `kit memory index` with torch made unimportable."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers_memory import LONG, PARITY_TEXTS, write
+from kit.memory import embeddings, onnx_embedder, onnx_export
+from kit.memory.embeddings import (
+    Embedders,
+    EmbeddingSettings,
+    SentenceTransformerEmbedder,
+    resolve_model,
+)
+from kit.memory.onnx_embedder import OnnxEmbedder
+
+MODEL_FOLDER = Path(resolve_model("all-MiniLM-L6-v2"))
+
+
+@pytest.fixture(scope="module")
+def torch_backend():
+    st = SentenceTransformerEmbedder()
+    st.encode(["warm up"])
+    return st
+
+
+@pytest.fixture
+def onnx_backend(real_embedder):
+    """The session's ONNX embedder (built once into the shared models folder)."""
+    assert real_embedder.backend == "onnx"
+    return real_embedder.active
+
+
+def test_same_vectors_and_model_id_as_sentence_transformers(torch_backend, onnx_backend):
+    assert isinstance(onnx_backend, OnnxEmbedder)
+    tokens = onnx_backend.session.tokens
+    assert len(tokens.encode([LONG])[0].ids) == 256  # truncated to max_seq_length, as sentence-transformers
+    ours = onnx_backend.encode(PARITY_TEXTS)
+    theirs = torch_backend.encode(PARITY_TEXTS)
+    assert ours.dtype == np.float32 and ours.shape == theirs.shape == (len(PARITY_TEXTS), 384)
+    cosine = (ours * theirs).sum(axis=1)
+    assert cosine.min() >= 0.9999, dict(zip(PARITY_TEXTS, cosine.round(6), strict=True))
+    assert np.abs(ours - theirs).max() <= 1e-4
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    assert onnx_backend.model_id == torch_backend.model_id == "sentence-transformers/all-MiniLM-L6-v2"
+    assert onnx_backend.dim == 384
+    # neither the order of the texts nor the batching changes a text's vector
+    small = OnnxEmbedder(token_budget=16)
+    small._session = onnx_backend.session  # same loaded model, tiny batches
+    again = small.encode(list(reversed(PARITY_TEXTS)))[::-1]
+    assert np.abs(again - ours).max() <= 1e-5
+    assert onnx_backend.encode([]).shape == (0, 384)
+
+
+def test_export_is_deterministic_and_recreated_when_deleted_or_damaged(tmp_path, monkeypatch, onnx_backend):
+    shared = onnx_backend.session.file  # built by this session in the shared models folder
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    first = onnx_export.ensure_model(MODEL_FOLDER)
+    assert first.built and first.path.is_relative_to(tmp_path / "data" / "kit" / "models")
+    assert first.sha256 == shared.sha256 == onnx_export._file_sha256(first.path)  # same weights, same bytes
+    manifest = json.loads((first.path.parent / "manifest.json").read_text())
+    assert manifest["files"]["model.onnx"]["sha256"] == first.sha256
+    assert manifest["source_sha256"] == onnx_export.source_sha256(MODEL_FOLDER) == first.source_sha256
+    assert manifest["builder"] == onnx_export.BUILDER_VERSION
+    assert onnx_export.is_built(MODEL_FOLDER)
+
+    again = onnx_export.ensure_model(MODEL_FOLDER)
+    assert not again.built and again.sha256 == first.sha256  # found by its stat: not rebuilt
+
+    first.path.unlink()
+    assert not onnx_export.is_built(MODEL_FOLDER)
+    rebuilt = onnx_export.ensure_model(MODEL_FOLDER)
+    assert rebuilt.built and rebuilt.sha256 == first.sha256 and rebuilt.path.is_file()
+
+    with open(rebuilt.path, "r+b") as handle:  # a damaged file (same size, new bytes)
+        handle.seek(4096)
+        handle.write(b"\0" * 64)
+    repaired = onnx_export.ensure_model(MODEL_FOLDER)
+    assert repaired.built and onnx_export._file_sha256(repaired.path) == first.sha256
+
+    # another builder version's file is not used
+    monkeypatch.setattr(onnx_export, "BUILDER_VERSION", onnx_export.BUILDER_VERSION + 1)
+    assert not onnx_export.is_built(MODEL_FOLDER)
+
+
+def test_int8_has_its_own_model_id_and_close_vectors(tmp_path, monkeypatch, onnx_backend):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    int8 = Embedders().get({"quantize": "int8"})
+    assert isinstance(int8, OnnxEmbedder) and int8.quantize == "int8"  # no numpy stand-in for int8
+    assert int8.model_id == "sentence-transformers/all-MiniLM-L6-v2#int8"
+    ours = int8.encode(PARITY_TEXTS)
+    exact = onnx_backend.encode(PARITY_TEXTS)
+    cosine = (ours * exact).sum(axis=1)
+    assert 0.97 < cosine.min() < 0.9999 and cosine.mean() > 0.985, cosine.round(4)
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    file = int8.session.file
+    assert file.quantize == "int8" and file.path.name == "model.int8.onnx"
+    file.path.unlink()  # the int8 copy is deterministic too
+    assert onnx_export.ensure_model(MODEL_FOLDER, "int8").sha256 == file.sha256
+
+
+def test_threads_come_from_the_cores_this_process_may_use(onnx_backend):
+    cores = len(os.sched_getaffinity(0))
+    assert OnnxEmbedder().threads == cores == embeddings.available_cores()
+    assert onnx_backend.threads == cores
+    assert onnx_backend.session.session.get_session_options().intra_op_num_threads == cores
+    pinned = Embedders().get({"threads": 1, "backend": "onnx"})
+    assert pinned.threads == 1
+    assert EmbeddingSettings.from_config({"memory": {"embedding": {"threads": 3}}}).threads == 3
+
+
+def test_auto_falls_back_to_numpy_when_the_onnx_model_cannot_load(monkeypatch):
+    def broken(folder, quantize, threads):
+        raise RuntimeError("no space left on device")
+
+    monkeypatch.setattr(onnx_embedder, "_Session", broken)
+    auto = Embedders().get(None)
+    assert auto.backend == "onnx"
+    vectors = auto.encode(["peanut allergy", "what milk does Alice like"])
+    assert auto.backend == "numpy" and vectors.shape == (2, 384)
+    assert auto.failures == [f"OnnxEmbedder: cannot load embedding model {str(MODEL_FOLDER)!r} with onnxruntime "
+                             "(RuntimeError: no space left on device)"]
+    assert auto.model_id == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+BLOCK_TORCH = """
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("torch", "sentence_transformers", "transformers"):
+            raise ImportError(f"{name} is blocked by the test")
+sys.meta_path.insert(0, Block())
+"""
+RUN_KIT = BLOCK_TORCH + """
+import runpy
+sys.argv = ["kit", *sys.argv[1:]]
+try:
+    runpy.run_module("kit", run_name="__main__")
+finally:
+    print("TORCH-LOADED" if "torch" in sys.modules else "NO-TORCH", file=sys.stderr)
+"""
+
+
+def test_kit_memory_index_runs_with_torch_unimportable(ws_path):
+    for day in range(1, 6):
+        write(ws_path, f"memory/2026-02-0{day}.md", f"# 2026-02-0{day}\n\n- Note {day}: the heron came back "
+              f"to the pond\n- Deploys happen on day {day}\n")
+    check = subprocess.run([sys.executable, "-c", BLOCK_TORCH + "import torch"], capture_output=True, text=True)
+    assert check.returncode == 1 and "ImportError: torch is blocked by the test" in check.stderr  # the guard is real
+    blocked = [sys.executable, "-c", RUN_KIT]
+
+    def kit(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*blocked, *args], capture_output=True, text=True, timeout=300)
+
+    index = kit("memory", "index", "--json", "-w", str(ws_path))
+    assert index.returncode == 0, index.stderr
+    assert index.stderr.strip().endswith("NO-TORCH")
+    result = json.loads(index.stdout)
+    assert result["mode"] == "hybrid" and result["embedded"] > 0 and result["errors"] == []
+    status = json.loads(kit("memory", "status", "--json", "-w", str(ws_path)).stdout)
+    assert status["backend"] == "onnx" and status["embedded_chunks"] == status["chunks"] > 0
+    found = kit("memory", "search", "--json", "-w", str(ws_path), "bird at the pond")
+    assert found.returncode == 0 and found.stderr.strip().endswith("NO-TORCH")
+    top = json.loads(found.stdout)["results"][0]
+    assert top["path"].startswith("memory/2026-02-0") and top["vector_score"] > 0.4
