@@ -17,10 +17,7 @@ ENGINE = Path(kit.__file__).parent
 # Module-level caches other branches of issue 9 are removing right now (owner in the value). When
 # one lands, this test names it: drop its entry here in the same change.
 PENDING = {
-    "memory/embeddings.py": {"_MODELS", "_FAILED", "_EMBEDDERS"},  # speed: caller-owned Embedders
-    "memory/numpy_embedder.py": {"_MODELS", "_FAILED", "_BLAS"},  # speed
     "prompt/template.py": {"_compiled", "_last_good"},  # i9-concepts: per-workspace template state
-    "skills/scanner.py": {"_SCAN_CACHE"},  # speed: the scan cache on disk
 }
 # Process-wide by nature: loaded modules (sys.modules) and running threads belong to the process.
 PROCESS_WIDE = {"hooks/runner.py": {"_modules", "_abandoned"}}

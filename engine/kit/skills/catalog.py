@@ -24,10 +24,10 @@ from typing import Any
 from kit.core import WorkspaceCore
 from kit.documents import Document, split_frontmatter
 from kit.errors import DocumentError, NotFoundError
-from kit.fsutil import read_text
-from kit.paths import CONFIG_FILE, bundled, user_skills_dir
+from kit.fsutil import is_within, read_text
+from kit.paths import CONFIG_FILE, bundled, user_cache_dir, user_skills_dir
 from kit.problems import Problem
-from kit.skills.scanner import ScanResult, scan_skill
+from kit.skills.scanner import ScanCache, ScanResult, scan_skill
 from kit.skills.validate import MAX_SKILL_BYTES, readiness, requirements, validate_skill
 from kit.trust import TrustStore
 
@@ -335,7 +335,29 @@ class LastValid:
             return len(self._docs)
 
 
-def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mapping[str, str]) -> tuple[Skill | None, list[Problem]]:
+class ScanCaches:
+    """The two scan caches of one catalog build: `.kit/cache/skill-scan.json` for skills inside the
+    workspace, `$XDG_CACHE_HOME/kit/skill-scan.json` for the others (user, bundled, home folders)."""
+
+    FILE = "skill-scan.json"
+
+    def __init__(self, ws: WorkspaceCore):
+        self.root = ws.root
+        self.workspace = ScanCache(ws.kit_dir / "cache" / self.FILE)
+        self.user = ScanCache(user_cache_dir() / self.FILE)
+        self.read_only = ws.is_read_only  # doctor never writes
+
+    def for_dir(self, skill_dir: Path) -> ScanCache:
+        return self.workspace if is_within(self.root, skill_dir) else self.user
+
+    def save(self) -> None:
+        if not self.read_only:
+            self.workspace.save()
+            self.user.save()
+
+
+def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mapping[str, str],
+                 scans: ScanCaches) -> tuple[Skill | None, list[Problem]]:
     problems = [
         replace(p, details={"skill": cand.folder, "source": cand.root.source})
         for p in validate_skill(doc.meta, doc.body, folder=cand.folder, text=doc.text, size=doc.size,
@@ -345,7 +367,7 @@ def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mappin
         return None, problems
     requires = requirements(doc.meta)
     state, missing = readiness(requires, which=shutil.which, environ=env)
-    scan = scan_skill(cand.dir)
+    scan = scan_skill(cand.dir, scans.for_dir(cand.dir))
     name = str(doc.meta["name"])
     trusted = cand.root.source == "bundled" or (
         bool(scan.critical) and store.is_trusted(TRUST_KIND, name, scan.digest)
@@ -374,6 +396,7 @@ def build_catalog(ws: WorkspaceCore, *, trust_store: TrustStore | None = None, e
     store = trust_store or TrustStore()
     env = os.environ if environ is None else environ
     roots = skill_roots(ws)
+    scans = ScanCaches(ws)
     last_valid = ws.owned("skills.last_valid", LastValid)
     seen: list[str] = []
     chosen: dict[str, Skill] = {}
@@ -384,12 +407,12 @@ def build_catalog(ws: WorkspaceCore, *, trust_store: TrustStore | None = None, e
             problems.extend(cand.problems)
             if cand.doc is None:
                 continue
-            skill, found = _build_skill(cand, cand.doc, store, env)
+            skill, found = _build_skill(cand, cand.doc, store, env, scans)
             previous = last_valid.get(cand.display) if root.snapshot_prefix else None
             if root.snapshot_prefix:
                 seen.append(cand.display)
             if skill is None and previous is not None:
-                skill, _ = _build_skill(cand, previous, store, env)
+                skill, _ = _build_skill(cand, previous, store, env, scans)
                 found = [replace(p, message=f"{p.message} (keeping the last good version)") for p in found]
             elif skill is not None and root.snapshot_prefix:
                 last_valid.remember(cand.display, cand.doc)
@@ -401,6 +424,7 @@ def build_catalog(ws: WorkspaceCore, *, trust_store: TrustStore | None = None, e
                 skill = _with_overrides(skill, (*shadowed.overrides, shadowed.source))
             chosen[skill.name] = skill
     last_valid.keep_only(seen)
+    scans.save()
     ordered = {name: chosen[name] for name in sorted(chosen)}
     return SkillCatalog(MappingProxyType(ordered), tuple(problems), roots)
 

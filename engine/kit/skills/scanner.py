@@ -8,13 +8,16 @@ Markdown is not scanned: instructions that *mention* `curl … | sh` are documen
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from kit.fsutil import looks_binary, sha256_hex
+from kit.fsutil import atomic_write, looks_binary, sha256_hex
 from kit.problems import Problem
 
 CODE_SUFFIXES = frozenset(
@@ -155,19 +158,78 @@ def scan_text(text: str, rel: str) -> list[Problem]:
     return findings
 
 
-_SCAN_CACHE: dict[tuple[str, str], tuple[Problem, ...]] = {}
+# --------------------------------------------------------------------------- the scan cache
+
+SCANNER_VERSION = 1  # bump when the scan's logic changes; rule changes are caught by SCANNER_KEY anyway
 
 
-def _scan_cached(raw: bytes, rel: str) -> tuple[Problem, ...]:
-    """scan_text memoised by (path, content hash): the content is always re-read and re-hashed,
-    only the regex pass is skipped for bytes already scanned (rebuilds with 200 skills stay cheap)."""
-    key = (rel, sha256_hex(raw))
-    hit = _SCAN_CACHE.get(key)
-    if hit is None:
-        if len(_SCAN_CACHE) > 20_000:
-            _SCAN_CACHE.clear()
-        hit = _SCAN_CACHE[key] = tuple(scan_text(raw.decode("utf-8", errors="replace"), rel))
-    return hit
+def _scanner_key() -> str:
+    """Names this scanner: its version and every rule (id, severity, pattern, message), so a cache
+    written by another scanner (rules added or edited) is never trusted."""
+    parts = [str(SCANNER_VERSION), str(EXFIL_WINDOW), _SECRET_READ.pattern, _NETWORK_SEND.pattern]
+    parts += [f"{r.id}\0{r.severity}\0{r.pattern.pattern}\0{r.pattern.flags}\0{r.message}" for r in RULES]
+    return sha256_hex("\n".join(parts))[:16]
+
+
+SCANNER_KEY = _scanner_key()
+CACHE_ENTRIES = 20_000  # a bound on the cache file; the oldest entries go first
+
+
+class ScanCache:
+    """Findings of code files by (path in the skill, sha256 of the bytes), kept in a JSON file so a
+    new process never re-scans an unchanged skill: the bytes are still read and hashed (that is the
+    key, and what `trust` pins), only the rules' pass is skipped. Workspace skills keep theirs in
+    `.kit/cache/`, user and bundled skills in the user cache dir. `path=None` keeps it in memory."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path
+        self._entries: dict[str, list[dict[str, Any]]] | None = None
+        self.dirty = False
+        self.hits = self.misses = 0
+
+    def _load(self) -> dict[str, list[dict[str, Any]]]:
+        if self._entries is None:
+            self._entries = {}
+            if self.path is not None:
+                try:
+                    data = json.loads(self.path.read_text(encoding="utf-8"))
+                    if data.get("scanner") == SCANNER_KEY and isinstance(data.get("entries"), dict):
+                        self._entries = data["entries"]
+                except (OSError, ValueError, AttributeError):
+                    pass  # missing or damaged: derived data, scanned again
+        return self._entries
+
+    def findings(self, raw: bytes, rel: str) -> tuple[Problem, ...]:
+        """scan_text of these bytes, from the cache when they were scanned before."""
+        entries = self._load()
+        key = f"{sha256_hex(raw)}:{rel}"
+        hit = entries.get(key)
+        if hit is not None:
+            try:
+                found = tuple(finding(f["rule"], f["severity"], rel, int(f["line"]), f["message"], f["excerpt"])
+                              for f in hit)
+                self.hits += 1
+                return found
+            except (TypeError, KeyError, ValueError):
+                pass  # an entry of another shape: scan again
+        self.misses += 1
+        found = tuple(scan_text(raw.decode("utf-8", errors="replace"), rel))
+        entries.pop(key, None)
+        entries[key] = [{"rule": f.details["rule"], "severity": f.severity, "line": f.line,
+                         "message": f.message, "excerpt": f.details["excerpt"]} for f in found]
+        while len(entries) > CACHE_ENTRIES:
+            entries.pop(next(iter(entries)))
+        self.dirty = True
+        return found
+
+    def save(self) -> None:
+        """Write the file if anything new was scanned (atomically; a failure only costs speed)."""
+        if not self.dirty or self.path is None:
+            return
+        with contextlib.suppress(OSError):
+            atomic_write(self.path, json.dumps({"scanner": SCANNER_KEY, "entries": self._load()},
+                                               ensure_ascii=False, separators=(",", ":")))
+            self.dirty = False
 
 
 @dataclass(frozen=True)
@@ -181,8 +243,9 @@ class ScanResult:
         return tuple(f for f in self.findings if f.severity == "critical")
 
 
-def scan_skill(skill_dir: Path) -> ScanResult:
+def scan_skill(skill_dir: Path, cache: ScanCache | None = None) -> ScanResult:
     """Scan a skill folder's code and hash it (the digest changes whenever any code changes)."""
+    cache = cache if cache is not None else ScanCache()
     digest = hashlib.sha256()
     findings: list[Problem] = []
     scanned: list[str] = []
@@ -204,7 +267,7 @@ def scan_skill(skill_dir: Path) -> ScanResult:
             findings.append(finding("binary-code", "high", rel, 1,
                                         "binary file among the scripts cannot be reviewed", ""))
             continue
-        findings.extend(_scan_cached(raw, rel))
+        findings.extend(cache.findings(raw, rel))
     order = {s: i for i, s in enumerate(SEVERITIES)}
     findings.sort(key=lambda f: (order.get(f.severity, 9), f.path, f.line, f.details["rule"]))
     return ScanResult(tuple(findings), digest.hexdigest(), tuple(scanned))

@@ -1,0 +1,116 @@
+"""The skill scan cache on disk: an unchanged skill is never re-scanned by a new process (workspace
+skills in `.kit/cache/`, user skills in the user cache dir), a change re-scans only what changed,
+and a cache written by another scanner is not trusted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers_skills import make_skill
+from kit.skills import scanner
+from kit.skills.catalog import build_catalog
+from kit.skills.scanner import ScanCache, scan_skill
+from kit.workspace import Workspace
+
+# a second process that fails loudly if any code file is scanned again, then prints what it found
+SECOND_PROCESS = """
+import json, sys
+from kit.skills import scanner
+def refuse(text, rel):
+    raise AssertionError(f"{rel} was scanned again")
+scanner.scan_text = refuse
+from kit.workspace import Workspace
+catalog = Workspace.open(sys.argv[1]).skills
+print(json.dumps({s.name: [[f.rule, f.path, f.line] for f in s.scan.findings] for s in catalog
+                  if s.source in ("workspace", "user")}, sort_keys=True))
+"""
+
+
+def _skills(ws_path: Path) -> tuple[Path, Path]:
+    local = make_skill(ws_path / "skills", "deployer", "Deploy the site.",
+                       files={"scripts/deploy.sh": "#!/bin/sh\nsubprocess.run(cmd, shell=True)\n",
+                              "scripts/clean.py": "import os\nos.system('rm -rf build')\n"})
+    user_root = Path(os.environ["XDG_DATA_HOME"]) / "kit" / "skills"
+    mine = make_skill(user_root, "notes", "Summarise notes.",
+                      files={"scripts/run.py": "import sys\nresult = eval(sys.argv[1])\n"})
+    return local, mine
+
+
+def _second_process(ws_path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", SECOND_PROCESS, str(ws_path)], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_a_second_process_hits_the_disk_cache(ws_path):
+    local, mine = _skills(ws_path)
+    first = subprocess.run([sys.executable, "-m", "kit", "skills", "list", "--json", "-w", str(ws_path)],
+                           capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    workspace_cache = ws_path / ".kit" / "cache" / "skill-scan.json"
+    user_cache = Path(os.environ["XDG_CACHE_HOME"]) / "kit" / "skill-scan.json"
+    stored = json.loads(workspace_cache.read_text())
+    assert stored["scanner"] == scanner.SCANNER_KEY
+    assert sorted(k.split(":", 1)[1] for k in stored["entries"]) == ["scripts/clean.py", "scripts/deploy.sh"]
+    users = json.loads(user_cache.read_text())["entries"]
+    assert "scripts/run.py" in {k.split(":", 1)[1] for k in users}  # beside the bundled skills' code
+    assert not any(k.endswith(("clean.py", "deploy.sh")) for k in users)
+
+    second = _second_process(ws_path)
+    assert second.returncode == 0, second.stderr  # nothing was scanned again
+    assert json.loads(second.stdout) == {
+        "deployer": [["shell-exec", "scripts/clean.py", 2], ["shell-exec", "scripts/deploy.sh", 2]],
+        "notes": [["dynamic-code", "scripts/run.py", 2]],
+    }
+
+    # an edit re-scans that file only
+    (local / "scripts" / "clean.py").write_text("print('tidy')\n")
+    third = _second_process(ws_path)
+    assert third.returncode == 1 and "AssertionError: scripts/clean.py was scanned again" in third.stderr
+    ws = Workspace.open(ws_path)
+    cache = ScanCache(workspace_cache)
+    result = scan_skill(local, cache)
+    assert (cache.hits, cache.misses) == (1, 1)
+    assert [(f.rule, f.path) for f in result.findings] == [("shell-exec", "scripts/deploy.sh")]
+    cache.save()
+    assert _second_process(ws_path).returncode == 0
+    assert ws.skills.get("deployer").scan.findings == result.findings
+
+
+def test_a_cache_from_another_scanner_or_damaged_is_not_trusted(tmp_path, monkeypatch):
+    skill = make_skill(tmp_path / "skills", "runner", files={"scripts/a.sh": "#!/bin/sh\nos.system('ls')\n"})
+    path = tmp_path / "cache.json"
+    first = ScanCache(path)
+    scan_skill(skill, first)
+    first.save()
+    assert (first.hits, first.misses) == (0, 1)
+    again = ScanCache(path)
+    scan_skill(skill, again)
+    assert (again.hits, again.misses) == (1, 0) and not again.dirty
+
+    # the rules changed (the issue-11 scanner, a new pattern): the key changes with them
+    monkeypatch.setattr(scanner, "RULES", scanner.RULES[:-1])
+    monkeypatch.setattr(scanner, "SCANNER_KEY", scanner._scanner_key())
+    changed = ScanCache(path)
+    assert scan_skill(skill, changed).findings == ()  # shell-exec is gone with its rule
+    assert (changed.hits, changed.misses) == (0, 1)
+
+    path.write_text("{not json")
+    damaged = ScanCache(path)
+    assert len(scan_skill(skill, damaged).findings) == 0 and damaged.misses == 1
+    damaged.save()
+    assert json.loads(path.read_text())["scanner"] == scanner.SCANNER_KEY
+
+
+def test_doctor_reads_the_cache_but_never_writes_it(ws_path):
+    _skills(ws_path)
+    from kit.doctor import run_checks
+
+    ws = Workspace.open(ws_path)
+    run_checks(ws)
+    assert not (ws_path / ".kit" / "cache" / "skill-scan.json").exists()
+    build_catalog(ws)
+    assert (ws_path / ".kit" / "cache" / "skill-scan.json").is_file()
