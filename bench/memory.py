@@ -1,18 +1,23 @@
-"""Memory benchmark (spec §11): full index vs raw encode, incremental re-index, warm search.
+"""Memory benchmark (spec §11, issue 14): index throughput against the model's own floor, ONNX vs
+torch, incremental, cold and warm search, int8, and peak RSS of a 1,000-note index.
 
-    python bench/memory.py [--notes N] [--bullets B] [--search-chunks C] [--queries Q] [--json]
+    python bench/memory.py [--notes N] [--runs R] [--rss-notes M] [--json] [--quick]
 
 1. A deterministic corpus of N daily notes with B distinct claims each (default 60 × 10) plus a few
-   long topic files is indexed from scratch with the real model; the same texts are then encoded by
-   sentence-transformers directly, alternating R times (medians and bests). full-index / raw-encode is the
-   indexing overhead (target ≤ 1.15).
+   long topic files. For each backend (onnx, the default; torch, sentence-transformers) the same
+   texts are encoded raw (the embedder's own encode of every distinct chunk text: the floor) and
+   indexed from scratch, alternating R times: medians and CPU seconds. full index / raw encode is
+   the index's overhead (target ≤ 1.15); torch / onnx full index is the backend's gain (target ≥ 2).
 2. One claim in one note is edited and the index re-synced: only that claim is embedded again.
-3. The workspace grows to about C chunks (default 10,000) with more notes that repeat claims of the
-   first corpus (so the embedding cache serves them and the model is not the bottleneck of a
-   benchmark about search), and search is timed warm, with and without the query embedding.
-4. numpy vs torch backends (memory.embedding.backend): encode throughput on the same texts, and the
-   wall time of a cold `kit memory search` process on the grown workspace (median of --cold-runs,
-   alternating), where torch pays for its import and model load and numpy does not.
+3. The workspace grows to about C chunks (default 10,000) with notes repeating earlier claims (the
+   embedding cache serves them), and search is timed warm, with and without the query embedding.
+4. Cold `kit memory search` processes per backend (onnx, numpy, torch; median of --cold-runs,
+   alternating): a new query (the model loads), and the same query again (its vector is kept in
+   the index: no model load), with the backends' top 3 compared.
+5. int8 (`memory.embedding.quantize: int8`): encode time against fp32 on the same texts, and how
+   many of fp32's top 10 chunks int8 still finds for the bench queries (recall@10 against fp32).
+6. A fresh `kit memory index` of M notes (default 1,000) in its own process: wall and CPU time,
+   peak RSS (target < 400 MiB), and whether torch was imported (it must not be).
 Prints medians; never asserts on speed.
 """
 
@@ -47,6 +52,14 @@ QUERIES = ["what milk does Alice like", "when do we deploy", "database port", "w
            "invoice template", "on-call rota changes", "sourdough", "car insurance renewal", "design review feedback",
            "staging cluster blocked", "Lisbon client decision", "meeting slot at two", "reviewers per change",
            "garden shed", "hallway folder"]
+
+# a child process that runs `kit` and reports, on its last stderr line, whether torch was imported
+RUN_KIT = (
+    "import runpy, sys\n"
+    "sys.argv = ['kit', *sys.argv[1:]]\n"
+    "try:\n    runpy.run_module('kit', run_name='__main__')\n"
+    "finally:\n    print('torch imported: %s' % ('torch' in sys.modules), file=sys.stderr)\n"
+)
 
 
 def claim(rng: random.Random, n: int) -> str:
@@ -93,184 +106,258 @@ def grow_corpus(root: Path, claims: list[str], first: int, notes: int, bullets: 
         write_note(root, start + timedelta(days=i), rng.sample(claims, bullets))
 
 
+def timed(fn) -> tuple[float, float, object]:
+    """(wall seconds, CPU seconds of this process, result)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def run_child(command: list[str], env: dict[str, str]) -> dict[str, object]:
+    """Run a child process: its wall time, its own CPU seconds and peak RSS (os.wait4), its output."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return {"wall": wall, "returncode": proc.returncode, "stdout": out.read(), "stderr": err.read(),
+                "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=60)
-    parser.add_argument("--runs", type=int, default=5, help="alternating raw-encode / full-index runs")
+    parser.add_argument("--runs", type=int, default=3, help="alternating raw-encode / full-index runs per backend")
     parser.add_argument("--bullets", type=int, default=10)
     parser.add_argument("--search-chunks", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--cold-runs", type=int, default=3, help="cold `kit memory search` processes per backend")
+    parser.add_argument("--rss-notes", type=int, default=1000, help="notes in the peak-RSS index (0: skip)")
+    parser.add_argument("--no-torch", action="store_true", help="skip the torch backend")
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.quick:
+        args.notes, args.runs, args.search_chunks, args.cold_runs, args.rss_notes = 12, 1, 600, 1, 40
 
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
-        os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+        os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
                           XDG_DATA_HOME=str(home / ".local/share"), KIT_NOW="2026-12-01T09:00:00+00:00")
         from kit.init import init_workspace
         from kit.memory.chunker import chunk_markdown
-        from kit.memory.embeddings import load_embedder
+        from kit.memory.embeddings import Embedders, available_cores, torch_problem
         from kit.memory.service import Memory
         from kit.workspace import Workspace
 
+        report: dict[str, object] = {"cores": available_cores(), "load_before": os.getloadavg()[0]}
         root = Path(tmp) / "ws"
         init_workspace(root)
         paths, claims = make_corpus(root, args.notes, args.bullets)
-        ws = Workspace.open(root)
+        # 6 (run first, while this process is small: a child's peak RSS counts what it shares with the
+        # parent until exec). A fresh 1,000-note `kit memory index` in its own process; torch import check
+        if args.rss_notes:
+            # build the ONNX graph (once per user, normally at first use) before anything is timed
+            subprocess.run([sys.executable, "-c", "from pathlib import Path; from kit.memory.embeddings import "
+                            "resolve_model; from kit.memory.onnx_export import ensure_model; "
+                            "ensure_model(Path(resolve_model('all-MiniLM-L6-v2')))"], check=True)
+            big = Path(tmp) / "big"
+            init_workspace(big)
+            make_corpus(big, args.rss_notes, args.bullets, seed=23)
+            done = run_child([sys.executable, "-c", RUN_KIT, "memory", "index", "--json", "-w", str(big)],
+                             dict(os.environ))
+            if done["returncode"] != 0:
+                raise SystemExit(f"kit memory index failed: {done['stderr']}")
+            result = json.loads(done["stdout"])
+            report.update(rss_notes=args.rss_notes, rss_chunks=result["chunks"], rss_embedded=result["embedded"],
+                          rss_index_s=round(done["wall"], 2), rss_index_cpu_s=round(done["cpu"], 2),
+                          rss_peak_mib=round(done["rss_mib"], 1),
+                          rss_torch_imported=done["stderr"].strip().endswith("torch imported: True"))
+        models = Embedders()
+        ws = Workspace.open(root, embedders=models)
         section = dict(ws.config.get("memory.embedding", {}) or {})
-        embedder = load_embedder({**section, "backend": "torch"})  # sentence-transformers, for sections 1-3
-        if embedder is None:
-            print("sentence-transformers is not installed: nothing to benchmark", file=sys.stderr)
+        backends = {"onnx": models.get({**section, "backend": "onnx"})}
+        if not args.no_torch and torch_problem(section) is None:
+            backends["torch"] = models.get({**section, "backend": "torch"})
+        if backends["onnx"] is None:
+            print("onnxruntime is not installed: nothing to benchmark", file=sys.stderr)
             return 1
-        embedder.encode(["warm up the model"])  # load time is not indexing time
-        model = embedder.model
+        for embedder in backends.values():
+            embedder.encode(["warm up the model"])  # load (and the one-time ONNX build) is not indexing time
 
         # the texts a full index embeds: every chunk's embed_text, deduplicated like the cache does
         texts: dict[str, str] = {}
-        t0 = time.perf_counter()
         for rel in ["MEMORY.md", *sorted(str(p.relative_to(root)) for p in (root / "memory").rglob("*.md"))]:
             for chunk in chunk_markdown(rel, (root / rel).read_text(encoding="utf-8")):
                 texts.setdefault(chunk.hash, chunk.embed_text)
-        chunk_s = time.perf_counter() - t0
         corpus = list(texts.values())
 
-        def raw_encode() -> float:
-            start = time.perf_counter()
-            model.encode(corpus, batch_size=embedder.batch_size, normalize_embeddings=True,
-                         convert_to_numpy=True, show_progress_bar=False)
-            return time.perf_counter() - start
-
-        # alternate raw encode and full index from scratch: the machine's load drifts, medians don't
-        raw_runs, full_runs = [], []
-        mem = None
-        for _ in range(args.runs):
-            raw_runs.append(raw_encode())
-            if mem is not None:
-                mem.close()
+        def full_index(embedder) -> Memory:
             for suffix in ("", "-wal", "-shm"):
                 Path(str(ws.kit_dir / "index.db") + suffix).unlink(missing_ok=True)
+            (ws.kit_dir / "index-vectors.bin").unlink(missing_ok=True)
             mem = Memory(ws, embedder=embedder)
-            start = time.perf_counter()
-            full = mem.sync()
-            full_runs.append(time.perf_counter() - start)
-        raw_s = statistics.median(raw_runs)
-        full_s = statistics.median(full_runs)
+            mem.sync()
+            return mem
 
-        # incremental: edit one claim in one note
+        # 1. alternate raw encode and full index, backend by backend, round by round
+        runs: dict[str, dict[str, list[float]]] = {b: {"raw": [], "raw_cpu": [], "full": [], "full_cpu": []}
+                                                   for b in backends}
+        mem = None
+        for _ in range(args.runs):
+            for name, embedder in reversed(backends.items()):  # onnx last: its index is the one kept
+                wall, cpu, _ = timed(lambda e=embedder: e.encode(corpus))
+                runs[name]["raw"].append(wall)
+                runs[name]["raw_cpu"].append(cpu)
+                if mem is not None:
+                    mem.close()
+                wall, cpu, mem = timed(lambda e=embedder: full_index(e))
+                runs[name]["full"].append(wall)
+                runs[name]["full_cpu"].append(cpu)
+        med = {b: {k: statistics.median(v) for k, v in r.items()} for b, r in runs.items()}
+        report.update(notes=args.notes, chunks=mem.status().chunks, distinct_texts=len(corpus),
+                      runs={b: {k: [round(x, 3) for x in v] for k, v in r.items()} for b, r in runs.items()},
+                      medians={b: {k: round(x, 3) for k, x in m.items()} for b, m in med.items()})
+        report["onnx_full_over_raw"] = round(med["onnx"]["full"] / med["onnx"]["raw"], 3)
+        report["onnx_full_over_raw_best"] = round(min(runs["onnx"]["full"]) / min(runs["onnx"]["raw"]), 3)
+        report["onnx_texts_per_s"] = round(len(corpus) / med["onnx"]["raw"], 1)
+        if "torch" in med:
+            report["torch_full_over_onnx_full"] = round(med["torch"]["full"] / med["onnx"]["full"], 2)
+            report["torch_full_over_onnx_full_cpu"] = round(med["torch"]["full_cpu"] / med["onnx"]["full_cpu"], 2)
+            report["torch_full_over_raw"] = round(med["torch"]["full"] / med["torch"]["raw"], 3)
+            report["torch_texts_per_s"] = round(len(corpus) / med["torch"]["raw"], 1)
+
+        # 2. incremental: edit one claim in one note
         target = root / paths[len(paths) // 2]
-        text = target.read_text(encoding="utf-8").split("\n")
-        text[4] = "- Edited: the spare key now lives under the blue flowerpot."
-        target.write_text("\n".join(text), encoding="utf-8")
-        start = time.perf_counter()
-        inc = mem.sync()
-        inc_s = time.perf_counter() - start
+        lines = target.read_text(encoding="utf-8").split("\n")
+        lines[4] = "- Edited: the spare key now lives under the blue flowerpot."
+        target.write_text("\n".join(lines), encoding="utf-8")
+        wall, _, inc = timed(mem.sync)
+        report.update(incremental_s=round(wall, 4), incremental_embedded=inc.embedded,
+                      incremental_files=len(inc.updated))
+        wall, _, idle = timed(mem.sync)
+        report.update(idle_sync_s=round(wall, 4), idle_sync_embedded=idle.embedded)
 
-        # grow to about --search-chunks chunks from cached claims, then time search
-        chunks_now = mem.status()["chunks"]
-        extra_notes = max(0, (args.search_chunks - chunks_now) // args.bullets)
+        # 3. grow to about --search-chunks chunks from cached claims, then time warm search
+        extra_notes = max(0, (args.search_chunks - mem.status().chunks) // args.bullets)
         grow_corpus(root, claims, args.notes, extra_notes, args.bullets)
-        start = time.perf_counter()
-        grown = mem.sync()
-        grow_s = time.perf_counter() - start
-
-        # warm search: the first run of a query pays for its embedding, the repeat does not
+        wall, _, grown = timed(mem.sync)
         queries = [QUERIES[i % len(QUERIES)] + (f" {i}" if i >= len(QUERIES) else "") for i in range(args.queries)]
         mem.search("warm up the search", refresh=False)
-        cold_q, warm_q, embed_q = [], [], []
+        first_q, warm_q, embed_q = [], [], []
         for q in queries:
-            start = time.perf_counter()
-            mem.search(q, refresh=False)
-            cold_q.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            mem.search(q, refresh=False)
-            warm_q.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            embedder.encode([q])
-            embed_q.append(time.perf_counter() - start)
+            first_q.append(timed(lambda q=q: mem.search(q, refresh=False))[0])
+            warm_q.append(timed(lambda q=q: mem.search(q, refresh=False))[0])
+            embed_q.append(timed(lambda q=q: backends["onnx"].encode([q]))[0])
         status = mem.status()
+        report.update(grow_notes=extra_notes, grow_sync_s=round(wall, 3), grow_embedded=grown.embedded,
+                      overhead_ms_per_chunk=round(wall / max(1, grown.chunks) * 1000, 3),
+                      search_chunks=status.chunks,
+                      search_warm_ms=round(statistics.median(warm_q) * 1000, 2),
+                      search_with_query_embedding_ms=round(statistics.median(first_q) * 1000, 2),
+                      query_embedding_ms=round(statistics.median(embed_q) * 1000, 2))
+        mem.close()
 
-        # 4. numpy vs torch: encode throughput on the bench texts, cold `kit memory search` processes
-        numpy_embedder = load_embedder({**section, "backend": "numpy"})
-        numpy_encode_s = numpy_top = torch_top = None
-        cold: dict[str, list[float]] = {"numpy": [], "torch": []}
-        if numpy_embedder is not None:
-            numpy_embedder.encode(["warm up the model"])
-            start = time.perf_counter()
-            numpy_embedder.encode(corpus)
-            numpy_encode_s = time.perf_counter() - start
-            mem.close()
-            for _ in range(args.cold_runs):
-                for backend in ("numpy", "torch"):
-                    env = {**os.environ, "KIT_MEMORY__EMBEDDING__BACKEND": backend}
-                    command = [sys.executable, "-m", "kit", "memory", "search", "--json", "-w", str(root),
-                               "what milk does Alice like"]
-                    start = time.perf_counter()
-                    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-                    cold[backend].append(time.perf_counter() - start)
-                    found = json.loads(done.stdout)
+        # 4. cold `kit memory search` processes, per backend: a new query, then the same query again
+        cold_backends = ["onnx", "numpy", *(["torch"] if "torch" in backends else [])]
+        cold: dict[str, dict[str, list[float]]] = {b: {"new": [], "repeat": []} for b in cold_backends}
+        tops: dict[str, list] = {}
+        torch_in_cold: dict[str, bool] = {}
+        for r in range(args.cold_runs):
+            for backend in cold_backends:
+                env = {**os.environ, "KIT_MEMORY__EMBEDDING__BACKEND": backend}
+                query = f"what milk does Alice like ({backend} run {r})"
+                for kind in ("new", "repeat"):
+                    done = run_child([sys.executable, "-c", RUN_KIT, "memory", "search", "--json", "-w", str(root),
+                                      query], env)
+                    if done["returncode"] != 0:
+                        raise SystemExit(f"kit memory search failed: {done['stderr']}")
+                    cold[backend][kind].append(done["wall"])
+                    found = json.loads(done["stdout"])
                     assert found["mode"] == "hybrid", found
-                    top = [(r["path"], r["start_line"], round(r["score"], 4)) for r in found["results"][:3]]
-                    numpy_top, torch_top = (top, torch_top) if backend == "numpy" else (numpy_top, top)
+                    tops[backend] = [(x["path"], x["start_line"]) for x in found["results"][:3]]
+                    torch_in_cold[backend] = done["stderr"].strip().endswith("torch imported: True")
+        report["cold_search_s"] = {b: {k: round(statistics.median(v), 3) for k, v in c.items()} for b, c in cold.items()}
+        report["cold_search_runs_s"] = {b: {k: [round(x, 3) for x in v] for k, v in c.items()} for b, c in cold.items()}
+        report["cold_same_top3"] = len({json.dumps(t) for t in tops.values()}) == 1
+        report["cold_torch_imported"] = torch_in_cold
 
-    report = {
-        "notes": args.notes,
-        "chunks": full.chunks,
-        "embedded_texts": full.embedded,
-        "chunking_s": round(chunk_s, 3),
-        "full_index_s": round(full_s, 3),
-        "raw_encode_s": round(raw_s, 3),
-        "raw_encode_runs_s": [round(x, 3) for x in raw_runs],
-        "full_index_runs_s": [round(x, 3) for x in full_runs],
-        "full_index_over_raw_encode": round(full_s / raw_s, 3),
-        "best_full_over_best_raw": round(min(full_runs) / min(raw_runs), 3),
-        "raw_texts_per_s": round(len(corpus) / raw_s, 1),
-        "incremental_s": round(inc_s, 3),
-        "incremental_embedded": inc.embedded,
-        "incremental_updated": list(inc.updated),
-        "grow_notes": extra_notes,
-        "grow_sync_s": round(grow_s, 3),
-        "grow_embedded": grown.embedded,
-        # the index's own cost per chunk (read, chunk, SQLite + FTS writes) measured without the model,
-        # and the ratio it implies: robust against the load drift that makes the timed ratio noisy
-        "overhead_ms_per_chunk": round(grow_s / max(1, grown.chunks) * 1000, 3),
-        "implied_ratio": round((raw_s + grow_s / max(1, grown.chunks) * full.chunks) / raw_s, 3),
-        "search_chunks": status["chunks"],
-        "search_with_query_embedding_ms_median": round(statistics.median(cold_q) * 1000, 2),
-        "search_warm_ms_median": round(statistics.median(warm_q) * 1000, 2),
-        "query_embedding_ms_median": round(statistics.median(embed_q) * 1000, 2),
-        "numpy_encode_s": None if numpy_encode_s is None else round(numpy_encode_s, 3),
-        "numpy_texts_per_s": None if numpy_encode_s is None else round(len(corpus) / numpy_encode_s, 1),
-        "cold_search_numpy_s_median": round(statistics.median(cold["numpy"]), 2) if cold["numpy"] else None,
-        "cold_search_torch_s_median": round(statistics.median(cold["torch"]), 2) if cold["torch"] else None,
-        "cold_search_runs_s": {k: [round(x, 2) for x in v] for k, v in cold.items()},
-        "cold_search_same_top3": numpy_top == torch_top if numpy_top is not None else None,
-    }
+        # numpy encode throughput on the same texts (the fallback when onnxruntime is missing)
+        numpy_backend = models.get({**section, "backend": "numpy"})
+        if numpy_backend is not None:
+            numpy_backend.encode(["warm up"])
+            wall, cpu, _ = timed(lambda: numpy_backend.encode(corpus))
+            report["numpy_texts_per_s"] = round(len(corpus) / wall, 1)
+
+        # 5. int8 against fp32: encode time (alternating) and recall@10 of fp32's top 10
+        int8 = models.get({**section, "backend": "onnx", "quantize": "int8"})
+        int8.encode(["warm up"])
+        fp32_runs, int8_runs = [], []
+        for _ in range(max(1, args.runs)):
+            fp32_runs.append(timed(lambda: backends["onnx"].encode(corpus))[0])
+            int8_runs.append(timed(lambda: int8.encode(corpus))[0])
+        import numpy as np
+
+        exact = backends["onnx"].encode(corpus)
+        approx = int8.encode(corpus)
+        eval_queries = QUERIES + [c.split(":")[0] for c in claims[:: max(1, len(claims) // 30)]][:30]
+        q_exact, q_approx = backends["onnx"].encode(eval_queries), int8.encode(eval_queries)
+        overlap = []
+        for qe, qa in zip(q_exact, q_approx, strict=True):
+            truth = set(np.argsort(-(exact @ qe))[:10])
+            got = set(np.argsort(-(approx @ qa))[:10])
+            overlap.append(len(truth & got) / 10)
+        report.update(int8_encode_over_fp32=round(statistics.median(int8_runs) / statistics.median(fp32_runs), 3),
+                      int8_recall_at_10_vs_fp32=round(float(np.mean(overlap)), 3),
+                      int8_vector_cosine_min=round(float((exact * approx).sum(axis=1).min()), 4),
+                      int8_queries=len(eval_queries))
+
+        report["load_after"] = os.getloadavg()[0]
+
     if args.json:
         print(json.dumps(report, indent=2))
-    else:
-        print(f"memory bench: {report['notes']} notes, {report['chunks']} chunks "
-              f"({report['embedded_texts']} distinct texts embedded)")
-        print(f"  full index            {report['full_index_s']:8.2f} s   (median; runs {report['full_index_runs_s']})")
-        print(f"  raw st.encode         {report['raw_encode_s']:8.2f} s   ({report['raw_texts_per_s']} texts/s; "
-              f"median; runs {report['raw_encode_runs_s']})")
-        print(f"  ratio index/encode    {report['full_index_over_raw_encode']:8.3f}     (medians; best-of-runs "
-              f"{report['best_full_over_best_raw']:.3f}; target ≤ 1.15)")
-        print(f"  index overhead        {report['overhead_ms_per_chunk']:8.3f} ms/chunk without the model "
-              f"(implied ratio {report['implied_ratio']:.3f})")
-        print(f"  incremental re-index  {report['incremental_s'] * 1000:8.1f} ms  "
-              f"({report['incremental_embedded']} text embedded, {len(report['incremental_updated'])} file)")
-        print(f"  grow to {report['search_chunks']} chunks: +{extra_notes} notes synced in {report['grow_sync_s']:.2f} s "
-              f"({report['grow_embedded']} embedded: repeated claims come from the cache)")
-        print(f"  search, warm          {report['search_warm_ms_median']:8.2f} ms median (query vector cached)")
-        print(f"  search + embed query  {report['search_with_query_embedding_ms_median']:8.2f} ms median "
-              f"(query embedding alone {report['query_embedding_ms_median']:.2f} ms)")
-        if report["numpy_encode_s"] is not None:
-            print(f"  numpy vs torch        encode {report['numpy_texts_per_s']} vs {report['raw_texts_per_s']} texts/s; "
-                  f"cold `kit memory search` {report['cold_search_numpy_s_median']:.2f} s vs "
-                  f"{report['cold_search_torch_s_median']:.2f} s (median of {args.cold_runs}; "
-                  f"same top 3: {report['cold_search_same_top3']})")
+        return 0
+    print_report(report, args)
     return 0
+
+
+def print_report(r: dict, args) -> None:
+    m = r["medians"]
+    print(f"memory bench: {r['notes']} notes, {r['chunks']} chunks ({r['distinct_texts']} distinct texts); "
+          f"{r['cores']} cores, load {r['load_before']:.1f} → {r['load_after']:.1f}")
+    for b in m:
+        print(f"  {b:5} raw encode    {m[b]['raw']:7.2f} s  ({m[b]['raw_cpu']:.2f} CPU s; "
+              f"{r['distinct_texts'] / m[b]['raw']:.1f} texts/s)   full index {m[b]['full']:7.2f} s "
+              f"({m[b]['full_cpu']:.2f} CPU s)   runs {r['runs'][b]['full']}")
+    print(f"  ratio onnx full index / raw encode   {r['onnx_full_over_raw']:.3f}  (medians; best-of-runs "
+          f"{r['onnx_full_over_raw_best']:.3f}; target ≤ 1.15)")
+    if "torch_full_over_onnx_full" in r:
+        print(f"  ratio torch / onnx full index        {r['torch_full_over_onnx_full']:.2f}× wall, "
+              f"{r['torch_full_over_onnx_full_cpu']:.2f}× CPU  (target ≥ 2)")
+    print(f"  incremental re-index   {r['incremental_s'] * 1000:8.1f} ms  ({r['incremental_embedded']} text embedded, "
+          f"{r['incremental_files']} file); nothing changed: {r['idle_sync_s'] * 1000:.1f} ms, "
+          f"{r['idle_sync_embedded']} embedded")
+    print(f"  grow to {r['search_chunks']} chunks: +{r['grow_notes']} notes synced in {r['grow_sync_s']:.2f} s "
+          f"({r['grow_embedded']} embedded; {r['overhead_ms_per_chunk']:.3f} ms/chunk without the model)")
+    print(f"  search, warm           {r['search_warm_ms']:8.2f} ms median (query vector cached)")
+    print(f"  search + embed query   {r['search_with_query_embedding_ms']:8.2f} ms median "
+          f"(query embedding alone {r['query_embedding_ms']:.2f} ms)")
+    for b, c in r["cold_search_s"].items():
+        print(f"  cold `kit memory search` {b:5}  new query {c['new']:.2f} s, same query again {c['repeat']:.2f} s "
+              f"(median of {args.cold_runs}; torch imported: {r['cold_torch_imported'][b]})")
+    print(f"  cold searches agree on the top 3: {r['cold_same_top3']}")
+    if "numpy_texts_per_s" in r:
+        print(f"  numpy encode           {r['numpy_texts_per_s']} texts/s (fallback without onnxruntime)")
+    print(f"  int8 / fp32 encode     {r['int8_encode_over_fp32']:.3f}  (medians); recall@10 of fp32's top 10: "
+          f"{r['int8_recall_at_10_vs_fp32']:.3f} over {r['int8_queries']} queries; min cosine "
+          f"{r['int8_vector_cosine_min']:.4f}")
+    if "rss_peak_mib" in r:
+        print(f"  `kit memory index` of {r['rss_notes']} notes ({r['rss_chunks']} chunks, {r['rss_embedded']} embedded): "
+              f"{r['rss_index_s']:.1f} s, {r['rss_index_cpu_s']:.1f} CPU s, peak RSS {r['rss_peak_mib']:.0f} MiB "
+              f"(target < 400); torch imported: {r['rss_torch_imported']}")
 
 
 if __name__ == "__main__":
