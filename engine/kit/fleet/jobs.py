@@ -145,20 +145,16 @@ class Runtime:
         # a running marker older than this is a dead run's (the hard time limit killed it by then)
         self.stale_after = stale_after
         self.worker = worker or f"{socket.gethostname()}:{self.pid}"
-        self._embedders: dict[tuple, Any] = {}
+        from kit.memory.embeddings import Embedders
+
+        self.embedders = Embedders()  # this process's models: each loads once, on its first encode
         self.jobs = 0
 
     # ------------------------------------------------------------------ the model, once
 
     def embedder_for(self, config) -> Any:
         """This process's embedder for the workspace's `memory.embedding` settings (None: fts-only)."""
-        section = config.get("memory.embedding")
-        key = tuple(sorted((k, str(v)) for k, v in section.items()))
-        if key not in self._embedders:
-            from kit.memory.embeddings import load_embedder
-
-            self._embedders[key] = load_embedder(config)
-        return self._embedders[key]
+        return self.embedders.get(config)
 
     # ------------------------------------------------------------------ one job
 
