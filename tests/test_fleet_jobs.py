@@ -192,7 +192,7 @@ def test_the_runtime_loads_the_embedder_once_per_process(tmp_path, monkeypatch):
     rt.embedder_for = spy
     rt.run("dream", str(a), task_id="x")
     rt.run("index", str(b), task_id="y")
-    assert len(seen) == 2 and seen[0] is seen[1] is not None and len(rt._embedders) == 1
+    assert len(seen) == 2 and seen[0] is seen[1] is not None and seen[0] is rt.embedders.get(None)
 
 
 def test_journal_tables_are_the_dreaming_stores_tables(tmp_path):

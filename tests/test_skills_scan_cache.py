@@ -25,7 +25,7 @@ def refuse(text, rel):
 scanner.scan_text = refuse
 from kit.workspace import Workspace
 catalog = Workspace.open(sys.argv[1]).skills
-print(json.dumps({s.name: [[f.rule, f.path, f.line] for f in s.scan.findings] for s in catalog
+print(json.dumps({s.name: [[f.details["rule"], f.path, f.line] for f in s.scan.findings] for s in catalog
                   if s.source in ("workspace", "user")}, sort_keys=True))
 """
 
@@ -74,7 +74,7 @@ def test_a_second_process_hits_the_disk_cache(ws_path):
     cache = ScanCache(workspace_cache)
     result = scan_skill(local, cache)
     assert (cache.hits, cache.misses) == (1, 1)
-    assert [(f.rule, f.path) for f in result.findings] == [("shell-exec", "scripts/deploy.sh")]
+    assert [(f.details["rule"], f.path) for f in result.findings] == [("shell-exec", "scripts/deploy.sh")]
     cache.save()
     assert _second_process(ws_path).returncode == 0
     assert ws.skills.get("deployer").scan.findings == result.findings

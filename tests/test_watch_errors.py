@@ -6,12 +6,9 @@ import logging
 
 import pytest
 
-import helpers_memory
 from helpers_watch import WAIT, Recorder, write
 from kit.memory.service import memory_for, start_auto_index
 from kit.watch import Watcher
-
-real_embedder = helpers_memory.real_embedder
 
 
 @pytest.fixture
