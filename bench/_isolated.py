@@ -11,6 +11,6 @@ from pathlib import Path
 def isolate_home(tmp: str | Path) -> Path:
     """Point HOME and the XDG folders into `tmp`, work offline; returns the new HOME."""
     home = Path(tmp) / "home"
-    os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+    os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
                       XDG_DATA_HOME=str(home / ".local/share"), HF_HUB_OFFLINE="1")
     return home
