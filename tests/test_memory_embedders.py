@@ -8,7 +8,15 @@ import types
 import pytest
 
 from helpers_memory import write
-from kit.memory import embeddings, model_files, numpy_embedder, onnx_embedder, onnx_export
+from kit.memory import (
+    embedder_base,
+    embeddings,
+    model_files,
+    numpy_embedder,
+    onnx_embedder,
+    onnx_export,
+    torch_embedder,
+)
 from kit.memory.embeddings import (
     Embedders,
     FallbackEmbedder,
@@ -83,7 +91,8 @@ def test_an_owner_loads_each_model_once_and_workspaces_share_it(ws_path, tmp_pat
     assert not alone.memory.embedder.active.loaded
 
 
-@pytest.mark.parametrize("module", [embeddings, numpy_embedder, onnx_embedder, onnx_export, model_files])
+@pytest.mark.parametrize("module", [embeddings, embedder_base, torch_embedder, numpy_embedder, onnx_embedder,
+                                    onnx_export, model_files])
 def test_no_module_level_mutable_state(module):
     mutable = sorted(
         name for name, value in vars(module).items()

