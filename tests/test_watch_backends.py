@@ -12,7 +12,8 @@ from watchdog.observers import Observer
 from helpers_watch import WAIT, flush_with_sentinel, write
 from kit.documents import load_document
 from kit.errors import ConfigError
-from kit.watch import Watcher, file_digest, inotify_advice, is_ignored, scan_tree
+from kit.ignore import is_ignored
+from kit.watch import Watcher, file_digest, inotify_advice, scan_tree
 
 
 def test_polling_backend_reloads_edits(workspace):

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from kit.errors import ConfigError
-from kit.paths import user_config_file
+from kit.paths import CONFIG_FILE, user_config_file
 from kit.yamlerrors import locate
 
 
@@ -444,15 +444,15 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
 def _cross_checks(data: dict[str, Any], errors: list[ConfigError], lines: dict[str, tuple[str, int | None]]) -> None:
     b = data["bootstrap"]
     if b["head_ratio"] + b["tail_ratio"] > 1.0 + 1e-9:
-        path, line = lines.get("bootstrap.tail_ratio", ("kit.yaml", None))
+        path, line = lines.get("bootstrap.tail_ratio", (CONFIG_FILE, None))
         errors.append(ConfigError("bootstrap.head_ratio + bootstrap.tail_ratio must not exceed 1", path=path, line=line))
     c = data["memory"]["chunk"]
     if c["overlap"] >= c["tokens"]:
-        path, line = lines.get("memory.chunk.overlap", ("kit.yaml", None))
+        path, line = lines.get("memory.chunk.overlap", (CONFIG_FILE, None))
         errors.append(ConfigError("memory.chunk.overlap must be smaller than memory.chunk.tokens", path=path, line=line))
     for name, prov in data["providers"].items():
         if name not in ("openai", "anthropic", "ollama") and not prov.get("type"):
-            path, line = lines.get(f"providers.{name}", ("kit.yaml", None))
+            path, line = lines.get(f"providers.{name}", (CONFIG_FILE, None))
             errors.append(
                 ConfigError(f"provider '{name}' needs 'type: openai|anthropic|ollama'", path=path, line=line)
             )
@@ -480,13 +480,13 @@ def load_config(
         except ConfigError as exc:
             errors.append(exc)
     if workspace is not None:
-        wfile = Path(workspace) / "kit.yaml"
+        wfile = Path(workspace) / CONFIG_FILE
         if workspace_text is not None or wfile.exists():
             try:
                 if workspace_text is not None:
-                    layer = parse_yaml_text(workspace_text, "kit.yaml")
+                    layer = parse_yaml_text(workspace_text, CONFIG_FILE)
                 else:
-                    layer = parse_yaml_file(wfile, "kit.yaml")
+                    layer = parse_yaml_file(wfile, CONFIG_FILE)
                 layer.name = "workspace"
                 layers.append(layer)
             except ConfigError as exc:

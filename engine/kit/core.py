@@ -23,6 +23,8 @@ from kit.config import Config, config_errors, defaults, load_config
 from kit.documents import Document, load_document, rel_posix
 from kit.errors import ConfigError, DocumentError, WorkspaceError
 from kit.fsutil import atomic_write, is_within, safe_join, sha1_hex
+from kit.ignore import is_ignored
+from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 from kit.snapshot import TRACKED_PATTERNS, Snapshot, is_tracked, wants_frontmatter
 from kit.state import StateDB
@@ -30,8 +32,6 @@ from kit.state import StateDB
 log = logging.getLogger("kit.workspace")
 T = TypeVar("T")
 
-CONFIG_FILE = "kit.yaml"
-IGNORED_DIRS = (".kit", ".git")
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ class WorkspaceCore:
         for pattern in TRACKED_PATTERNS:
             for p in self.root.glob(pattern):
                 rel = rel_posix(self.root, p)
-                if is_tracked(rel) and not rel.startswith(IGNORED_DIRS):
+                if is_tracked(rel) and not is_ignored(rel):
                     found.add(rel)
         return found
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from kit.errors import WorkspaceError
 from kit.fsutil import atomic_write
-from kit.paths import bundled
+from kit.ignore import IGNORED_DIRS, ignored_name
+from kit.paths import CONFIG_FILE, bundled
 
 GITIGNORE = ".kit/\n"
 GIT_AUTOCOMMIT = "\ngit:\n  autocommit: true\n"
@@ -38,10 +39,10 @@ class InitResult:
 def _template_files(template: Path) -> list[str]:
     out = []
     for dirpath, dirnames, filenames in os.walk(template):
-        dirnames[:] = sorted(d for d in dirnames if d not in (".kit", ".git", "__pycache__"))
+        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
         for name in sorted(filenames):
-            rel = Path(dirpath, name).relative_to(template).as_posix()
-            out.append(rel)
+            if not ignored_name(name):
+                out.append(Path(dirpath, name).relative_to(template).as_posix())
     return out
 
 
@@ -65,7 +66,7 @@ def init_workspace(path: str | os.PathLike, *, git: bool = False, force: bool = 
         gitignore += b"\n" + GITIGNORE.encode()
     contents[".gitignore"] = gitignore
     if git:
-        contents["kit.yaml"] = contents["kit.yaml"] + GIT_AUTOCOMMIT.encode()
+        contents[CONFIG_FILE] = contents[CONFIG_FILE] + GIT_AUTOCOMMIT.encode()
     # every refusal comes before the first write: a failed init leaves nothing behind
     for rel in sorted(contents):
         if (root / rel).is_dir():

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import collections
 import errno
-import fnmatch
 import hashlib
 import logging
 import os
@@ -28,15 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from kit.core import ReloadResult, WorkspaceCore
+from kit.ignore import IGNORED_DIRS, is_ignored
+from kit.paths import CONFIG_FILE
 from kit.snapshot import is_tracked
 
 log = logging.getLogger("kit.watch")
 
-CONFIG_FILE = "kit.yaml"
-# Folders never watched or scanned: machine state, VCS internals and tool caches.
-IGNORED_DIRS = frozenset({".kit", ".git", "__pycache__", "node_modules", ".venv"})
-# Editor temp/backup names, plus fsutil.atomic_write's own `.<name>.<random>.tmp` (matched by *.tmp).
-IGNORED_NAMES = ("*.tmp", "*~", ".#*", "*.swp", "*.swx", "*.swo", "4913", "*.pyc", ".DS_Store")
 BACKENDS = ("auto", "native", "polling")
 RESCAN_INTERVAL_S = 600.0
 HASH_LIMIT_BYTES = 64 * 1024 * 1024  # bigger files are compared by size+mtime, not read
@@ -44,17 +40,6 @@ _BOM = b"\xef\xbb\xbf"
 _HISTORY = 1000  # reload results kept for inspection; nothing grows without bound
 
 ReloadCallback = Callable[[ReloadResult], None]
-
-
-def is_ignored(rel: str) -> bool:
-    """True for workspace-relative paths the watcher never reports."""
-    if rel in ("", ".") or rel.startswith("../") or rel == "..":
-        return True
-    parts = rel.split("/")
-    if any(part in IGNORED_DIRS for part in parts[:-1]) or parts[-1] in IGNORED_DIRS:
-        return True
-    name = parts[-1]
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in IGNORED_NAMES)
 
 
 def file_digest(path: str | os.PathLike) -> str:

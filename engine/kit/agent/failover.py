@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from kit import clock
 from kit.core import WorkspaceCore
 from kit.errors import ConfigError
+from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 from kit.providers.base import ModelResponse, NoModelAvailable, ProviderError
 from kit.providers.registry import resolve, settings_for, split_spec
@@ -396,7 +397,7 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
                 continue
             settings = settings_for(provider, ws.config)
         except ConfigError as exc:
-            out.append(Problem(area="agent", path="kit.yaml", message=str(exc)))
+            out.append(Problem(area="agent", path=CONFIG_FILE, message=str(exc)))
             continue
         import os
 

@@ -22,6 +22,7 @@ from kit.agent.sessions import SessionInfo, SessionStore, new_session_id, skill_
 from kit.core import WorkspaceCore
 from kit.fsutil import sha1_hex
 from kit.hooks.registry import fire_hook
+from kit.kinds import run_kind
 from kit.providers.base import ModelResponse, NoModelAvailable, ProviderError, ToolCall, Usage
 from kit.tools import ToolContext, ToolOutcome, ToolRegistry, builtin_registry, execute_tool
 
@@ -198,7 +199,7 @@ class Agent:
         tools: ToolRegistry | None = None,
     ):
         self.ws = ws
-        self.kind = kind
+        self.kind = run_kind(kind).name  # an unknown kind fails here, before a session opens
         self.model = model
         self.interactive = interactive
         self.approve = approve
@@ -380,7 +381,8 @@ class Agent:
             text = rewritten
 
         prompt = self.prompt_result()
-        if self.kind == "heartbeat" and getattr(prompt, "heartbeat_empty", False):
+        kind = run_kind(self.kind)
+        if kind.skip_without_tasks and getattr(prompt, "heartbeat_empty", False):
             # §4: a heartbeat run is skipped while HEARTBEAT.md is effectively empty
             return TurnResult(self.session.id, "", (), 0, state.usage.to_json(0, window), stopped="skipped")
         preflight = getattr(self.client, "preflight", None)
@@ -389,7 +391,7 @@ class Agent:
         system = prompt.prompt
         from kit.agent.recall import ActiveRecall, active_recall
 
-        if self.kind == "shared":
+        if not kind.recall:
             # shared (group) runs keep MEMORY.md and USER.md out of the prompt; private daily
             # notes must not leak in through recall either (memory_search stays available)
             recall = ActiveRecall("")

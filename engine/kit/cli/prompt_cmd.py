@@ -12,8 +12,7 @@ from kit.cli.common import (
     open_workspace,
     workspace_option,
 )
-
-KINDS = ("default", "subagent", "cron", "heartbeat", "shared")  # kit.prompt.builder.KINDS, without the import
+from kit.kinds import KINDS
 
 
 @click.command()

@@ -15,12 +15,12 @@ from kit.cli.common import (
     open_workspace,
     workspace_option,
 )
+from kit.kinds import KINDS
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit import Workspace
 
 
-KINDS = ("default", "subagent", "cron", "heartbeat", "shared")
 
 
 def _check_model(ws: Workspace, spec: str) -> None:

@@ -21,6 +21,7 @@ from kit.fsutil import LockFile, read_text
 from kit.memory.recall import ensure_schema as ensure_recall_schema
 from kit.memory.recall import events as recall_events
 from kit.memory.recall import normalise_claim
+from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 
 PHASES = ("light", "rem", "deep")
@@ -502,7 +503,7 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
 
         nxt = next_run(schedule, tz, clock.now())
     except Exception as exc:  # a bad schedule or zone is a config problem the user must see
-        out.append(Problem(area="dreaming", path="kit.yaml", message=str(getattr(exc, "message", exc))))
+        out.append(Problem(area="dreaming", path=CONFIG_FILE, message=str(getattr(exc, "message", exc))))
         return out
     if cfg.get("dreaming.enabled"):
         out.append(Problem(

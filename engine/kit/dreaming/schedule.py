@@ -6,6 +6,7 @@ from datetime import datetime, tzinfo
 
 from kit import clock
 from kit.errors import ConfigError
+from kit.paths import CONFIG_FILE
 
 
 def zone(name: str | None) -> tzinfo:
@@ -17,14 +18,14 @@ def zone(name: str | None) -> tzinfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ConfigError(f"dreaming.timezone: unknown time zone {name!r}", path="kit.yaml") from exc
+        raise ConfigError(f"dreaming.timezone: unknown time zone {name!r}", path=CONFIG_FILE) from exc
 
 
 def validate(schedule: str) -> None:
     from croniter import croniter
 
     if not croniter.is_valid(schedule):
-        raise ConfigError(f"dreaming.schedule: {schedule!r} is not a valid cron expression", path="kit.yaml")
+        raise ConfigError(f"dreaming.schedule: {schedule!r} is not a valid cron expression", path=CONFIG_FILE)
 
 
 def next_run(schedule: str, tz_name: str | None, after: datetime) -> datetime:

@@ -26,6 +26,7 @@ import numpy as np
 from kit import clock
 from kit.errors import DocumentError, PathEscapeError
 from kit.fsutil import is_within, read_text, safe_join, sha1_hex
+from kit.ignore import is_ignored
 from kit.memory import vector_file
 from kit.memory.chunker import CHUNKER_VERSION, Chunk, chunk_markdown
 from kit.state import connect, transaction
@@ -55,7 +56,6 @@ FTS_SCHEMA = (
 )
 # what a schema change throws away: everything but the embedding cache (keyed by content, still valid)
 DERIVED_TABLES = ("chunks_fts", "chunks_tri", "chunks", "files")
-_IGNORED_SUFFIXES = ("~", ".tmp", ".swp")
 
 
 @functools.lru_cache(maxsize=1)
@@ -90,8 +90,8 @@ def stored_schema(path: str | os.PathLike) -> str | None:
 
 
 def _ignored_name(rel: str) -> bool:
-    parts = rel.split("/")
-    return any(p.startswith(".") for p in parts) or parts[-1].endswith(_IGNORED_SUFFIXES) or parts[-1] == "4913"
+    """Kit's ignore list, and any hidden file or folder."""
+    return is_ignored(rel) or any(p.startswith(".") for p in rel.split("/"))
 
 
 def _extra_prefixes(extra_paths: Sequence[str]) -> list[str]:

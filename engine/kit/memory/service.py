@@ -48,6 +48,7 @@ from kit.memory.index import (
     sync_index,
 )
 from kit.memory.search import SearchResult, SearchSettings, hybrid_search
+from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 
 _QUERY_CACHE_SIZE = 256
@@ -532,7 +533,7 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
         ))
     extra = [str(p) for p in (ws.config.get("memory.extra_paths", []) or [])]
     _, problems = indexable_files(ws.root, extra)
-    findings.extend(Problem(area="memory", severity="warning", path="kit.yaml", message=p) for p in problems)
+    findings.extend(Problem(area="memory", severity="warning", path=CONFIG_FILE, message=p) for p in problems)
     path = ws.kit_dir / "index.db"
     if not path.exists():
         findings.append(Problem(

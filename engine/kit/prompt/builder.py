@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from kit import clock
 from kit.core import WorkspaceCore
-from kit.errors import KitError
+from kit.kinds import BOOTSTRAP_FILES, run_kind
 from kit.problems import Problem
 from kit.prompt.budget import FileBudget, apply_budgets, strip_kit_comments
 from kit.prompt.skills_block import SkillEntry, SkillsBlock, build_skills_block
@@ -45,18 +45,6 @@ from kit.tokens import estimate_tokens
 if TYPE_CHECKING:
     from kit.tools.registry import ToolRegistry
 
-FILE_ORDER = (
-    "AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md",
-)
-PERSONA = ("AGENTS.md", "TOOLS.md", "SOUL.md", "IDENTITY.md", "USER.md")
-KIND_FILES: dict[str, frozenset[str]] = {
-    "default": frozenset(FILE_ORDER),
-    "subagent": frozenset(PERSONA),
-    "cron": frozenset(PERSONA),
-    "heartbeat": frozenset({"HEARTBEAT.md"}),
-    "shared": frozenset(FILE_ORDER) - {"MEMORY.md", "USER.md"},
-}
-KINDS = tuple(KIND_FILES)
 KIND_NOTES = {
     "default": "",
     "subagent": "This is a subagent run: do the delegated task and report back. Your long-term memory "
@@ -197,12 +185,12 @@ def run_bootstrap_hooks(
 def _assemble(ws: WorkspaceCore, kind: str, hooks: Sequence[BootstrapHook]) -> _Assembly:
     snap = ws.snapshot
     cfg = snap.config
-    wanted = KIND_FILES[kind]
+    wanted = run_kind(kind).files
     rejected = _rejected_files(snap)
     included: list[BootstrapFile] = []
     excluded: list[FileBudget] = []
     unloaded: list[FileBudget] = []  # rejected with no last good version: a row that says why
-    for name in FILE_ORDER:
+    for name in BOOTSTRAP_FILES:
         doc = snap.get(name)
         reason = None if name in wanted else "excluded_by_kind"
         if doc is None:
@@ -255,7 +243,7 @@ def _rejected_files(snap) -> dict[str, Problem]:
     of each, so the budget report gives every such file a row that says why."""
     out: dict[str, Problem] = {}
     for issue in snap.issues:
-        if issue.area != "config" and issue.path in FILE_ORDER:
+        if issue.area != "config" and issue.path in BOOTSTRAP_FILES:
             out.setdefault(issue.path, issue)
     return out
 
@@ -341,8 +329,7 @@ def build_prompt(
     Two builds from one snapshot give byte-identical text up to the dynamic tail (and all of it
     when the clock is frozen with KIT_NOW).
     """
-    if kind not in KIND_FILES:
-        raise KitError(f"unknown run kind '{kind}'; expected one of {', '.join(KINDS)}")
+    run_kind(kind)  # an unknown kind is an error before anything is built
     from kit.skills.catalog import trust_stamp
 
     hooks = tuple(bootstrap_hooks)

@@ -21,8 +21,8 @@ from typing import Any
 from kit.core import WorkspaceCore
 from kit.errors import KitError, NotFoundError, PathEscapeError
 from kit.fsutil import looks_binary, safe_join
+from kit.ignore import IGNORED_DIRS
 from kit.skills.catalog import Skill, catalog_for
-from kit.skills.scanner import SKIP_DIRS
 
 FOLDERS = ("references", "templates", "scripts", "assets")
 MAX_VIEW_BYTES = 256_000  # one file returned to the model; larger text files are cut with a note
@@ -125,7 +125,7 @@ def linked_files(skill_dir: Path) -> dict[str, list[str]]:
     base = skill_dir.resolve()
     count = 0
     for dirpath, dirnames, filenames in os.walk(skill_dir):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS and not d.startswith("."))
         for name in sorted(filenames):
             path = Path(dirpath, name)
             rel = path.relative_to(skill_dir).as_posix()

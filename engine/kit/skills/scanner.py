@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from kit.fsutil import atomic_write, looks_binary, sha256_hex
+from kit.ignore import IGNORED_DIRS
 from kit.problems import Problem
 
 CODE_SUFFIXES = frozenset(
     {".py", ".sh", ".bash", ".zsh", ".fish", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php",
      ".lua", ".ps1", ".bat", ".cmd", ".go", ".rs"}
 )
-SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv"})
 MAX_SCAN_BYTES = 1024 * 1024  # a bigger "script" is itself suspicious; reported, not read
 MAX_FILES = 2000
 EXFIL_WINDOW = 5  # lines between reading a secret and sending it somewhere
@@ -99,7 +99,7 @@ def code_files(skill_dir: Path) -> list[str]:
     base = os.fspath(skill_dir)
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
         rel_dir = os.path.relpath(dirpath, base)
         rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
         in_scripts = rel_dir.startswith("scripts/")

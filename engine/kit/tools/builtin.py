@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kit.core import WorkspaceCore
 from kit.errors import PathEscapeError
+from kit.paths import CONFIG_FILE
 from kit.tools.registry import BOOL, INT, STR, Blocked, ToolError, ToolRegistry, tool
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 PROTECTED_DIRS = (".kit", ".git")  # machine state: the model may read, never write
 # kit.yaml holds the exec policy and hooks.enabled: a model (or text injected into it) that could
 # write it would grant itself `exec: {mode: allow}` on the next call
-PROTECTED_FILES = ("kit.yaml",)
+PROTECTED_FILES = (CONFIG_FILE,)
 
 
 # --------------------------------------------------------------------------- helpers
