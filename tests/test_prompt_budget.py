@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers_skills import set_file, write_config
+from kit.kinds import BOOTSTRAP_FILES
 from kit.prompt.budget import (
     apply_budgets,
     fair_allowances,
@@ -12,7 +13,7 @@ from kit.prompt.budget import (
     strip_kit_comments,
     truncate_head_tail,
 )
-from kit.prompt.builder import FILE_ORDER, build_prompt
+from kit.prompt.builder import build_prompt
 from kit.prompt.warning import WarningState
 from kit.tokens import estimate_tokens
 from kit.workspace import Workspace
@@ -87,7 +88,7 @@ def test_water_filling_raises_the_level_when_a_middle_file_fits():
 
 def test_memory_loaded_last_gets_the_same_level_as_the_others(ws_path):
     write_config(ws_path, "bootstrap:\n  max_total_chars: 30000\n")
-    for name in FILE_ORDER:
+    for name in BOOTSTRAP_FILES:
         (ws_path / name).write_text("", encoding="utf-8")
     (ws_path / "AGENTS.md").write_text(numbered(18_000, "a"), encoding="utf-8")
     (ws_path / "SOUL.md").write_text(numbered(18_000, "s"), encoding="utf-8")
