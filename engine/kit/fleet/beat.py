@@ -23,6 +23,7 @@ from celery.schedules import BaseSchedule, schedstate
 from kit.errors import ConfigError
 from kit.fleet.registry import Registry
 from kit.fleet.settings import FleetSettings
+from kit.paths import CONFIG_FILE
 
 log = logging.getLogger("kit.fleet.beat")
 
@@ -85,11 +86,11 @@ class EntryPlanner:
     def _dreaming(self, path: str) -> tuple[bool, str, str | None] | None:
         from kit.config import load_config
 
-        cfg_file = os.path.join(path, "kit.yaml")
+        cfg_file = os.path.join(path, CONFIG_FILE)
         try:
             st = os.stat(cfg_file)
         except OSError:
-            self.problems[path] = "kit.yaml is missing"
+            self.problems[path] = f"{CONFIG_FILE} is missing"
             return None
         stamp = (st.st_mtime_ns, st.st_size)
         hit = self._cache.get(path)

@@ -25,6 +25,7 @@ import yaml
 
 from kit.errors import ConfigError, WorkspaceError
 from kit.fsutil import atomic_write
+from kit.paths import CONFIG_FILE
 
 HEADER = """\
 # Kit fleet registry: the workspaces `kit fleet dream|index|heartbeat` dispatch to.
@@ -33,7 +34,6 @@ HEADER = """\
 # the queue its tasks go to: `- {path: /srv/shard-b/*, queue: shard-b}`. See docs/fleet.md.
 """
 GLOB_CHARS = frozenset("*?[")
-CONFIG_FILE = "kit.yaml"
 
 
 @dataclass(frozen=True)
