@@ -51,6 +51,11 @@ _EXPORTS: dict[str, str] = {
     "TurnResult": "kit.agent.loop",
     "SessionStore": "kit.agent.sessions",
     "Watcher": "kit.watch",
+    "Problem": "kit.problems",
+    "Tool": "kit.tools",
+    "ToolRegistry": "kit.tools",
+    "RunKind": "kit.kinds",
+    "KINDS": "kit.kinds",
     # what the commands need besides the workspace (the CLI imports nothing else)
     "SkillCheck": "kit.skills.catalog",
     "SkillFile": "kit.skills.disclosure",
@@ -87,6 +92,7 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "gate_reason",
     "HookRegistry",
     "init_workspace",
+    "KINDS",
     "KitError",
     "Memory",
     "NEVER_OVERWRITTEN",
@@ -96,8 +102,10 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "one_line",
     "open_workspace",
     "PathEscapeError",
+    "Problem",
     "PromptResult",
     "ReloadResult",
+    "RunKind",
     "Scheduler",
     "SearchResult",
     "SessionStore",
@@ -109,6 +117,8 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "Snapshot",
     "SyncResult",
     "TemplateWatch",
+    "Tool",
+    "ToolRegistry",
     "trust_skill",
     "TurnResult",
     "unknown_event",
@@ -157,15 +167,18 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph
     from kit.hooks.events import unknown_event
     from kit.hooks.registry import HookRegistry
     from kit.init import NEVER_OVERWRITTEN, init_workspace
+    from kit.kinds import KINDS, RunKind
     from kit.memory.daily import WriteResult
     from kit.memory.index import SyncResult
     from kit.memory.search import SearchResult
     from kit.memory.service import Memory
+    from kit.problems import Problem
     from kit.prompt.builder import PromptResult, TemplateWatch
     from kit.skills.catalog import Skill, SkillCatalog, SkillCheck
     from kit.skills.disclosure import SkillFile, skill_view
     from kit.skills.manage import new_skill, trust_skill
     from kit.snapshot import Snapshot
     from kit.tokens import estimate_tokens
+    from kit.tools import Tool, ToolRegistry
     from kit.watch import Watcher
     from kit.workspace import Workspace, open_workspace

@@ -33,7 +33,6 @@ log = logging.getLogger("kit.workspace")
 T = TypeVar("T")
 
 
-
 @dataclass(frozen=True)
 class ReloadResult:
     version: int

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from kit import KINDS
 from kit.cli.common import (
     console,
     emit_json,
@@ -12,7 +13,6 @@ from kit.cli.common import (
     open_workspace,
     workspace_option,
 )
-from kit.kinds import KINDS
 
 
 @click.command()

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kit import KINDS
 from kit.cli.common import (
     emit_json,
     fail,
@@ -15,12 +16,9 @@ from kit.cli.common import (
     open_workspace,
     workspace_option,
 )
-from kit.kinds import KINDS
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit import Workspace
-
-
 
 
 def _check_model(ws: Workspace, spec: str) -> None:
