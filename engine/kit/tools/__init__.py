@@ -9,8 +9,8 @@ Below the agent (which drives it) and the prompt (which lists `tools.summaries()
 """
 
 from kit.tools.builtin import builtin_registry
-from kit.tools.execute import ToolContext, ToolOutcome, execute_tool
-from kit.tools.registry import Blocked, Tool, ToolError, ToolRegistry, tool
+from kit.tools.execute import ToolOutcome, execute_tool
+from kit.tools.registry import Blocked, Tool, ToolContext, ToolError, ToolRegistry, tool
 
 __all__ = ["Blocked", "Tool", "ToolContext", "ToolError", "ToolOutcome", "ToolRegistry", "builtin_registry",
            "execute_tool", "tool"]

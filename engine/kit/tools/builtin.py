@@ -8,15 +8,12 @@ are imported when a tool runs, so listing the tools (for the prompt) stays cheap
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kit.core import WorkspaceCore
 from kit.errors import PathEscapeError
 from kit.paths import CONFIG_FILE
-from kit.tools.registry import BOOL, INT, STR, Blocked, ToolError, ToolRegistry, tool
-
-if TYPE_CHECKING:
-    from kit.tools.execute import ToolContext
+from kit.tools.registry import BOOL, INT, STR, Blocked, ToolContext, ToolError, ToolRegistry, tool
 
 PROTECTED_DIRS = (".kit", ".git")  # machine state: the model may read, never write
 # kit.yaml holds the exec policy and hooks.enabled: a model (or text injected into it) that could

@@ -8,12 +8,11 @@ outcome whose text the model sees.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kit.errors import KitError
-from kit.tools.registry import Blocked, ToolRegistry
+from kit.tools.registry import Blocked, ToolContext, ToolRegistry
 from kit.tools.truncate import result_limit, truncate_result
 
 if TYPE_CHECKING:
@@ -21,29 +20,10 @@ if TYPE_CHECKING:
 
 PREVIEW_CHARS = 200
 
-Approver = Callable[[str, str], bool]  # (command, reason) -> approved?
-
-
 def fire_hook(ws: Any, event: str, data: dict[str, Any], *, session_key: str | None = None) -> HookOutcome:
     from kit.hooks.registry import fire_hook as fire  # on first call: listing tools stays cheap
 
     return fire(ws, event, data, session_key=session_key)
-
-
-def _builtin() -> ToolRegistry:
-    from kit.tools.builtin import builtin_registry
-
-    return builtin_registry()
-
-
-@dataclass
-class ToolContext:
-    ws: Any
-    session_id: str | None = None
-    session_key: str | None = None
-    interactive: bool = False
-    approve: Approver | None = None  # asked for `ask`-mode exec in interactive runs
-    tools: ToolRegistry = field(default_factory=_builtin)  # what the model may call
 
 
 @dataclass(frozen=True)
@@ -71,11 +51,20 @@ class ToolOutcome:
         }
 
 
+def _registry(ctx: ToolContext) -> ToolRegistry:
+    if ctx.tools is not None:
+        return ctx.tools
+    from kit.tools.builtin import builtin_registry
+
+    return builtin_registry()
+
+
 def _run(ctx: ToolContext, name: str, arguments: dict[str, Any]) -> tuple[str, bool, bool]:
     """(text, ok, blocked) of running the tool; every failure becomes text for the model."""
-    found = ctx.tools.get(name)
+    tools = _registry(ctx)
+    found = tools.get(name)
     if found is None:
-        return f"error: unknown tool `{name}`; available: {', '.join(ctx.tools.names)}", False, False
+        return f"error: unknown tool `{name}`; available: {', '.join(tools.names)}", False, False
     try:
         return found.run(ctx, arguments), True, False
     except Blocked as exc:

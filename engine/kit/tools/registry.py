@@ -20,14 +20,26 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kit.errors import KitError
 
-if TYPE_CHECKING:
-    from kit.tools.execute import ToolContext
+Approver = Callable[[str, str], bool]  # (command, reason) -> approved?
 
-ToolFunction = Callable[["ToolContext", dict[str, Any]], str]
+
+@dataclass
+class ToolContext:
+    """What a tool's function receives besides its arguments: the workspace and the run."""
+
+    ws: Any
+    session_id: str | None = None
+    session_key: str | None = None
+    interactive: bool = False
+    approve: Approver | None = None  # asked for `ask`-mode exec in interactive runs
+    tools: ToolRegistry | None = None  # what the model may call; None: Kit's built-in tools
+
+
+ToolFunction = Callable[[ToolContext, dict[str, Any]], str]
 
 # What every provider accepts as a function name (OpenAI: ^[a-zA-Z0-9_-]{1,64}$).
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
