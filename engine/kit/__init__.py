@@ -72,6 +72,10 @@ _EXPORTS: dict[str, str] = {
     "NEVER_OVERWRITTEN": "kit.init",
     "estimate_tokens": "kit.tokens",
     "now": "kit.clock",
+    # progress events (long calls take progress=callback; the library never prints)
+    "Step": "kit.progress",
+    "Status": "kit.progress",
+    "ProgressCallback": "kit.progress",
     # the fleet is an extra: `from kit import Fleet` imports kit.fleet (not Celery) only when asked
     "Fleet": "kit.fleet",
 }
@@ -103,6 +107,7 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "open_workspace",
     "PathEscapeError",
     "Problem",
+    "ProgressCallback",
     "PromptResult",
     "ReloadResult",
     "RunKind",
@@ -115,6 +120,8 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "SkillCheck",
     "SkillFile",
     "Snapshot",
+    "Status",
+    "Step",
     "SyncResult",
     "TemplateWatch",
     "Tool",
@@ -173,6 +180,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph
     from kit.memory.search import SearchResult
     from kit.memory.service import Memory
     from kit.problems import Problem
+    from kit.progress import ProgressCallback, Status, Step
     from kit.prompt.builder import PromptResult, TemplateWatch
     from kit.skills.catalog import Skill, SkillCatalog, SkillCheck
     from kit.skills.disclosure import SkillFile, skill_view

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,34 @@ def _default(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+@contextlib.contextmanager
+def progress_display(enabled: bool = True) -> Iterator[Callable[[Any], None] | None]:
+    """A `progress=` callback that draws the library's progress events on stderr — a bar for
+    counted steps (embedding 40/120), a spinner line for status (dreaming: REM) — when `enabled`
+    and stderr is a terminal; else None, and nothing is shown (--json, pipes, logs)."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
+    from kit import Step
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=console(stderr=True), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def show(event: Any) -> None:
+            key = event.task or "status"
+            if key not in tasks:
+                tasks[key] = bar.add_task(key, total=None)
+            if isinstance(event, Step):
+                bar.update(tasks[key], description=event.task, completed=event.done, total=event.total)
+            else:
+                bar.update(tasks[key], description=event.message)
+
+        yield show
 
 
 def console(stderr: bool = False):

@@ -13,6 +13,7 @@ from kit.cli.common import (
     interactive,
     json_option,
     open_workspace,
+    progress_display,
     workspace_option,
 )
 
@@ -30,7 +31,8 @@ def dream(workspace, phase: str, dry_run: bool, as_json: bool) -> None:
     Runs whether or not dreaming.enabled is set: that key only governs the schedule.
     """
     ws = open_workspace(workspace)
-    result = ws.dream(phases=phase, dry_run=dry_run, progress=interactive() and not as_json)
+    with progress_display(interactive() and not as_json) as show:
+        result = ws.dream(phases=phase, dry_run=dry_run, progress=show)
     if as_json:
         emit_json(result.to_json())
         return

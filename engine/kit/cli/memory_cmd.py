@@ -10,6 +10,7 @@ from kit.cli.common import (
     handle_errors,
     json_option,
     open_workspace,
+    progress_display,
     workspace_option,
 )
 
@@ -29,7 +30,8 @@ def index_cmd(workspace, rebuild: bool, as_json: bool) -> None:
     from rich.markup import escape
 
     ws = open_workspace(workspace)
-    result = ws.memory.sync(rebuild=rebuild, progress=not as_json)
+    with progress_display(not as_json) as show:
+        result = ws.memory.sync(rebuild=rebuild, progress=show)
     if as_json:
         emit_json(result)
         return
@@ -58,7 +60,8 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
     if not query.strip():
         raise click.UsageError("QUERY is empty: say what to search for")
     ws = open_workspace(workspace)
-    ws.memory.sync(progress=not as_json)  # incremental; a bar on a terminal if there is much to embed
+    with progress_display(not as_json) as show:  # incremental; a bar on a terminal if there is much to embed
+        ws.memory.sync(progress=show)
     result = ws.memory.search(query, limit=limit, record=record, source="cli")
     if as_json:
         emit_json(result)

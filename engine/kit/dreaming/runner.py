@@ -23,6 +23,7 @@ from kit.memory.recall import events as recall_events
 from kit.memory.recall import normalise_claim
 from kit.paths import CONFIG_FILE
 from kit.problems import Problem
+from kit.progress import ProgressCallback, Status, report
 
 PHASES = ("light", "rem", "deep")
 LOCK_REL = ".kit/locks/dream.lock"
@@ -98,17 +99,15 @@ def _lock_wait(value: float | None) -> float:
     return float(env) if env else DEFAULT_LOCK_WAIT
 
 
-def acquire_lock(ws: WorkspaceCore, wait: float | None = None, *, announce: bool = False) -> LockFile:
+def acquire_lock(ws: WorkspaceCore, wait: float | None = None, *, progress: ProgressCallback | None = None) -> LockFile:
     lock = LockFile(ws.kit_dir / "locks" / "dream.lock")
     seconds = _lock_wait(wait)
     if lock.try_acquire():
         return lock
-    if announce:
-        import sys
-
+    if progress is not None:
         info = lock.holder()
         who = f"pid {info[0]}" if info else "another process"
-        print(f"kit: waiting up to {seconds:g} s for the dream lock ({who})…", file=sys.stderr, flush=True)
+        report(progress, Status(f"waiting up to {seconds:g} s for the dream lock ({who})…", task="dream"))
     try:
         lock.acquire(wait=seconds, what="dream lock")
     except BusyError:
@@ -209,9 +208,10 @@ def _embedder(ctx: _Ctx, cands: list[Candidate], notes: list[str]):
         return None
 
 
-def run_dream(ws: WorkspaceCore, *, phases: Iterable[str] | str = PHASES, dry_run: bool = False, progress: bool = False,
+def run_dream(ws: WorkspaceCore, *, phases: Iterable[str] | str = PHASES, dry_run: bool = False, progress: ProgressCallback | None = None,
               lock_wait: float | None = None, lock: LockFile | None = None) -> DreamResult:
     """Run the dreaming phases on `ws`. Only `deep` writes MEMORY.md; `dry_run` writes nothing.
+    `progress` receives a `kit.progress.Status` as each phase starts (the CLI shows a spinner).
 
     `lock` is a dream lock the caller already holds (the fleet takes it first, to roll back an
     interrupted run before this one); it stays held. Otherwise the run takes and releases its own."""
@@ -219,27 +219,20 @@ def run_dream(ws: WorkspaceCore, *, phases: Iterable[str] | str = PHASES, dry_ru
     held = lock
     if held is not None and not held.held:
         raise BusyError("run_dream was given a dream lock that is not held")
-    lock = None if (dry_run or held is not None) else acquire_lock(ws, lock_wait, announce=progress)
-    status = None
+    lock = None if (dry_run or held is not None) else acquire_lock(ws, lock_wait, progress=progress)
     try:
-        if progress:
-            from rich.console import Console
-
-            status = Console(stderr=True).status("dreaming…")
-            status.start()
+        report(progress, Status("dreaming…", task="dream"))
         ctx = _Ctx(ws, dry_run)
         try:
-            return _run(ctx, wanted, status)
+            return _run(ctx, wanted, progress)
         finally:
             ctx.close()
     finally:
-        if status is not None:
-            status.stop()
         if lock is not None:
             lock.release()
 
 
-def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
+def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) -> DreamResult:
     ws, cfg, today = ctx.ws, ctx.ws.config, ctx.today
     for rel in (deep_phase.MEMORY_FILE, deep_phase.ARCHIVE_FILE, "DREAMS.md"):
         ctx.read(rel)  # a file the dream appends to but cannot read stops it before it writes anything
@@ -253,8 +246,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
     truths: list[Candidate] = []
 
     if "light" in wanted:
-        if status:
-            status.update("dreaming: light")
+        report(progress, Status("dreaming: light", task="dream"))
         light = run_light(cands, today=today, lookback_days=int(cfg.get("dreaming.light.lookback_days")),
                           limit=int(cfg.get("dreaming.light.limit")), dedupe=float(cfg.get("dreaming.light.dedupe")))
         staged = list(light.staged)
@@ -264,8 +256,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
             ctx.write(reports.report_path("light", today), reports.light_report(today, light))
 
     if "rem" in wanted:
-        if status:
-            status.update("dreaming: REM")
+        report(progress, Status("dreaming: REM", task="dream"))
         rem = run_rem(cands, today=today, lookback_days=int(cfg.get("dreaming.rem.lookback_days")),
                       limit=int(cfg.get("dreaming.rem.limit")),
                       min_pattern_strength=float(cfg.get("dreaming.rem.min_pattern_strength")),
@@ -281,8 +272,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], status) -> DreamResult:
     retired_keys: list[str] = []
     demoted: list[str] = []
     if "deep" in wanted:
-        if status:
-            status.update("dreaming: deep")
+        report(progress, Status("dreaming: deep", task="dream"))
         ranked, decisions, promoted, retired_keys, demoted = _deep(ctx, cands, staged, truths, embedder)
 
     wrote_diary = False

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import sys
 import threading
 import time
 from collections import OrderedDict
@@ -50,6 +49,7 @@ from kit.memory.index import (
 from kit.memory.search import SearchResult, SearchSettings, hybrid_search
 from kit.paths import CONFIG_FILE
 from kit.problems import Problem
+from kit.progress import ProgressCallback, Step, report
 
 _QUERY_CACHE_SIZE = 256
 _UNSET = object()
@@ -153,8 +153,10 @@ class Memory:
 
     # ------------------------------------------------------------------ sync
 
-    def sync(self, paths: Iterable[str] | None = None, *, rebuild: bool = False, progress: bool = False) -> SyncResult:
-        """Bring the index up to date (all files, or just `paths`); `rebuild` starts from scratch."""
+    def sync(self, paths: Iterable[str] | None = None, *, rebuild: bool = False,
+             progress: ProgressCallback | None = None) -> SyncResult:
+        """Bring the index up to date (all files, or just `paths`); `rebuild` starts from scratch.
+        `progress` receives `kit.progress.Step("embedding", done, total)` as chunks are embedded."""
         cfg = self.ws.config
         paths_list = None if paths is None else sorted(set(paths))
         options = dict(
@@ -164,13 +166,14 @@ class Memory:
             overlap=int(cfg.get("memory.chunk.overlap", 80)),
             rebuild=rebuild,
         )
-        with self._sync_lock, _progress_bar(progress) as report:
+        step = None if progress is None else (lambda done, total: report(progress, Step("embedding", done, total)))
+        with self._sync_lock:
             try:
-                result = sync_index(self.index(), self.ws.root, embedder=self.embedder, progress=report, **options)
+                result = sync_index(self.index(), self.ws.root, embedder=self.embedder, progress=step, **options)
             except EmbeddingError as exc:
                 # the model cannot load: index text-only rather than not at all, and say so
                 self._embedding_failed(exc)
-                result = sync_index(self.index(), self.ws.root, embedder=None, progress=report, **options)
+                result = sync_index(self.index(), self.ws.root, embedder=None, progress=step, **options)
         with self._lock:
             if paths_list is None:
                 self._synced = True
@@ -364,33 +367,6 @@ class MemoryStatus:
 
 def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
-
-
-@contextlib.contextmanager
-def _progress_bar(wanted: bool):
-    """A rich progress bar on stderr when asked for and stderr is a terminal; else nothing."""
-    if not wanted or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(
-        TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=Console(stderr=True), transient=True,
-    ) as bar:
-        task = bar.add_task("embed", total=None)
-
-        def report(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield report
 
 
 # --------------------------------------------------------------------------- per workspace
