@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import json
 
-import helpers_memory
 from helpers_memory import write
 from kit import Status, Step
-
-real_embedder = helpers_memory.real_embedder
 
 
 def test_memory_sync_reports_embedding_steps_and_prints_nothing(workspace, real_embedder, capfd):
