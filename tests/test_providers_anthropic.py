@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers_openai_server import FakeLLMServer, error_reply, text_reply, tool_reply
-from kit.agent.failover import FailoverClient
+from kit.providers.failover import FailoverClient
 from kit.providers.anthropic_provider import to_anthropic_messages, to_anthropic_tools
 from kit.workspace import Workspace
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers_openai_server import FakeLLMServer, error_reply, text_reply, tool_reply
-from kit.agent.failover import COOLDOWN_STEPS, FailoverClient, cooldown_seconds
+from kit.providers.failover import COOLDOWN_STEPS, FailoverClient, cooldown_seconds
 from kit.providers.base import NoModelAvailable, ProviderError
 from kit.workspace import Workspace
 
@@ -177,7 +177,7 @@ def test_cooldown_survives_a_new_process(ws_path, server, keyed):
 
     script = textwrap.dedent(f"""\
         import json
-        from kit.agent.failover import FailoverClient
+        from kit.providers.failover import FailoverClient
         from kit.workspace import Workspace
         client = FailoverClient(Workspace.open({str(ws_path)!r}))
         response = client.complete([{{"role": "user", "content": "hi"}}])
@@ -362,7 +362,7 @@ def test_when_all_cool_down_the_one_ending_first_is_probed(ws_path, server, keye
 
 def test_a_cooldown_still_says_what_to_fix(ws_path, monkeypatch):
     """The hint for a model skipped on cooldown names the fix for what started the cooldown."""
-    from kit.agent.failover import Attempt, no_model_message
+    from kit.providers.failover import Attempt, no_model_message
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
 

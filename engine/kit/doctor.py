@@ -15,7 +15,7 @@ PROVIDERS = (
     "kit.hooks.registry",
     "kit.memory.service",
     "kit.dreaming.runner",
-    "kit.agent.failover",
+    "kit.providers.failover",
 )
 
 

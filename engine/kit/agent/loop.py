@@ -48,8 +48,8 @@ class Client:
 
 
 def make_client(ws: WorkspaceCore, model: str | None = None) -> Client:
-    """The model client for `model` (or agent.model): kit.agent.failover.FailoverClient."""
-    from kit.agent.failover import FailoverClient
+    """The model client for `model` (or agent.model): kit.providers.failover.FailoverClient."""
+    from kit.providers.failover import FailoverClient
 
     return FailoverClient(ws, model=model)
 

@@ -15,7 +15,7 @@ receives (messages and tool names) as one JSON line, so tests can inspect what t
 
 A run that needs more turns than the script has fails with a clear ProviderError.
 Turn positions live in a `ScriptPositions` that the caller owns (the workspace keeps one:
-`kit.agent.failover` passes it), so a REPL or a client that re-creates the provider keeps moving
+`kit.providers.failover` passes it), so a REPL or a client that re-creates the provider keeps moving
 forward through the same script, and a new workspace starts every script from its first turn.
 """
 
