@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from helpers_openai_server import FakeLLMServer, error_reply, text_reply, tool_reply
-from kit.providers.failover import FailoverClient
 from kit.providers.anthropic_provider import to_anthropic_messages, to_anthropic_tools
+from kit.providers.failover import FailoverClient
 from kit.workspace import Workspace
 
 TOOLS = [{"type": "function", "function": {
@@ -21,7 +21,7 @@ def anthropic_ws(ws_path, monkeypatch, kit_now):
     with FakeLLMServer() as server:
         # the SDK appends /v1/messages itself, so base_url is the bare host
         (ws_path / "kit.yaml").write_text(
-            "agent: {model: anthropic/claude-test, fallbacks: [anthropic/claude-other]}\n"
+            "agent: {model: anthropic/claude-test, fallbacks: [anthropic/claude-other], retry: {max_attempts: 1}}\n"
             f"providers:\n  anthropic: {{base_url: '{server.base}'}}\n"
         )
         yield Workspace.open(ws_path), server
@@ -37,7 +37,7 @@ def test_tool_exchange_through_the_sdk(anthropic_ws):
     first = client.complete(messages, TOOLS)
     assert first.text == "Let me look."
     assert [(c.name, c.arguments) for c in first.tool_calls] == [("memory_search", {"query": "deploy"})]
-    assert first.finish_reason == "tool_use"
+    assert first.finish_reason == "tool_calls"  # Anthropic's tool_use, in the words every provider uses
     assert first.model == "anthropic/claude-test"
 
     call = first.tool_calls[0]
@@ -55,16 +55,21 @@ def test_tool_exchange_through_the_sdk(anthropic_ws):
     assert "sk-ant-test" in (headers.get("x-api-key", ""), headers.get("authorization", "").removeprefix("Bearer "))
     body = request["body"]
     assert body["model"] == "claude-test"
-    assert body["system"] == "You are Kit."
+    assert body["stream"] is True
+    # prompt caching: breakpoints after the tools, the system prompt and the last message
+    cache = {"type": "ephemeral"}
+    assert body["system"] == [{"type": "text", "text": "You are Kit.", "cache_control": cache}]
     assert body["tools"] == [{"name": "memory_search", "description": "Search notes",
-                              "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}}}]
+                              "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}},
+                              "cache_control": cache}]
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Where is the checklist?"}]},
         {"role": "assistant", "content": [
             {"type": "text", "text": "Let me look."},
             {"type": "tool_use", "id": call.id, "name": "memory_search", "input": {"query": "deploy"}}]},
         {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": call.id, "content": "memory/2026-05-05.md: deploy checklist"}]},
+            {"type": "tool_result", "tool_use_id": call.id, "content": "memory/2026-05-05.md: deploy checklist",
+             "cache_control": cache}]},
     ]
 
 

@@ -9,7 +9,8 @@ from kit.errors import ConfigError
 from kit.providers import resolve, split_spec
 from kit.providers.anthropic_provider import AnthropicProvider
 from kit.providers.classify import kind_for_status
-from kit.providers.openai_provider import OpenAIProvider, parse_arguments
+from kit.providers.events import parse_arguments
+from kit.providers.openai_provider import OpenAIProvider
 from kit.providers.registry import settings_for
 
 

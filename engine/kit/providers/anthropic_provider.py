@@ -7,13 +7,41 @@ becomes `system`, assistant tool calls become `tool_use` blocks, `tool` messages
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from kit.providers.base import ModelResponse, ToolCall, Usage, api_key
+from kit.providers.base import (
+    GenerationSettings,
+    ModelResponse,
+    ProviderError,
+    Usage,
+    api_key,
+    system_text,
+)
 from kit.providers.classify import from_sdk_exception
-from kit.providers.openai_provider import parse_arguments
+from kit.providers.events import (
+    Assembler,
+    Finish,
+    Reply,
+    TextDelta,
+    ToolCallDelta,
+    UsageUpdate,
+    drain,
+    parse_arguments,
+)
 
-MAX_TOKENS = 4096
+MAX_TOKENS = 4096  # the API requires max_tokens; used only when no setting gives one
+CACHE = {"type": "ephemeral"}
+# stop_reason in OpenAI's words, so the loop checks one vocabulary
+FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+}
 
 
 class AnthropicProvider:
@@ -24,36 +52,134 @@ class AnthropicProvider:
         base_url: str | None = None,
         api_key_env: str | None = "ANTHROPIC_API_KEY",
         timeout_s: float = 120.0,
+        prompt_cache: bool = True,
     ):
         self.name = name
         self.base_url = base_url
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s
+        self.prompt_cache = prompt_cache
         self._client = None
 
     def client(self):
         if self._client is None:
             import anthropic
 
+            # max_retries=0: retrying (with backoff, visibly) and failing over is FailoverClient's job
             self._client = anthropic.Anthropic(
                 api_key=api_key(self.name, self.api_key_env), base_url=self.base_url, timeout=self.timeout_s, max_retries=0
             )
         return self._client
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str) -> ModelResponse:
-        import anthropic
-
-        system, converted = to_anthropic_messages(messages)
-        kwargs: dict[str, Any] = {"model": model, "max_tokens": MAX_TOKENS, "messages": converted}
+    def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str,
+                generation: GenerationSettings | None = None) -> dict[str, Any]:
+        """The keyword arguments of messages.create. With prompt caching on, `cache_control`
+        breakpoints go after the tool list, after the system prompt's stable prefix (the part
+        before the time; see kit.providers.base.system_message) and on the last message, so each
+        request reads the previous one's prefix from the cache."""
+        g = generation or GenerationSettings()
+        system, converted = to_anthropic_messages(messages, cache=self.prompt_cache)
+        kwargs: dict[str, Any] = {"model": model, "max_tokens": g.max_tokens or MAX_TOKENS,
+                                  "messages": converted, "stream": True}
         if system:
             kwargs["system"] = system
         if tools:
             kwargs["tools"] = to_anthropic_tools(tools)
+            if self.prompt_cache:
+                kwargs["tools"][-1]["cache_control"] = dict(CACHE)
+        # sampling goes in the body itself: recent SDKs dropped these keyword arguments (newer
+        # models refuse them: unset agent.temperature / top_p for those), older SDKs ignore none
+        sampling = {k: v for k, v in (("temperature", g.temperature), ("top_p", g.top_p)) if v is not None}
+        if sampling:
+            kwargs["extra_body"] = sampling
+        if g.stop:
+            kwargs["stop_sequences"] = list(g.stop)
+        return kwargs
+
+    def stream(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str,
+               generation: GenerationSettings | None = None) -> Iterator[Any]:
+        import anthropic
+
+        label = f"{self.name}/{model}"
+        kwargs = self.request(messages, tools, model=model, generation=generation)
         try:
-            response = self.client().messages.create(**kwargs)
-            return parse_response(response, f"{self.name}/{model}")
+            acc = Assembler(label)
+            translate = _Translator()
+            with self.client().messages.create(**kwargs) as events:
+                for raw in events:
+                    for event in translate(raw):
+                        acc.feed(event)
+                        yield event
+            if not translate.stopped:
+                raise ProviderError(f"{self.name}: the stream ended before the reply was complete",
+                                    kind="dropped", provider=self.name)
+            yield Reply(acc.response())
         except Exception as exc:
             raise from_sdk_exception(exc, self.name, anthropic) from exc
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str,
+                 generation: GenerationSettings | None = None) -> ModelResponse:
+        return drain(self.stream(messages, tools, model=model, generation=generation))
+
+
+class _Translator:
+    """Messages API stream events → Kit events. Tool-use blocks are numbered 0, 1 … among
+    themselves (text blocks take content indexes too); a tool_use block that closes without any
+    input delta had no arguments: "{}"."""
+
+    def __init__(self) -> None:
+        self.tool_index: dict[int, int] = {}  # content block index -> tool call index
+        self.had_input: set[int] = set()
+        self.usage = Usage()
+        self.stopped = False
+
+    def __call__(self, raw: Any) -> Iterator[Any]:
+        kind = getattr(raw, "type", "")
+        if kind == "message_start":
+            self.usage = _usage(getattr(raw.message, "usage", None), self.usage)
+        elif kind == "content_block_start":
+            block = raw.content_block
+            if block.type == "tool_use":
+                index = self.tool_index.setdefault(raw.index, len(self.tool_index))
+                yield ToolCallDelta(index=index, id=block.id, name=block.name)
+            elif block.type == "text" and getattr(block, "text", ""):
+                yield TextDelta(block.text)
+        elif kind == "content_block_delta":
+            delta = raw.delta
+            if delta.type == "text_delta" and delta.text:
+                yield TextDelta(delta.text)
+            elif delta.type == "input_json_delta" and raw.index in self.tool_index:
+                self.had_input.add(raw.index)
+                yield ToolCallDelta(index=self.tool_index[raw.index], arguments=delta.partial_json or "")
+        elif kind == "content_block_stop":
+            if raw.index in self.tool_index and raw.index not in self.had_input:
+                yield ToolCallDelta(index=self.tool_index[raw.index], arguments="{}")
+        elif kind == "message_delta":
+            self.usage = _usage(getattr(raw, "usage", None), self.usage)
+            reason = getattr(raw.delta, "stop_reason", None)
+            if reason:
+                yield Finish(FINISH.get(reason, reason))
+        elif kind == "message_stop":
+            self.stopped = True
+            yield UsageUpdate(self.usage)
+
+
+def _usage(raw: Any, before: Usage) -> Usage:
+    """Anthropic counts the uncached input, cache reads and cache writes apart; Kit's
+    prompt_tokens is their sum (what the request weighs). message_delta repeats output_tokens
+    (cumulative) and, on newer APIs, the input counts."""
+    if raw is None:
+        return before
+
+    def value(name: str, default: int) -> int:
+        got = getattr(raw, name, None)
+        return default if got is None else int(got)
+
+    read = value("cache_read_input_tokens", before.cache_read_tokens)
+    write = value("cache_creation_input_tokens", before.cache_write_tokens)
+    fresh = value("input_tokens", before.prompt_tokens - before.cache_read_tokens - before.cache_write_tokens)
+    return Usage(prompt_tokens=fresh + read + write, completion_tokens=value("output_tokens", before.completion_tokens),
+                 cache_read_tokens=read, cache_write_tokens=write)
 
 
 def to_anthropic_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -70,18 +196,15 @@ def to_anthropic_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # OpenAI content parts
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return str(content)
+_text = system_text
 
 
-def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+def to_anthropic_messages(messages: list[dict[str, Any]], *, cache: bool = False) -> tuple[Any, list[dict[str, Any]]]:
+    """(system, messages) for the API. Without `cache` the system prompt is one string; with it,
+    a list of text blocks with a breakpoint after the stable prefix, and a breakpoint on the last
+    message's last block."""
     system_parts: list[str] = []
+    system_blocks: list[dict[str, Any]] = []
     out: list[dict[str, Any]] = []
 
     def append(role: str, blocks: list[dict[str, Any]]) -> None:
@@ -93,7 +216,14 @@ def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dic
     for msg in messages:
         role = msg.get("role")
         if role == "system":
-            system_parts.append(_text(msg.get("content")))
+            content = msg.get("content")
+            system_parts.append(_text(content))
+            parts = [p for p in content if isinstance(p, dict)] if isinstance(content, list) else [{"text": _text(content)}]
+            for index, part in enumerate(parts):
+                if part.get("text"):
+                    # the first part is the stable prefix when Kit split the prompt in two
+                    marked = index == 0 and len(parts) > 1
+                    system_blocks.append({"type": "text", "text": part["text"], **({"cache_control": dict(CACHE)} if marked else {})})
         elif role == "tool":
             append(
                 "user",
@@ -114,25 +244,10 @@ def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dic
                 append("assistant", blocks)
         else:
             append("user", [{"type": "text", "text": _text(msg.get("content"))}])
-    return "\n\n".join(p for p in system_parts if p), out
-
-
-def parse_response(response: Any, label: str) -> ModelResponse:
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    for block in response.content:
-        if block.type == "text":
-            texts.append(block.text)
-        elif block.type == "tool_use":
-            calls.append(ToolCall(id=block.id, name=block.name, arguments=dict(block.input or {})))
-    usage = response.usage
-    return ModelResponse(
-        text="".join(texts) if texts else None,
-        tool_calls=tuple(calls),
-        usage=Usage(
-            prompt_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-        ),
-        finish_reason=response.stop_reason,
-        model=label,
-    )
+    if not cache:
+        return "\n\n".join(p for p in system_parts if p), out
+    if system_blocks and not any("cache_control" in b for b in system_blocks):
+        system_blocks[-1]["cache_control"] = dict(CACHE)  # one string: cache all of it
+    if out and out[-1]["content"]:
+        out[-1]["content"][-1]["cache_control"] = dict(CACHE)
+    return system_blocks, out

@@ -1,14 +1,35 @@
 """OpenAI chat completions through the official SDK; with `base_url` it talks to any
-OpenAI-compatible server (Ollama, llama.cpp, vLLM). The SDK is imported on first use."""
+OpenAI-compatible server (Ollama, llama.cpp, vLLM). The SDK is imported on first use.
+
+Replies are streamed (SSE, `stream_options.include_usage` for the usage chunk) and turned into
+kit.providers.events; `providers.<name>.stream: false` asks for one JSON reply instead, turned
+into the same events.
+"""
 
 from __future__ import annotations
 
-import json
 import os
+from collections.abc import Iterator
 from typing import Any
 
-from kit.providers.base import ModelResponse, ToolCall, Usage, api_key
+from kit.providers.base import (
+    GenerationSettings,
+    ModelResponse,
+    ProviderError,
+    Usage,
+    api_key,
+    system_text,
+)
 from kit.providers.classify import from_sdk_exception
+from kit.providers.events import (
+    Assembler,
+    Finish,
+    Reply,
+    TextDelta,
+    ToolCallDelta,
+    UsageUpdate,
+    drain,
+)
 
 
 class OpenAIProvider:
@@ -22,6 +43,7 @@ class OpenAIProvider:
         api_key_env: str | None = "OPENAI_API_KEY",
         timeout_s: float = 120.0,
         require_key: bool = True,
+        stream: bool = True,
     ):
         self.name = name
         self.base_url = base_url
@@ -29,6 +51,7 @@ class OpenAIProvider:
         self.timeout_s = timeout_s
         # local servers (Ollama) take any key; the hosted API needs a real one
         self.require_key = require_key
+        self.streaming = stream
         self._client = None
 
     def _api_key(self) -> str:
@@ -40,55 +63,127 @@ class OpenAIProvider:
         if self._client is None:
             import openai  # heavy: only when a model is actually called
 
-            # max_retries=0: retrying and failing over is FailoverClient's job, with cooldowns
+            # max_retries=0: retrying (with backoff, visibly) and failing over is FailoverClient's job
             self._client = openai.OpenAI(
                 api_key=self._api_key(), base_url=self.base_url, timeout=self.timeout_s, max_retries=0
             )
         return self._client
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str) -> ModelResponse:
-        import openai
+    @property
+    def hosted(self) -> bool:
+        """The OpenAI API itself (not a compatible server): it wants `max_completion_tokens`."""
+        return not self.base_url or "api.openai.com" in self.base_url
 
-        kwargs: dict[str, Any] = {"model": model, "messages": messages}
+    def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str,
+                generation: GenerationSettings | None = None) -> dict[str, Any]:
+        """The keyword arguments of chat.completions.create for this call."""
+        kwargs: dict[str, Any] = {"model": model, "messages": [_plain(m) for m in messages]}
         if tools:
             kwargs["tools"] = tools
+        g = generation or GenerationSettings()
+        if g.max_tokens is not None:
+            # newer OpenAI models refuse max_tokens; compatible servers know only max_tokens
+            kwargs["max_completion_tokens" if self.hosted else "max_tokens"] = g.max_tokens
+        if g.temperature is not None:
+            kwargs["temperature"] = g.temperature
+        if g.top_p is not None:
+            kwargs["top_p"] = g.top_p
+        if g.stop:
+            kwargs["stop"] = list(g.stop)
+        if self.streaming:
+            kwargs["stream"] = True
+            kwargs["stream_options"] = {"include_usage": True}
+        return kwargs
+
+    def stream(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str,
+               generation: GenerationSettings | None = None) -> Iterator[Any]:
+        import openai
+
+        label = f"{self.name}/{model}"
+        kwargs = self.request(messages, tools, model=model, generation=generation)
         try:
-            response = self.client().chat.completions.create(**kwargs)
-            return parse_response(response, f"{self.name}/{model}")
+            result = self.client().chat.completions.create(**kwargs)
+            if not self.streaming:
+                yield from events_of_completion(result, label)
+                return
+            acc = Assembler(label)
+            with result:
+                for chunk in result:
+                    for event in events_of_chunk(chunk):
+                        acc.feed(event)
+                        yield event
+            if acc.finish_reason is None:
+                # the server closed the stream without saying the reply was complete
+                raise ProviderError(f"{self.name}: the stream ended before the reply was complete",
+                                    kind="dropped", provider=self.name)
+            yield Reply(acc.response())
         except Exception as exc:  # classify everything: the caller decides what is retryable
             raise from_sdk_exception(exc, self.name, openai) from exc
 
-
-def parse_arguments(raw: Any) -> dict[str, Any]:
-    """Tool-call arguments arrive as a JSON string; small models sometimes send junk."""
-    if isinstance(raw, dict):
-        return raw
-    if not raw:
-        return {}
-    try:
-        value = json.loads(raw)
-    except (TypeError, json.JSONDecodeError):
-        return {"_raw": str(raw)}
-    return value if isinstance(value, dict) else {"_value": value}
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str,
+                 generation: GenerationSettings | None = None) -> ModelResponse:
+        return drain(self.stream(messages, tools, model=model, generation=generation))
 
 
-def parse_response(response: Any, label: str) -> ModelResponse:
+def _plain(message: dict[str, Any]) -> dict[str, Any]:
+    """Kit's system message may be two text parts (for Anthropic's cache breakpoint); local
+    servers' chat templates want a string, so the parts are joined back, byte for byte."""
+    if message.get("role") == "system" and not isinstance(message.get("content"), str):
+        return {**message, "content": system_text(message.get("content"))}
+    return message
+
+
+def usage_of(raw: Any) -> Usage:
+    details = getattr(raw, "prompt_tokens_details", None)
+    return Usage(
+        prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
+        cache_read_tokens=int(getattr(details, "cached_tokens", 0) or 0),
+    )
+
+
+def events_of_chunk(chunk: Any) -> Iterator[Any]:
+    """The events in one ChatCompletionChunk: text and tool-call deltas, the finish reason, and
+    usage (in its own chunk with `choices: []` when include_usage is on)."""
+    for choice in getattr(chunk, "choices", None) or ():
+        if getattr(choice, "index", 0):
+            continue  # n > 1 is never asked for
+        delta = getattr(choice, "delta", None)
+        if delta is not None:
+            if getattr(delta, "content", None):
+                yield TextDelta(delta.content)
+            for call in getattr(delta, "tool_calls", None) or ():
+                fn = getattr(call, "function", None)
+                yield ToolCallDelta(
+                    index=int(getattr(call, "index", 0) or 0),
+                    id=getattr(call, "id", None) or None,
+                    name=getattr(fn, "name", None) or None,
+                    arguments=getattr(fn, "arguments", None) or "",
+                )
+        if getattr(choice, "finish_reason", None):
+            yield Finish(choice.finish_reason)
+    usage = getattr(chunk, "usage", None)
+    if usage is not None:
+        yield UsageUpdate(usage_of(usage))
+
+
+def events_of_completion(response: Any, label: str) -> Iterator[Any]:
+    """The same events for a reply that was not streamed."""
     if not getattr(response, "choices", None):
         raise ValueError("response has no choices")
     choice = response.choices[0]
     message = choice.message
-    calls = tuple(
-        ToolCall(id=c.id or f"call_{i}", name=c.function.name, arguments=parse_arguments(c.function.arguments))
-        for i, c in enumerate(message.tool_calls or ())
-    )
-    usage = response.usage
-    return ModelResponse(
-        text=message.content,
-        tool_calls=calls,
-        usage=Usage(
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        ),
-        finish_reason=choice.finish_reason,
-        model=label,
-    )
+    acc = Assembler(label)
+    events: list[Any] = []
+    if message.content:
+        events.append(TextDelta(message.content))
+    for index, call in enumerate(message.tool_calls or ()):
+        events.append(ToolCallDelta(index=index, id=call.id or None, name=call.function.name,
+                                    arguments=call.function.arguments or ""))
+    events.append(Finish(choice.finish_reason))
+    if response.usage is not None:
+        events.append(UsageUpdate(usage_of(response.usage)))
+    for event in events:
+        acc.feed(event)
+        yield event
+    yield Reply(acc.response())
