@@ -49,6 +49,8 @@ _EXPORTS: dict[str, str] = {
     "DreamResult": "kit.dreaming.runner",
     "Agent": "kit.agent.loop",
     "TurnResult": "kit.agent.loop",
+    "cut_marker": "kit.agent.loop",
+    "GenerationSettings": "kit.providers.base",
     "SessionStore": "kit.agent.sessions",
     "Watcher": "kit.watch",
     "Problem": "kit.problems",
@@ -87,6 +89,7 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "Config",
     "ConfigError",
     "CronResult",
+    "cut_marker",
     "Document",
     "DocumentError",
     "DreamResult",
@@ -94,6 +97,7 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "find_workspace",
     "Fleet",
     "gate_reason",
+    "GenerationSettings",
     "HookRegistry",
     "init_workspace",
     "KINDS",
@@ -150,7 +154,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph) see
-    from kit.agent.loop import Agent, TurnResult
+    from kit.agent.loop import Agent, TurnResult, cut_marker
     from kit.agent.sessions import SessionStore
     from kit.clock import now
     from kit.config import Config
@@ -171,6 +175,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph
         WorkspaceError,
     )
     from kit.fleet import Fleet
+    from kit.providers.base import GenerationSettings
     from kit.hooks.events import unknown_event
     from kit.hooks.registry import HookRegistry
     from kit.init import NEVER_OVERWRITTEN, init_workspace

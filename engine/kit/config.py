@@ -55,11 +55,27 @@ def _valid_cron(value: str) -> str | None:
     return None
 
 
+# Generation settings: what a request asks of the model. None (or an empty stop list) leaves it
+# to the next level: run flag > providers.<p>.models.<m> > providers.<p> > agent > server default.
+GENERATION_FIELDS: dict[str, Field] = {
+    "max_tokens": _f("int", None, nullable=True, minimum=1),
+    "temperature": _f("float", None, nullable=True, minimum=0, maximum=2),
+    "top_p": _f("float", None, nullable=True, minimum=0, maximum=1),
+    "stop": _f("list", []),
+}
+
 PROVIDER_FIELDS: dict[str, Field] = {
     "type": _f("choice", None, nullable=True, choices=("openai", "anthropic", "ollama")),
     "base_url": _f("str", None, nullable=True),
     "api_key_env": _f("str", None, nullable=True),
     "timeout_s": _f("float", 120.0, minimum=1),
+    # stream replies (SSE); false asks for one JSON reply (a server whose streaming is broken)
+    "stream": _f("bool", True),
+    # Anthropic: cache_control breakpoints after the tools, the stable prompt prefix, the last message
+    "prompt_cache": _f("bool", True),
+    **GENERATION_FIELDS,
+    # per model: {model name: {max_tokens, temperature, top_p, stop}}
+    "models": _f("models", {}),
 }
 
 SCHEMA: dict[str, Any] = {
@@ -68,12 +84,25 @@ SCHEMA: dict[str, Any] = {
         "fallbacks": _f("list", []),
         "max_iterations": _f("int", 25, minimum=1),
         "context_window": _f("int", 32000, minimum=1000),
+        # the reply cap for hosted models, and for models served on this machine (type ollama or a
+        # loopback base_url), where a rambling small model costs minutes (docs/providers.md)
+        "max_tokens": _f("int", 4096, minimum=1),
+        "max_tokens_local": _f("int", 1024, minimum=1),
+        "temperature": _f("float", None, nullable=True, minimum=0, maximum=2),
+        "top_p": _f("float", None, nullable=True, minimum=0, maximum=1),
+        "stop": _f("list", []),
+        # retries of the same model before failing over (kit.providers.failover)
+        "retry": {
+            "max_attempts": _f("int", 3, minimum=1),  # requests per model and call, the first included
+            "max_wait_s": _f("float", 30.0, minimum=0),  # total pause across the retries of a call
+            "backoff_s": _f("float", 1.0, minimum=0),  # first pause; doubles, plus up to as much jitter
+        },
     },
     # providers is open: any name may be added; these three exist by default
     "providers": {
-        "openai": {"type": "openai", "base_url": None, "api_key_env": "OPENAI_API_KEY", "timeout_s": 120.0},
-        "anthropic": {"type": "anthropic", "base_url": None, "api_key_env": "ANTHROPIC_API_KEY", "timeout_s": 120.0},
-        "ollama": {"type": "ollama", "base_url": "http://127.0.0.1:11434/v1", "api_key_env": None, "timeout_s": 120.0},
+        "openai": {"type": "openai", "base_url": None, "api_key_env": "OPENAI_API_KEY"},
+        "anthropic": {"type": "anthropic", "base_url": None, "api_key_env": "ANTHROPIC_API_KEY"},
+        "ollama": {"type": "ollama", "base_url": "http://127.0.0.1:11434/v1", "api_key_env": None},
     },
     "bootstrap": {
         "max_chars_per_file": _f("int", 20000, minimum=100),
@@ -398,10 +427,40 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
             if key not in PROVIDER_FIELDS:
                 err(sub, f"unknown key '{sub}'" + _suggest(str(key), list(PROVIDER_FIELDS)))
                 continue
+            if key == "models":
+                walk_models(item, sub)
+                continue
             try:
                 out[sub] = _coerce(item, PROVIDER_FIELDS[key], sub)
             except ValueError as exc:
                 err(sub, str(exc))
+
+    def walk_models(value: Any, dotted: str) -> None:
+        # model names hold dots (qwen2.5-7b): the whole mapping is one value under `models`
+        if value is None:
+            return
+        if not isinstance(value, Mapping):
+            err(dotted, f"'{dotted}' must map model names to settings (max_tokens, temperature, top_p, stop)")
+            return
+        models: dict[str, Any] = {}
+        for model, settings in value.items():
+            where = f"{dotted}.{model}"
+            if settings is None:
+                continue
+            if not isinstance(settings, Mapping):
+                err(dotted, f"'{where}' must be a mapping of max_tokens, temperature, top_p, stop")
+                continue
+            good: dict[str, Any] = {}
+            for key, item in settings.items():
+                if key not in GENERATION_FIELDS:
+                    err(dotted, f"unknown key '{where}.{key}'" + _suggest(str(key), list(GENERATION_FIELDS)))
+                    continue
+                try:
+                    good[str(key)] = _coerce(item, GENERATION_FIELDS[key], f"{where}.{key}")
+                except ValueError as exc:
+                    err(dotted, str(exc))
+            models[str(model)] = good
+        out[dotted] = models
 
     walk(layer.values, SCHEMA, "")
     return out
@@ -439,6 +498,22 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
     for part in parts[:-1]:
         node = node.setdefault(part, {})
     node[parts[-1]] = value
+
+
+def _get(data: dict[str, Any], dotted: str) -> Any:
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _merge_models(before: Mapping[str, Any], later: Mapping[str, Any]) -> dict[str, Any]:
+    merged = {name: dict(values) for name, values in before.items()}
+    for name, values in later.items():
+        merged.setdefault(name, {}).update(values)
+    return merged
 
 
 def _cross_checks(data: dict[str, Any], errors: list[ConfigError], lines: dict[str, tuple[str, int | None]]) -> None:
@@ -503,6 +578,9 @@ def load_config(
     lines: dict[str, tuple[str, int | None]] = {}
     for layer in layers:
         for dotted, value in _validate_layer(layer, errors).items():
+            if dotted.startswith("providers.") and dotted.endswith(".models"):
+                # per-model settings merge across layers, model by model and key by key
+                value = _merge_models(_get(data, dotted) or {}, value)
             _set(data, dotted, value)
             sources[dotted] = layer.name
             lines[dotted] = (layer.path, layer.lines.get(dotted))

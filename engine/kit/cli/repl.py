@@ -290,7 +290,8 @@ def offer_hook_trust(ws: Workspace, ask: Callable[[str], str], say: Callable[[st
     return ws.hooks.ask_trust(confirm)
 
 
-def run_repl(ws: Workspace, *, model: str | None = None, session_key: str | None = None, kind: str = "default") -> int:
+def run_repl(ws: Workspace, *, model: str | None = None, session_key: str | None = None,
+             kind: str = "default", generation=None) -> int:
     from rich.console import Console
 
     console = Console(highlight=False, soft_wrap=True)
@@ -311,5 +312,5 @@ def run_repl(ws: Workspace, *, model: str | None = None, session_key: str | None
         for name in offer_hook_trust(ws, lambda question: console.input(escape(question)), status):
             status(f"hook {name} trusted")
     agent = ws.agent(model=model, session_key=session_key, kind=kind, interactive=True,
-                  approve=approve, status=status)
+                     approve=approve, status=status, generation=generation)
     return Repl(ws, agent, console=console).run()

@@ -40,13 +40,22 @@ def _check_model(ws: Workspace, spec: str) -> None:
               help="Session key: continue its current session (created on first use). Default: a new session.")
 @click.option("--kind", type=click.Choice(KINDS), default="default", show_default=True,
               help="Run kind: which workspace files enter the prompt.")
+@click.option("--max-tokens", "max_tokens", type=click.IntRange(min=1), default=None,
+              help="Cap each reply at N tokens for this run (over agent.max_tokens and the provider's).")
+@click.option("--temperature", type=click.FloatRange(0, 2), default=None,
+              help="Sampling temperature for this run (over agent.temperature and the provider's).")
 @json_option
 @handle_errors
-def run(message, workspace, model, session_key, kind, as_json):
+def run(message, workspace, model, session_key, kind, max_tokens, temperature, as_json):
     """Talk to the agent: one turn with MESSAGE ("-" reads it from stdin), else an interactive REPL."""
     ws = open_workspace(workspace)
     if model is not None:
         _check_model(ws, model)
+    generation = None
+    if max_tokens is not None or temperature is not None:
+        from kit import GenerationSettings
+
+        generation = GenerationSettings(max_tokens=max_tokens, temperature=temperature)
 
     def status(text: str) -> None:
         click.echo(f"kit: {text}", err=True)
@@ -56,7 +65,7 @@ def run(message, workspace, model, session_key, kind, as_json):
             fail("--json needs a MESSAGE (the REPL is interactive)", 2)
         from kit.cli.repl import run_repl
 
-        sys.exit(run_repl(ws, model=model, session_key=session_key, kind=kind))
+        sys.exit(run_repl(ws, model=model, session_key=session_key, kind=kind, generation=generation))
 
     if message == "-":  # `echo "…" | kit run -`
         message = sys.stdin.read().strip()
@@ -73,7 +82,7 @@ def run(message, workspace, model, session_key, kind, as_json):
         return click.confirm(f"exec `{command}` ({reason}). Run it?", default=False, err=True)
 
     agent = ws.agent(model=model, session_key=session_key, kind=kind, interactive=interactive,
-                     approve=approve, status=status)
+                     approve=approve, status=status, generation=generation)
     try:
         result = agent.turn(message)
     finally:
@@ -100,9 +109,14 @@ def run(message, workspace, model, session_key, kind, as_json):
             state = "blocked" if call.blocked else ("ok" if call.ok else "failed")
             click.echo(f"→ {call.name} · {state}", err=True)
         console().print(Markdown(result.reply or "_(no reply)_"))
+        from kit import cut_marker
+
+        marker = cut_marker(result)
+        if marker:
+            console().print(marker, style="yellow", markup=False, highlight=False)
         usage = result.usage
         click.echo(f"kit: session {result.session} · {result.iterations} step(s) · "
                    f"{usage['total_tokens']} tokens", err=True)
-    if result.stopped in ("max_iterations", "repeated_tool_call"):
+    if result.stopped in ("max_iterations", "repeated_tool_call", "cut_tool_call", "interrupted"):
         status(f"stopped: {result.stopped}")
         sys.exit(1)

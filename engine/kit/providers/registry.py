@@ -8,16 +8,23 @@ the scripted provider (tests and offline demos; imported lazily).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from kit.errors import ConfigError
-from kit.providers.base import Provider
+from kit.providers.base import GenerationSettings, Provider
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit.providers.script import ScriptPositions
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434/v1"
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def is_loopback(base_url: str | None) -> bool:
+    host = urlsplit(base_url).hostname if base_url else None
+    return bool(host) and (host in LOOPBACK or host.startswith("127."))
 
 
 @dataclass(frozen=True)
@@ -27,12 +34,21 @@ class ProviderSettings:
     base_url: str | None
     api_key_env: str | None
     timeout_s: float
+    stream: bool = True
+    prompt_cache: bool = True
+    generation: GenerationSettings = field(default_factory=GenerationSettings)
+    models: Mapping[str, GenerationSettings] = field(default_factory=dict)
 
     @property
     def needs_key(self) -> bool:
         """Anthropic always; a hosted OpenAI endpoint when it names a key variable. Ollama and other
         local servers take a placeholder."""
         return self.type == "anthropic" or (self.type == "openai" and bool(self.api_key_env))
+
+    @property
+    def local(self) -> bool:
+        """Served on this machine: Ollama, or a loopback base_url (llama.cpp, LM Studio, vLLM …)."""
+        return self.type == "ollama" or is_loopback(self.base_url)
 
 
 def providers_config(config: Any) -> Mapping[str, Any]:
@@ -83,8 +99,55 @@ def settings_for(name: str, config: Any) -> ProviderSettings:
         type=kind,
         base_url=base_url,
         api_key_env=raw.get("api_key_env"),
-        timeout_s=float(raw.get("timeout_s") or 120.0),
+        timeout_s=float(_field(raw, "timeout_s")),
+        stream=bool(_field(raw, "stream")),
+        prompt_cache=bool(_field(raw, "prompt_cache")),
+        generation=_generation(raw),
+        models={str(m): _generation(v or {}) for m, v in (raw.get("models") or {}).items()},
     )
+
+
+def _field(raw: Mapping[str, Any], key: str) -> Any:
+    """A provider setting; a plain-dict config (tests, callers without kit.yaml) may leave it
+    out, and then the schema's default applies."""
+    from kit.config import PROVIDER_FIELDS
+
+    value = raw.get(key)
+    return PROVIDER_FIELDS[key].default if value is None else value
+
+
+def _generation(raw: Mapping[str, Any]) -> GenerationSettings:
+    return GenerationSettings(
+        max_tokens=raw.get("max_tokens"),
+        temperature=raw.get("temperature"),
+        top_p=raw.get("top_p"),
+        stop=tuple(raw.get("stop") or ()),
+    )
+
+
+def generation_for(spec: str, config: Any, overrides: GenerationSettings | None = None) -> GenerationSettings:
+    """The generation settings of a request to `spec`, most specific first: `overrides` (the run's
+    flags), providers.<p>.models.<m>, providers.<p>, then the agent's (agent.max_tokens, or
+    agent.max_tokens_local for a model on this machine; agent.temperature/top_p/stop)."""
+    from kit.config import defaults
+
+    name, model = split_spec(spec)
+    agent = {**defaults()["agent"], **((config.get("agent") if config is not None else None) or {})}
+    local = True
+    chain: list[GenerationSettings] = []
+    if name != "script":
+        settings = settings_for(name, config)
+        local = settings.local
+        chain = [settings.models.get(model, GenerationSettings()), settings.generation]
+    out = GenerationSettings(
+        max_tokens=agent["max_tokens_local"] if local else agent["max_tokens"],
+        temperature=agent["temperature"],
+        top_p=agent["top_p"],
+        stop=tuple(agent["stop"] or ()),
+    )
+    for level in reversed([overrides or GenerationSettings(), *chain]):
+        out = level.over(out)
+    return out
 
 
 def build(settings: ProviderSettings) -> Provider:
@@ -92,7 +155,8 @@ def build(settings: ProviderSettings) -> Provider:
         from kit.providers.anthropic_provider import AnthropicProvider
 
         return AnthropicProvider(
-            settings.name, base_url=settings.base_url, api_key_env=settings.api_key_env, timeout_s=settings.timeout_s
+            settings.name, base_url=settings.base_url, api_key_env=settings.api_key_env,
+            timeout_s=settings.timeout_s, prompt_cache=settings.prompt_cache,
         )
     from kit.providers.openai_provider import OpenAIProvider
 
@@ -102,6 +166,7 @@ def build(settings: ProviderSettings) -> Provider:
         api_key_env=settings.api_key_env,
         timeout_s=settings.timeout_s,
         require_key=settings.needs_key,
+        stream=settings.stream,
     )
 
 
