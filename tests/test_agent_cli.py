@@ -228,8 +228,9 @@ def test_a_rate_limit_says_to_wait_and_the_example_is_not_what_failed(ws_path, t
     that just failed (nor one whose key is unset as if it worked)."""
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(var, raising=False)
-    set_config(ws_path, QUIET)
-    script = write_script(tmp_path, [{"error": {"kind": "rate_limit", "message": "simulated 429"}}])
+    set_config(ws_path, QUIET + "agent:\n  retry: {max_attempts: 3, backoff_s: 0}\n")
+    # a rate limit is retried on the same model first: three requests, three scripted 429s
+    script = write_script(tmp_path, [{"error": {"kind": "rate_limit", "message": "simulated 429"}}] * 3)
     result = cli("run", "hi", "-w", ws_path, "--model", f"script:{script}")
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-1] == (

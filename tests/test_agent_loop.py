@@ -45,8 +45,12 @@ def test_tool_turn_reply_usage_and_transcript(ws, tmp_path):
     assert (ws.root / "todo.md").read_text() == "- ship it\n"
 
     data = result.to_json()
-    assert set(data) == {"session", "reply", "tool_calls", "iterations", "usage"}
+    assert set(data) == {"session", "reply", "tool_calls", "iterations", "usage", "model", "finish_reason",
+                         "attempts"}
     assert data["session"] == agent.session_id
+    model = f"script:{script.name}"
+    assert (data["model"], data["finish_reason"]) == (model, "stop")
+    assert data["attempts"] == [{"target": f"script:{script}", "outcome": "ok"}] * 2  # one per model call
 
     lines = agent.store.transcript(agent.session_id)
     assert [(m["seq"], m["role"]) for m in lines] == [(1, "user"), (2, "assistant"), (3, "tool"), (4, "assistant")]
@@ -54,7 +58,10 @@ def test_tool_turn_reply_usage_and_transcript(ws, tmp_path):
     assert lines[1]["tool_calls"][0]["function"]["name"] == "write_file"
     assert json.loads(lines[1]["tool_calls"][0]["function"]["arguments"]) == {"path": "todo.md",
                                                                             "content": "- ship it\n"}
-    assert lines[1]["usage"] == {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+    assert lines[1]["usage"] == {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110,
+                                 "cache_read_tokens": 0, "cache_write_tokens": 0}
+    assert (lines[1]["model"], lines[1]["finish_reason"]) == (model, "tool_calls")
+    assert lines[1]["attempts"] == [{"target": f"script:{script}", "outcome": "ok"}]
     assert lines[2]["tool_call_id"] == lines[1]["tool_calls"][0]["id"]
     info = agent.store.get(agent.session_id)
     assert (info.messages, info.prompt_tokens, info.completion_tokens, info.title) == (

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from helpers_openai_server import FakeLLMServer, error_reply, text_reply, tool_reply
-from kit.providers.failover import COOLDOWN_STEPS, FailoverClient, cooldown_seconds
 from kit.providers.base import NoModelAvailable, ProviderError
+from kit.providers.failover import COOLDOWN_STEPS, FailoverClient, cooldown_seconds
 from kit.workspace import Workspace
 
 T0 = "2026-05-07T09:00:00+00:00"
@@ -33,12 +33,16 @@ def server():
         yield srv
 
 
-def configure(ws_path: Path, server: FakeLLMServer, model: str, fallbacks: list[str] = (), extra: str = "") -> Workspace:
+def configure(ws_path: Path, server: FakeLLMServer, model: str, fallbacks: list[str] = (), extra: str = "",
+              attempts: int = 1) -> Workspace:
+    """The failover tests ask each model once (`attempts=1`): what happens between models is
+    under test here; retries of one model are in test_providers_retry.py."""
     (ws_path / "kit.yaml").write_text(
         textwrap.dedent(f"""\
             agent:
               model: {model}
               fallbacks: {json.dumps(list(fallbacks))}
+              retry: {{max_attempts: {attempts}, backoff_s: 0}}
             providers:
               local:
                 type: openai
@@ -107,7 +111,7 @@ def test_rate_limit_records_cooldown_and_uses_fallback(ws_path, server, keyed):
     [cool] = client.cooldowns.all()
     assert (cool.target, cool.kind, cool.failures) == ("local/gpt-a", "rate_limit", 1)
     assert cool.remaining() == pytest.approx(30.0)
-    assert len(server.requests_for("gpt-a")) == 1  # the SDK's own retries are off
+    assert len(server.requests_for("gpt-a")) == 1  # the SDK's own retries are off (Kit's: attempts=1)
 
     # while cooling down the primary is skipped: no request reaches it
     server.push(text_reply("fallback again"), model="gpt-b")

@@ -16,11 +16,13 @@ from kit.providers.base import GenerationSettings, Usage
 from kit.providers.events import (
     Assembler,
     Finish,
-    Reply as ReplyEvent,
     TextDelta,
     ToolCallDelta,
     UsageUpdate,
     drain,
+)
+from kit.providers.events import (
+    Reply as ReplyEvent,
 )
 from kit.providers.openai_provider import OpenAIProvider
 

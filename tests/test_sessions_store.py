@@ -33,7 +33,8 @@ def test_transcript_lines_and_index(store, workspace):
     assert lines == [
         {"seq": 1, "ts": "2026-05-07T09:00:00+00:00", "role": "user", "content": "Where is the deploy checklist?"},
         {"seq": 2, "ts": "2026-05-07T09:00:00+00:00", "role": "assistant", "content": "In memory/2026-05-05.md.",
-         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}},
+         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120,
+                   "cache_read_tokens": 0, "cache_write_tokens": 0}},
     ]
     got = store.get(info.id)
     assert (got.key, got.title, got.messages, got.prompt_tokens, got.completion_tokens) == (

@@ -22,3 +22,33 @@ def estimate_tokens(text: str) -> int:
     latin = len(text) - cjk
     # (latin/4 + cjk) × 1.2 = (latin + 4·cjk) × 3/10, in integers so 2.5 × 1.2 is exactly 3
     return -(-(latin + 4 * cjk) * 3 // 10)
+
+
+MESSAGE_OVERHEAD = 4  # role and separators, per message
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, list):  # OpenAI content parts (Kit's two-part system message)
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+def message_tokens(message: dict) -> int:
+    """One chat message: its text, its tool calls' JSON, and a small overhead."""
+    import json
+
+    text = _content_text(message.get("content"))
+    if message.get("tool_calls"):
+        text += json.dumps(message["tool_calls"], ensure_ascii=False)
+    return estimate_tokens(text) + MESSAGE_OVERHEAD
+
+
+def messages_tokens(messages: list[dict]) -> int:
+    return sum(message_tokens(m) for m in messages)
+
+
+def tools_tokens(schemas: list[dict]) -> int:
+    """The tool schemas travel with every request and take room in the window too."""
+    import json
+
+    return estimate_tokens(json.dumps(list(schemas), ensure_ascii=False)) if schemas else 0

@@ -7,18 +7,21 @@ Token estimates use kit.tokens.estimate_tokens (chars/4, CJK one per char, × 1.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
 
-from kit.tokens import estimate_tokens
+# the estimates live in kit.tokens, where the provider layer calibrates the same numbers
+from kit.tokens import MESSAGE_OVERHEAD as MESSAGE_OVERHEAD
+from kit.tokens import estimate_tokens as estimate_tokens
+from kit.tokens import message_tokens as message_tokens
+from kit.tokens import messages_tokens as context_tokens
+from kit.tokens import tools_tokens as tools_tokens
 
 FLUSH_RATIO = 0.70
 SUMMARY_RATIO = 0.80
 KEEP_RATIO = 0.35  # after a summary, the recent turns kept verbatim use at most this share
-MESSAGE_OVERHEAD = 4  # role and separators, per message
 SUMMARY_MAX_INPUT_CHARS = 60_000  # what one summarising call may read of the old history
 
 _env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
@@ -48,20 +51,6 @@ SUMMARY_PREFIX = "<conversation-summary>\nSummary of the earlier conversation, w
 SUMMARY_SUFFIX = "\n</conversation-summary>"
 
 
-def message_tokens(message: dict[str, Any]) -> int:
-    text = str(message.get("content") or "")
-    if message.get("tool_calls"):
-        text += json.dumps(message["tool_calls"], ensure_ascii=False)
-    return estimate_tokens(text) + MESSAGE_OVERHEAD
-
-
-def context_tokens(messages: list[dict[str, Any]]) -> int:
-    return sum(message_tokens(m) for m in messages)
-
-
-def tools_tokens(schemas: list[dict[str, Any]]) -> int:
-    """The tool schemas travel with every request and take room in the window too."""
-    return estimate_tokens(json.dumps(schemas, ensure_ascii=False))
 
 
 def needs_flush(tokens: int, window: int) -> bool:

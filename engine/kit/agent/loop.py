@@ -11,6 +11,7 @@ message:sent, tool:before / tool:after (in kit.tools), compaction:before / after
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +24,17 @@ from kit.core import WorkspaceCore
 from kit.fsutil import sha1_hex
 from kit.hooks.registry import fire_hook
 from kit.kinds import run_kind
-from kit.providers.base import ModelResponse, NoModelAvailable, ProviderError, ToolCall, Usage
+from kit.providers.base import (
+    Attempt,
+    GenerationSettings,
+    ModelResponse,
+    NoModelAvailable,
+    ProviderError,
+    StreamInterrupted,
+    ToolCall,
+    Usage,
+    system_message,
+)
 from kit.tools import ToolContext, ToolOutcome, ToolRegistry, builtin_registry, execute_tool
 
 REPEAT_WARN = 3  # identical consecutive calls before Kit tells the model to change approach
@@ -32,6 +43,16 @@ FLUSH_MAX_CALLS = 4  # model calls a silent memory flush may use
 FLUSH_TOOLS = ("memory_write", "memory_search", "memory_get")
 
 HEARTBEAT_SKIPPED = "HEARTBEAT.md has no tasks"
+KIT_NOTE = "[kit note]"  # a message from Kit to the model, not the user's words
+CUT_CALL_NOTE = (
+    KIT_NOTE + " Your reply reached the max_tokens cap ({cap}) while you were writing the tool call(s) "
+    "{names}; the arguments were incomplete, so nothing was run. Call again with shorter arguments "
+    "(write a large file in parts), or answer without the tool."
+)
+CUT_AFTER_CALLS_NOTE = (
+    "\n\n" + KIT_NOTE + " Your reply reached the max_tokens cap ({cap}) after this call: anything you "
+    "meant to write after it was lost."
+)
 INTERRUPTED = "[kit] not run: the turn was interrupted before this call"
 REPEAT_NOTE = (
     "\n\n[kit note] You have made this exact call ({name} with the same arguments) {count} times in "
@@ -47,11 +68,20 @@ class Client:
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelResponse: ...
 
 
-def make_client(ws: WorkspaceCore, model: str | None = None) -> Client:
-    """The model client for `model` (or agent.model): kit.providers.failover.FailoverClient."""
+def make_client(ws: WorkspaceCore, model: str | None = None, generation: GenerationSettings | None = None) -> Client:
+    """The model client for `model` (or agent.model): kit.providers.failover.FailoverClient.
+    `generation`: the run's own settings (--max-tokens, --temperature), over kit.yaml's."""
     from kit.providers.failover import FailoverClient
 
-    return FailoverClient(ws, model=model)
+    return FailoverClient(ws, model=model, generation=generation)
+
+
+def cut_marker(result: TurnResult) -> str | None:
+    """The line people see under a reply the max_tokens cap cut, or None."""
+    if result.finish_reason != "length":
+        return None
+    cap = f" ({result.max_tokens} tokens)" if result.max_tokens else ""
+    return f"[reply cut: it reached the max_tokens cap{cap}; raise agent.max_tokens or pass --max-tokens]"
 
 
 def build_system_prompt(ws: WorkspaceCore, kind: str, warning_state: Any = None, bootstrap: Any = None,
@@ -80,22 +110,39 @@ def _warning_state() -> Any:
 class UsageTotals:
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     model_calls: int = 0
+    # the last call's prompt: Kit's estimate before sending it, and the server's count
+    estimated_prompt_tokens: int = 0
+    last_prompt_tokens: int = 0
 
-    def add(self, usage: Usage) -> None:
+    def add(self, usage: Usage, estimated: int = 0) -> None:
         self.prompt_tokens += int(usage.prompt_tokens or 0)
         self.completion_tokens += int(usage.completion_tokens or 0)
+        self.cache_read_tokens += int(usage.cache_read_tokens or 0)
+        self.cache_write_tokens += int(usage.cache_write_tokens or 0)
         self.model_calls += 1
+        if estimated and usage.prompt_tokens:
+            self.estimated_prompt_tokens, self.last_prompt_tokens = int(estimated), int(usage.prompt_tokens)
 
-    def to_json(self, context_tokens: int, window: int) -> dict[str, int]:
-        return {
+    def to_json(self, context_tokens: int, window: int) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
             "model_calls": self.model_calls,
             "context_tokens": context_tokens,
             "context_window": window,
         }
+        if self.last_prompt_tokens:
+            # how far Kit's (calibrated) estimate of the last request was from the server's count
+            out["estimated_prompt_tokens"] = self.estimated_prompt_tokens
+            out["estimate_error"] = round(
+                (self.estimated_prompt_tokens - self.last_prompt_tokens) / self.last_prompt_tokens, 3)
+        return out
 
 
 @dataclass(frozen=True)
@@ -109,6 +156,9 @@ class TurnResult:
     compactions: tuple[cp.CompactionResult, ...] = ()
     recalled: int = 0
     model: str = ""
+    finish_reason: str | None = None  # of the last model reply: stop | length | tool_calls …
+    attempts: tuple[Attempt, ...] = ()  # every request of the turn, retries and failovers included
+    max_tokens: int | None = None  # the cap the last request carried
 
     @property
     def skip_reason(self) -> str | None:
@@ -116,13 +166,17 @@ class TurnResult:
         return HEARTBEAT_SKIPPED if self.stopped == "skipped" else None
 
     def to_json(self) -> dict[str, Any]:
-        # exactly the §9 shape of `kit run --json`, plus "skipped" (the reason) on a skipped run
+        # the §9 shape of `kit run --json` plus model, attempts and finish_reason (issue 10), and
+        # "skipped" (the reason) on a skipped run
         out: dict[str, Any] = {
             "session": self.session,
             "reply": self.reply,
             "tool_calls": [t.to_json() for t in self.tool_calls],
             "iterations": self.iterations,
             "usage": self.usage,
+            "model": self.model or None,
+            "finish_reason": self.finish_reason,
+            "attempts": [a.to_json() for a in self.attempts],
         }
         if self.skip_reason:
             out["skipped"] = self.skip_reason
@@ -180,6 +234,7 @@ class _RepeatTracker:
 class _TurnState:
     usage: UsageTotals = field(default_factory=UsageTotals)
     compactions: list[cp.CompactionResult] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
 
 
 class Agent:
@@ -197,6 +252,7 @@ class Agent:
         client: Client | None = None,
         status: Callable[[str], None] | None = None,
         tools: ToolRegistry | None = None,
+        generation: GenerationSettings | None = None,
     ):
         self.ws = ws
         self.kind = run_kind(kind).name  # an unknown kind fails here, before a session opens
@@ -204,7 +260,8 @@ class Agent:
         self.interactive = interactive
         self.approve = approve
         self.status = status or (lambda message: None)
-        self.client = client if client is not None else make_client(ws, model)
+        self.client = client if client is not None else make_client(ws, model, generation)
+        self._client_events: bool | None = None  # does client.complete take on_event?
         # what the model may call: the built-in tools unless the caller brings more (or fewer)
         self.tools = tools if tools is not None else builtin_registry()
         self.store = SessionStore(ws)
@@ -248,7 +305,7 @@ class Agent:
         for message in self.history:
             role = message.get("role")
             content = str(message.get("content") or "")
-            if role == "user" and content.startswith(cp.SUMMARY_PREFIX):
+            if role == "user" and content.startswith((cp.SUMMARY_PREFIX, KIT_NOTE)):
                 continue
             if role in ("user", "assistant") and content.strip():
                 out.append({"role": role, "content": typed_text(content) if role == "user" else content})
@@ -333,8 +390,39 @@ class Agent:
         return cp.tools_tokens(self.tools.schemas())
 
     def _context_tokens(self, system: str) -> int:
-        """Estimated size of the next request: system prompt, history and the tool schemas."""
-        return cp.context_tokens([{"role": "system", "content": system}, *self.history]) + self._tools_tokens()
+        """Estimated size of the next request: system prompt, history and the tool schemas —
+        calibrated against the server's prompt_tokens when the client learned them."""
+        messages = [{"role": "system", "content": system}, *self.history]
+        estimate = getattr(self.client, "estimate_tokens", None)
+        if estimate is not None:
+            return int(estimate(messages, self.tools.schemas()))
+        return cp.context_tokens(messages) + self._tools_tokens()
+
+    def _system_message(self, system: str) -> dict[str, Any]:
+        """The system message, split where the prompt's stable prefix ends (before the time) so
+        Anthropic can cache the prefix; OpenAI-compatible servers get it back as one string."""
+        result = self._prompt_cache[1] if self._prompt_cache else None
+        stable = getattr(result, "stable_chars", None) if result is not None and result.prompt == system else None
+        return system_message(system, stable)
+
+    def _call(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], state: _TurnState) -> ModelResponse:
+        """One model call; retries, failovers and warnings reach `status` as they happen."""
+        if self._client_events is None:
+            params = inspect.signature(self.client.complete).parameters
+            self._client_events = "on_event" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+        if self._client_events:
+            response = self.client.complete(messages, tools, on_event=self._relay)
+        else:  # a caller's own client, without events
+            response = self.client.complete(messages, tools)
+        attempts = getattr(response, "attempts", ())
+        state.attempts.extend(attempts)
+        state.usage.add(response.usage, getattr(response, "estimated_prompt_tokens", 0))
+        return response
+
+    def _relay(self, event: Any) -> None:
+        line = getattr(event, "line", None)
+        if line and getattr(event, "type", "") in ("retry", "failover", "notice"):
+            self.status(line)
 
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
         self.history.append(message)
@@ -421,6 +509,9 @@ class Agent:
         model_name = ""
         overflow_retried = False
         stopped_on = ""
+        finish_reason: str | None = None
+        max_tokens: int | None = None
+        cuts = 0  # replies whose tool call the max_tokens cap cut, this turn
         while True:
             if iterations >= max_iterations:
                 stopped = "max_iterations"
@@ -431,19 +522,46 @@ class Agent:
             self._maybe_compact(system, state, window)
             iterations += 1
             try:
-                response = self.client.complete([{"role": "system", "content": system}, *self.history], tools)
-            except ProviderError as exc:
-                if exc.kind != "context_overflow" or overflow_retried:
-                    raise
-                # the model's window is smaller than our estimate: compact now and retry once
-                overflow_retried = True
-                tokens = self._context_tokens(system)
-                state.compactions.append(self._compact(system, state, tokens, window))
-                response = self.client.complete([{"role": "system", "content": system}, *self.history], tools)
-            state.usage.add(response.usage)
+                try:
+                    response = self._call([self._system_message(system), *self.history], tools, state)
+                except ProviderError as exc:
+                    if exc.kind != "context_overflow" or overflow_retried:
+                        raise
+                    # the model's window is smaller than our estimate: compact now and retry once
+                    overflow_retried = True
+                    tokens = self._context_tokens(system)
+                    state.compactions.append(self._compact(system, state, tokens, window))
+                    response = self._call([self._system_message(system), *self.history], tools, state)
+            except StreamInterrupted as exc:
+                # the reply broke off after it began: keep what arrived, say so, end the turn
+                partial = exc.partial
+                state.attempts.extend(partial.attempts)
+                self._append(assistant_message(partial), usage=partial.usage, model=partial.model or None,
+                             finish_reason="interrupted")
+                self.status(f"{exc}; the partial reply is kept in the session")
+                reply, stopped, finish_reason = partial.text or "", "interrupted", "interrupted"
+                model_name = partial.model or model_name
+                break
             model_name = response.model or model_name
+            finish_reason = response.finish_reason
+            max_tokens = getattr(response, "max_tokens", None)
             assistant = assistant_message(response)
-            self._append(assistant, usage=response.usage, model=response.model or None)
+            self._append(assistant, usage=response.usage, model=response.model or None,
+                         finish_reason=response.finish_reason,
+                         attempts=[a.to_json() for a in getattr(response, "attempts", ())] or None)
+            cut_calls = tuple(getattr(response, "cut_tool_calls", ()))
+            if cut_calls and not response.tool_calls:
+                cuts += 1
+                if cuts >= 2:
+                    stopped, reply = "cut_tool_call", (
+                        f"Stopped: the max_tokens cap ({max_tokens or 'the server default'}) cut the model's "
+                        f"tool call ({', '.join(cut_calls)}) twice. Raise agent.max_tokens (or pass "
+                        "--max-tokens), or ask for smaller steps.")
+                    break
+                # tell the model, which sees its unfinished call as not made, and let it try again
+                self._append({"role": "user", "content": CUT_CALL_NOTE.format(
+                    cap=max_tokens or "the server's", names=", ".join(cut_calls))}, kind="notice")
+                continue
             if not response.tool_calls:
                 reply = response.text or ""
                 break
@@ -461,6 +579,9 @@ class Agent:
                 content = outcome.result
                 if count >= REPEAT_WARN:
                     content += REPEAT_NOTE.format(name=call.name, count=count)
+                if call is response.tool_calls[-1] and (response.truncated or cut_calls):
+                    # whatever followed the last complete call (a cut call, text) is lost: say so
+                    content += CUT_AFTER_CALLS_NOTE.format(cap=max_tokens or "the server's")
                 self._append(tool_message(call, content))
             if stopped:
                 reply = (f"Stopped: the same tool call ({stopped_on}) was repeated "
@@ -473,7 +594,8 @@ class Agent:
         return TurnResult(
             self.session.id, reply, tuple(outcomes), iterations, state.usage.to_json(tokens, window),
             stopped=stopped, compactions=tuple(state.compactions), recalled=len(recall.hits),
-            model=model_name,
+            model=model_name, finish_reason=finish_reason, attempts=tuple(state.attempts),
+            max_tokens=max_tokens,
         )
 
     # ------------------------------------------------------------------ compaction
@@ -507,11 +629,10 @@ class Agent:
         tools = flush_tools.schemas()
         for _ in range(FLUSH_MAX_CALLS):
             try:
-                response = self.client.complete(messages, tools)
+                response = self._call(messages, tools, state)
             except (ProviderError, NoModelAvailable) as exc:
                 self.status(f"memory flush skipped: {exc}")
                 return
-            state.usage.add(response.usage)
             assistant = assistant_message(response)
             messages.append(assistant)
             self._record(assistant, usage=response.usage, hidden=True, kind="flush")
@@ -540,8 +661,7 @@ class Agent:
         error = None
         summary = None
         try:
-            response = self.client.complete(cp.summary_messages(old), [])
-            state.usage.add(response.usage)
+            response = self._call(cp.summary_messages(old), [], state)
             summary = (response.text or "").strip() or None
             if summary is None:
                 error = "the model returned an empty summary"

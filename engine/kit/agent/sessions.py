@@ -279,6 +279,8 @@ class SessionStore:
                 line.update({k: v for k, v in extra.items() if v is not None and v is not False})
                 if usage is not None:
                     line["usage"] = usage.to_json() if hasattr(usage, "to_json") else dict(usage)
+                if model:
+                    line["model"] = model  # who answered this message (after any failover)
                 # append-only log: a crash loses at most the line being written, never earlier ones
                 with path.open("a", encoding="utf-8") as handle:
                     handle.write(json.dumps(line, ensure_ascii=False) + "\n")

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +89,9 @@ class PromptResult:
     template: str = "builtin"
     template_issue: Problem | None = None
     heartbeat_empty: bool = False  # heartbeat runs are skipped when True
+    # where the text stops being the same from call to call (the time comes next): providers
+    # with prompt caching put a breakpoint here (kit.providers.base.system_message)
+    stable_chars: int | None = None
 
     @property
     def chars(self) -> int:
@@ -282,8 +286,8 @@ def _skills_block(ws: WorkspaceCore) -> tuple[SkillsBlock, int]:
     return block, len({p.path for p in catalog.errors})
 
 
-def _now_context() -> dict[str, str]:
-    moment = clock.now()
+def _now_context(moment: datetime | None = None) -> dict[str, str]:
+    moment = moment or clock.now()
     offset = moment.strftime("%z")
     zone = moment.tzname() or ""
     tz = f"UTC{offset[:3]}:{offset[3:]}" if offset else "local time"
@@ -354,6 +358,11 @@ def build_prompt(
         "warning": block,
     }
     rendered = render_prompt(str(snap.root), override.text if override else None, context)
+    # the stable prefix ends where another moment renders differently (a template may put the time
+    # anywhere): everything before it is byte-identical from call to call
+    other = render_prompt(str(snap.root), override.text if override else None,
+                          {**context, "now": _now_context(clock.now() + timedelta(days=367, hours=1, minutes=1))})
+    stable = _common_prefix(rendered.text, other.text)
     warnings = [describe_cut(c) for c in cuts]
     if rendered.issue is not None:
         fallback = "the last good template" if rendered.template.endswith("(last good)") else "the built-in template"
@@ -370,7 +379,15 @@ def build_prompt(
         template=rendered.template,
         template_issue=rendered.issue,
         heartbeat_empty=assembly.heartbeat_empty,
+        stable_chars=stable,
     )
+
+
+def _common_prefix(a: str, b: str) -> int:
+    size = min(len(a), len(b))
+    index = next((i for i in range(size) if a[i] != b[i]), size)
+    # back to the start of that line: a partly equal line ("Thursday" / "Tuesday") is not stable
+    return a.rfind("\n", 0, index) + 1
 
 
 class TemplateWatch:

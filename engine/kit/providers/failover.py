@@ -1,41 +1,77 @@
-"""Call the configured model, falling back in order, with cooldowns that survive restarts.
+"""Call the configured model, retrying it, then falling back in order, with cooldowns that
+survive restarts. Replies stream: `stream()` yields kit.providers.events, `complete()` drains.
 
 Order: the primary (`agent.model` or the `model` argument), then `agent.fallbacks`. A candidate
 on cooldown is skipped — unless nothing else answers: then the one whose cooldown ends first is
 probed once, so a cooldown never refuses a call without trying. What a failure does depends on
 its kind (§9):
 
-- rate_limit, overloaded, timeout, unreachable: retryable — that provider/model goes on a
-  cooldown of 30 s, then 1 min, then 5 min for each further consecutive failure (kept in
-  state.db, table `failover_cooldowns`), and the next candidate is tried.
+- rate_limit, overloaded, timeout, dropped: retried on the same model first (tenacity:
+  exponential backoff with jitter, never sooner than the server's Retry-After, up to
+  agent.retry.max_attempts requests and agent.retry.max_wait_s of waiting; each retry is a
+  `Retry` event). Once the retries are spent — and at once for `unreachable`, where nothing
+  accepts the connection — that provider/model goes on a cooldown of 30 s, then 1 min, then
+  5 min for each further consecutive failure (kept in state.db, table `failover_cooldowns`),
+  and the next candidate is tried; when it answers, a `Failover` event says so.
 - auth, auth_permanent, billing, model_not_found: this candidate cannot work as configured — it is
   not retried and gets no cooldown (fixing the key takes effect at once); the next one is tried.
 - format, context_overflow: the request itself is the problem, so another model would fail the
   same way — the ProviderError is raised to the caller (the loop compacts on context_overflow).
 
 A success clears that candidate's cooldown. When nothing answered, `NoModelAvailable` carries
-one message saying what to set.
+one message saying what to set. A reply that broke off after text was already yielded is not
+retried (that would repeat it): `StreamInterrupted` carries the partial reply.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
+
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
 
 from kit import clock
 from kit.core import WorkspaceCore
 from kit.errors import ConfigError
 from kit.paths import CONFIG_FILE
 from kit.problems import Problem
-from kit.providers.base import ModelResponse, NoModelAvailable, ProviderError
-from kit.providers.registry import resolve, settings_for, split_spec
+from kit.providers.base import (
+    RETRY_SAME_MODEL,
+    Attempt,
+    GenerationSettings,
+    ModelResponse,
+    NoModelAvailable,
+    ProviderError,
+    StreamInterrupted,
+)
+from kit.providers.calibration import ModelStats, ModelStatsStore, next_factor
+from kit.providers.events import (
+    VISIBLE,
+    Assembler,
+    Failover,
+    ModelCall,
+    Notice,
+    Reply,
+    Retry,
+    drain,
+)
+from kit.providers.registry import LOOPBACK, generation_for, resolve, settings_for, split_spec
 from kit.providers.script import positions_for
+from kit.providers.toolcheck import dropped_by_usage, dropped_message, probe_template
+from kit.tokens import messages_tokens, tools_tokens
 
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 COOLDOWN_STEPS = (30.0, 60.0, 300.0)  # seconds: 30 s → 1 min → 5 min (and 5 min thereafter)
 ESCALATION_RESET_S = 3600.0  # an hour without trouble after a cooldown ends resets the steps
@@ -67,15 +103,6 @@ class Cooldown:
     def to_json(self) -> dict[str, Any]:
         return {"target": self.target, "until": self.until, "failures": self.failures,
                 "kind": self.kind, "message": self.message, "remaining_s": round(self.remaining(), 1)}
-
-
-@dataclass(frozen=True)
-class Attempt:
-    target: str
-    outcome: str  # ok | cooldown | <error kind> | config
-    message: str = ""
-    cause: str = ""  # for a cooldown: the error kind that started it (what the user can fix)
-    flag: bool = False  # the spec came from the caller (`kit run --model`), not from kit.yaml
 
 
 def cooldown_seconds(failures: int) -> float:
@@ -146,16 +173,25 @@ def _target(spec: str) -> str:
 
 
 class FailoverClient:
-    """`complete(messages, tools)` against the primary model, then the fallbacks."""
+    """`stream(messages, tools)` / `complete(messages, tools)` against the primary model, then
+    the fallbacks; each model is retried on retryable errors before the next one is asked."""
 
-    def __init__(self, ws: WorkspaceCore, model: str | None = None, fallbacks: list[str] | None = None):
+    def __init__(self, ws: WorkspaceCore, model: str | None = None, fallbacks: list[str] | None = None, *,
+                 generation: GenerationSettings | None = None, sleep: Callable[[float], None] | None = None):
         self.ws = ws
         self._model = model
         self._fallbacks = fallbacks
+        # the run's own settings (kit run --max-tokens / --temperature): over every config level
+        self.generation = generation
         self.cooldowns = CooldownStore(ws)
+        self.stats = ModelStatsStore(ws)
+        self._sleep = sleep if sleep is not None else time.sleep  # tests pass a recorder
         self._providers: dict[str, tuple[Any, str]] = {}
         self._providers_version = -1
+        self._stats_cache: dict[str, ModelStats] = {}
+        self._probed: set[str] = set()
         self.last_attempts: list[Attempt] = []
+        self.last_target: str | None = None
 
     @property
     def candidates(self) -> list[str]:
@@ -188,7 +224,17 @@ class FailoverClient:
             attempts = [replace(a, flag=True) if a.target in own else a for a in attempts]
         return NoModelAvailable(no_model_message(attempts, self.ws.config, flag=bool(self._model)))
 
-    def complete(self, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None) -> ModelResponse:
+    # ------------------------------------------------------------------ calling
+
+    def complete(self, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None, *,
+                 on_event: Callable[[Any], None] | None = None) -> ModelResponse:
+        """The reply, not streamed (`on_event` still sees every event on the way)."""
+        return drain(self.stream(messages, tools), on_event)
+
+    def stream(self, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None) -> Iterator[Any]:
+        """Events of one model call (kit.providers.events); the last is `Reply`. Raises
+        NoModelAvailable when nothing answered, ProviderError for a request no model can serve
+        (format, context_overflow), StreamInterrupted when a reply broke off after it began."""
         attempts: list[Attempt] = []
         self.last_attempts = attempts
         now = clock.timestamp()
@@ -206,9 +252,9 @@ class FailoverClient:
                                         cause=cool.kind))
                 cooling.append((cool, spec, target))
                 continue
-            response = self._try(spec, target, cool, messages, tools, attempts)
-            if response is not None:
-                return response
+            answered = yield from self._candidate(spec, target, cool, messages, tools, attempts)
+            if answered:
+                return
         if cooling:
             # Nothing answered and some candidates were skipped for a cooldown: rather than give up
             # without asking them (a one-model setup would be locked out for up to 5 minutes after,
@@ -216,10 +262,209 @@ class FailoverClient:
             # escalates its cooldown as usual; a success clears it.
             cool, spec, target = min(cooling, key=lambda item: item[0].until)
             attempts[:] = [a for a in attempts if a.target != target]
-            response = self._try(spec, target, cool, messages, tools, attempts)
-            if response is not None:
-                return response
+            answered = yield from self._candidate(spec, target, cool, messages, tools, attempts)
+            if answered:
+                return
         raise self._no_model(attempts)
+
+    def _retrying(self, target: str, pending: list[Retry], attempts: list[Attempt]) -> Retrying:
+        """tenacity's policy for one model: retryable errors (RETRY_SAME_MODEL) again after an
+        exponential pause with jitter, never shorter than the server's Retry-After, until
+        agent.retry.max_attempts requests or agent.retry.max_wait_s of pauses. tenacity decides;
+        the pause itself happens in `_candidate`, after the Retry event has been yielded (a
+        person sees "retrying in 2.0 s" before the wait, not after)."""
+        cfg = self.ws.config
+        max_attempts = int(cfg.get("agent.retry.max_attempts"))
+        max_wait = float(cfg.get("agent.retry.max_wait_s"))
+        backoff = float(cfg.get("agent.retry.backoff_s"))
+        # backoff, 2 × backoff, 4 × backoff … plus up to one backoff of jitter
+        jittered = wait_exponential(multiplier=backoff, max=max(backoff, max_wait)) + wait_random(0, backoff)
+
+        def wait(state: RetryCallState) -> float:
+            error = state.outcome.exception() if state.outcome else None
+            asked = getattr(error, "retry_after", None) or 0.0
+            return max(jittered(state), float(asked))
+
+        def over_budget(state: RetryCallState) -> bool:
+            return state.idle_for + state.upcoming_sleep > max_wait
+
+        def before_sleep(state: RetryCallState) -> None:
+            error = state.outcome.exception()
+            if attempts and attempts[-1].target == target:
+                attempts[-1] = replace(attempts[-1], wait_s=state.upcoming_sleep)
+            pending.append(Retry(target, state.attempt_number, max_attempts, state.upcoming_sleep,
+                                 error.kind, error.message))
+
+        return Retrying(
+            stop=stop_after_attempt(max_attempts) | over_budget,
+            wait=wait,
+            retry=retry_if_exception(_retry_same_model),
+            before_sleep=before_sleep,
+            sleep=lambda seconds: None,  # see the docstring: _candidate sleeps
+            reraise=True,
+        )
+
+    def _candidate(self, spec: str, target: str, cool: Cooldown | None, messages: list[dict[str, Any]],
+                   tools: Sequence[dict[str, Any]] | None, attempts: list[Attempt]) -> Iterator[Any]:
+        """One candidate, retried per `_retrying`: yields its events and returns True when it
+        answered; returns False after recording why it failed (cooling it down when the failure
+        is retryable). format / context_overflow / interrupted are raised to the caller."""
+        try:
+            provider, model = self._provider(spec)
+            generation = generation_for(spec, self.ws.config, self.generation)
+        except ConfigError as exc:
+            attempts.append(Attempt(target, "config", str(exc)))
+            return False
+        stats = self._stats(target)
+        estimate = stats.estimate(list(messages), list(tools or []))
+        pending: list[Retry] = []
+        response: ModelResponse | None = None
+        try:
+            for attempt in self._retrying(target, pending, attempts):
+                with attempt:
+                    for retry in pending:
+                        yield retry
+                        self._sleep(retry.wait_s)
+                    pending.clear()
+                    response = yield from self._once(provider, model, target, messages, tools, generation,
+                                                     attempts, attempt.retry_state.attempt_number)
+        except StreamInterrupted as exc:
+            self.cooldowns.record_failure(target, "dropped", exc.message)
+            exc.partial = replace(exc.partial, attempts=tuple(attempts), max_tokens=generation.max_tokens)
+            raise
+        except ProviderError as exc:
+            if exc.kind in RAISE_KINDS:
+                raise
+            if exc.retryable:
+                self.cooldowns.record_failure(target, exc.kind, exc.message, at_least=exc.retry_after)
+            return False
+        assert response is not None
+        if cool is not None:
+            self.cooldowns.clear(target)
+        notice = self._learn(spec, target, stats, list(messages), list(tools or []), response)
+        if notice is not None:
+            yield notice
+        self.last_target = target
+        yield Reply(replace(response, model=response.model or target, attempts=tuple(attempts),
+                            estimated_prompt_tokens=estimate, max_tokens=generation.max_tokens))
+        return True
+
+    def _once(self, provider: Any, model: str, target: str, messages: list[dict[str, Any]],
+              tools: Sequence[dict[str, Any]] | None, generation: GenerationSettings,
+              attempts: list[Attempt], number: int) -> Iterator[Any]:
+        """One request: its events as they come (a Failover line first when earlier candidates
+        failed); returns the assembled reply. An error before anything visible is raised as is
+        (it may be retried); after visible events it becomes StreamInterrupted with the partial."""
+        yield ModelCall(target, number)
+        others = tuple(a for a in attempts if a.target != target)
+        announced = not others
+        acc = Assembler(target)
+        reply: ModelResponse | None = None
+        try:
+            for event in provider.stream(list(messages), list(tools or []), model=model, generation=generation):
+                if isinstance(event, Reply):
+                    reply = event.response
+                    continue
+                if not announced and isinstance(event, VISIBLE):
+                    announced = True
+                    yield Failover(target, others)
+                acc.feed(event)
+                yield event
+        except ProviderError as exc:
+            attempts.append(Attempt(target, exc.kind, exc.message))
+            if acc.visible:
+                raise StreamInterrupted(f"{exc.message} — the reply broke off; what arrived is kept",
+                                        provider=exc.provider, partial=acc.partial()) from exc
+            raise
+        if reply is None:
+            reply = acc.response()
+        if not announced:
+            yield Failover(target, others)
+        attempts.append(Attempt(target, "ok"))
+        return reply
+
+    # ------------------------------------------------------------------ what Kit learns
+
+    def _stats(self, target: str) -> ModelStats:
+        if target not in self._stats_cache:
+            try:
+                self._stats_cache[target] = self.stats.get(target)
+            except Exception:  # noqa: BLE001 - a locked state.db must not stop a call
+                self._stats_cache[target] = ModelStats(target)
+        return self._stats_cache[target]
+
+    def estimate_tokens(self, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None,
+                        target: str | None = None) -> int:
+        """Kit's estimate of a request, calibrated for `target` (default: the model that answered
+        last, else the primary) from the prompt_tokens its server reported."""
+        if target is None:
+            target = self.last_target
+            if target is None and self.candidates:
+                try:
+                    target = _target(self.candidates[0])
+                except ConfigError:
+                    target = None
+        if target is None:
+            return ModelStats("").estimate(list(messages), list(tools or []))
+        return self._stats(target).estimate(list(messages), list(tools or []))
+
+    def _checks_tools(self, spec: str) -> tuple[bool, str | None]:
+        """(check whether tools are rendered, base_url to probe): OpenAI-compatible servers only —
+        the hosted APIs render tools."""
+        name, _model = split_spec(spec)
+        if name == "script":
+            return False, None
+        try:
+            settings = settings_for(name, self.ws.config)
+        except ConfigError:
+            return False, None
+        if settings.type == "anthropic" or not settings.base_url or "api.openai.com" in settings.base_url:
+            return False, None
+        return True, settings.base_url
+
+    def _learn(self, spec: str, target: str, stats: ModelStats, messages: list[dict[str, Any]],
+               tools: list[dict[str, Any]], response: ModelResponse) -> Notice | None:
+        """After a reply: did the server render the tools (a Notice the first time it did not),
+        and move the token factor towards the server's prompt_tokens. Persisted in state.db.
+        Not for the script provider: its token counts are made up."""
+        if target.startswith("script:"):
+            return None
+        rendered = stats.tools_rendered
+        check, base_url = self._checks_tools(spec) if tools else (False, None)
+        if check:
+            if response.tool_calls:
+                rendered = True
+            elif rendered is not True:  # a call seen once is proof enough
+                probed = None
+                if target not in self._probed and base_url:
+                    self._probed.add(target)
+                    probed = probe_template(base_url)
+                if probed is not None:
+                    rendered = probed
+                elif rendered is None:
+                    dropped = dropped_by_usage(response.usage.prompt_tokens, messages_tokens(messages),
+                                               tools_tokens(tools))
+                    rendered = None if dropped is None else not dropped
+        new = replace(stats, tools_rendered=rendered)
+        notice = None
+        if rendered is False and not stats.tools_warned:
+            notice = Notice(target, "tools_dropped", dropped_message(target))
+            new = replace(new, tools_warned=True)
+        elif rendered is True:
+            new = replace(new, tools_warned=False)  # warn again should it break later
+        real = response.usage.prompt_tokens
+        if real > 0:
+            factor = next_factor(stats.token_factor, new.raw_estimate(messages, tools), real)
+            new = replace(new, token_factor=factor, samples=stats.samples + 1)
+        if new != stats:
+            self._stats_cache[target] = new
+            try:
+                self.stats.save(new)
+            except Exception:  # noqa: BLE001 - a locked state.db must not lose the reply
+                pass
+        return notice
+
+    # ------------------------------------------------------------------ preflight
 
     def preflight(self) -> None:
         """Raise NoModelAvailable now, before a turn's costly preparation (active recall loads the
@@ -248,29 +493,10 @@ class FailoverClient:
             self.last_attempts = attempts
             raise self._no_model(attempts)
 
-    def _try(self, spec: str, target: str, cool: Cooldown | None, messages: list[dict[str, Any]],
-             tools: Sequence[dict[str, Any]] | None, attempts: list[Attempt]) -> ModelResponse | None:
-        """One candidate: its response, or None after recording why it failed (cooling it down
-        when the failure is retryable). format / context_overflow are raised to the caller."""
-        try:
-            provider, model = self._provider(spec)
-            response = provider.complete(list(messages), list(tools or []), model=model)
-        except ConfigError as exc:
-            attempts.append(Attempt(target, "config", str(exc)))
-            return None
-        except ProviderError as exc:
-            attempts.append(Attempt(target, exc.kind, exc.message))
-            if exc.kind in RAISE_KINDS:
-                raise
-            if exc.retryable:
-                self.cooldowns.record_failure(target, exc.kind, exc.message, at_least=exc.retry_after)
-            return None
-        if cool is not None:
-            self.cooldowns.clear(target)
-        attempts.append(Attempt(target, "ok"))
-        if not response.model:
-            response = ModelResponse(response.text, response.tool_calls, response.usage, response.finish_reason, target)
-        return response
+
+def _retry_same_model(error: BaseException) -> bool:
+    return (isinstance(error, ProviderError) and not isinstance(error, StreamInterrupted)
+            and error.kind in RETRY_SAME_MODEL)
 
 
 def local_refusal(base_url: str | None) -> str | None:

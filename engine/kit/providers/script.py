@@ -9,11 +9,17 @@ loop (tools, hooks, sessions, compaction) without an LLM. Each model call consum
       - text: "The checklist is in your notes from Tuesday."
       - {text: "…", usage: {prompt_tokens: 120, completion_tokens: 9}}
       - error: {kind: rate_limit, message: "simulated 429"}     # raise a ProviderError
+      - {text: "The answer is", finish_reason: length}          # a reply the max_tokens cap cut
+      - {tool_calls: [{name: write_file, arguments_raw: '{"pa'}], finish_reason: length}  # a cut call
+      - {text: "streamed word by word", delay_s: 0.2}           # pause before each word (streaming)
 
 Optional top-level `record: FILE` (relative to the script) appends every request the provider
 receives (messages and tool names) as one JSON line, so tests can inspect what the model saw.
 
-A run that needs more turns than the script has fails with a clear ProviderError.
+Replies stream like a model's: text comes as word-sized `TextDelta` events (with `delay_s`
+between them if the turn asks), tool calls as `ToolCallDelta` events, then `Finish`, `UsageUpdate`
+and `Reply` (kit.providers.events), assembled by the same Assembler as a real provider's. A run
+that needs more turns than the script has fails with a clear ProviderError.
 Turn positions live in a `ScriptPositions` that the caller owns (the workspace keeps one:
 `kit.providers.failover` passes it), so a REPL or a client that re-creates the provider keeps moving
 forward through the same script, and a new workspace starts every script from its first turn.
@@ -22,7 +28,10 @@ forward through the same script, and a new workspace starts every script from it
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +39,23 @@ import yaml
 
 from kit.core import WorkspaceCore
 from kit.errors import ConfigError
-from kit.providers.base import ERROR_KINDS, ModelResponse, ProviderError, ToolCall, Usage
+from kit.providers.base import (
+    ERROR_KINDS,
+    GenerationSettings,
+    ModelResponse,
+    ProviderError,
+    Usage,
+    system_text,
+)
+from kit.providers.events import (
+    Assembler,
+    Finish,
+    Reply,
+    TextDelta,
+    ToolCallDelta,
+    UsageUpdate,
+    drain,
+)
 
 LABEL = "script (test/offline provider: replays a YAML file, no model involved)"
 
@@ -123,42 +148,68 @@ class ScriptProvider:
         return index, self.turns[index]
 
     def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, model: str = ""
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, model: str = "",
+        generation: GenerationSettings | None = None,
     ) -> ModelResponse:
+        return drain(self.stream(messages, tools, model=model, generation=generation))
+
+    def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, model: str = "",
+        generation: GenerationSettings | None = None,
+    ) -> Iterator[Any]:
+        """The next turn as a model's stream would deliver it, assembled by the same Assembler as
+        a real provider's (a call with `arguments_raw` and `finish_reason: length` is cut)."""
         index, turn = self._take()
-        if self.record is not None:
-            line = {
-                "turn": index + 1,
-                "messages": messages,
-                "tools": sorted(t["function"]["name"] for t in tools),
-            }
-            with self.record.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self._record_request(index, messages, tools, generation)
         if "error" in turn:
             err = turn["error"] or {}
             kind = err.get("kind", "format") if isinstance(err, dict) else "format"
             message = err.get("message", "scripted error") if isinstance(err, dict) else str(err)
             raise ProviderError(message, kind=kind if kind in ERROR_KINDS else "format", provider="script")
-        calls = []
-        for number, call in enumerate(turn.get("tool_calls") or [], start=1):
+        events: list[Any] = []
+        text = turn.get("text")
+        for piece in re.findall(r"\S+\s*|\s+", "" if text is None else str(text)):
+            events.append(TextDelta(piece))
+        calls = turn.get("tool_calls") or []
+        for number, call in enumerate(calls, start=1):
             if not isinstance(call, dict) or "name" not in call:
                 raise ConfigError(
                     f"script provider: turn {index + 1}, tool call {number} needs a `name`",
                     path=str(self.path),
                 )
-            arguments = call.get("arguments") or {}
-            calls.append(ToolCall(id=call.get("id") or f"call_{index + 1}_{number}", name=str(call["name"]),
-                                  arguments=dict(arguments)))
-        text = turn.get("text")
+            raw = call.get("arguments_raw")
+            arguments = str(raw) if raw is not None else json.dumps(dict(call.get("arguments") or {}),
+                                                                     ensure_ascii=False)
+            events.append(ToolCallDelta(index=number - 1, id=call.get("id") or f"call_{index + 1}_{number}",
+                                        name=str(call["name"]), arguments=arguments))
+        events.append(Finish(str(turn.get("finish_reason") or ("tool_calls" if calls else "stop"))))
         usage = turn.get("usage") or {}
-        prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
-        return ModelResponse(
-            text=None if text is None else str(text),
-            tool_calls=tuple(calls),
-            usage=Usage(
-                prompt_tokens=int(usage.get("prompt_tokens", max(1, prompt_chars // 4))),
-                completion_tokens=int(usage.get("completion_tokens", _estimate(str(text or "")))),
-            ),
-            finish_reason="tool_calls" if calls else "stop",
-            model=f"script:{self.path.name}",
-        )
+        prompt_chars = sum(len(system_text(m.get("content"))) for m in messages)
+        events.append(UsageUpdate(Usage(
+            prompt_tokens=int(usage.get("prompt_tokens", max(1, prompt_chars // 4))),
+            completion_tokens=int(usage.get("completion_tokens", _estimate(str(text or "")))),
+        )))
+        delay = float(turn.get("delay_s") or 0)
+        acc = Assembler(f"script:{self.path.name}")
+        for event in events:
+            if delay and isinstance(event, TextDelta):
+                time.sleep(delay)
+            acc.feed(event)
+            yield event
+        yield Reply(acc.response())
+
+    def _record_request(self, index: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                        generation: GenerationSettings | None) -> None:
+        if self.record is None:
+            return
+        line: dict[str, Any] = {
+            "turn": index + 1,
+            # the system prompt as one string, whether or not Kit split it for prompt caching
+            "messages": [{**m, "content": system_text(m.get("content"))} if m.get("role") == "system" else m
+                         for m in messages],
+            "tools": sorted(t["function"]["name"] for t in tools),
+        }
+        if generation is not None:
+            line["generation"] = generation.to_json()
+        with self.record.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
