@@ -72,6 +72,7 @@ class Reply:
     gate: threading.Event | None = None
     gate_after: int = 2
     gate_opened: bool | None = None  # set by the server: was the gate opened in time?
+    client_gone: threading.Event = field(default_factory=threading.Event)  # set when a write failed
 
 
 def text_reply(text: str, **kw: Any) -> Reply:
@@ -197,7 +198,7 @@ class FakeLLMServer:
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client stopped reading (Ctrl-C, a cut stream)
+                    reply.client_gone.set()  # the client stopped reading (Ctrl-C, a cut stream)
 
             def _drop(self, *, reset: bool) -> None:
                 self.wfile.flush()

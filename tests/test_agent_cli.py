@@ -28,8 +28,11 @@ def test_run_json_with_script(ws_path, tmp_path, cli):
     result = cli("run", "who are you?", "--json", "-w", ws_path, "--model", f"script:{script}")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"session", "reply", "tool_calls", "iterations", "usage"}
+    assert set(data) == {"session", "reply", "tool_calls", "iterations", "usage", "model", "finish_reason",
+                         "attempts"}
     assert data["reply"] == "I am **Kit**."
+    assert (data["model"], data["finish_reason"]) == (f"script:{script.name}", "stop")
+    assert [a["outcome"] for a in data["attempts"]] == ["ok", "ok"]
     assert data["iterations"] == 2
     first_line = (ws_path / "IDENTITY.md").read_text().splitlines(keepends=True)[0].strip()
     assert data["tool_calls"] == [{"name": "read_file", "arguments": {"path": "IDENTITY.md", "lines": 1},
@@ -187,6 +190,7 @@ def test_heartbeat_with_empty_checklist_is_skipped(ws_path, tmp_path, cli):
     data = json.loads(result.stdout)
     assert data["iterations"] == 0 and data["reply"] == ""
     assert data["skipped"] == "HEARTBEAT.md has no tasks"
+    assert (data["model"], data["attempts"]) == (None, [])  # no model was asked
     assert result.stderr.splitlines()[-1] == "kit: heartbeat skipped: HEARTBEAT.md has no tasks"
     # regression: "session" named an id that was never written (`kit sessions show` failed)
     assert data["session"] is None
@@ -201,7 +205,8 @@ def test_heartbeat_with_empty_checklist_is_skipped(ws_path, tmp_path, cli):
     (ws_path / "HEARTBEAT.md").write_text("# Heartbeat\n\n- check the inbox\n")
     ran = cli("run", "heartbeat", "--kind", "heartbeat", "--json", "-w", ws_path, "--model", f"script:{script}")
     assert ran.exit_code == 0, ran.output
-    assert set(json.loads(ran.stdout)) == {"session", "reply", "tool_calls", "iterations", "usage"}
+    assert set(json.loads(ran.stdout)) == {"session", "reply", "tool_calls", "iterations", "usage", "model",
+                                           "finish_reason", "attempts"}
 
 
 def test_session_continues_across_processes_and_stdin_message(ws_path, tmp_path, cli):
@@ -233,8 +238,11 @@ def test_a_rate_limit_says_to_wait_and_the_example_is_not_what_failed(ws_path, t
     script = write_script(tmp_path, [{"error": {"kind": "rate_limit", "message": "simulated 429"}}] * 3)
     result = cli("run", "hi", "-w", ws_path, "--model", f"script:{script}")
     assert result.exit_code == 1
+    # the retries were visible as they happened
+    assert [line.split(" (")[0] for line in result.stderr.splitlines() if "retrying" in line] == [
+        f"kit: script:{script} rate-limited"] * 2
     assert result.stderr.splitlines()[-1] == (
-        f"kit: no model available (script:{script} rate_limit: simulated 429). To fix: wait: "
+        f"kit: no model available (script:{script} rate_limit: simulated 429, 3 attempts). To fix: wait: "
         f"script:{script} is rate-limited; it is retried when its cooldown ends (`kit doctor` lists "
         "cooldowns); or use a model you can reach with --model or agent.model in kit.yaml "
         "(e.g. ollama/llama3.2 with Ollama running).")

@@ -60,7 +60,9 @@ def test_no_workspace_found_says_how_to_create(cli, tmp_path: Path, monkeypatch)
 
 
 def test_doctor_clean_workspace(cli, ws_path: Path):
-    result = cli("doctor", "-w", ws_path, "--json")
+    # --offline: the default model's Ollama is not running here (asking it is tested in
+    # test_providers_calibration.py)
+    result = cli("doctor", "-w", ws_path, "--json", "--offline")
     assert result.exit_code == 0
     data = json.loads(result.output)
     assert (data["ok"], data["errors"], data["warnings"]) == (True, 0, 0)
@@ -69,7 +71,7 @@ def test_doctor_clean_workspace(cli, ws_path: Path):
         ("info", "memory", "memory index not built yet: `kit memory index` builds it (the first search does too)"),
         ("info", "dreaming", "scheduled dreaming is off (dreaming.enabled: false); `kit dream` still runs on demand"),
     ]
-    text = cli("doctor", "-w", ws_path)
+    text = cli("doctor", "-w", ws_path, "--offline")
     assert text.exit_code == 0
     assert "info    memory    memory index not built yet" in text.output
     assert "error" not in text.output

@@ -189,7 +189,7 @@ def test_kit_run_prints_retries_and_the_failover_and_reports_them_in_json(ws_pat
     configure(ws_path, server, backoff=0, extra="memory:\n  active_recall: {enabled: false}\n")
     server.push(error_reply(429, "slow down", headers={"Retry-After": "0"}), error_reply(503, "busy"),
                 error_reply(503, "busy"), model="gpt-a")
-    server.push(text_reply("answered by the backup"), model="gpt-b")
+    server.push(text_reply("answered by the backup", prompt_tokens=900, cache_read_tokens=640), model="gpt-b")
     done = run_kit("run", "--json", "hello", cwd=ws_path, env={"KIT_TEST_KEY": "sk-test-123", "KIT_NOW": T0})
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("kit: ")]
@@ -207,6 +207,10 @@ def test_kit_run_prints_retries_and_the_failover_and_reports_them_in_json(ws_pat
     assistant = json.loads(transcript[-1])
     assert assistant["model"] == "backup/gpt-b"
     assert [a["outcome"] for a in assistant["attempts"]] == ["rate_limit", "overloaded", "overloaded", "ok"]
+    assert (data["usage"]["cache_read_tokens"], assistant["usage"]["cache_read_tokens"]) == (640, 640)
+    shown = run_kit("sessions", "show", data["session"], cwd=ws_path, env={"KIT_NOW": T0})
+    assert "(640 read from the prompt cache, 0 written)" in shown.stdout.splitlines()[0]
+    assert "answered by the backup [answered by backup/gpt-b after 3 failed attempt(s)]" in shown.stdout
 
 
 def test_kit_run_keeps_a_reply_cut_mid_stream(ws_path, server):
@@ -231,3 +235,17 @@ def test_reply_event_carries_model_and_attempts(ws_path, server):
     reply = list(FailoverClient(ws).stream(HI))[-1]
     assert isinstance(reply, Reply)
     assert reply.to_json()["attempts"] == [{"target": "local/gpt-a", "outcome": "ok"}]
+
+
+def test_stopping_early_closes_the_connection(ws_path, server):
+    """Ctrl-C in the middle of a reply: the consumer stops iterating and closes the stream; the
+    HTTP response is closed at once, so the server stops sending (and generating)."""
+    ws = configure(ws_path, server)
+    reply = text_reply(" ".join(f"word{i}" for i in range(400)), chunk_delay=0.01)
+    server.push(reply, model="gpt-a")
+    stream = FailoverClient(ws).stream(HI)
+    for event in stream:
+        if isinstance(event, TextDelta):
+            break
+    stream.close()
+    assert reply.client_gone.wait(10)

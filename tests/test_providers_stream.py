@@ -270,3 +270,15 @@ def test_event_json_lines():
         "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7, "cache_read_tokens": 0,
                   "cache_write_tokens": 0},
         "attempts": []}
+
+
+def test_the_provider_layer_imports_no_sdk_until_a_model_is_called():
+    import subprocess
+    import sys
+
+    code = ("import sys, kit.providers.failover, kit.providers.events, kit.providers.registry; "
+            "print(sorted(m for m in ('openai', 'anthropic', 'httpx', 'httpx2', 'tenacity', 'urllib.request') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

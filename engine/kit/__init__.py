@@ -175,7 +175,6 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph
         WorkspaceError,
     )
     from kit.fleet import Fleet
-    from kit.providers.base import GenerationSettings
     from kit.hooks.events import unknown_event
     from kit.hooks.registry import HookRegistry
     from kit.init import NEVER_OVERWRITTEN, init_workspace
@@ -187,6 +186,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph
     from kit.problems import Problem
     from kit.progress import ProgressCallback, Status, Step
     from kit.prompt.builder import PromptResult, TemplateWatch
+    from kit.providers.base import GenerationSettings
     from kit.skills.catalog import Skill, SkillCatalog, SkillCheck
     from kit.skills.disclosure import SkillFile, skill_view
     from kit.skills.manage import new_skill, trust_skill

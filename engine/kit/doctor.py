@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 
 from kit.core import WorkspaceCore
 from kit.problems import Problem
 
-# Each entry names a module that may define `doctor_checks(ws: WorkspaceCore) -> list[Problem]`.
+# Each entry names a module that may define `doctor_checks(ws: WorkspaceCore) -> list[Problem]`
+# (with an `offline` keyword if it asks a server: `kit doctor --offline` asks none).
 PROVIDERS = (
     "kit.doctor",
     "kit.prompt.builder",
@@ -31,13 +33,14 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     return out
 
 
-def run_checks(ws: WorkspaceCore) -> list[Problem]:
-    """Every provider's findings. Checks run inside `ws.read_only()`: doctor never writes."""
+def run_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
+    """Every provider's findings. Checks run inside `ws.read_only()`: doctor never writes.
+    `offline`: skip the checks that ask a server (each configured model's base URL)."""
     with ws.read_only():
-        return _collect(ws)
+        return _collect(ws, offline)
 
 
-def _collect(ws: WorkspaceCore) -> list[Problem]:
+def _collect(ws: WorkspaceCore, offline: bool = False) -> list[Problem]:
     findings: list[Problem] = []
     for module_name in PROVIDERS:
         try:
@@ -50,7 +53,10 @@ def _collect(ws: WorkspaceCore) -> list[Problem]:
         if check is None:
             continue
         try:
-            findings.extend(check(ws))
+            if "offline" in inspect.signature(check).parameters:
+                findings.extend(check(ws, offline=offline))
+            else:
+                findings.extend(check(ws))
         except Exception as exc:  # a broken check must not hide the others
             findings.append(Problem(area=module_name.split(".")[1], message=f"check failed: {exc!r}"))
     return _dedupe(findings)

@@ -102,11 +102,12 @@ class Workspace(WorkspaceCore):
             raise ValueError(f"cron action must be one of {', '.join(actions)}, not {action!r}")
         return actions[action][systemd](self)
 
-    def doctor(self) -> list[Problem]:
-        """Every subsystem's checks, read-only: nothing is written."""
+    def doctor(self, *, offline: bool = False) -> list[Problem]:
+        """Every subsystem's checks, read-only: nothing is written. `offline`: no server is asked
+        (the checks that each configured model's base URL answers are skipped)."""
         from kit.doctor import run_checks
 
-        return run_checks(self)
+        return run_checks(self, offline=offline)
 
     def agent(self, **options: Any) -> Agent:
         """An agent on this workspace (`model=`, `session_key=`, `kind=` …; see kit.agent.loop.Agent).

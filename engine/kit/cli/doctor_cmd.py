@@ -20,12 +20,14 @@ STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 @click.command()
 @workspace_option
+@click.option("--offline", is_flag=True,
+              help="Ask no server: skip the checks that each configured model's base URL answers.")
 @json_option
 @handle_errors
-def doctor(workspace, as_json: bool) -> None:
+def doctor(workspace, offline: bool, as_json: bool) -> None:
     """Check the workspace: config, documents, skills, hooks, memory index, dreaming, providers."""
     ws = open_workspace(workspace)
-    findings = ws.doctor()
+    findings = ws.doctor(offline=offline)
     errors = [f for f in findings if f.severity == "error"]
     if as_json:
         emit_json(

@@ -75,9 +75,12 @@ def show_cmd(session_id, workspace, as_json):
     from rich.markup import escape
 
     out = console()
+    cached = sum(int((line.get("usage") or {}).get("cache_read_tokens") or 0) for line in lines)
+    written = sum(int((line.get("usage") or {}).get("cache_write_tokens") or 0) for line in lines)
+    cache = f" ({cached} read from the prompt cache, {written} written)" if cached or written else ""
     out.print(f"[bold]{info.id}[/bold] · key {escape(info.key if info.key != info.id else '-')} · "
               f"{info.messages} messages · "
-              f"{info.total_tokens} tokens")
+              f"{info.total_tokens} tokens{cache}")
     for line in lines:
         if line.get("hidden"):
             continue
@@ -91,8 +94,13 @@ def show_cmd(session_id, workspace, as_json):
             content = (content + "\n" if content else "") + f"[calls {calls}]"
         if role == "tool":
             content = content if len(content) <= 300 else content[:299] + "…"
+        note = {"length": " [cut by max_tokens]", "interrupted": " [broke off mid-reply]"}.get(
+            line.get("finish_reason") or "", "")
+        failed = [a for a in line.get("attempts") or () if a.get("outcome") != "ok"]
+        if failed and line.get("model"):
+            note += f" [answered by {line['model']} after {len(failed)} failed attempt(s)]"
         out.print(f"[bold]{role}[/bold] #{line.get('seq')}: ", end="")
-        out.print(content, markup=False, highlight=False)
+        out.print(content + note, markup=False, highlight=False)
 
 
 @sessions.command("search")

@@ -30,17 +30,8 @@ import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-from tenacity import (
-    RetryCallState,
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential,
-    wait_random,
-)
 
 from kit import clock
 from kit.core import WorkspaceCore
@@ -67,10 +58,20 @@ from kit.providers.events import (
     Retry,
     drain,
 )
-from kit.providers.registry import LOOPBACK, generation_for, resolve, settings_for, split_spec
+from kit.providers.registry import (
+    LOOPBACK,
+    generation_for,
+    is_loopback,
+    resolve,
+    settings_for,
+    split_spec,
+)
 from kit.providers.script import positions_for
 from kit.providers.toolcheck import dropped_by_usage, dropped_message, probe_template
 from kit.tokens import messages_tokens, tools_tokens
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tenacity import RetryCallState, Retrying
 
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 COOLDOWN_STEPS = (30.0, 60.0, 300.0)  # seconds: 30 s → 1 min → 5 min (and 5 min thereafter)
@@ -273,6 +274,15 @@ class FailoverClient:
         agent.retry.max_attempts requests or agent.retry.max_wait_s of pauses. tenacity decides;
         the pause itself happens in `_candidate`, after the Retry event has been yielded (a
         person sees "retrying in 2.0 s" before the wait, not after)."""
+        # imported here: tenacity brings asyncio along, and doctor or a prompt needs neither
+        from tenacity import (
+            Retrying,
+            retry_if_exception,
+            stop_after_attempt,
+            wait_exponential,
+            wait_random,
+        )
+
         cfg = self.ws.config
         max_attempts = int(cfg.get("agent.retry.max_attempts"))
         max_wait = float(cfg.get("agent.retry.max_wait_s"))
@@ -360,8 +370,9 @@ class FailoverClient:
         announced = not others
         acc = Assembler(target)
         reply: ModelResponse | None = None
+        events = provider.stream(list(messages), list(tools or []), model=model, generation=generation)
         try:
-            for event in provider.stream(list(messages), list(tools or []), model=model, generation=generation):
+            for event in events:
                 if isinstance(event, Reply):
                     reply = event.response
                     continue
@@ -376,6 +387,12 @@ class FailoverClient:
                 raise StreamInterrupted(f"{exc.message} — the reply broke off; what arrived is kept",
                                         provider=exc.provider, partial=acc.partial()) from exc
             raise
+        finally:
+            # the caller stopped early (Ctrl-C) or the stream failed: close the HTTP response now,
+            # so the server stops generating, rather than whenever the generator is collected
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
         if reply is None:
             reply = acc.response()
         if not announced:
@@ -595,9 +612,20 @@ def no_model_message(attempts: Sequence[Attempt], config: Any, *, flag: bool = F
     """One line: what was tried, then what to do. `flag`: the primary came from `--model`."""
     if not attempts:
         return "no model configured: set agent.model in kit.yaml (e.g. ollama/llama3.2 or openai/gpt-4o-mini)"
-    tried = "; ".join(f"{a.target} {a.outcome}: {a.message}" if a.message else f"{a.target} {a.outcome}" for a in attempts)
-    hints: list[str] = []
+    # the retries of one model are one entry: "x/y overloaded: HTTP 503: busy, 3 attempts"
+    groups: list[tuple[Attempt, int]] = []
     for attempt in attempts:
+        last = groups[-1][0] if groups else None
+        if last is not None and (last.target, last.outcome, last.message) == (attempt.target, attempt.outcome, attempt.message):
+            groups[-1] = (last, groups[-1][1] + 1)
+        else:
+            groups.append((attempt, 1))
+    tried = "; ".join(
+        (f"{a.target} {a.outcome}: {a.message}" if a.message else f"{a.target} {a.outcome}")
+        + (f", {n} attempts" if n > 1 else "")
+        for a, n in groups)
+    hints: list[str] = []
+    for attempt, _n in groups:
         hint = _hint(attempt, config)
         if hint and hint not in hints:
             hints.append(hint)
@@ -613,25 +641,75 @@ def no_model_message(attempts: Sequence[Attempt], config: Any, *, flag: bool = F
 # ---------------------------------------------------------------------------- doctor
 
 
-def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
+DOCTOR_TIMEOUT_S = 2.0  # per base URL: a server on this machine answers in milliseconds
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com/v1"}
+
+
+def answers(base_url: str, timeout: float = DOCTOR_TIMEOUT_S) -> str | None:
+    """None when something answers HTTP at `base_url` (any status: a 401 is an answer), else why not."""
+    import urllib.error
+    import urllib.request
+
+    handlers = [urllib.request.ProxyHandler({})] if is_loopback(base_url) else []
+    opener = urllib.request.build_opener(*handlers)
+    try:
+        with opener.open(base_url.rstrip("/") + "/models", timeout=timeout):
+            return None
+    except urllib.error.HTTPError:
+        return None  # it answered
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(reason, TimeoutError):
+            return f"no answer within {timeout:g} s"
+        return str(reason)
+    except TimeoutError:
+        return f"no answer within {timeout:g} s"
+    except OSError as exc:
+        return str(exc)
+
+
+def doctor_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
+    """Key variables, each configured model's server (does its base URL answer? does it render
+    the tools?), cooldowns. `offline`: nothing is asked of a server; what state.db learned from
+    earlier replies is still reported."""
     out = []
     client = FailoverClient(ws)
+    asked: dict[str, str | None] = {}
+    known = _known_stats(ws, client)
     for spec in client.candidates:
         try:
             provider, _model = split_spec(spec)
             if provider == "script":
                 continue
+            target = _target(spec)
             settings = settings_for(provider, ws.config)
         except ConfigError as exc:
             out.append(Problem(area="agent", path=CONFIG_FILE, message=str(exc)))
             continue
-        import os
-
         if settings.type in ("openai", "anthropic") and settings.api_key_env and not os.environ.get(settings.api_key_env):
             out.append(Problem(
                 area="agent", severity="warning",
                 message=f"model {spec}: {settings.api_key_env} is not set",
             ))
+        base_url = settings.base_url or DEFAULT_BASE_URLS.get(settings.type, "")
+        rendered = known.get(target)
+        if not offline and base_url:
+            if base_url not in asked:
+                asked[base_url] = answers(base_url)
+            why = asked[base_url]
+            if why is not None:
+                fix = _hint(Attempt(target, "unreachable"), ws.config)
+                out.append(Problem(area="agent", severity="warning",
+                                   message=f"model {spec}: {base_url} does not answer ({why})"
+                                           + (f"; {fix}" if fix else "")))
+                continue
+            if settings.type != "anthropic" and settings.base_url and "api.openai.com" not in settings.base_url:
+                probed = probe_template(settings.base_url, timeout=DOCTOR_TIMEOUT_S)
+                rendered = probed if probed is not None else rendered
+        if rendered is False:
+            out.append(Problem(area="agent", severity="warning", message=f"model {spec}: {dropped_message(target)}"))
     if not (ws.kit_dir / "state.db").exists():
         return out  # doctor only reads: no state yet means no cooldowns
     try:
@@ -648,3 +726,13 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     except Exception as exc:  # a locked/corrupt state.db must not break doctor
         out.append(Problem(area="agent", severity="warning", message=f"cannot read cooldowns: {exc}"))
     return out
+
+
+def _known_stats(ws: WorkspaceCore, client: FailoverClient) -> dict[str, bool | None]:
+    """What earlier replies taught about each model's tools (state.db), if there is a state.db."""
+    if not (ws.kit_dir / "state.db").exists():
+        return {}
+    try:
+        return {s.target: s.tools_rendered for s in client.stats.all()}
+    except Exception:  # noqa: BLE001 - an older or locked state.db: nothing known
+        return {}

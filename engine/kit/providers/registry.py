@@ -133,7 +133,7 @@ def generation_for(spec: str, config: Any, overrides: GenerationSettings | None 
 
     name, model = split_spec(spec)
     agent = {**defaults()["agent"], **((config.get("agent") if config is not None else None) or {})}
-    local = True
+    local = False  # the script provider gets the agent's own cap
     chain: list[GenerationSettings] = []
     if name != "script":
         settings = settings_for(name, config)

@@ -14,8 +14,6 @@ Two ways to tell, both measured against the real server:
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 
 PROBE_TOOL = "kit_probe_tool_renders"
 PROBE = {"type": "function", "function": {
@@ -41,6 +39,9 @@ def server_root(base_url: str) -> str:
 def probe_template(base_url: str, timeout: float = 2.0) -> bool | None:
     """True/False from llama.cpp's /apply-template; None when the server has no such endpoint
     or does not answer."""
+    import urllib.error  # ~0.1 s of imports (http, email, ssl): only when a server is asked
+    import urllib.request
+
     body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "tools": [PROBE]}).encode()
     request = urllib.request.Request(server_root(base_url) + "/apply-template", data=body, method="POST",
                                      headers={"Content-Type": "application/json"})
