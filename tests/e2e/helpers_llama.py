@@ -68,6 +68,9 @@ def local_config(server: llm_server.LlamaServer, *, model: str = "local/smollm2"
         f"{extra}"
         "agent:\n"
         f"  model: {model}\n"
+        # Kit's own cap for a local model: a request's max_tokens replaces the server's n_predict
+        # in llama.cpp (measured: 1,024 asked, 1,024 made past a server cap of 64)
+        f"  max_tokens_local: {SERVER_CAP}\n"
     )
 
 
