@@ -59,11 +59,12 @@ def days(start: str, n: int) -> list[str]:
 
 
 def tree(root: Path, *, skip_kit: bool = False) -> dict[str, str]:
-    """rel path -> sha1 of every file (SQLite's transient -wal/-shm files excluded)."""
+    """rel path -> sha1 of every file (SQLite's transient -wal/-shm files and the empty files OS locks
+    live on, which stay after release, excluded)."""
     out = {}
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root).as_posix()
-        if not p.is_file() or rel.endswith(("-wal", "-shm")) or rel.startswith(".git/"):
+        if not p.is_file() or rel.endswith(("-wal", "-shm")) or rel.startswith((".git/", ".kit/locks/")):
             continue
         if skip_kit and rel.startswith(".kit/"):
             continue

@@ -135,7 +135,10 @@ def test_second_process_waits_then_exits_3(workspace, tmp_path):
     text = (workspace.root / "MEMORY.md").read_text()
     assert text.count("<!-- kit:promoted") == 2 and text.endswith("\n")
     assert not list(workspace.root.glob(".MEMORY.md.*"))
-    assert not (workspace.root / ".kit/locks/dream.lock").exists()
+    from kit.fsutil import LockFile
+
+    lock = LockFile(workspace.root / ".kit/locks/dream.lock")  # released, and no owner note left
+    assert not lock.is_locked() and not lock.owner_path.exists()
 
 
 def test_dreaming_is_offline(workspace, tmp_path):

@@ -65,24 +65,54 @@ def test_lock_is_exclusive_and_released(tmp_path: Path):
     with pytest.raises(BusyError, match=f"held by pid {os.getpid()}"):
         LockFile(path).acquire(wait=0.2, what="dream lock")
     first.release()
-    assert not path.exists()
-    with LockFile(path):
-        assert path.exists()
+    assert not first.owner_path.exists() and first.holder() is None
+    with LockFile(path) as again:
+        assert again.held and LockFile(path).is_locked()
+    assert not LockFile(path).is_locked()
 
 
-def test_lock_of_a_dead_process_is_stale(tmp_path: Path):
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    dead_pid = int(proc.stdout)
-    path = tmp_path / "dream.lock"
-    path.write_text(f"{dead_pid}:{time.time()}")
+_HOLD = """
+import sys, time
+from kit.fsutil import LockFile
+lock = LockFile(sys.argv[1])
+assert lock.try_acquire()
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def _holder(path: Path) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", _HOLD, str(path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_lock_is_released_by_the_os_when_its_holder_is_killed(tmp_path: Path):
+    path = tmp_path / "locks" / "dream.lock"
+    proc = _holder(path)
+    try:
+        assert not LockFile(path).try_acquire()
+        assert LockFile(path).holder()[0] == proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
     lock = LockFile(path)
-    assert lock.is_stale()
-    assert lock.try_acquire()
+    assert lock.try_acquire()  # at once: no stale pid file to wait out or take over
+    assert lock.holder()[0] == os.getpid()
+    lock.release()
 
 
-def test_old_lock_is_stale(tmp_path: Path):
-    path = tmp_path / "dream.lock"
-    path.write_text(f"{os.getpid()}:{time.time() - 16 * 60}")
-    assert LockFile(path).is_stale()
-    path.write_text(f"{os.getpid()}:{time.time()}")
-    assert not LockFile(path).is_stale()
+def test_a_long_running_holder_keeps_its_lock(tmp_path: Path):
+    """Regression: a pid-file lock older than 15 minutes was taken over while its dream still ran
+    (a full index alone can take 8 minutes on a loaded machine), so two dreams wrote at once."""
+    path = tmp_path / "locks" / "dream.lock"
+    proc = _holder(path)
+    try:
+        # what the lock file of a dream started 16 minutes ago held in the pid-file scheme
+        path.write_text(f"{proc.pid}:{time.time() - 16 * 60}")
+        assert not LockFile(path).try_acquire()
+        with pytest.raises(BusyError):
+            LockFile(path).acquire(wait=0.3, what="dream lock")
+    finally:
+        proc.kill()
+        proc.wait()

@@ -22,8 +22,10 @@ from typing import Any, TypeVar
 from kit.config import Config, config_errors, defaults, load_config
 from kit.documents import Document, load_document, rel_posix
 from kit.errors import ConfigError, DocumentError, WorkspaceError
-from kit.fsutil import atomic_write, is_within, safe_join, sha1_hex
+from kit.filewrite import FileState, Update, update_file, write_file
+from kit.fsutil import is_symlink_loop, is_within, safe_join, sha1_hex
 from kit.ignore import is_ignored
+from kit.locks import LockFile
 from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 from kit.snapshot import TRACKED_PATTERNS, Snapshot, is_tracked, wants_frontmatter
@@ -31,6 +33,9 @@ from kit.state import StateDB
 
 log = logging.getLogger("kit.workspace")
 T = TypeVar("T")
+
+WRITE_LOCK_WAIT = 10.0  # seconds a write waits for another Kit process's write to the workspace
+ANY = object()  # write_text(expected=ANY): write whatever the file holds now
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,9 @@ class WorkspaceCore:
         self._read_only = 0  # > 0 inside read_only(): state is read, never written
         self._owned: dict[str, Any] = {}
         self._owned_lock = threading.Lock()
+        self._write_guard = threading.RLock()  # one Kit write at a time in this process …
+        self._write_depth = 0
+        self._write_lock: LockFile | None = None  # … and across processes (.kit/locks/write.lock)
 
     # ------------------------------------------------------------------ opening
 
@@ -103,7 +111,7 @@ class WorkspaceCore:
             raise WorkspaceError(f"workspace {root} does not exist; create it with `kit init {root}`")
         if not root.is_dir():
             raise WorkspaceError(f"workspace {root} is not a directory")
-        if not (root / CONFIG_FILE).exists():
+        if not os.path.lexists(root / CONFIG_FILE):
             raise WorkspaceError(f"{root} has no {CONFIG_FILE}, so it is not a Kit workspace; run `kit init {root}`")
         ws = cls(root.resolve(), flags=flags, embedders=embedders)
         ws.reload()
@@ -216,7 +224,7 @@ class WorkspaceCore:
         if not full.exists() and not full.is_symlink():
             self._doc_issues.pop(rel, None)
             return self._documents.pop(rel, None) is not None
-        if not is_within(self.root, full):
+        if not is_within(self.root, full) and not is_symlink_loop(full):  # a loop is reported by the read
             self._doc_issues[rel] = Problem(area="documents", path=rel,
                                            message="symlink leads outside the workspace; ignored")
             return self._documents.pop(rel, None) is not None
@@ -297,15 +305,64 @@ class WorkspaceCore:
     def remember_hash(self, rel: str, digest: str) -> None:
         self._known_hashes[rel] = digest
 
-    def write_text(self, rel: str, text: str) -> ReloadResult:
-        """Kit's own write: atomic, confined, applied directly so the watcher's echo is a no-op."""
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the workspace's write lock: Kit's writers (a dream, memory_write, the agent's file
+        tools, another `kit` process) take turns; re-entrant within this thread. Editors do not
+        take it, which is why every write is also a compare-and-swap."""
+        with self._write_guard:
+            if self._write_depth == 0:
+                lock = LockFile(self.kit_dir / "locks" / "write.lock")
+                lock.acquire(wait=WRITE_LOCK_WAIT, what="the workspace write lock")
+                self._write_lock = lock
+            self._write_depth += 1
+            try:
+                yield
+            finally:
+                self._write_depth -= 1
+                if self._write_depth == 0 and self._write_lock is not None:
+                    self._write_lock.release()
+                    self._write_lock = None
+
+    def write_text(self, rel: str, text: str, *, expected: FileState | None | object = ANY) -> ReloadResult:
+        """Kit's own write: atomic, confined, applied directly so the watcher's echo is a no-op.
+
+        With `expected` (a `kit.filewrite.FileState` read earlier, or None for "must not exist")
+        it is a compare-and-swap: ConflictError, and the file left as it is, when it no longer
+        holds that version. Without, it replaces whatever is there (Kit's own files)."""
         if self.is_read_only:
             raise WorkspaceError(f"{rel}: not written, the workspace is open read-only here")
         target = self.path(rel)
+        previous = self._known_hashes.get(rel)
         # record the hash first: with a tiny debounce the watcher may see the file before we return
         self._known_hashes[rel] = sha1_hex(text)
-        atomic_write(target, text)
+        try:
+            with self.writing():
+                if expected is ANY:
+                    write_file(target, text, display=rel)
+                else:
+                    write_file(target, text, expected=expected, display=rel)
+        except BaseException:
+            if previous is None:
+                self._known_hashes.pop(rel, None)
+            else:
+                self._known_hashes[rel] = previous
+            raise
         return self.reload([rel])
+
+    def update_text(self, rel: str, change: Callable[[str | None], str | None], *,
+                    attempts: int | None = None) -> Update:
+        """Change a file people also edit without ever reverting their edit: `change(current text or
+        None)` returns the new text (None: leave the file alone) and is applied to the file as it
+        is at the moment of writing, again on the newer text whenever someone wrote in between.
+        Every write goes through `write_text`. ConflictError when the file never held still."""
+        if self.is_read_only:
+            raise WorkspaceError(f"{rel}: not written, the workspace is open read-only here")
+        target = self.path(rel)
+        options = {} if attempts is None else {"attempts": attempts}
+        with self.writing():
+            return update_file(target, change, display=rel,
+                               write=lambda text, state: self.write_text(rel, text, expected=state), **options)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.root)!r}, version={self._version})"

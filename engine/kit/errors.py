@@ -42,5 +42,9 @@ class BusyError(KitError):
     exit_code = 3
 
 
+class ConflictError(BusyError):
+    """A file changed under a write (another program edited it) more often than Kit retried."""
+
+
 class NotFoundError(KitError):
     """A named thing (skill, hook, session, candidate) does not exist."""

@@ -1,28 +1,25 @@
-"""File-system primitives: atomic writes, confined path joins, exclusive lock files, safe reads."""
+"""File-system primitives: safe reads of regular files, confined path joins, hashes.
+
+Writes (atomic, compare-and-swap) live in `kit.filewrite`, OS locks in `kit.locks`; both are
+re-exported here, where the rest of Kit has always imported them from.
+"""
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import hashlib
 import os
-import tempfile
-import time
-from collections.abc import Iterator
+import stat
+import unicodedata
 from pathlib import Path
 
-from kit.errors import BusyError, DocumentError, PathEscapeError
+from kit.errors import DocumentError, PathEscapeError
 
 MAX_TEXT_BYTES = 2 * 1024 * 1024  # workspace documents larger than this are refused
-
-
-def _read_umask() -> int:
-    # os.umask can only be read by setting it; done once, at import, before any worker thread
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _read_umask()
+MAX_PATH_CHARS = 1024  # a tool path longer than this is refused before the OS sees it
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+# zero-width and direction marks: invisible in a path, so never part of a protected folder's name
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u200e\u200f\u202a\u202b\u202c\u202d\u202e"))
 
 
 def sha1_hex(data: str | bytes, length: int | None = None) -> str:
@@ -36,51 +33,98 @@ def sha256_hex(data: str | bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def atomic_write(path: str | os.PathLike, data: str | bytes, *, mode: int | None = None) -> None:
-    """Write via a temp file in the same folder, fsync, then os.replace: readers never see a torn file."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    if mode is None:
-        # keep an existing file's mode; a new file gets what open() would give it (mkstemp's
-        # temp file is 0600, which would otherwise become the new file's mode)
-        mode = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_UMASK
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+# --------------------------------------------------------------------------- what a path is
+
+
+def special_kind(mode: int) -> str | None:
+    """'a FIFO (named pipe)', 'a socket', … for anything but a regular file; None for one."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "not a regular file"
+
+
+def os_problem(exc: OSError, path: str | os.PathLike | None = None) -> str:
+    """One human phrase for an OSError met while opening or statting a file."""
+    code = exc.errno
+    if code == errno.ELOOP:
+        return "symlink loop (the link points back to itself); fix or remove the link"
+    if code == errno.ENOENT:
+        if path is not None and os.path.islink(path):
+            return f"symlink to a missing file ({os.readlink(path)})"
+        return "file not found"
+    if code == errno.ENAMETOOLONG:
+        return "file name too long"
+    if code in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if code == errno.ENOTDIR:
+        return "a folder in the path is a file"
+    if code == errno.EISDIR:
+        return "is a directory, expected a file"
+    return exc.strerror or str(exc)
+
+
+def _too_big(size: int, max_bytes: int) -> str:
+    return (f"file is {size / (1024 * 1024):.1f} MiB, over the {max_bytes / (1024 * 1024):g} MiB limit "
+            "for workspace documents; split it or move it out of the workspace")
+
+
+def read_bytes(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, display: str | None = None,
+               cut: bool = False) -> bytes:
+    """The bytes of a regular file, or DocumentError saying why not (`cut`: the first `max_bytes`
+    of a bigger file instead of an error).
+
+    FIFOs, sockets and devices are refused without being opened for a blocking read (a FIFO would
+    block forever, /dev/zero never ends); the check is repeated on the opened descriptor, so a file
+    swapped for a FIFO in between is refused too. Symlink loops and missing targets are named."""
+    name = display or str(path)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(raw)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def safe_join(root: str | os.PathLike, relative: str | os.PathLike) -> Path:
-    """Join `relative` under `root`, refusing absolute paths, `..` and symlinks that lead out."""
-    base = Path(root).resolve()
-    rel = str(relative)
-    if not rel or rel.strip() == "":
-        raise PathEscapeError("empty path")
-    if os.path.isabs(rel) or rel.startswith("~"):
-        raise PathEscapeError(f"absolute paths are not allowed: {rel}")
-    parts = Path(rel).parts
-    if ".." in parts:
-        raise PathEscapeError(f"'..' is not allowed in paths: {rel}")
-    candidate = base.joinpath(*parts)
-    resolved = candidate.resolve()
-    if resolved != base and base not in resolved.parents:
-        raise PathEscapeError(f"{rel} resolves outside {base} (symlink?)")
-    return candidate
-
-
-def is_within(root: str | os.PathLike, path: str | os.PathLike) -> bool:
-    base = Path(root).resolve()
-    resolved = Path(path).resolve()
-    return resolved == base or base in resolved.parents
+        st = os.stat(path)
+    except (OSError, ValueError) as exc:
+        raise DocumentError(os_problem(exc, path) if isinstance(exc, OSError) else "NUL byte in the path",
+                            path=name) from None
+    kind = special_kind(st.st_mode)
+    if kind:
+        raise DocumentError(f"is {kind}, expected a regular file; not read", path=name)
+    if st.st_size > max_bytes and not cut:
+        raise DocumentError(_too_big(st.st_size, max_bytes), path=name)
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            raise DocumentError("file disappeared while reading", path=name) from None
+        raise DocumentError(os_problem(exc, path), path=name) from None
+    try:
+        st = os.fstat(fd)
+        kind = special_kind(st.st_mode)
+        if kind:
+            raise DocumentError(f"is {kind}, expected a regular file; not read", path=name)
+        chunks: list[bytes] = []
+        total = 0
+        while True:  # read to the end, never past the limit (the file may grow while we read)
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:
+                if cut:
+                    return b"".join(chunks)[:max_bytes]
+                raise DocumentError(_too_big(total, max_bytes), path=name)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise DocumentError(os_problem(exc, path), path=name) from None
+    finally:
+        os.close(fd)
 
 
 def looks_binary(raw: bytes) -> bool:
@@ -94,125 +138,123 @@ def looks_binary(raw: bytes) -> bool:
     return control / len(sample) > 0.3
 
 
-def read_text(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, display: str | None = None) -> str:
-    """Read a UTF-8 text file or raise DocumentError saying why it cannot be used."""
-    p = Path(path)
-    name = display or str(p)
-    if p.is_dir():
-        raise DocumentError("is a directory, expected a file", path=name)
-    try:
-        size = p.stat().st_size
-    except FileNotFoundError:
-        raise DocumentError("file not found", path=name) from None
-    if size > max_bytes:
-        raise DocumentError(
-            f"file is {size / (1024 * 1024):.1f} MiB, over the {max_bytes // (1024 * 1024)} MiB limit "
-            "for workspace documents; split it or move it out of the workspace",
-            path=name,
-        )
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise DocumentError("file disappeared while reading", path=name) from None
-    except PermissionError:
-        raise DocumentError("permission denied", path=name) from None
+def decode_text(raw: bytes, *, display: str) -> str:
+    """UTF-8 text (a leading BOM dropped), or DocumentError naming the line of the first bad byte."""
     if looks_binary(raw):
-        raise DocumentError(f"binary file ({size} bytes), expected UTF-8 text", path=name)
+        raise DocumentError(f"binary file ({len(raw)} bytes), expected UTF-8 text", path=display)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise DocumentError(f"not valid UTF-8 (byte {exc.start})", path=name, line=line) from None
+        raise DocumentError(f"not valid UTF-8 (byte {exc.start})", path=display, line=line) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     return text
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
+def read_text(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, display: str | None = None) -> str:
+    """Read a UTF-8 text file or raise DocumentError saying why it cannot be used."""
+    name = display or str(path)
+    return decode_text(read_bytes(path, max_bytes=max_bytes, display=name), display=name)
+
+
+# --------------------------------------------------------------------------- confined paths
+
+
+def _resolve(path: Path, rel: str) -> Path:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return path.resolve()
+    except RuntimeError:  # Python 3.11 reports a symlink loop this way
+        raise DocumentError("symlink loop (a link in the path points back to itself)", path=rel) from None
+    except OSError as exc:
+        raise DocumentError(os_problem(exc, path), path=rel) from None
+
+
+def _plain(name: str) -> str:
+    """A path part as it would compare on a forgiving file system (case, width, invisible marks)."""
+    return unicodedata.normalize("NFKC", name.translate(_INVISIBLE)).casefold()
+
+
+def check_path_text(rel: str) -> None:
+    """Refuse what no file name may hold before the OS sees it: NUL bytes, absurd lengths."""
+    if "\x00" in rel:
+        shown = rel.replace("\x00", "\\0")
+        raise PathEscapeError(f"a NUL byte is not allowed in a path: {shown}")
+    if len(rel) > MAX_PATH_CHARS:
+        raise PathEscapeError(f"path is {len(rel)} characters long, over the {MAX_PATH_CHARS}-character limit")
+
+
+def safe_join(root: str | os.PathLike, relative: str | os.PathLike, *,
+              protected: tuple[str, ...] = ()) -> Path:
+    """Join `relative` under `root`, refusing absolute paths, `..`, NUL bytes and symlinks that lead out.
+
+    `protected` names top-level folders (".kit", ".git") the path may not lead into, neither
+    directly, nor through a symlink, nor by a look-alike name (case, full-width letters, invisible
+    characters)."""
+    base = _resolve(Path(root), str(root))
+    rel = str(relative)
+    if not rel or rel.strip() == "":
+        raise PathEscapeError("empty path")
+    check_path_text(rel)
+    if os.path.isabs(rel) or rel.startswith("~"):
+        raise PathEscapeError(f"absolute paths are not allowed: {rel}")
+    parts = Path(rel).parts
+    if ".." in parts:
+        raise PathEscapeError(f"'..' is not allowed in paths: {rel}")
+    candidate = base.joinpath(*parts)
+    resolved = _resolve(candidate, rel)
+    if resolved != base and base not in resolved.parents:
+        raise PathEscapeError(f"{rel} resolves outside {base} (symlink?)")
+    if protected:
+        guarded = {_plain(p) for p in protected}
+        written = _plain(parts[0]) if parts else ""
+        landed = resolved.relative_to(base).parts[:1]
+        if written in guarded or (landed and _plain(landed[0]) in guarded):
+            name = landed[0] if landed and _plain(landed[0]) in guarded else parts[0]
+            via = "" if written in guarded and written == _plain(name) else f" leads into {name}/ through a symlink;"
+            raise PathEscapeError(f"{rel}:{via} {name}/ holds machine state and is not writable by tools")
+    return candidate
+
+
+def is_within(root: str | os.PathLike, path: str | os.PathLike) -> bool:
+    """True when `path` (symlinks resolved) is `root` or below it; a symlink loop is not within."""
+    try:
+        base = Path(root).resolve()
+        resolved = Path(path).resolve()
+    except (RuntimeError, OSError):
         return False
-    except PermissionError:
+    return resolved == base or base in resolved.parents
+
+
+def is_symlink_loop(path: str | os.PathLike) -> bool:
+    """True when resolving `path` runs into a symlink loop."""
+    try:
+        Path(path).resolve()
+    except RuntimeError:  # Python 3.11's way of saying ELOOP
         return True
-    return True
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
-class LockFile:
-    """An exclusive lock file holding `pid:timestamp`.
-
-    A lock whose pid is dead, or older than `stale_after` seconds, is taken over.
-    """
-
-    def __init__(self, path: str | os.PathLike, *, stale_after: float = 15 * 60):
-        self.path = Path(path)
-        self.stale_after = stale_after
-        self.held = False
-
-    def holder(self) -> tuple[int, float] | None:
-        try:
-            pid_text, _, ts_text = self.path.read_text().strip().partition(":")
-            return int(pid_text), float(ts_text)
-        except (FileNotFoundError, ValueError):
-            return None
-
-    def is_stale(self) -> bool:
-        info = self.holder()
-        if info is None:
-            return self.path.exists()  # unreadable/garbled lock
-        pid, started = info
-        # wall time, not kit.clock: staleness is about real processes, not simulated days
-        return not _pid_alive(pid) or (time.time() - started) > self.stale_after
-
-    def try_acquire(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        for _ in range(2):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                if self.is_stale():
-                    with contextlib.suppress(FileNotFoundError):
-                        self.path.unlink()
-                    continue
-                return False
-            with os.fdopen(fd, "w") as handle:
-                handle.write(f"{os.getpid()}:{time.time():.3f}")
-            self.held = True
-            return True
-        return False
-
-    def acquire(self, *, wait: float = 0.0, poll: float = 0.1, what: str = "lock") -> None:
-        deadline = time.monotonic() + wait
-        while True:
-            if self.try_acquire():
-                return
-            if time.monotonic() >= deadline:
-                info = self.holder()
-                who = f" by pid {info[0]}" if info else ""
-                raise BusyError(f"{what} is held{who} ({self.path}); try again later")
-            time.sleep(poll)
-
-    def release(self) -> None:
-        if self.held:
-            with contextlib.suppress(FileNotFoundError):
-                self.path.unlink()
-            self.held = False
-
-    def __enter__(self) -> LockFile:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
+# Writes and locks live beside this module; the rest of Kit has always imported them from here.
+_ELSEWHERE = {
+    "ConflictError": "kit.errors",
+    "FileState": "kit.filewrite",
+    "atomic_write": "kit.filewrite",
+    "create_file": "kit.filewrite",
+    "file_state": "kit.filewrite",
+    "update_file": "kit.filewrite",
+    "write_file": "kit.filewrite",
+    "LockFile": "kit.locks",
+    "locked": "kit.locks",
+}
 
 
-@contextlib.contextmanager
-def locked(path: str | os.PathLike, *, wait: float = 0.0, what: str = "lock") -> Iterator[LockFile]:
-    lock = LockFile(path)
-    lock.acquire(wait=wait, what=what)
-    try:
-        yield lock
-    finally:
-        lock.release()
+def __getattr__(name: str):
+    # lazy (PEP 562): kit.filewrite imports this module's readers
+    if name in _ELSEWHERE:
+        import importlib
+
+        return getattr(importlib.import_module(_ELSEWHERE[name]), name)
+    raise AttributeError(f"module 'kit.fsutil' has no attribute {name!r}")

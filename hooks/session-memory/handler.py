@@ -7,7 +7,8 @@ import unicodedata
 from pathlib import Path
 
 from kit import clock
-from kit.fsutil import atomic_write, safe_join
+from kit.errors import ConflictError
+from kit.fsutil import create_file, safe_join
 
 MAX_MESSAGES = 20  # the recent part of the conversation is what is worth keeping
 MAX_CHARS_PER_MESSAGE = 1200
@@ -30,13 +31,26 @@ def _one_line(text: str) -> str:
     return flat
 
 
-def _free_name(root: Path, day: str, slug: str) -> str:
-    rel = f"memory/{day}-{slug}.md"
+def _names(day: str, slug: str):
+    yield f"memory/{day}-{slug}.md"
     n = 2
-    while safe_join(root, rel).exists():
-        rel = f"memory/{day}-{slug}-{n}.md"
+    while True:
+        yield f"memory/{day}-{slug}-{n}.md"
         n += 1
-    return rel
+
+
+def _write_new(root: Path, day: str, slug: str, text: str) -> str:
+    """Create the first free name: create-only, so two archives at once never overwrite each other."""
+    for rel in _names(day, slug):
+        target = safe_join(root, rel)
+        if target.exists():
+            continue
+        try:
+            create_file(target, text, display=rel)
+        except ConflictError:
+            continue
+        return rel
+    raise AssertionError("unreachable")
 
 
 def render(messages: list[dict], *, day: str, time: str, session_id: str | None, reason: str) -> str:
@@ -64,9 +78,8 @@ def handle(event):
     now = clock.now()
     day = now.date().isoformat()
     root = Path(event.workspace)
-    rel = _free_name(root, day, slugify(first_user))
     reason = data.get("reason") or event.type.replace("command:", "/")
     text = render(messages[-MAX_MESSAGES:], day=day, time=now.strftime("%H:%M"),
                   session_id=data.get("session_id"), reason=reason)
-    atomic_write(safe_join(root, rel), text)
+    rel = _write_new(root, day, slugify(first_user), text)
     return {"written": rel}

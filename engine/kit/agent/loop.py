@@ -272,6 +272,7 @@ class Agent:
         self._bootstrap = _bootstrap_callback(ws, self.session.key)
         self._flushed = False
         self._compaction_stuck_at: int | None = None
+        self._seen: dict[str, Any] = {}  # the file versions the model has read (write_file's compare-and-swap)
 
     # ------------------------------------------------------------------ sessions
 
@@ -498,7 +499,8 @@ class Agent:
                      text=own if recall.block or own != text.strip() else None)
 
         ctx = ToolContext(ws, session_id=self.session.id, session_key=self.session.key,
-                          interactive=self.interactive, approve=self.approve, tools=self.tools)
+                          interactive=self.interactive, approve=self.approve, tools=self.tools,
+                          seen=self._seen)
         tools = self.tools.schemas()
         max_iterations = int(ws.config.get("agent.max_iterations"))
         repeats = _RepeatTracker()
@@ -625,7 +627,7 @@ class Agent:
         self._record(flush_user, hidden=True, kind="flush")
         flush_tools = self.tools.subset(FLUSH_TOOLS)
         ctx = ToolContext(self.ws, session_id=self.session.id, session_key=self.session.key,
-                          interactive=False, tools=flush_tools)
+                          interactive=False, tools=flush_tools, seen=self._seen)
         tools = flush_tools.schemas()
         for _ in range(FLUSH_MAX_CALLS):
             try:

@@ -28,7 +28,6 @@ from kit.progress import ProgressCallback, Status, report
 PHASES = ("light", "rem", "deep")
 LOCK_REL = ".kit/locks/dream.lock"
 DEFAULT_LOCK_WAIT = 10.0
-MAX_MERGE_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -154,12 +153,26 @@ class _Ctx:
             raise
 
     def write(self, rel: str, text: str) -> None:
-        """Write only what differs, so an idle re-run leaves every file (and its mtime) alone."""
+        """Write only what differs, so an idle re-run leaves every file (and its mtime) alone.
+        For files only the dream writes (its reports); files people edit go through `update`."""
         if self.dry_run or self.read(rel) == text:
             return
         self.ws.write_text(rel, text)
         if rel not in self.changed:
             self.changed.append(rel)
+
+    def update(self, rel: str, change) -> str | None:
+        """Apply `change` (text or None → new text) to the file as it is when written: a
+        compare-and-swap that re-applies the change to a newer version whenever the user (or any
+        other program) edited the file meanwhile, so their edit is never reverted. Returns the text
+        written (in a dry run: what would be)."""
+        if self.dry_run:
+            return change(self.read(rel))
+        # a file that is not UTF-8 text (or a FIFO, a device …) stops the dream with file and line
+        done = self.ws.update_text(rel, change)
+        if done.wrote and rel not in self.changed:
+            self.changed.append(rel)
+        return done.text
 
     def close(self) -> None:
         if self.db is not None:
@@ -286,7 +299,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
             entry, problem = reports.llm_diary(ws, entry)
             if problem:
                 notes.append(problem)
-        ctx.write("DREAMS.md", reports.append_diary(ctx.read("DREAMS.md") or "# Dream diary\n", entry))
+        ctx.update("DREAMS.md", lambda current: reports.append_diary(current or "# Dream diary\n", entry))
         wrote_diary = not ctx.dry_run
 
     if embedder is not None:
@@ -414,22 +427,20 @@ def _deep(ctx: _Ctx, cands: list[Candidate], staged: list[Candidate], truths: li
             sc = 0.0
         return day, sc
 
-    # Compare-and-swap: apply our changes to the file as it is right now; retry if it moved.
+    # Compare-and-swap: our changes are applied to MEMORY.md as it is at the moment of writing
+    # (again on the newer text if the user saved in between), so a concurrent edit is never lost.
     retired: list[managed.Entry] = []
-    for _ in range(MAX_MERGE_ATTEMPTS):
-        base = ctx.read(deep_phase.MEMORY_FILE) or ""
-        merged = managed.merge(base, add=entries)
+
+    def promote(base: str | None) -> str:
+        nonlocal retired
+        merged = managed.merge(base or "", add=entries)
         retired = deep_phase.choose_retirements(merged, cap, last_recall)
-        merged = managed.merge(merged, remove=[(e.key, e.claim) for e in retired])
-        if (ctx.read(deep_phase.MEMORY_FILE) or "") == base:
-            ctx.write(deep_phase.MEMORY_FILE, merged)
-            break
-    else:
-        raise BusyError("MEMORY.md kept changing while the dream tried to write it; nothing was written. "
-                        "Run `kit dream` again.", path="MEMORY.md")
+        return managed.merge(merged, remove=[(e.key, e.claim) for e in retired])
+
+    ctx.update(deep_phase.MEMORY_FILE, promote)
 
     if retired:
-        ctx.write(deep_phase.ARCHIVE_FILE, deep_phase.archive_text(ctx.read(deep_phase.ARCHIVE_FILE), retired, today))
+        ctx.update(deep_phase.ARCHIVE_FILE, lambda current: deep_phase.archive_text(current, retired, today))
 
     if not ctx.dry_run:
         with ctx.db.transaction():
@@ -473,19 +484,12 @@ def _reindex(ws: WorkspaceCore, changed: list[str]) -> None:
 def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     out = []
     lock = LockFile(ws.kit_dir / "locks" / "dream.lock")
-    info = lock.holder()
-    if lock.path.exists():
-        if lock.is_stale():
-            out.append(Problem(
-                area="dreaming", severity="warning", path=LOCK_REL,
-                message="stale dream lock (its process is gone or it is over 15 "
-                        "minutes old); the next dream takes it over",
-            ))
-        else:
-            out.append(Problem(
-                area="dreaming", severity="info", path=LOCK_REL,
-                message=f"a dream is running (pid {info[0] if info else '?'})",
-            ))
+    if lock.is_locked():  # an OS lock: a dream that died released it, so nothing is ever stale
+        info = lock.holder()
+        out.append(Problem(
+            area="dreaming", severity="info", path=LOCK_REL,
+            message=f"a dream is running (pid {info[0] if info else '?'})",
+        ))
     cfg = ws.config
     schedule, tz = cfg.get("dreaming.schedule"), cfg.get("dreaming.timezone")
     try:

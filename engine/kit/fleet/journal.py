@@ -37,10 +37,11 @@ class JournaledWorkspace(Workspace):
 
     journal: Journal | None = None
 
-    def write_text(self, rel: str, text: str):
+    def write_text(self, rel: str, text: str, **options):
+        # every write goes through here (ws.update_text's compare-and-swap too); options: expected=
         if self.journal is not None:
             self.journal.save(rel)
-        return super().write_text(rel, text)
+        return super().write_text(rel, text, **options)
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:

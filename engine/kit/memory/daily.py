@@ -142,8 +142,9 @@ def insert_bullet(existing: str | None, day: date, bullet: list[str], topic: str
 
 
 def append_note(ws: WorkspaceCore, text: str, topic: str | None = None) -> WriteResult:
-    """Append `text` to today's daily note after the threat scan; Kit's own write via ws.write_text."""
-    from kit.fsutil import locked, read_text
+    """Append `text` to today's daily note after the threat scan; Kit's own write via ws.update_text,
+    a compare-and-swap: the bullet is inserted into the note as it is at the moment of writing, so a
+    line the user is editing in their editor meanwhile is never reverted."""
     from kit.memory.threats import scan_text
 
     if not text or not text.strip():
@@ -155,14 +156,22 @@ def append_note(ws: WorkspaceCore, text: str, topic: str | None = None) -> Write
     day = clock.today()
     rel = daily_path(day)
     bullet = format_bullet(text)
-    with locked(ws.kit_dir / "locks" / "memory-write.lock", wait=10, what="memory write lock"):
-        target = ws.path(rel)
-        # DocumentError names file and line when the note is not UTF-8 text: never rewrite it lossily
-        existing = read_text(target, display=rel) if target.exists() else None
+    outcome: dict[str, Any] = {}
+
+    def insert(existing: str | None) -> str | None:
+        # DocumentError (file and line) when the note is not UTF-8 text: never rewrite it lossily
+        outcome.clear()
         same = find_item(existing, bullet) if existing else None
         if same is not None:  # already noted today: writing it again would only count it twice
-            first, last, written = same
-            return WriteResult(rel, first, last, written, topic, False, duplicate=True)
+            outcome["duplicate"] = same
+            return None
         new_text, line = insert_bullet(existing, day, bullet, topic)
-        ws.write_text(rel, new_text)
-    return WriteResult(rel, line, line + len(bullet) - 1, "\n".join(bullet), topic, existing is None)
+        outcome.update(line=line, created=existing is None)
+        return new_text
+
+    ws.update_text(rel, insert)
+    if "duplicate" in outcome:
+        first, last, written = outcome["duplicate"]
+        return WriteResult(rel, first, last, written, topic, False, duplicate=True)
+    line = outcome["line"]
+    return WriteResult(rel, line, line + len(bullet) - 1, "\n".join(bullet), topic, outcome["created"])

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.core import WorkspaceCore
-from kit.errors import KitError
+from kit.errors import ConflictError, KitError
 from kit.fsutil import safe_join
 from kit.skills.catalog import TRUST_KIND, catalog_for
 from kit.skills.validate import MAX_DESCRIPTION, name_problem, placeholder_description
@@ -64,7 +64,10 @@ def new_skill(ws: WorkspaceCore, name: str, description: str | None = None) -> N
     title = name.replace("-", " ").capitalize()
     # a JSON string is valid YAML: any description stays valid frontmatter
     quoted = json.dumps(description, ensure_ascii=False)
-    ws.write_text(rel, SKILL_TEMPLATE.format(name=name, description=quoted, title=title))
+    try:  # create only: a SKILL.md that appeared meanwhile (another `kit skills new`, an editor) is kept
+        ws.write_text(rel, SKILL_TEMPLATE.format(name=name, description=quoted, title=title), expected=None)
+    except ConflictError:
+        raise KitError(f"{rel} already exists; pick another name or edit it") from None
     return NewSkill(name, rel, description == placeholder_description(name))
 
 

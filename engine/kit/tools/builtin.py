@@ -153,20 +153,30 @@ def skill_view(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 
 def _confined(ctx: ToolContext, rel: str, *, for_write: bool = False):
-    rel = str(rel).strip()
-    path = ctx.ws.path(rel)  # refuses absolute paths, `..` and symlinks leading out
-    if for_write:
-        first = path.relative_to(ctx.ws.root).parts[:1]
-        if first and first[0] in PROTECTED_DIRS:
-            raise PathEscapeError(f"{rel}: {first[0]}/ holds machine state and is not writable by tools")
-        if _rel(ctx, path) in PROTECTED_FILES:
-            raise PathEscapeError(f"{rel}: kit.yaml holds the agent's own permissions (exec policy, hooks) "
-                                  "and is not writable by tools; ask the user to edit it")
+    from kit.fsutil import check_path_text, safe_join
+
+    rel = str(rel)
+    check_path_text(rel)  # a NUL byte or an absurd length: one clear line, not the OS's ValueError
+    rel = rel.strip()
+    if not for_write:
+        return ctx.ws.path(rel)  # refuses absolute paths, `..` and symlinks leading out
+    # also refuses .kit/ and .git/, named directly, through a symlink or by a look-alike name
+    path = safe_join(ctx.ws.root, rel, protected=PROTECTED_DIRS)
+    if _rel(ctx, path) in PROTECTED_FILES or _rel(ctx, path.resolve()) in PROTECTED_FILES:
+        raise PathEscapeError(f"{rel}: kit.yaml holds the agent's own permissions (exec policy, hooks) "
+                              "and is not writable by tools; ask the user to edit it")
     return path
 
 
 def _rel(ctx: ToolContext, path) -> str:
     return path.relative_to(ctx.ws.root).as_posix()
+
+
+def _remember(ctx: ToolContext, rel: str, text: str) -> None:
+    from kit.filewrite import FileState
+    from kit.fsutil import sha1_hex
+
+    ctx.seen[rel] = FileState(text, sha1_hex(text))
 
 
 @tool("read_file",
@@ -176,10 +186,15 @@ def _rel(ctx: ToolContext, path) -> str:
               "lines": {**INT, "description": "how many lines"}},
       required=("path",))
 def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    from kit.fsutil import read_text
+    from kit.filewrite import file_state
 
     path = _confined(ctx, _require(args, "path"))
-    text = read_text(path, display=_rel(ctx, path))
+    rel = _rel(ctx, path)
+    state = file_state(path, display=rel, settle=False)
+    if state.text is None:
+        raise ToolError(f"{rel}: file not found")
+    ctx.seen[rel] = state  # what a later write_file is based on
+    text = state.text
     start = _int_arg(args, "start", None)
     lines = _int_arg(args, "lines", None)
     if start is None and lines is None:
@@ -187,7 +202,7 @@ def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     all_lines = text.splitlines(keepends=True)
     first = (start or 1) - 1
     if first >= len(all_lines) and all_lines:
-        raise ToolError(f"{_rel(ctx, path)} has only {len(all_lines)} lines")
+        raise ToolError(f"{rel} has only {len(all_lines)} lines")
     chosen = all_lines[first : first + lines] if lines else all_lines[first:]
     return "".join(chosen)
 
@@ -197,14 +212,28 @@ def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
       description="Create or overwrite a text file in the workspace.",
       params={"path": STR, "content": STR}, required=("path", "content"), serial=True)
 def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    from kit.errors import ConflictError
+    from kit.filewrite import file_state
+
     path = _confined(ctx, _require(args, "path"), for_write=True)
     content = str(_require(args, "content"))
     if path.is_dir():
         raise ToolError(f"{_rel(ctx, path)} is a directory")
-    existed = path.exists()
     rel = _rel(ctx, path)
-    ctx.ws.write_text(rel, content)  # atomic; the watcher recognises the echo by hash
-    return f"{'overwrote' if existed else 'created'} {rel} ({len(content)} chars)"
+    # compare-and-swap against the version the model based its text on: the one it last read (or
+    # wrote) in this conversation, else the file as it is now
+    now = file_state(path, display=rel, settle=False)
+    seen = ctx.seen.get(rel)
+    if seen is not None and seen.digest != now.digest:
+        raise ToolError(f"{rel} changed since you last read it (someone else edited it); read_file it again "
+                        "and redo your change (or use edit_file), so their edit is not lost")
+    try:
+        ctx.ws.write_text(rel, content, expected=now)  # atomic; the watcher recognises the echo by hash
+    except ConflictError:
+        raise ToolError(f"{rel} changed while it was being written (someone else edited it); nothing was "
+                        "written: read_file it again and redo your change") from None
+    _remember(ctx, rel, content)
+    return f"{'overwrote' if now.text is not None else 'created'} {rel} ({len(content)} chars)"
 
 
 @tool("edit_file",
@@ -213,23 +242,31 @@ def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
       params={"path": STR, "old_text": STR, "new_text": STR, "replace_all": BOOL},
       required=("path", "old_text", "new_text"), serial=True)
 def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    from kit.fsutil import read_text
-
     path = _confined(ctx, _require(args, "path"), for_write=True)
     rel = _rel(ctx, path)
     old = str(_require(args, "old_text"))
     new = str(_require(args, "new_text"))
     if not old:
         raise ToolError("old_text must not be empty")
-    text = read_text(path, display=rel)
-    count = text.count(old)
-    if count == 0:
-        raise ToolError(f"old_text was not found in {rel}; read the file and copy the text exactly")
-    if count > 1 and not args.get("replace_all"):
-        raise ToolError(f"old_text occurs {count} times in {rel}; add context or set replace_all")
-    updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
-    ctx.ws.write_text(rel, updated)
-    return f"edited {rel}: {count if args.get('replace_all') else 1} replacement(s)"
+    replace_all = bool(args.get("replace_all"))
+    counted: list[int] = []
+
+    def edit(text: str | None) -> str:
+        # applied to the file as it is when written: an edit made meanwhile elsewhere in it is kept
+        if text is None:
+            raise ToolError(f"{rel}: file not found")
+        count = text.count(old)
+        if count == 0:
+            raise ToolError(f"old_text was not found in {rel}; read the file and copy the text exactly")
+        if count > 1 and not replace_all:
+            raise ToolError(f"old_text occurs {count} times in {rel}; add context or set replace_all")
+        counted[:] = [count]
+        return text.replace(old, new) if replace_all else text.replace(old, new, 1)
+
+    done = ctx.ws.update_text(rel, edit)
+    if done.text is not None:
+        _remember(ctx, rel, done.text)
+    return f"edited {rel}: {counted[0] if replace_all else 1} replacement(s)"
 
 
 # --------------------------------------------------------------------------- exec

@@ -37,6 +37,9 @@ class ToolContext:
     interactive: bool = False
     approve: Approver | None = None  # asked for `ask`-mode exec in interactive runs
     tools: ToolRegistry | None = None  # what the model may call; None: Kit's built-in tools
+    # rel path -> the version of the file the model last saw (read_file, or its own write): a
+    # write_file over a file that changed since is refused instead of reverting someone's edit
+    seen: dict[str, Any] = field(default_factory=dict)
 
 
 ToolFunction = Callable[[ToolContext, dict[str, Any]], str]

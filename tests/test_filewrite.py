@@ -1,0 +1,280 @@
+"""Compare-and-swap writes (kit.filewrite): no lost update, modes kept, no temp file left behind.
+
+The lost-update regressions make another real process edit the file at the worst moment: while
+Kit's new version is being flushed to its temp file, after Kit read and merged the file, just
+before the swap. Before compare-and-swap, the swap then replaced the user's edit with Kit's
+version, computed from the older text.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers_dream import days, recall, write_note
+from kit.errors import ConflictError
+from kit.filewrite import create_file, file_state, sweep_temps, update_file, write_file
+from kit.fsutil import atomic_write
+
+EDIT = """
+import sys
+path, old, new = sys.argv[1:4]
+with open(path, "r+", encoding="utf-8") as f:   # an in-place save, as many editors and scripts do
+    text = f.read()
+    assert old in text, text
+    f.seek(0)
+    f.write(text.replace(old, new))
+    f.truncate()
+"""
+
+
+def edit_in_other_process(path: Path, old: str, new: str) -> None:
+    subprocess.run([sys.executable, "-c", EDIT, str(path), old, new], check=True)
+
+
+@pytest.fixture
+def edit_during_flush(monkeypatch):
+    """edit_during_flush(target, old, new): the first time Kit fsyncs a temp file for `target`,
+    another process rewrites a line of `target` in place."""
+
+    def arm(target: Path, old: str, new: str) -> list[int]:
+        real = os.fsync
+        fired: list[int] = []
+
+        def fsync(fd: int) -> None:
+            real(fd)
+            name = os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
+            if not fired and name.startswith(f".{target.name}.") and name.endswith(".tmp"):
+                fired.append(fd)
+                edit_in_other_process(target, old, new)
+
+        monkeypatch.setattr(os, "fsync", fsync)
+        return fired
+
+    return arm
+
+
+# --------------------------------------------------------------------------- the regressions
+
+
+def _seed_dream(ws, monkeypatch):
+    facts = ["Alice drinks her flat white with oat milk, never dairy.",
+             "Production deploys happen on Tuesdays after the 10:00 standup."]
+    write_note(ws.root, "2026-05-01", facts)
+    for d_i, day in enumerate(days("2026-05-04", 4)):
+        for f_i, fact in enumerate(facts):
+            recall(ws, day, fact, f"query {d_i} {f_i}", score=0.8, note_day="2026-05-01", hour=8 + f_i)
+    monkeypatch.setenv("KIT_NOW", "2026-05-07T20:00:00+00:00")
+    return facts
+
+
+def test_a_dream_never_reverts_a_line_the_user_rewrote_while_it_wrote(workspace, monkeypatch, edit_during_flush):
+    """Regression (issue 12): a dream read MEMORY.md, merged its promotions and replaced the file
+    over the user's newer text: the user's in-place rewrite came back as its previous version."""
+    from kit.dreaming.runner import run_dream
+
+    facts = _seed_dream(workspace, monkeypatch)
+    mem = workspace.root / "MEMORY.md"
+    mem.write_text(mem.read_text() + "- I live in Porto.\n- My editor is vim.\n")
+    fired = edit_during_flush(mem, "- I live in Porto.", "- I live in Lisbon since March.")
+    result = run_dream(workspace)
+    assert fired, "the concurrent edit did not happen"
+    text = mem.read_text()
+    assert "- I live in Lisbon since March." in text and "Porto" not in text
+    assert "- My editor is vim." in text
+    assert len(result.promoted) == 2 and all(f in text for f in facts)  # the dream's work is not lost either
+    assert not [p for p in workspace.root.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_memory_write_never_reverts_a_concurrent_edit_of_todays_note(workspace, kit_now, edit_during_flush):
+    kit_now("2026-05-07T09:00:00+00:00")
+    note = workspace.root / "memory" / "2026-05-07.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_text("# 2026-05-07\n\n- standup moved to 10:00\n")
+    fired = edit_during_flush(note, "standup moved to 10:00", "standup moved to 10:30 (Bob asked)")
+    result = workspace.memory.write("the billing service ships on Thursday")
+    assert fired
+    assert note.read_text() == ("# 2026-05-07\n\n- standup moved to 10:30 (Bob asked)\n"
+                                "- the billing service ships on Thursday\n")
+    assert (result.line, result.duplicate) == (4, False)
+
+
+def test_edit_file_never_reverts_a_concurrent_edit(workspace, edit_during_flush):
+    from kit.tools import ToolContext, execute_tool
+
+    user = workspace.root / "USER.md"
+    user.write_text("# User\n\nName: Alice\nCity: Porto\n")
+    fired = edit_during_flush(user, "City: Porto", "City: Lisbon")
+    out = execute_tool(ToolContext(workspace), "edit_file",
+                       {"path": "USER.md", "old_text": "Name: Alice", "new_text": "Name: Alice Smith"})
+    assert out.ok, out.result
+    assert fired
+    assert user.read_text() == "# User\n\nName: Alice Smith\nCity: Lisbon\n"
+
+
+def test_write_file_refuses_to_overwrite_a_file_edited_since_the_model_read_it(workspace):
+    from kit.tools import ToolContext, execute_tool
+
+    ctx = ToolContext(workspace)
+    user = workspace.root / "USER.md"
+    user.write_text("# User\n\nCity: Porto\n")
+    assert execute_tool(ctx, "read_file", {"path": "USER.md"}).ok
+    edit_in_other_process(user, "Porto", "Lisbon")  # the user saves while the model thinks
+    out = execute_tool(ctx, "write_file", {"path": "USER.md", "content": "# User\n\nCity: Porto\nPet: cat\n"})
+    assert not out.ok and "changed since you last read it" in out.result
+    assert user.read_text() == "# User\n\nCity: Lisbon\n"
+    # after reading again, the write goes through; and its own write counts as seen
+    assert execute_tool(ctx, "read_file", {"path": "USER.md"}).ok
+    assert execute_tool(ctx, "write_file", {"path": "USER.md", "content": "# User\n\nCity: Lisbon\nPet: cat\n"}).ok
+    assert execute_tool(ctx, "write_file", {"path": "USER.md", "content": "# User\n\nCity: Lisbon\nPet: dog\n"}).ok
+    assert user.read_text().endswith("Pet: dog\n")
+
+
+def test_skills_new_never_overwrites_a_skill_created_meanwhile(workspace, monkeypatch):
+    from kit.errors import KitError
+    from kit.skills import manage
+
+    real = workspace.write_text
+
+    def someone_creates_it_first(rel, text, **kw):
+        target = workspace.root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("---\nname: notes\ndescription: mine\n---\nmy own skill\n")
+        return real(rel, text, **kw)
+
+    monkeypatch.setattr(workspace, "write_text", someone_creates_it_first)
+    with pytest.raises(KitError, match="already exists"):
+        manage.new_skill(workspace, "notes", "Take notes")
+    assert (workspace.root / "skills/notes/SKILL.md").read_text().endswith("my own skill\n")
+
+
+# --------------------------------------------------------------------------- the primitive
+
+
+def test_write_file_with_a_stale_version_changes_nothing(tmp_path: Path):
+    f = tmp_path / "MEMORY.md"
+    f.write_text("one\n")
+    seen = file_state(f)
+    f.write_text("two (user)\n")
+    with pytest.raises(ConflictError, match="changed while Kit was writing it"):
+        write_file(f, "one + kit\n", expected=seen)
+    assert f.read_text() == "two (user)\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["MEMORY.md"]
+
+
+def test_a_change_between_the_check_and_the_swap_is_given_back(tmp_path: Path, monkeypatch):
+    """The exchange hands back what the file held at the swap: an edit that slipped in after the
+    last check is detected there, and the user's file is put back untouched."""
+    from kit import filewrite
+
+    f = tmp_path / "MEMORY.md"
+    f.write_text("one\n")
+    seen = file_state(f)
+    real = filewrite._digest_at
+    calls = []
+
+    def digest_then_user_saves(path):
+        value = real(path)
+        if not calls and Path(path) == f:
+            calls.append(path)
+            edit_in_other_process(f, "one", "one, edited")
+        return value
+
+    monkeypatch.setattr(filewrite, "_digest_at", digest_then_user_saves)
+    with pytest.raises(ConflictError):
+        write_file(f, "one\nkit\n", expected=seen)
+    assert f.read_text() == "one, edited\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["MEMORY.md"]
+
+
+def test_update_file_merges_into_the_newer_text(tmp_path: Path):
+    f = tmp_path / "DREAMS.md"
+    f.write_text("# Dream diary\n")
+    calls = []
+
+    def append(text):
+        calls.append(text)
+        if len(calls) == 1:  # the user appends while Kit computes
+            with open(f, "a") as handle:
+                handle.write("my own note\n")
+        return text + "\nentry\n"
+
+    done = update_file(f, append)
+    assert done.wrote and done.attempts == 2
+    assert f.read_text() == "# Dream diary\nmy own note\n\nentry\n"
+
+
+def test_update_file_gives_up_with_a_clear_error_and_writes_nothing(tmp_path: Path):
+    f = tmp_path / "MEMORY.md"
+    f.write_text("0\n")
+
+    def always_changing(text):
+        f.write_text(f"{int(text) + 1}\n")  # someone saves every time
+        return "kit\n"
+
+    with pytest.raises(ConflictError, match="kept changing while Kit tried to write it"):
+        update_file(f, always_changing, attempts=3)
+    assert f.read_text() == "3\n"
+
+
+def test_create_file_is_create_only(tmp_path: Path):
+    f = tmp_path / "memory" / "2026-05-07-standup.md"
+    create_file(f, "first\n")
+    with pytest.raises(ConflictError, match="already exists"):
+        create_file(f, "second\n")
+    with pytest.raises(ConflictError, match="created by someone else"):
+        write_file(f, "third\n", expected=None)
+    assert f.read_text() == "first\n"
+
+
+def test_mode_owner_and_symlinks_are_kept(tmp_path: Path):
+    real = tmp_path / "notes" / "memory.md"
+    real.parent.mkdir()
+    real.write_text("a\n")
+    os.chmod(real, 0o640)
+    link = tmp_path / "MEMORY.md"
+    link.symlink_to("notes/memory.md")
+    update_file(link, lambda text: text + "b\n")
+    assert link.is_symlink() and real.read_text() == "a\nb\n"
+    assert real.stat().st_mode & 0o777 == 0o640
+    atomic_write(real, "c\n")
+    assert real.stat().st_mode & 0o777 == 0o640
+
+
+def test_no_temp_file_is_left_when_the_write_fails(tmp_path: Path, monkeypatch):
+    f = tmp_path / "MEMORY.md"
+    f.write_text("a\n")
+
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        update_file(f, lambda text: text + "b\n")
+    assert f.read_text() == "a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["MEMORY.md"]
+
+
+def test_a_temp_file_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path: Path):
+    code = ("import os, sys\nfrom kit.filewrite import _temp_name\nfrom pathlib import Path\n"
+            "p = _temp_name(Path(sys.argv[1])); p.write_text('half'); print(p, flush=True)\n"
+            "os.kill(os.getpid(), 9)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "MEMORY.md")], capture_output=True, text=True)
+    assert proc.returncode == -signal.SIGKILL
+    left = Path(proc.stdout.strip())
+    assert left.exists()
+    live = tmp_path / f".MEMORY.md.kit-{os.getpid()}-0123abcd.tmp"  # a live writer's temp is kept
+    live.write_text("in progress")
+    old_style = tmp_path / ".MEMORY.md.x1y2z3w4.tmp"
+    old_style.write_text("older Kit")
+    os.utime(old_style, (time.time() - 3600, time.time() - 3600))
+    (tmp_path / "MEMORY.md").write_text("a\n")
+    update_file(tmp_path / "MEMORY.md", lambda text: text + "b\n")
+    assert not left.exists() and not old_style.exists() and live.exists()
+    assert sweep_temps(tmp_path) == []
