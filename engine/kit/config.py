@@ -16,9 +16,10 @@ from typing import Any
 
 import yaml
 
-from kit.errors import ConfigError
+from kit.errors import ConfigError, DocumentError
+from kit.fsutil import read_text
 from kit.paths import CONFIG_FILE, user_config_file
-from kit.yamlerrors import locate
+from kit.yamlsafe import MAX_YAML_CHARS, YamlError, load_yaml, safe_values
 
 
 @dataclass(frozen=True)
@@ -291,22 +292,19 @@ def _key_lines(node: yaml.Node, prefix: str = "", out: dict[str, int] | None = N
 
 
 def parse_yaml_file(path: Path, display: str) -> _Layer:
+    """A config file: a regular UTF-8 file (a FIFO, a device or a symlink loop is one clear error)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError("not valid UTF-8 text", path=display) from None
-    except IsADirectoryError:
-        raise ConfigError("is a directory, expected a YAML file", path=display) from None
+        text = read_text(path, max_bytes=MAX_YAML_CHARS * 4, display=display)
+    except DocumentError as exc:
+        raise ConfigError(exc.message, path=display, line=exc.line) from None
     return parse_yaml_text(text, display)
 
 
 def parse_yaml_text(text: str, display: str) -> _Layer:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        values = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        line, problem = locate(exc)
-        raise ConfigError(f"invalid YAML: {problem}", path=display, line=line) from None
+        values, node = load_yaml(text)
+    except YamlError as exc:
+        raise ConfigError(f"invalid YAML: {exc.message}", path=display, line=exc.line) from None
     if values is None:
         values = {}
     if not isinstance(values, dict):
@@ -323,10 +321,14 @@ def _suggest(key: str, options: list[str]) -> str:
 
 
 def _show(value: Any) -> str:
-    """A value as the user wrote it in YAML: true/false/null, not Python's True/False/None."""
+    """A value as the user wrote it in YAML: true/false/null, not Python's True/False/None; long
+    values cut, so an error stays one readable line."""
     if value is None or isinstance(value, bool):
         return json.dumps(value)
-    return repr(value)
+    if isinstance(value, int) and len(str(abs(value)) if abs(value) < 10**60 else "x" * 61) > 60:
+        return f"an integer of {len(str(value)):,} digits"
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "…" + shown[-1]
 
 
 def _coerce(value: Any, spec: Field, dotted: str) -> Any:
@@ -476,8 +478,8 @@ def _env_layer(environ: Mapping[str, str]) -> _Layer:
         if not all(parts):
             continue
         try:
-            parsed = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError:
+            parsed = safe_values(raw) if raw.strip() else None
+        except YamlError:
             parsed = raw
         if isinstance(parsed, dict):
             parsed = raw
@@ -547,7 +549,7 @@ def load_config(
     layers: list[_Layer] = []
 
     ufile = user_file if user_file is not None else user_config_file()
-    if ufile.is_file():
+    if os.path.lexists(ufile):
         try:
             layer = parse_yaml_file(ufile, str(ufile))
             layer.name = "user"
@@ -556,7 +558,7 @@ def load_config(
             errors.append(exc)
     if workspace is not None:
         wfile = Path(workspace) / CONFIG_FILE
-        if workspace_text is not None or wfile.exists():
+        if workspace_text is not None or os.path.lexists(wfile):
             try:
                 if workspace_text is not None:
                     layer = parse_yaml_text(workspace_text, CONFIG_FILE)

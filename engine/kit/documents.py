@@ -9,12 +9,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import frontmatter
-import yaml
-
 from kit.errors import DocumentError
 from kit.fsutil import read_text, sha1_hex
-from kit.yamlerrors import locate
+from kit.yamlsafe import YamlError, load_yaml
 
 
 @dataclass(frozen=True)
@@ -44,17 +41,12 @@ def split_frontmatter(text: str, display: str) -> tuple[dict[str, Any], str, int
             break
     if close is None:
         raise DocumentError("frontmatter starts with '---' but is never closed", path=display, line=1)
-    try:
-        post = frontmatter.loads(text)
-    except yaml.YAMLError:
-        # frontmatter may use the C loader, whose marks are vaguer: locate with the pure one
-        try:
-            yaml.load("\n".join(lines[1:close]), Loader=yaml.SafeLoader)  # noqa: S506
-        except yaml.YAMLError as precise:
-            exc = precise
-        line, problem = locate(exc, offset=1)  # +1 for the opening ---
-        raise DocumentError(f"invalid frontmatter YAML: {problem}", path=display, line=line) from None
-    meta = post.metadata
+    try:  # bounded: depth, aliases, string size, huge integers, surrogates (see kit.yamlsafe)
+        meta, _ = load_yaml("\n".join(lines[1:close]), line_offset=1)  # +1 for the opening ---
+    except YamlError as exc:
+        raise DocumentError(f"invalid frontmatter YAML: {exc.message}", path=display, line=exc.line) from None
+    if meta is None:
+        meta = {}
     if not isinstance(meta, dict):
         raise DocumentError("frontmatter must be a mapping of keys", path=display, line=2)
     body = "\n".join(lines[close + 1 :])

@@ -201,6 +201,8 @@ def safe_join(root: str | os.PathLike, relative: str | os.PathLike, *,
     parts = Path(rel).parts
     if ".." in parts:
         raise PathEscapeError(f"'..' is not allowed in paths: {rel}")
+    if any(_plain(p) in (".", "..") and p not in (".", "..") for p in parts):
+        raise PathEscapeError(f"'..' written with look-alike characters is not allowed in paths: {rel}")
     candidate = base.joinpath(*parts)
     resolved = _resolve(candidate, rel)
     if resolved != base and base not in resolved.parents:

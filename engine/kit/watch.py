@@ -19,6 +19,7 @@ import errno
 import hashlib
 import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -51,8 +52,13 @@ def file_digest(path: str | os.PathLike) -> str:
     st = os.stat(path)
     if st.st_size > HASH_LIMIT_BYTES:
         return f"stat:{st.st_size}:{st.st_mtime_ns}"
+    if not stat.S_ISREG(st.st_mode):  # never opened: a FIFO would block the watcher forever
+        return f"kind:{stat.S_IFMT(st.st_mode)}:{st.st_mtime_ns}"
     digest = hashlib.sha1()
-    with open(path, "rb") as handle:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for a FIFO since the stat
+            return f"kind:{stat.S_IFMT(os.fstat(fd).st_mode)}:{st.st_mtime_ns}"
         first = handle.read(65536)
         digest.update(first[len(_BOM):] if first.startswith(_BOM) else first)
         for chunk in iter(lambda: handle.read(1 << 20), b""):

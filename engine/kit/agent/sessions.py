@@ -15,6 +15,7 @@ FTS5 tables over message text: unicode61 for words and trigram for CJK and subst
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import threading
@@ -310,19 +311,25 @@ class SessionStore:
         return strip_memory_context(str(text or ""))
 
     def transcript(self, session_id: str) -> list[dict[str, Any]]:
+        from kit.fsutil import read_bytes
+
         path = self.transcript_path(session_id)
-        if not path.exists():
+        if not os.path.lexists(path):
             raise NotFoundError(f"no transcript for session {session_id!r} ({path})")
+        # a regular file only (a FIFO would block); DocumentError names the problem otherwise
+        raw = read_bytes(path, max_bytes=MAX_TRANSCRIPT_BYTES, display=str(path))
         out = []
-        for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not raw.strip():
+        for number, line in enumerate(raw.split(b"\n"), start=1):
+            if not line.strip():
                 continue
             try:
-                out.append(json.loads(raw))
-            except json.JSONDecodeError:
-                # a torn last line after a crash: skip it rather than lose the session
-                out.append({"seq": None, "role": "system", "content": f"[unreadable line {number}]",
-                            "hidden": True})
+                record = json.loads(line.decode("utf-8"))
+            except (ValueError, RecursionError):  # not UTF-8, not JSON, a 5,000-digit number, nested too deep
+                record = None
+            if not isinstance(record, dict) or not isinstance(record.get("role", "system"), str):
+                # a torn last line after a crash (or an edited file): skip it rather than lose the session
+                record = {"seq": None, "role": "system", "content": f"[unreadable line {number}]", "hidden": True}
+            out.append(record)
         return out
 
     def load_messages(self, session_id: str) -> list[dict[str, Any]]:
@@ -422,6 +429,8 @@ def _around(text: str, query: str, width: int = 40) -> str:
         "…" if end < len(text) else "")
 
 
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024  # a session transcript bigger than this is refused, not read
+
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 
@@ -431,12 +440,17 @@ def to_message(line: dict[str, Any]) -> dict[str, Any]:
 
 
 def apply_compaction_record(history: list[dict[str, Any]], record: dict[str, Any]) -> list[dict[str, Any]]:
-    """Replay one compaction on a rebuilt history (see kit.agent.compaction)."""
+    """Replay one compaction on a rebuilt history (see kit.agent.compaction); a record that does
+    not make sense (an edited file) changes nothing."""
     if record.get("mode") == "summary":
-        dropped = int(record.get("dropped", 0))
+        dropped = record.get("dropped", 0)
+        if isinstance(dropped, bool) or not isinstance(dropped, int) or dropped < 0:
+            return history
         return [to_message(record)] + history[dropped:]
     if record.get("mode") == "placeholders":
-        replaced = dict(record.get("replaced") or {})
+        replaced = record.get("replaced") or {}
+        if not isinstance(replaced, dict):
+            return history
         return [
             {**m, "content": replaced[m["tool_call_id"]]}
             if m.get("role") == "tool" and m.get("tool_call_id") in replaced else m

@@ -117,12 +117,15 @@ def render_diary(ws: WorkspaceCore, context: Mapping[str, Any]) -> tuple[str, st
 def _render(source: str, context: Mapping[str, Any], where: str) -> str:
     import jinja2
 
+    from kit import jinja_bounds
     from kit.errors import KitError
 
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    # a workspace's dream-diary.md.j2 is bounded like the prompt template (time, size, sandbox)
+    env = jinja_bounds.environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
     try:
-        text = env.from_string(source).render(**context)
-    except jinja2.TemplateError as exc:
+        text = jinja_bounds.render(env.from_string(source), context)
+    except (jinja2.TemplateError, jinja_bounds.RenderLimit, RecursionError, ArithmeticError, TypeError,
+            ValueError) as exc:
         raise KitError(f"template failed: {exc}", path=where, line=getattr(exc, "lineno", None)) from exc
     return text.strip("\n") + "\n"
 

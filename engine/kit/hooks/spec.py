@@ -14,7 +14,7 @@ from kit import paths
 from kit.core import WorkspaceCore
 from kit.documents import split_frontmatter
 from kit.errors import DocumentError
-from kit.fsutil import read_text
+from kit.fsutil import read_bytes, read_text
 from kit.hooks.events import unknown_event
 
 ROOTS = ("bundled", "user", "workspace")  # lowest precedence first
@@ -93,11 +93,10 @@ def hook_digest(folder: Path) -> str:
             full = Path(dirpath) / name
             rel = full.relative_to(folder).as_posix()
             h.update(rel.encode() + b"\0")
-            try:
-                with open(full, "rb") as handle:
-                    h.update(handle.read(MAX_HASHED_BYTES))
-            except OSError as exc:
-                h.update(f"<unreadable {exc.errno}>".encode())
+            try:  # regular files only: a FIFO in the folder must not block loading hooks
+                h.update(read_bytes(full, max_bytes=MAX_HASHED_BYTES, cut=True))
+            except DocumentError as exc:
+                h.update(f"<unreadable {exc.message}>".encode())
             h.update(b"\0")
     return h.hexdigest()
 

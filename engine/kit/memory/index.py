@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import errno
 import os
 import sqlite3
 import time
@@ -25,7 +26,7 @@ import numpy as np
 
 from kit import clock
 from kit.errors import DocumentError, PathEscapeError
-from kit.fsutil import is_within, read_text, safe_join, sha1_hex
+from kit.fsutil import is_symlink_loop, is_within, os_problem, read_text, safe_join, sha1_hex, special_kind
 from kit.ignore import is_ignored
 from kit.memory import vector_file
 from kit.memory.chunker import CHUNKER_VERSION, Chunk, chunk_markdown
@@ -56,6 +57,9 @@ FTS_SCHEMA = (
 )
 # what a schema change throws away: everything but the embedding cache (keyed by content, still valid)
 DERIVED_TABLES = ("chunks_fts", "chunks_tri", "chunks", "files")
+
+
+MAX_INDEX_LINES = 20_000  # per memory file: a daily note is a few hundred lines, MEMORY.md fewer
 
 
 @functools.lru_cache(maxsize=1)
@@ -113,8 +117,8 @@ def indexable_files(root: Path, extra_paths: Sequence[str] = ()) -> tuple[list[s
     """(indexable relative paths on disk, sorted; problems with extra paths)."""
     found: set[str] = set()
     problems: list[str] = []
-    if (root / "MEMORY.md").is_file():
-        found.add("MEMORY.md")
+    if os.path.lexists(root / "MEMORY.md") and not (root / "MEMORY.md").is_dir():
+        found.add("MEMORY.md")  # a FIFO or a broken link too: sync reports it instead of skipping it silently
     tops = ["memory"]
     for extra in _extra_prefixes(extra_paths):
         try:
@@ -138,8 +142,8 @@ def indexable_files(root: Path, extra_paths: Sequence[str] = ()) -> tuple[list[s
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and f"{rel_dir}/{d}" != "memory/dreaming")
             for name in files:
                 rel = f"{rel_dir}/{name}"
-                if is_indexable(rel, extra_paths) and is_within(root, root / rel):
-                    found.add(rel)
+                if is_indexable(rel, extra_paths) and (is_within(root, root / rel) or is_symlink_loop(root / rel)):
+                    found.add(rel)  # a loop is reported by sync, not skipped silently
     return sorted(found), problems
 
 
@@ -512,11 +516,21 @@ def plan_sync(
             if rel not in wanted:
                 raise FileNotFoundError(rel)
             st = full.stat()
+            kind = special_kind(st.st_mode)
+            if kind and kind != "a directory":  # never opened: a FIFO would block, a device never ends
+                errors.append(f"{rel}: is {kind}, expected a regular file; not indexed")
+                continue
             if not full.is_file() or not is_within(root, full):
                 raise FileNotFoundError(rel)
+        except RuntimeError:  # Python 3.11 reports a symlink loop met by resolve() this way
+            errors.append(f"{rel}: {os_problem(OSError(errno.ELOOP, 'loop'))}")
+            continue
         except (FileNotFoundError, NotADirectoryError):
             if rel in known:
                 remove.append(rel)
+            continue
+        except OSError as exc:  # a symlink loop, a name too long …: named, and the last good version kept
+            errors.append(f"{rel}: {os_problem(exc, full)}")
             continue
         row = known.get(rel)
         fresh = row is not None and row[3] == chunker and rel not in stale_model
@@ -543,6 +557,10 @@ def _read_pending(root: Path, rel: str, tokens: int, overlap: int, new: bool) ->
     full = root / rel
     st = full.stat()
     text = read_text(full, display=rel)
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if lines > MAX_INDEX_LINES:  # a note of 150,000 bullets would take minutes to chunk
+        raise DocumentError(f"{lines:,} lines, over the {MAX_INDEX_LINES:,}-line limit for one memory "
+                            "file; split it (the last indexed version stays searchable)", path=rel)
     item = _Pending(rel, st.st_size, st.st_mtime_ns, sha1_hex(text), new=new)
     item.chunks = chunk_markdown(rel, text, tokens=tokens, overlap=overlap)
     return item

@@ -26,6 +26,7 @@ import numpy as np
 
 from kit import clock
 from kit.core import WorkspaceCore
+from kit.documents import rel_posix
 from kit.errors import NotFoundError, PathEscapeError
 from kit.fsutil import read_text
 from kit.memory.daily import WriteResult, append_note
@@ -141,6 +142,10 @@ class Memory:
         if not (self.is_indexable(rel) or (rel.startswith("memory/") and rel.endswith(".md"))):
             raise PathEscapeError(f"{rel} is not a memory file (MEMORY.md, memory/**/*.md or memory.extra_paths)")
         target = self.ws.path(rel)
+        real = rel_posix(self.ws.root, target.resolve())
+        if real != rel and not (self.is_indexable(real) or (real.startswith("memory/") and real.endswith(".md"))):
+            # memory/link.md -> ../.kit/x.md: what it leads to must be a memory file too
+            raise PathEscapeError(f"{rel} leads to {real} (a symlink), which is not a memory file")
         if not target.is_file():
             raise NotFoundError(f"{rel} does not exist")
         text = read_text(target, display=rel)  # DocumentError names the file when it is binary or huge

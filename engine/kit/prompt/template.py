@@ -32,7 +32,10 @@ class TemplateFailure(Exception):
 def _environment():
     import jinja2
 
-    return jinja2.Environment(
+    from kit import jinja_bounds
+
+    # sandboxed and bounded: a workspace template must render in bounded time and size
+    return jinja_bounds.environment(
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         trim_blocks=True,
@@ -76,9 +79,11 @@ def _error_line(exc: BaseException) -> int | None:
 
 def render_source(source: str, name: str, context: Mapping[str, Any]) -> str:
     """Compile (cached) and render; raise TemplateFailure with file and line."""
+    from kit import jinja_bounds
+
     template = _compile(source, name)
     try:
-        return template.render(**context)
+        return jinja_bounds.render(template, context)
     except Exception as exc:  # any render error of a user template is reported, never fatal
         message = getattr(exc, "message", None) or str(exc)
         raise TemplateFailure(_problem(name, _error_line(exc), f"template error: {message}")) from None

@@ -28,6 +28,7 @@ forward through the same script, and a new workspace starts every script from it
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -35,10 +36,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kit.core import WorkspaceCore
-from kit.errors import ConfigError
+from kit.errors import ConfigError, DocumentError
 from kit.providers.base import (
     ERROR_KINDS,
     GenerationSettings,
@@ -93,6 +92,45 @@ def positions_for(ws: WorkspaceCore) -> ScriptPositions:
     return ws.owned("providers.script_positions", ScriptPositions)
 
 
+MAX_SCRIPT_VALUES = 200_000  # a long scripted session is legitimate; a YAML bomb is not
+
+
+def _turn_lines(node: Any) -> list[int]:
+    """1-based line of each item of the top-level `turns:` list (for errors)."""
+    for key, value in getattr(node, "value", None) or []:
+        if getattr(key, "value", None) == "turns" and isinstance(getattr(value, "value", None), list):
+            return [item.start_mark.line + 1 for item in value.value]
+    return []
+
+
+def _turn_problem(turn: Any) -> str | None:
+    """Why a scripted turn cannot be replayed, or None."""
+    if not isinstance(turn, dict) or not ({"text", "tool_calls", "error"} & set(turn)):
+        return "needs `text`, `tool_calls` or `error`"
+    if isinstance(turn.get("text"), (dict, list)):
+        return "`text` must be a string"
+    calls = turn.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        return "`tool_calls` must be a list"
+    for number, call in enumerate(calls or [], start=1):
+        if not isinstance(call, dict) or "name" not in call:
+            return f"tool call {number} needs a `name`"
+        if call.get("arguments") is not None and not isinstance(call["arguments"], dict):
+            return f"tool call {number}: `arguments` must be a mapping"
+    usage = turn.get("usage")
+    if usage is not None:
+        if not isinstance(usage, dict):
+            return "`usage` must be a mapping"
+        for key in ("prompt_tokens", "completion_tokens"):
+            value = usage.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                return f"`usage.{key}` must be a whole number"
+    error = turn.get("error")
+    if error is not None and not isinstance(error, (dict, str)):
+        return "`error` must be a mapping (kind, message) or a message"
+    return None
+
+
 def _estimate(text: str) -> int:
     # the script has no tokenizer; a chars/4 guess keeps usage accounting meaningful in tests
     return max(1, len(text) // 4) if text else 0
@@ -105,31 +143,39 @@ class ScriptProvider:
     label = LABEL
 
     def __init__(self, path: str | Path, positions: ScriptPositions | None = None):
-        self.path = Path(path).expanduser().resolve()
+        try:
+            self.path = Path(path).expanduser().resolve()
+        except RuntimeError:  # Python 3.11's way of reporting a symlink loop
+            raise ConfigError(f"script provider: {path}: symlink loop (the link points back to itself)") from None
         self.positions = positions if positions is not None else ScriptPositions()
         self.turns, self.record = self._load()
 
     def _load(self) -> tuple[list[dict[str, Any]], Path | None]:
+        from kit.fsutil import read_text
+        from kit.yamlsafe import YamlError, load_yaml
+
         display = str(self.path)
-        if not self.path.is_file():
+        if not os.path.lexists(self.path):
             raise ConfigError(f"script provider: no such script file {display}")
         try:
-            data = yaml.safe_load(self.path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise ConfigError(
-                f"script provider: invalid YAML: {getattr(exc, 'problem', exc)}",
-                path=display,
-                line=mark.line + 1 if mark else None,
-            ) from None
+            text = read_text(self.path, display=display)
+            data, node = load_yaml(text, max_chars=len(text) + 1, max_nodes=MAX_SCRIPT_VALUES)
+        except DocumentError as exc:
+            raise ConfigError(f"script provider: {exc.message}", path=display, line=exc.line) from None
+        except YamlError as exc:
+            raise ConfigError(f"script provider: invalid YAML: {exc.message}", path=display, line=exc.line) from None
+        data = data or {}
         if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
             raise ConfigError("script provider: the file needs a top-level `turns:` list", path=display)
+        lines = _turn_lines(node)
         for number, turn in enumerate(data["turns"], start=1):
-            if not isinstance(turn, dict) or not ({"text", "tool_calls", "error"} & set(turn)):
-                raise ConfigError(
-                    f"script provider: turn {number} needs `text`, `tool_calls` or `error`", path=display
-                )
+            problem = _turn_problem(turn)
+            if problem:
+                raise ConfigError(f"script provider: turn {number} {problem}", path=display,
+                                  line=lines[number - 1] if number <= len(lines) else None)
         record = data.get("record")
+        if record is not None and not isinstance(record, str):
+            raise ConfigError("script provider: `record` must be a file name", path=display)
         return list(data["turns"]), (self.path.parent / record) if record else None
 
     @property
