@@ -51,9 +51,10 @@ def test_scripted_errors(tmp_path):
 
 
 @pytest.mark.parametrize(("text", "message", "line"), [
-    ("turns: [\n  {text: ok\n", "invalid YAML", 3),
+    # an unclosed bracket is reported where it opened, as for kit.yaml and frontmatter (kit.yamlsafe)
+    ("turns: [\n  {text: ok\n", "invalid YAML", 2),
     ("steps: []\n", "needs a top-level `turns:` list", None),
-    ("turns:\n  - {say: hi}\n", "turn 1 needs `text`, `tool_calls` or `error`", None),
+    ("turns:\n  - {say: hi}\n", "turn 1 needs `text`, `tool_calls` or `error`", 2),  # the turn's line
 ])
 def test_bad_scripts_are_config_errors(tmp_path, text, message, line):
     path = tmp_path / "bad.yaml"

@@ -332,7 +332,8 @@ def update_file(path: str | os.PathLike, change: Callable[[str | None], str | No
             else:
                 write_file(path, new, expected=state, display=name)
         except ConflictError:
-            time.sleep(random.uniform(0, min(0.05, 0.002 * attempt)))  # let the other writer finish
+            # let the other writer finish: a burst of saves passes, a person's next save is seconds away
+            time.sleep(random.uniform(0, min(0.1, 0.001 * 2 ** min(attempt, 7))))
             continue
         return Update(state, new, True, attempt)
     raise ConflictError(f"kept changing while Kit tried to write it ({attempts} attempts); nothing was "
