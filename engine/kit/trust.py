@@ -12,7 +12,8 @@ from pathlib import Path
 
 from kit import clock
 from kit.errors import KitError
-from kit.fsutil import atomic_write, locked
+from kit.filewrite import atomic_write
+from kit.locks import locked
 from kit.paths import trust_file
 
 
