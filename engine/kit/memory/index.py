@@ -11,8 +11,8 @@ any moment leaves every file either fully old or fully new, and the next sync fi
 from __future__ import annotations
 
 import contextlib
-import functools
 import errno
+import functools
 import os
 import sqlite3
 import time
@@ -26,7 +26,15 @@ import numpy as np
 
 from kit import clock
 from kit.errors import DocumentError, PathEscapeError
-from kit.fsutil import is_symlink_loop, is_within, os_problem, read_text, safe_join, sha1_hex, special_kind
+from kit.fsutil import (
+    is_symlink_loop,
+    is_within,
+    os_problem,
+    read_text,
+    safe_join,
+    sha1_hex,
+    special_kind,
+)
 from kit.ignore import is_ignored
 from kit.memory import vector_file
 from kit.memory.chunker import CHUNKER_VERSION, Chunk, chunk_markdown
