@@ -1,0 +1,69 @@
+"""Dreaming quality: four weeks of three people's notes, recalls through Kit's real agent loop and
+search, a dream every night; precision, recall, junk, bursts, deletions, stale values.
+
+    python bench/dream/run.py [--persona NAME] [--details] [--no-determinism]
+
+Prints one table (targets: precision ≥ 0.9, recall ≥ 0.8, 0 junk, 0 bursts, 0 deleted, 0 stale on
+every persona), the seconds per nightly dream (median), and whether a second run of one persona
+gives a byte-identical MEMORY.md. Never asserts; `make bench` runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from personas import PERSONAS  # noqa: E402
+from score import score, table  # noqa: E402
+from simulate import live  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--persona", action="append", help="only these personas (repeatable)")
+    ap.add_argument("--details", action="store_true", help="every promotion with its label, and misses")
+    ap.add_argument("--no-determinism", action="store_true", help="skip the second run of the first persona")
+    ap.add_argument("--keep", help="keep the workspaces under this folder")
+    args = ap.parse_args()
+    people = [p for p in PERSONAS if not args.persona or p.name in args.persona]
+    scores, dream_times, digests = [], [], {}
+    with tempfile.TemporaryDirectory(prefix="kit-bench-dreamq-") as tmp:
+        base = Path(args.keep) if args.keep else Path(tmp)
+        for p in people:
+            t0 = time.perf_counter()
+            world = live(p, base / p.name)
+            s = score(world)
+            scores.append(s)
+            dream_times.extend(world.dream_seconds)
+            digests[p.name] = hashlib.sha1((world.root / "MEMORY.md").read_bytes()).hexdigest()
+            print(f"{p.name}: {world.turns} agent turns, 28 dreams, {time.perf_counter() - t0:.0f} s", flush=True)
+            if args.details:
+                print("\n".join("    " + line for line in s.details))
+        same = None
+        if not args.no_determinism and people:
+            again = live(people[0], base / f"{people[0].name}-again")
+            same = hashlib.sha1((again.root / "MEMORY.md").read_bytes()).hexdigest() == digests[people[0].name]
+    print()
+    print(table(scores))
+    print(f"\nnightly dream: median {statistics.median(dream_times) * 1000:.0f} ms over {len(dream_times)} dreams")
+    if same is not None:
+        print(f"deterministic (second run of {people[0].name}, MEMORY.md byte-identical): {'yes' if same else 'NO'}")
+    ok = all(s.precision >= 0.9 and s.recall >= 0.8 and not (s.junk or s.bursts or s.deleted or s.stale)
+             for s in scores)
+    print("targets (precision ≥ 0.9, recall ≥ 0.8, 0 junk/bursts/deleted/stale):", "met" if ok else "NOT met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
