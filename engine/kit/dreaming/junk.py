@@ -1,12 +1,28 @@
 """The junk filter (§8): what must never be promoted, whatever its recall count.
 
-Returns a reason string (shown by `kit memory explain`) or None for a snippet worth keeping. The
-reason names the rule that matched: SHELL, CODE, TABLE, KIT_TEXT, too short, or the threat scan.
+`junk_rule(snippet)` returns the rule that matched (a `Junk` with its name and the reason shown by
+`kit memory explain`, the reports and `--json`), or None for a snippet worth keeping. The rules,
+in the order they are tried:
+
+    too-short   under 12 characters                 one-word    a single word
+    kit-text    Kit's own report or provenance text transcript  a speaker line (**User:** …)
+    table       any Markdown table                  code        fenced or symbol-heavy code
+    sql         an SQL statement                    data        inline JSON or YAML
+    shell       a line that parses as a command     url         a bare URL
+    question    a question, not a fact              greeting    greetings and pleasantries
+    threat      whatever the memory threat scan rejects
+
+"Parses as a command" is structural, not a list of program names: a lower-case program-like word
+or a path, then at least one sign of a command line (a flag, a path, an operator, an assignment,
+user@host, a version pin, a file name), in a line that does not read as prose.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
+from dataclasses import dataclass
 
 from kit.memory.threats import scan_text
 
@@ -16,19 +32,24 @@ SHELL = "looks like a shell command"
 CODE = "looks like code"
 TABLE = "looks like a table"
 KIT_TEXT = "looks like Kit's own text"
+SQL = "looks like SQL"
+DATA = "looks like inline JSON or YAML"
+TRANSCRIPT = "a transcript line (speaker prefix)"
+URL = "a bare URL"
+QUESTION = "a question, not a fact"
+GREETING = "a greeting or pleasantry"
+ONE_WORD = "a single word"
+TOO_SHORT = f"too short (under {MIN_CHARS} chars)"
 
-# Command names that are not everyday English: the name plus an argument is enough.
-_SHELL_STRONG = re.compile(
-    r"^\s*(?:\$\s+|>>>\s|#\s*\w+@|(?:sudo|kubectl|docker|git|npm|npx|pnpm|yarn|pip|pip3|python3?|apt|apt-get|"
-    r"brew|systemctl|journalctl|chmod|chown|mkdir|rm|mv|cp|curl|wget|ssh|scp|cargo|helm|terraform|ansible|grep|"
-    r"awk|psql|mysql|redis-cli|ffmpeg)\s+\S)"
-)
-# Words that are also English ("make sure…", "go to…"): only with a flag, path or shell operator.
-_SHELL_WEAK = re.compile(r"^\s*(?:cd|ls|make|cat|echo|export|source|go|node|kill|ps|tar|sed|uv|cargo)\s+\S")
-_SHELL_SIGNS = re.compile(r"(?:^|\s)--?[a-zA-Z]|(?:^|\s)(?:\.{0,2}/|~/)\S|\|\s*\w|&&|>>?\s*\S|\$\(|=\S")
-_CODE_CHARS = set("{}[]();=<>$|&\\`")
+
+@dataclass(frozen=True)
+class Junk:
+    rule: str  # too-short | one-word | kit-text | transcript | table | code | sql | data | shell | url | question | greeting | threat
+    reason: str
+
+
 _KIT_TEXT = re.compile(
-    r"<!--\s*kit:|\bkit:promoted\b|^#+\s*(?:Promoted memories|Light sleep|REM sleep|Deep sleep|Dream diary)\b"
+    r"<!--\s*kit:|\bkit:promoted\b|^#+\s*(?:Promoted memories|Light sleep|REM sleep|Deep sleep|Dream diary|To verify)\b"
     r"|\b(?:recall_count|unique_queries|recall_days|claim_hash|query_hash|blocked_by|phase boost)\b"
     r"|\bscore[=:]\s*\d|\brecalls[=:]\s*\d|\bconfidence[=:]\s*\d",
     re.I | re.M,
@@ -36,50 +57,215 @@ _KIT_TEXT = re.compile(
 _FENCE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:```|~~~)", re.M)
 # a table's delimiter row (|---|:--:|), also when a table was flattened onto one line
 _TABLE_RULE = re.compile(r"\|\s*:?-{2,}:?\s*\|")
+_CODE_CHARS = set("{}[]();=<>$|&\\`")
+_CODE_START = re.compile(
+    r"^(?:def|class|function|const|let|var|import|return|public|private|fn|func)\s+[\w$]"
+    r"|^from\s+[\w.]+\s+import\b|^#include\b|=>|\bconsole\.log\(|^\w+(?:\.\w+)*\([^)]*\)\s*;?$"
+)
+
+# Speaker prefixes: session archives (**User:** …), chat exports (User: …, [09:14] sam: …).
+_TRANSCRIPT = re.compile(
+    r"^(?:\*\*|__)?\s*(?:user|assistant|system|human|ai|bot|agent|kit|model|tool)\s*(?:\*\*|__)?\s*:"
+    r"|^\*\*[^*\n]{1,40}?:\*\*\s|^\*\*[^*\n]{1,40}?\*\*\s*:\s|^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*[\w .-]{1,30}:\s",
+    re.I,
+)
+
+_SQL_UPPER = re.compile(
+    r"\b(?:SELECT\b[^\n]*\bFROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX|VIEW)"
+    r"|ALTER\s+TABLE|DROP\s+(?:TABLE|INDEX)|WITH\s+\w+\s+AS\s*\()\b"
+)
+_SQL_ANY = re.compile(_SQL_UPPER.pattern, re.I)
+_SQL_SIGNS = re.compile(r"\*|\w\(|=|;\s*$|\b(?:where|group\s+by|order\s+by|join|limit)\b", re.I)
+
+_YAML_KEY = re.compile(r"^[a-z_][a-z0-9_.\-/]*\s*:\s+(?P<value>.*)$")
+_YAML_SCALAR = re.compile(r"^(?:-?\d+(?:\.\d+)?|true|false|null|yes|no|~|\"[^\"]*\"|'[^']*')$", re.I)
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_URL = re.compile(r"<?(?:https?://|www\.)\S+>?|\[[^\]]*\]\((?:https?://|www\.)[^)]*\)", re.I)
+
+_PLEASANTRY = re.compile(
+    r"^(?:hi|hello|hey|hiya|yo|morning|evening|good\s+(?:morning|afternoon|evening|night|day)|thanks?|thank\s+you|ta"
+    r"|cheers|bye|goodbye|see\s+you|take\s+care|welcome|you'?re\s+welcome|no\s+(?:worries|problem)|sounds\s+good"
+    r"|ok(?:ay)?|sure|great|cool|nice|awesome|brilliant|perfect|lol|haha|congrats|congratulations|well\s+done"
+    r"|good\s+to\s+(?:hear|see)|nice\s+to\s+(?:meet|see|hear)|how\s+are\s+you|how'?s\s+it\s+going"
+    r"|ol[áa]|obrigad[ao]|bom\s+dia|boa\s+(?:tarde|noite)|merci|danke|gracias|hola)\b",
+    re.I,
+)
+_WISH = re.compile(r"^(?:i\s+)?(?:hope|have\s+a|enjoy|sleep\s+well|get\s+well|happy\s+\w+)\b", re.I)
+
+# Words of ordinary prose: a "command" mostly made of these is a sentence ("make sure the tests pass").
+_PROSE = frozenset(
+    """a an the and or but if then to of in on at for with from by about into over after before is are was were be
+    been it its this that these those i you we he she they my your our his her their me us him them not no so as
+    do does did have has had will would can could should must may might sure when where what who how why which
+    all some any every each other more most very just also only still even again see use""".split()
+)
+_SHELL_PROMPT = re.compile(r"^(?:\$|>>>|#\s*\w+@[\w.-]+)\s")
+_PROGRAM = re.compile(r"^(?:[a-z][a-z0-9_+\-]*(?:\.[a-z0-9]+)?|\.{1,2}/\S+|~/\S+|/[\w.\-/]+)$")
+_ASSIGN = re.compile(r"^[A-Z_][A-Z0-9_]*=\S*$")
+_FLAG = re.compile(r"^--?[A-Za-z][\w\-]*(?:=\S*)?$")
+_OPERATORS = frozenset({"|", "||", "&&", ";", ">", ">>", "<", "2>", "2>&1", "&", "$(", "`"})
+_FILEISH = re.compile(r"^[\w.\-]+\.[a-z0-9]{1,5}$|^[\w.\-]*/[\w.\-/~]*$|^~|^\.{1,2}/|==\d|^\w+@[\w.\-]+$"
+                      r"|^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$|^https?://")
 
 
 def _strip_marker(line: str) -> str:
     return re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", "", line)
 
 
-def _code_kind(text: str) -> str | None:
-    """SHELL or CODE when the snippet is mostly commands or code, else None."""
-    if _FENCE.search(text) or text.lstrip().startswith("    "):
-        return CODE
-    lines = [_strip_marker(line).strip().strip("`") for line in text.splitlines() if line.strip()]
-    if not lines:
-        return None
-    shell = sum(1 for line in lines if _SHELL_STRONG.match(line) or (_SHELL_WEAK.match(line) and _SHELL_SIGNS.search(line)))
-    if shell * 2 >= len(lines):
-        return SHELL
-    body = "".join(lines)
-    symbols = sum(1 for ch in body if ch in _CODE_CHARS)
-    letters = sum(1 for ch in body if ch.isalpha())
-    # prose has few brackets and operators; code and shell have many
-    return CODE if symbols >= 4 and symbols > 0.12 * max(1, letters) else None
+def _lines(text: str) -> list[str]:
+    return [_strip_marker(line).strip() for line in text.splitlines() if line.strip()]
+
+
+def is_shell_line(line: str) -> bool:
+    """A line that parses as a command line (see the module docstring)."""
+    line = line.strip().strip("`").strip()
+    if _SHELL_PROMPT.match(line):
+        return True
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:  # an unbalanced quote: prose with apostrophes ("Ben's cake"), not a command
+        return False
+    while tokens and _ASSIGN.match(tokens[0]):  # FOO=bar cmd …
+        tokens = tokens[1:]
+    if tokens and tokens[0] in ("export", "sudo", "env") and len(tokens) > 1:
+        tokens = tokens[1:]
+        if _ASSIGN.match(tokens[0]):
+            return True
+    if len(tokens) < 2 or not _PROGRAM.match(tokens[0]):
+        return False
+    rest = tokens[1:]
+    signs = sum(1 for t in rest if _FLAG.match(t) or t in _OPERATORS or _ASSIGN.match(t) or _FILEISH.search(t))
+    if not signs:
+        return False
+    words = [t.lower().strip(",.;:!?") for t in tokens]
+    prose = sum(1 for w in words if w in _PROSE)
+    return prose * 3 < len(words)
 
 
 def _is_table(text: str) -> bool:
     """Any Markdown table (a row of cells means nothing out of its table), flattened or not."""
     if _TABLE_RULE.search(text):
         return True
-    rows = [line for line in (_strip_marker(raw).strip() for raw in text.splitlines())
-            if line.startswith("|") and line.count("|") >= 2]
+    rows = [line for line in _lines(text) if line.startswith("|") and line.count("|") >= 2]
     return len(rows) >= 2 or any(row.count("|") >= 3 for row in rows)
 
 
-def junk_reason(snippet: str) -> str | None:
+def _is_code(text: str, lines: list[str]) -> bool:
+    if _FENCE.search(text) or text.lstrip("\n").startswith("    "):
+        return True
+    code = [line.strip("`") for line in lines]
+    if sum(1 for line in code if _CODE_START.search(line)) * 2 >= len(code):
+        return True
+    body = "".join(code)
+    symbols = sum(1 for ch in body if ch in _CODE_CHARS)
+    letters = sum(1 for ch in body if ch.isalpha())
+    # prose has few brackets and operators; code and shell have many
+    return symbols >= 4 and symbols > 0.12 * max(1, letters)
+
+
+def _is_sql(text: str) -> bool:
+    if _SQL_UPPER.search(text):
+        return True
+    m = _SQL_ANY.search(text)
+    return m is not None and _SQL_SIGNS.search(text[m.start():]) is not None
+
+
+def _json_value(text: str) -> bool:
+    for opener, closer in (("{", "}"), ("[", "]")):
+        start, end = text.find(opener), text.rfind(closer)
+        if start < 0 or end <= start or end - start < 8:
+            continue
+        try:
+            value = json.loads(text[start : end + 1])
+        except ValueError:
+            continue
+        if (isinstance(value, dict) and value) or (isinstance(value, list) and len(value) >= 2):
+            return True
+    return False
+
+
+def _is_yaml_line(line: str) -> bool:
+    m = _YAML_KEY.match(line.strip("`"))
+    if not m:
+        return False
+    value = m.group("value").strip()
+    key = line.split(":", 1)[0]
+    return (value.startswith(("{", "[")) or _YAML_SCALAR.match(value) is not None
+            or any(ch in key for ch in "_./") and " " not in value)
+
+
+def _is_data(text: str, lines: list[str]) -> bool:
+    if _json_value(text):
+        return True
+    yaml = sum(1 for line in lines if _is_yaml_line(line))
+    return yaml * 2 > len(lines)
+
+
+def _is_url(lines: list[str]) -> bool:
+    rest = _URL.sub(" ", " ".join(lines))
+    words = re.findall(r"[^\W\d_]{2,}", rest)
+    return bool(_URL.search(" ".join(lines))) and len(words) < 3
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|[\n]", text) if s.strip(" .!?,")]
+
+
+def _is_question(lines: list[str]) -> bool:
+    text = " ".join(lines).rstrip()
+    return text.endswith("?") or all(s.endswith("?") for s in _sentences(text))
+
+
+def _is_pleasantry(sentence: str) -> bool:
+    words = sentence.split()
+    if _PLEASANTRY.match(sentence) and len(words) <= 6:
+        return True
+    return _WISH.match(sentence) is not None and len(words) <= 12
+
+
+def _is_greeting(lines: list[str]) -> bool:
+    sentences = _sentences(" ".join(lines))
+    return bool(sentences) and all(_is_pleasantry(s.rstrip(".!?, ")) for s in sentences)
+
+
+def junk_rule(snippet: str) -> Junk | None:
     text = snippet.strip()
-    if len(_strip_marker(text).strip()) < MIN_CHARS:
-        return f"too short (under {MIN_CHARS} chars)"
+    lines = _lines(text)
+    flat = " ".join(lines)
+    if len(flat) < MIN_CHARS:
+        return Junk("too-short", TOO_SHORT)
     if _KIT_TEXT.search(text):
-        return KIT_TEXT
+        return Junk("kit-text", KIT_TEXT)
+    if any(_TRANSCRIPT.match(line) for line in lines):
+        return Junk("transcript", TRANSCRIPT)
     if _is_table(text):
-        return TABLE
-    kind = _code_kind(text)
-    if kind:
-        return kind
+        return Junk("table", TABLE)
+    if _is_url(lines):
+        return Junk("url", URL)
+    if len(flat.split()) == 1 and not _CJK.search(flat):
+        return Junk("one-word", ONE_WORD)
+    if _is_sql(flat):
+        return Junk("sql", SQL)
+    if _is_data(flat, lines):
+        return Junk("data", DATA)
+    if _is_code(text, lines):
+        return Junk("code", CODE)
+    if sum(1 for line in lines if is_shell_line(line)) * 2 >= len(lines):
+        return Junk("shell", SHELL)
+    if _is_question(lines):
+        return Junk("question", QUESTION)
+    if _is_greeting(lines):
+        return Junk("greeting", GREETING)
     threat = scan_text(text)
     if threat:
-        return f"failed the threat scan: {threat}"
+        return Junk("threat", f"failed the threat scan: {threat}")
     return None
+
+
+def junk_reason(snippet: str) -> str | None:
+    """The reason `snippet` is junk (names the rule that matched), or None."""
+    found = junk_rule(snippet)
+    return found.reason if found else None
