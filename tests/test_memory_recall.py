@@ -40,10 +40,15 @@ def test_schema_matches_the_shared_contract(workspace):
         ensure_schema(db)  # idempotent
         columns = [r[1] for r in db.execute("PRAGMA table_info(recall_events)")]
         indexes = {r[1] for r in db.execute("PRAGMA index_list(recall_events)")}
-        assert db.version("recall") == 1
+        assert db.version("recall") == 2
+        searches = [r[1] for r in db.execute("PRAGMA table_info(recall_searches)")]
+        use_columns = [r[1] for r in db.execute("PRAGMA table_info(recall_uses)")]
+    # v1's columns (the spec's contract) first, v2's (recall credit) appended
     assert columns == ["id", "key", "path", "start_line", "end_line", "snippet", "claim_hash", "query",
-                       "query_hash", "score", "day", "ts", "source"]
-    assert {"recall_events_key", "recall_events_day"} <= indexes
+                       "query_hash", "score", "day", "ts", "source", "search_id", "rank"]
+    assert {"recall_events_key", "recall_events_day", "recall_events_search"} <= indexes
+    assert searches == ["id", "query_hash", "top_score", "results", "day", "ts", "source"]
+    assert use_columns == ["id", "path", "start_line", "end_line", "kind", "day", "ts"]
 
 
 @pytest.fixture

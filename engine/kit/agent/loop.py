@@ -454,6 +454,7 @@ class Agent:
     def turn(self, text: str) -> TurnResult:
         ws = self.ws
         state = _TurnState()
+        turn_ts = clock.timestamp()  # recalls from here on are this turn's (reply credit)
         # a turn interrupted mid-tools (Ctrl-C in the REPL, a killed process before --session
         # resumes) left calls without results; every later request would be rejected as malformed
         for call_id, name in unanswered_calls(self.history):
@@ -590,6 +591,13 @@ class Agent:
                          f"{REPEAT_STOP} times in a row without progress.")
                 break
 
+        if reply and not stopped:
+            try:  # recalls whose text reached the answer earn dreaming's use credit
+                from kit.agent.recall import credit_reply
+
+                credit_reply(ws, turn_ts, reply)
+            except Exception as exc:  # noqa: BLE001 - credit is an aid; the turn has its answer
+                self.status(f"recall credit failed: {type(exc).__name__}: {exc}")
         fire_hook(ws, "message:sent", {"text": reply, "session_id": self.session.id, "stopped": stopped},
                   session_key=self.session.key)
         tokens = self._context_tokens(system)

@@ -134,3 +134,17 @@ def _record(ws: WorkspaceCore, query: str, results: list[Any]) -> int:
         return int(record_hits(db, query, results, "active"))
     finally:
         db.close()
+
+
+def credit_reply(ws, since_ts: float, reply: str) -> int:
+    """Log a `reply` use for each hit recalled during this turn (since `since_ts`) whose text
+    reached the reply: dreaming gives those recalls extra credit."""
+    from kit.memory.recall import credit_reply as log_reply_uses
+
+    if not reply.strip() or not (ws.kit_dir / "state.db").exists():
+        return 0
+    db = ws.open_state()
+    try:
+        return log_reply_uses(db, since_ts, reply)
+    finally:
+        db.close()

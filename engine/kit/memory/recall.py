@@ -2,6 +2,11 @@
 
 Events, not aggregates: dreaming derives recall counts, distinct queries and days from these rows,
 and `kit memory explain` can show the history of one candidate.
+
+Since v2 the log keeps what recall credit needs (`kit.dreaming.scoring.recall_credit`), still as
+raw facts: each recorded search (`recall_searches`: its query, top score and number of results),
+each hit's rank in it, and the *uses* of a hit (`recall_uses`): the agent read its lines in full
+with `memory_get` (kind `read`), or its text reached the agent's reply (kind `reply`).
 """
 
 from __future__ import annotations
@@ -36,7 +41,31 @@ SCHEMA_V1 = """CREATE TABLE recall_events (
 CREATE INDEX recall_events_key ON recall_events(key);
 CREATE INDEX recall_events_day ON recall_events(day)"""
 
-MIGRATIONS = (SCHEMA_V1,)
+SCHEMA_V2 = """CREATE TABLE recall_searches (
+  id INTEGER PRIMARY KEY,
+  query_hash TEXT NOT NULL,
+  top_score REAL NOT NULL,
+  results INTEGER NOT NULL,
+  day TEXT NOT NULL,
+  ts REAL NOT NULL,
+  source TEXT NOT NULL);
+ALTER TABLE recall_events ADD COLUMN search_id INTEGER;
+ALTER TABLE recall_events ADD COLUMN rank INTEGER;
+CREATE INDEX recall_events_search ON recall_events(search_id);
+CREATE TABLE recall_uses (
+  id INTEGER PRIMARY KEY,
+  path TEXT NOT NULL,
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  day TEXT NOT NULL,
+  ts REAL NOT NULL);
+CREATE INDEX recall_uses_path ON recall_uses(path)"""
+
+MIGRATIONS = (SCHEMA_V1, SCHEMA_V2)
+USE_KINDS = ("read", "reply")
+MAX_READ_LINES = 40  # a memory_get of more lines than this read a file, not a hit: no use credit
+USE_WINDOW_S = 600.0  # a use counts for the searches of the ten minutes before it (one turn, give or take)
 
 _KIT_COMMENT = re.compile(r"<!--\s*kit:.*?-->", re.DOTALL)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?", re.MULTILINE)
@@ -57,9 +86,28 @@ class RecallEvent:
     day: str  # YYYY-MM-DD (kit.clock)
     ts: float
     source: str  # tool | active | cli
+    search_id: int | None = None  # the recorded search (None: logged before v2)
+    rank: int | None = None  # 0-based position among that search's results
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class RecallUse:
+    """The agent used a recalled hit: read its lines in full (`read`) or quoted it (`reply`)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    kind: str  # read | reply
+    day: str
+    ts: float
+
+    def covers(self, event: RecallEvent) -> bool:
+        """This use is about `event`'s lines, shortly after that search (USE_WINDOW_S)."""
+        return (self.path == event.path and self.day == event.day and 0 <= self.ts - event.ts <= USE_WINDOW_S
+                and self.start_line <= event.start_line and event.end_line <= self.end_line)
 
 
 def ensure_schema(db) -> None:
@@ -97,15 +145,18 @@ def record_hits(db, query: str, results: Iterable[Any], source: str) -> int:
     """Record the daily-note hits among `results` (SearchHit objects or their JSON dicts).
 
     Returns how many events were written. MEMORY.md and other non-daily files are skipped:
-    they are already long-term memory, there is nothing to promote.
+    they are already long-term memory, there is nothing to promote — but they count for the
+    search's top score and each hit's rank (in the order given, best first), so a note line that
+    trails a MEMORY.md entry is a side hit.
     """
     if source not in SOURCES:
         raise ValueError(f"recall source must be one of {', '.join(SOURCES)}, not {source!r}")
     day = clock.today().isoformat()
     ts = clock.timestamp()
     qhash = query_hash(query)
+    results = list(results)
     rows = []
-    for hit in results:
+    for rank, hit in enumerate(results):
         path = _field(hit, "path")
         if not is_daily_note(path):
             continue
@@ -113,24 +164,94 @@ def record_hits(db, query: str, results: Iterable[Any], source: str) -> int:
         snippet = _field(hit, "snippet")
         rows.append(
             (candidate_key(path, start, end), path, start, end, snippet, claim_hash(snippet),
-             query, qhash, float(_field(hit, "score")), day, ts, source)
+             query, qhash, float(_field(hit, "score")), day, ts, source, rank)
         )
     if not rows:
         return 0
+    top = max(float(_field(hit, "score")) for hit in results)
     ensure_schema(db)
     with db.transaction():
+        cur = db.execute(
+            "INSERT INTO recall_searches(query_hash, top_score, results, day, ts, source) VALUES (?,?,?,?,?,?)",
+            (qhash, top, len(results), day, ts, source),
+        )
+        search_id = cur.lastrowid
         db.conn.executemany(
             "INSERT INTO recall_events(key, path, start_line, end_line, snippet, claim_hash, query, "
-            "query_hash, score, day, ts, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            rows,
+            "query_hash, score, day, ts, source, rank, search_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(*row, search_id) for row in rows],
         )
     return len(rows)
 
 
-def events(db, since_day: str | None = None) -> list[RecallEvent]:
-    """All recall events (optionally from `since_day` on, inclusive), oldest first."""
+def record_use(db, path: str, start_line: int, end_line: int, kind: str) -> bool:
+    """Log that the agent used lines of a daily note (`read` with memory_get, `reply` when they
+    reached its answer). Other files and reads longer than MAX_READ_LINES are not logged."""
+    if kind not in USE_KINDS:
+        raise ValueError(f"recall use must be one of {', '.join(USE_KINDS)}, not {kind!r}")
+    if not is_daily_note(path) or end_line < start_line or end_line - start_line + 1 > MAX_READ_LINES:
+        return False
     ensure_schema(db)
-    columns = ", ".join(RecallEvent.__dataclass_fields__)
+    db.execute("INSERT INTO recall_uses(path, start_line, end_line, kind, day, ts) VALUES (?,?,?,?,?,?)",
+               (path, int(start_line), int(end_line), kind, clock.today().isoformat(), clock.timestamp()))
+    return True
+
+
+_REPLY_WORD = re.compile(r"[^\W_]{3,}|\d+")
+_REPLY_STOP = frozenset("the and for are was were this that with from have has you your our not but".split())
+
+
+def _reply_words(text: str) -> set[str]:
+    return {w for w in _REPLY_WORD.findall(normalise_claim(text)) if w not in _REPLY_STOP}
+
+
+def reached_reply(snippet: str, reply: str) -> bool:
+    """True when a snippet's text reached a reply: at least 3 of its words, and most of them
+    (≥ 60 %), are in it — a quote or a close retelling, not a shared topic word."""
+    mine = _reply_words(snippet)
+    shared = mine & _reply_words(reply)
+    return len(shared) >= 3 and len(shared) >= 0.6 * len(mine)
+
+
+def credit_reply(db, since_ts: float, reply: str) -> int:
+    """Log a `reply` use for each hit recalled since `since_ts` (this turn) whose text reached
+    `reply`; returns how many."""
+    if not reply.strip():
+        return 0
+    ensure_schema(db)
+    rows = db.execute("SELECT DISTINCT path, start_line, end_line, snippet FROM recall_events WHERE ts >= ?",
+                      (since_ts,)).fetchall()
+    used = {(r[0], r[1], r[2]) for r in rows if reached_reply(r[3], reply)}
+    return sum(record_use(db, path, start, end, "reply") for path, start, end in sorted(used))
+
+
+def uses(db) -> list[RecallUse]:
+    if not _columns(db, "recall_uses"):
+        return []
+    rows = db.execute("SELECT path, start_line, end_line, kind, day, ts FROM recall_uses ORDER BY id")
+    return [RecallUse(*tuple(r)) for r in rows]
+
+
+def top_scores(db) -> dict[int, float]:
+    """Each recorded search's best score (MEMORY.md hits included), by search id."""
+    if not _columns(db, "recall_searches"):
+        return {}
+    return {int(r[0]): float(r[1]) for r in db.execute("SELECT id, top_score FROM recall_searches")}
+
+
+def _columns(db, table: str) -> set[str]:
+    return {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+
+
+def events(db, since_day: str | None = None) -> list[RecallEvent]:
+    """All recall events (optionally from `since_day` on, inclusive), oldest first.
+
+    Reading never migrates (a dry-run dream writes nothing, not even state.db): columns a v1 log
+    lacks read as None."""
+    have = _columns(db, "recall_events")
+    if not have:
+        return []
+    columns = ", ".join(c if c in have else "NULL" for c in RecallEvent.__dataclass_fields__)
     if since_day:
         rows = db.execute(f"SELECT {columns} FROM recall_events WHERE day >= ? ORDER BY id", (since_day,))
     else:

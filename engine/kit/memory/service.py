@@ -136,8 +136,9 @@ class Memory:
             self._dirty.add(result.path)
         return result
 
-    def get(self, path: str, start: int = 1, lines: int | None = None) -> str:
-        """Lines [start, start+lines) of a memory file (MEMORY.md, memory/**, extra paths)."""
+    def get(self, path: str, start: int = 1, lines: int | None = None, *, record: bool = False) -> str:
+        """Lines [start, start+lines) of a memory file (MEMORY.md, memory/**, extra paths); with
+        `record`, a read of a daily note's lines goes to the recall log as a use (recall credit)."""
         rel = str(path).strip().removeprefix("./")
         if not (self.is_indexable(rel) or (rel.startswith("memory/") and rel.endswith(".md"))):
             raise PathEscapeError(f"{rel} is not a memory file (MEMORY.md, memory/**/*.md or memory.extra_paths)")
@@ -154,6 +155,11 @@ class Memory:
             all_lines.pop()
         first = max(1, int(start or 1))
         stop = len(all_lines) if lines is None else first - 1 + max(0, int(lines))
+        if record and stop >= first:
+            from kit.memory.recall import record_use
+
+            with self.ws.open_state() as db:
+                record_use(db, rel, first, min(stop, len(all_lines)), "read")
         return "\n".join(all_lines[first - 1 : stop])
 
     # ------------------------------------------------------------------ sync

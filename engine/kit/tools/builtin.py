@@ -93,7 +93,8 @@ def memory_get(ctx: ToolContext, args: dict[str, Any]) -> str:
     path = str(_require(args, "path"))
     start = _int_arg(args, "start", 1) or 1
     lines = _int_arg(args, "lines", None)
-    return _memory(ctx.ws).get(path, start=start, lines=lines)
+    # reading a hit in full is a use of it: dreaming gives that recall extra credit
+    return _memory(ctx.ws).get(path, start=start, lines=lines, record=True)
 
 
 @tool("memory_write",
