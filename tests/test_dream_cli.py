@@ -398,6 +398,7 @@ def test_human_output_gives_reasons_not_gate_names(workspace, cli):
         "  FAIL junk: looks like a table",
         f"  pass min_score ({data['score']:.3f} vs 0.750)",
         "  pass min_recall_count (4 vs 3)",
+        "  pass min_recall_days (4 vs 2)",
         "  pass min_unique_queries (4 vs 2)",
         "  pass max_age_days (0 vs 30)",
         "  pass not in MEMORY.md yet",

@@ -100,7 +100,7 @@ def test_explain_says_why(month, monkeypatch, cli):
     res = cli("memory", "explain", "quarterly report template", "--json", "-w", ws.root)
     from kit.dreaming.explain import explain
 
-    data = explain(ws, "quarterly report template")
+    data = explain(ws, "quarterly report template").to_json()
     assert data["key"] == "memory/2026-05-03.md:4:4"
     assert set(data["signals"]) == {
         "recall_count", "total_score", "max_score", "unique_queries", "recall_days", "first_day", "last_day",
@@ -112,7 +112,7 @@ def test_explain_says_why(month, monkeypatch, cli):
     assert data["gates"]["min_unique_queries"] == {"passed": False, "value": 1, "threshold": 2}
     assert "min_unique_queries" in data["blocked_by"]
     assert [h["query"] for h in data["history"]] == ["report template"] * 5
-    by_key = explain(ws, "memory/2026-05-01.md:3:3")
+    by_key = explain(ws, "memory/2026-05-01.md:3:3").to_json()
     assert by_key["snippet"] == f"- {FACTS['oat']}"
     assert by_key["signals"]["recall_days"] == 3
     assert set(by_key["components"]) == {"relevance", "frequency", "diversity", "recency", "consolidation",

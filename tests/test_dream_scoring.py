@@ -1,4 +1,4 @@
-"""§8 scoring, with expected values worked out by hand (each component and the total, to 1e-6)."""
+"""§8 scoring (credited, issue 16), with expected values worked out by hand (each component and the total, to 1e-6)."""
 
 from __future__ import annotations
 
@@ -17,47 +17,65 @@ def approx(x):
 
 
 def test_candidate_recalled_on_two_adjacent_days():
-    # 4 recalls scoring 3.2 in total, 3 queries, 2 days one day apart, last recall today, 6 tags
-    s = Signals(recall_count=4, total_score=3.2, unique_queries=3, recall_days=2, span_days=1,
-                days_since_last_recall=0, tag_count=6)
+    # credited 1.0 + 0.6 on two days one day apart, 3 credited queries, last recall today, 6 tags
+    s = Signals(recall_count=1.6, total_score=1.6, unique_queries=3, recall_days=2, span_days=1,
+                days_since_last_recall=0, tag_count=6, raw_recalls=4)
     sc = scoring.score(s, WEIGHTS, HL)
     assert sc.components == {
-        "relevance": approx(0.8),
-        "frequency": approx(0.671188),  # ln 5 / ln 11
-        "diversity": approx(0.6),  # max(3, 2) / 5
+        "relevance": approx(0.8),  # 1.6 credited / 2 credited days
+        "frequency": approx(0.398479),  # ln 2.6 / ln 11
+        "diversity": approx(0.4),  # min(3, 2) / 5
         "recency": approx(1.0),
         "consolidation": approx(0.301158),  # 0.55·ln2/ln5 + 0.45·1/7
         "conceptual": approx(1.0),
     }
     assert sc.boost == 0.0
-    assert sc.total == approx(0.731201)
+    assert sc.total == approx(0.635751)
 
 
 def test_one_day_consolidation_and_recency_decay():
-    # 5 recalls (3.5 total) by one query on a single day, three days ago, 3 tags
-    s = Signals(recall_count=5, total_score=3.5, unique_queries=1, recall_days=1, span_days=0,
-                days_since_last_recall=3, tag_count=3)
+    # one credited day worth 0.7, one query, three days ago, 3 tags
+    s = Signals(recall_count=0.7, total_score=0.7, unique_queries=1, recall_days=1, span_days=0,
+                days_since_last_recall=3, tag_count=3, raw_recalls=5)
     sc = scoring.score(s, WEIGHTS, HL)
     assert sc.components["relevance"] == approx(0.7)
-    assert sc.components["frequency"] == approx(0.747222)  # ln 6 / ln 11
+    assert sc.components["frequency"] == approx(0.221289)  # ln 1.7 / ln 11
     assert sc.components["diversity"] == approx(0.2)
     assert sc.components["recency"] == approx(0.861973)  # exp(−ln2/14·3)
     assert sc.components["consolidation"] == approx(0.2)  # one day
     assert sc.components["conceptual"] == approx(0.5)
-    assert sc.total == approx(0.598629)
+    assert sc.total == approx(0.472405)
 
 
 def test_multi_day_consolidation_saturates():
-    # 12 recalls (10.8), 7 queries, 6 days spanning 9 days, last yesterday, 8 tags
-    s = Signals(recall_count=12, total_score=10.8, unique_queries=7, recall_days=6, span_days=9,
-                days_since_last_recall=1, tag_count=8)
+    # 5.4 credited over 6 days spanning 9 days, 7 queries, last yesterday, 8 tags
+    s = Signals(recall_count=5.4, total_score=5.4, unique_queries=7, recall_days=6, span_days=9,
+                days_since_last_recall=1, tag_count=8, raw_recalls=12)
     sc = scoring.score(s, WEIGHTS, HL)
-    assert sc.components["frequency"] == approx(1.0)  # saturates at 10
-    assert sc.components["diversity"] == approx(1.0)
+    assert sc.components["relevance"] == approx(0.9)
+    assert sc.components["frequency"] == approx(0.774136)  # ln 6.4 / ln 11
+    assert sc.components["diversity"] == approx(1.0)  # min(7, 6) / 5, capped
     assert sc.components["consolidation"] == approx(1.0)
     assert sc.components["conceptual"] == approx(1.0)
     assert sc.components["recency"] == approx(0.951695)
-    assert sc.total == approx(0.962754)
+    assert sc.total == approx(0.908547)
+
+
+def test_diversity_needs_both_queries_and_days():
+    assert scoring.diversity(9, 1) == approx(0.2)  # nine wordings on one day
+    assert scoring.diversity(1, 6) == approx(0.2)  # one query on six days
+    assert scoring.diversity(3, 4) == approx(0.6)
+
+
+def test_recall_credit_follows_rank_and_relative_score():
+    assert scoring.recall_credit(0, 1.0) == 1.0  # the answer
+    assert scoring.recall_credit(2, 0.9) == approx(0.213333)  # ((0.9−0.5)/0.5)² / 3
+    assert scoring.recall_credit(4, 0.7) == approx(0.032)  # ((0.7−0.5)/0.5)² / 5
+    assert scoring.recall_credit(1, 0.5) == 0.0  # half the top score: nothing
+    assert scoring.recall_credit(2, 0.9, used=True) == approx(0.963333)  # + 0.75, read or quoted
+    assert scoring.recall_credit(0, 1.0, used=True) == 1.0  # capped
+    assert scoring.recall_credit(None, None) == 1.0  # logged before ranks were kept
+    assert scoring.saturated({"2026-05-01": 4.0, "2026-05-02": 0.25}) == approx(1.25)  # a day counts ≤ 1
 
 
 def test_consolidation_three_days_span_three():
@@ -73,25 +91,26 @@ def test_phase_boost():
     assert scoring.phase_recency(None) == 0.0  # never hit
     assert scoring.phase_boost(2, 1, 1, 0) == approx(0.064297)
     assert scoring.phase_boost(0, None, 0, None) == 0.0
-    s = Signals(recall_count=4, total_score=3.2, unique_queries=3, recall_days=2, span_days=1,
-                days_since_last_recall=0, tag_count=6, light_hits=2, days_since_light=1, rem_hits=1, days_since_rem=0)
+    s = Signals(recall_count=1.6, total_score=1.6, unique_queries=3, recall_days=2, span_days=1,
+                days_since_last_recall=0, tag_count=6, light_hits=2, days_since_light=1, rem_hits=1, days_since_rem=0,
+                raw_recalls=4)
     sc = scoring.score(s, WEIGHTS, HL)
     assert sc.boost == approx(0.064297)
-    assert sc.total == approx(0.795498)
-    assert scoring.score(s, WEIGHTS, HL, with_boost=False).total == approx(0.731201)
+    assert sc.total == approx(0.700048)
+    assert scoring.score(s, WEIGHTS, HL, with_boost=False).total == approx(0.635751)
 
 
 def test_weights_are_renormalised_and_total_is_capped():
     doubled = {k: 2 * v for k, v in WEIGHTS.items()}
-    s = Signals(recall_count=4, total_score=3.2, unique_queries=3, recall_days=2, span_days=1,
-                days_since_last_recall=0, tag_count=6)
-    assert scoring.score(s, doubled, HL).total == approx(0.731201)
+    s = Signals(recall_count=1.6, total_score=1.6, unique_queries=3, recall_days=2, span_days=1,
+                days_since_last_recall=0, tag_count=6, raw_recalls=4)
+    assert scoring.score(s, doubled, HL).total == approx(0.635751)
     only_relevance = {"relevance": 5.0}
     assert scoring.normalised_weights(only_relevance)["relevance"] == 1.0
     assert scoring.score(s, only_relevance, HL).total == approx(0.8)
-    top = Signals(recall_count=20, total_score=20, unique_queries=9, recall_days=9, span_days=20,
+    top = Signals(recall_count=10, total_score=10, unique_queries=9, recall_days=10, span_days=20,
                   days_since_last_recall=0, tag_count=8, light_hits=9, days_since_light=0, rem_hits=9,
-                  days_since_rem=0)
+                  days_since_rem=0, raw_recalls=20)
     assert scoring.score(top, WEIGHTS, HL).total == 1.0  # min(1, 1 + 0.15)
 
 

@@ -119,7 +119,7 @@ def test_a_paraphrase_of_a_deleted_entry_is_blocked_by_not_demoted(workspace, mo
     row = db.execute("SELECT status, snippet FROM dream_promotions WHERE key = 'memory/2026-05-01.md:3:3'").fetchone()
     db.close()
     assert tuple(row) == ("demoted", FACTS[0])
-    explained = explain(workspace, "memory/2026-05-08.md:3:3")
+    explained = explain(workspace, "memory/2026-05-08.md:3:3").to_json()
     assert explained["blocked_by"] == ["not_demoted"] and explained["gates"]["not_demoted"]["passed"] is False
 
 

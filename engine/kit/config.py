@@ -177,6 +177,7 @@ SCHEMA: dict[str, Any] = {
             "min_score": _f("float", 0.75, minimum=0, maximum=1),
             "min_recall_count": _f("int", 3, minimum=0),
             "min_unique_queries": _f("int", 2, minimum=0),
+            "min_recall_days": _f("int", 2, minimum=0),
             "max_age_days": _f("int", 30, minimum=0),
             "half_life_days": _f("float", 14.0, minimum=0),
         },

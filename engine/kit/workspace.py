@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kit.agent.loop import Agent
     from kit.agent.sessions import SessionStore
     from kit.dreaming.cron import CronResult
+    from kit.dreaming.explain import Explanation
     from kit.dreaming.runner import DreamResult
     from kit.hooks.registry import HookRegistry
     from kit.memory.service import Memory
@@ -83,9 +84,9 @@ class Workspace(WorkspaceCore):
 
         return run_dream(self, **options)
 
-    def explain(self, target: str) -> dict[str, Any]:
+    def explain(self, target: str) -> Explanation:
         """`kit memory explain`: one promotion candidate (a key or some of its text) — signals,
-        gates and recall history."""
+        credit, gates and recall history (`.to_json()` for the CLI's JSON shape)."""
         from kit.dreaming.explain import explain
 
         return explain(self, target)

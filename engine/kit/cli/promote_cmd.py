@@ -74,7 +74,7 @@ def explain(workspace, target: str, as_json: bool) -> None:
     from kit import gate_reason
 
     ws = open_workspace(workspace)
-    data = ws.explain(target)
+    data = ws.explain(target).to_json()
     if as_json:
         emit_json(data)
         return
@@ -83,8 +83,11 @@ def explain(workspace, target: str, as_json: bool) -> None:
     say(f"{data['key']} (claim {data['claim']}, status {data['status'] or 'candidate'})", style="bold")
     say(f"  {data['snippet']}")
     s = data["signals"]
+    r = data["recalls"]
     say(f"signals: {s['recall_count']} recalls, {s['unique_queries']} queries, {s['recall_days']} days "
         f"({s['first_day']} .. {s['last_day']}), tags: {', '.join(s['concept_tags'])}")
+    say(f"credit:  {r['credited']:.2f} credited recalls (of {r['raw']} raw; one day counts at most 1), "
+        f"{r['credited_queries']} credited queries, {r['credited_days']} credited days, {r['used']} used by the agent")
     say(f"         light hits {s['light_hits']}, REM hits {s['rem_hits']}")
     for name, value in data["components"].items():
         say(f"  {name:<14} {value:.3f} × {data['weights'][name]:.3f}")
@@ -97,6 +100,12 @@ def explain(workspace, target: str, as_json: bool) -> None:
                  if "threshold" in gate else "")
         junk = gate["value"] if name == "not_junk" else None
         say(f"  {mark} {gate_reason(name, junk, passed=gate['passed'])}{extra}")
-    say("history:")
+    if data["verify"]:
+        v = data["verify"]
+        say(f"to verify #{v['id']} ({v['status']}): {v['reason']}")
+    say("history (score, rank, credit):")
     for h in data["history"]:
-        say(f"  {h['day']}  {h['score']:.3f}  [{h['source']}] {h['query']}")
+        rank = "-" if h["rank"] is None else str(h["rank"] + 1)
+        used = " used" if h["used"] else ""
+        via = f" (quoted by {h['quoted_by']})" if h["quoted_by"] else ""
+        say(f"  {h['day']}  {h['score']:.3f}  #{rank:<2} {h['credit']:.2f}{used}  [{h['source']}] {h['query']}{via}")

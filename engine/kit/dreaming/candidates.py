@@ -1,42 +1,63 @@
-"""Candidates (§8): recall events aggregated per candidate key and claim hash.
+"""Candidates (§8): recall events aggregated per *claim*, each hit weighted by its recall credit.
 
-A key whose line range now holds a different claim hash is a different candidate, so a rewritten
-note line starts from zero instead of inheriting the old line's recalls.
+A candidate is a claim — the normalised text of a note passage, with small rewordings of the same
+values folded in (`claims.same_claim`) — not a line range: moving, reordering or deleting the lines
+around a fact never splits or resets its history, and the same sentence recalled from two notes is
+one candidate. A rewrite that changes a value ("9:30" → "10:00") is a new claim.
+
+Each event earns `scoring.recall_credit` from its rank and score among the promotable hits of its
+search, plus a bonus when the agent used it (`recall_uses`). Candidates keep the raw counts (what
+happened) next to the credited ones (what counts): credited recalls saturate at one per day, and a
+day or a query counts only when a hit there earned at least `scoring.CREDITED`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import date
 
-from kit.dreaming.junk import junk_reason
+from kit.dreaming import scoring
+from kit.dreaming.claims import ClaimIndex
+from kit.dreaming.junk import junk_rule
 from kit.dreaming.tags import concept_tags
-from kit.memory.recall import RecallEvent
+from kit.memory.recall import RecallEvent, RecallUse, claim_hash, normalise_claim
 
 
 @dataclass(frozen=True)
 class Candidate:
-    key: str
+    key: str  # where its latest recall found it: path:start:end
     path: str
     start_line: int
     end_line: int
-    claim: str
-    snippet: str
-    recall_count: int
-    total_score: float
+    claim: str  # identity: the claim hash of the first wording recalled
+    snippet: str  # the latest wording
+    recall_count: int  # raw: every event
+    total_score: float  # raw: summed search scores
     max_score: float
-    query_hashes: frozenset[str]
+    query_hashes: frozenset[str]  # raw distinct queries
     queries: tuple[str, ...]  # distinct query texts, first-seen order (for explain)
-    days: tuple[str, ...]  # distinct recall days, sorted
+    days: tuple[str, ...]  # raw distinct recall days, sorted
     first_ts: float
     last_ts: float
     tags: tuple[str, ...]
     junk: str | None  # why it can never be promoted, or None
+    junk_rule: str | None = None
+    credit: float = 0.0  # summed recall credit (unsaturated)
+    credited: float = 0.0  # credited recalls: each day's credit capped at scoring.DAY_CAP
+    credited_days: tuple[str, ...] = ()
+    credited_day_credit: float = 0.0  # the saturated credit of the credited days alone
+    credited_queries: frozenset[str] = frozenset()
+    used: int = 0  # hits the agent read in full or quoted
+    claims: frozenset[str] = frozenset()  # the claim hash of every wording
+    locations: tuple[tuple[str, int, int], ...] = ()  # every (path, start, end) it was recalled at, latest first
+    first_snippet: str = ""  # the wording whose hash is `claim`
+    # (event id, credit, used, quoted): quoted = a junk hit that quotes this claim (see quoted_wordings)
+    event_credit: tuple[tuple[int, float, bool, bool], ...] = field(default=(), repr=False)
 
     @property
     def id(self) -> str:
-        return f"{self.key}@{self.claim}"
+        return self.claim
 
     @property
     def unique_queries(self) -> int:
@@ -48,11 +69,11 @@ class Candidate:
 
     @property
     def first_day(self) -> date:
-        return date.fromisoformat(self.days[0])
+        return date.fromisoformat((self.credited_days or self.days)[0])
 
     @property
     def last_day(self) -> date:
-        return date.fromisoformat(self.days[-1])
+        return date.fromisoformat((self.credited_days or self.days)[-1])
 
     def to_json(self) -> dict:
         return {
@@ -64,44 +85,137 @@ class Candidate:
             "max_score": round(self.max_score, 6),
             "unique_queries": self.unique_queries,
             "recall_days": self.recall_days,
+            "credited_recalls": round(self.credited, 6),
+            "credited_queries": len(self.credited_queries),
+            "credited_days": len(self.credited_days),
+            "used": self.used,
             "first_day": self.days[0],
             "last_day": self.days[-1],
             "concept_tags": list(self.tags),
             "junk": self.junk,
+            "junk_rule": self.junk_rule,
         }
 
 
-def build_candidates(events: Iterable[RecallEvent]) -> list[Candidate]:
-    groups: dict[tuple[str, str], list[RecallEvent]] = {}
-    for ev in events:
-        groups.setdefault((ev.key, ev.claim_hash), []).append(ev)
-    out = []
-    for (key, claim), evs in groups.items():
-        evs.sort(key=lambda e: (e.ts, e.id))
-        snippet = evs[-1].snippet
-        queries: list[str] = []
-        for e in evs:
-            if e.query not in queries:
-                queries.append(e.query)
-        out.append(
-            Candidate(
-                key=key,
-                path=evs[-1].path,
-                start_line=evs[-1].start_line,
-                end_line=evs[-1].end_line,
-                claim=claim,
-                snippet=snippet,
-                recall_count=len(evs),
-                total_score=sum(e.score for e in evs),
-                max_score=max(e.score for e in evs),
-                query_hashes=frozenset(e.query_hash for e in evs),
-                queries=tuple(queries),
-                days=tuple(sorted({e.day for e in evs})),
-                first_ts=evs[0].ts,
-                last_ts=evs[-1].ts,
-                tags=concept_tags(snippet),
-                junk=junk_reason(snippet),
-            )
-        )
+def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], uses: Iterable[RecallUse] = (),
+                  tops: Mapping[int, float] | None = None,
+                  quotes: Mapping[str, str] | None = None) -> dict[int, tuple[float, bool]]:
+    """Each event's (credit, used). The rank is taken among the promotable hits of the event's
+    search (a junk hit never pushes an answer down; one that quotes a note line stands for it),
+    the relative score against the search's top hit, whatever it was (`tops`: junk, MEMORY.md):
+    a weak line does not become an answer because junk crowded the real one out of the results."""
+    tops, quotes = tops or {}, quotes or {}
+    by_place: dict[tuple[str, str], list[RecallUse]] = {}
+    for u in uses:
+        by_place.setdefault((u.path, u.day), []).append(u)
+    searches: dict[int, list[RecallEvent]] = {}
+    for e in events:
+        if e.search_id is not None:
+            searches.setdefault(e.search_id, []).append(e)
+    place: dict[int, tuple[int, float]] = {}
+    for evs in searches.values():
+        good = sorted((e for e in evs if junk.get(e.snippet) is None or e.snippet in quotes),
+                      key=lambda e: (-e.score, e.id))
+        ranked = good + sorted((e for e in evs if junk.get(e.snippet) is not None and e.snippet not in quotes),
+                               key=lambda e: (-e.score, e.id))
+        top = max([e.score for e in ranked] + [tops.get(evs[0].search_id, 0.0)])
+        for rank, e in enumerate(ranked):
+            place[e.id] = (rank, e.score / top if top > 0 else 0.0)
+    out: dict[int, tuple[float, bool]] = {}
+    for e in events:
+        used = any(u.covers(e) for u in by_place.get((e.path, e.day), ()))
+        rank, relative = place.get(e.id, (None, None))
+        out[e.id] = (scoring.recall_credit(rank, relative, used), used)
+    return out
+
+
+def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = (),
+                     tops: Mapping[int, float] | None = None) -> list[Candidate]:
+    """Candidates from the recall log: `uses` and `tops` (each search's best score) as logged by
+    `kit.memory.recall`."""
+    events = sorted(events, key=lambda e: e.id)
+    if not events:
+        return []
+    junk = {}
+    for e in events:
+        if e.snippet not in junk:
+            junk[e.snippet] = junk_rule(e.snippet)
+    reasons = {s: (j.reason if j else None) for s, j in junk.items()}
+    quotes = quoted_wordings([s for s, j in junk.items() if j is not None], [s for s, j in junk.items() if j is None])
+    credits = event_credits(events, reasons, uses, tops, quotes)
+    # claims: distinct wordings in first-seen order, rewordings folded into the first
+    first_of: dict[str, str] = {}
+    for e in events:
+        first_of.setdefault(e.claim_hash, e.snippet)
+    hashes = list(first_of)
+    parent = ClaimIndex([first_of[h] for h in hashes]).groups()
+    identity = {h: hashes[parent[i]] for i, h in enumerate(hashes)}
+    groups: dict[str, list[RecallEvent]] = {}
+    quoting: dict[str, list[RecallEvent]] = {}
+    for e in events:
+        groups.setdefault(identity[e.claim_hash], []).append(e)
+        if e.snippet in quotes:
+            quoting.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(e)
+    out = [_candidate(claim, evs, quoting.get(claim, []), junk, credits, first_of[claim])
+           for claim, evs in groups.items()]
     out.sort(key=lambda c: (c.path, c.start_line, c.end_line, c.claim))
     return out
+
+
+MIN_QUOTE_CHARS = 24  # shorter note lines are too common to tell a quote from a coincidence
+
+
+def quoted_wordings(junk: Iterable[str], wordings: Iterable[str]) -> dict[str, str]:
+    """Junk snippets that quote a promotable wording verbatim (a session transcript of an earlier
+    answer: "**Assistant:** From your notes: <the line>"), mapped to the longest wording quoted.
+    Such a hit is a recall of that line: its credit goes to the line's claim (never its text)."""
+    norms = {w: normalise_claim(w) for w in wordings}
+    norms = {w: n for w, n in norms.items() if len(n) >= MIN_QUOTE_CHARS}
+    by_word: dict[str, list[str]] = {}
+    for w, n in norms.items():
+        first = min(n.split(), key=lambda t: (-len(t), t))  # index each wording under its longest word
+        by_word.setdefault(first, []).append(w)
+    out = {}
+    for s in junk:
+        text = normalise_claim(s)
+        found = [w for word in set(text.split()) for w in by_word.get(word, ()) if norms[w] in text]
+        if found:
+            out[s] = max(found, key=lambda w: (len(norms[w]), w))
+    return out
+
+
+def _candidate(claim: str, evs: list[RecallEvent], quoted: list[RecallEvent], junk, credits, first: str) -> Candidate:
+    evs.sort(key=lambda e: (e.ts, e.id))
+    last = evs[-1]
+    queries: list[str] = []
+    for e in evs:
+        if e.query not in queries:
+            queries.append(e.query)
+    day_credit: dict[str, float] = {}
+    query_credit: dict[str, float] = {}
+    for e in evs + quoted:
+        c = credits[e.id][0]
+        day_credit[e.day] = day_credit.get(e.day, 0.0) + c
+        query_credit[e.query_hash] = query_credit.get(e.query_hash, 0.0) + c
+    locations: list[tuple[str, int, int]] = []
+    for e in reversed(evs):
+        if (e.path, e.start_line, e.end_line) not in locations:
+            locations.append((e.path, e.start_line, e.end_line))
+    found = junk[last.snippet]
+    return Candidate(
+        key=last.key, path=last.path, start_line=last.start_line, end_line=last.end_line, claim=claim,
+        snippet=last.snippet, recall_count=len(evs), total_score=sum(e.score for e in evs),
+        max_score=max(e.score for e in evs), query_hashes=frozenset(e.query_hash for e in evs),
+        queries=tuple(queries), days=tuple(sorted({e.day for e in evs})), first_ts=evs[0].ts, last_ts=last.ts,
+        tags=concept_tags(last.snippet), junk=found.reason if found else None, junk_rule=found.rule if found else None,
+        credit=sum(credits[e.id][0] for e in evs + quoted), credited=scoring.saturated(day_credit),
+        credited_days=tuple(sorted(d for d, c in day_credit.items() if min(scoring.DAY_CAP, c) >= scoring.CREDITED)),
+        credited_day_credit=sum(min(scoring.DAY_CAP, c) for c in day_credit.values()
+                                if min(scoring.DAY_CAP, c) >= scoring.CREDITED),
+        credited_queries=frozenset(q for q, c in query_credit.items() if c >= scoring.CREDITED),
+        used=sum(1 for e in evs + quoted if credits[e.id][1]),
+        claims=frozenset({e.claim_hash for e in evs} | {claim}),
+        locations=tuple(locations), first_snippet=first,
+        event_credit=tuple((e.id, credits[e.id][0], credits[e.id][1], False) for e in evs)
+        + tuple((e.id, credits[e.id][0], credits[e.id][1], True) for e in sorted(quoted, key=lambda e: e.id)),
+    )

@@ -1,33 +1,41 @@
-"""Deep sleep (§8): rehydrate, dedupe against MEMORY.md, write the managed section, enforce the cap.
+"""Deep sleep (§8), as a plan and its application.
 
-Only this phase writes MEMORY.md. The write re-reads the file immediately before replacing it and
-applies Deep's additions and removals to whatever is there now, so a user's edit made while the
-dream ran is kept.
+`plan()` decides, writing nothing: which entries the user deleted since the last dream (demoted),
+how every candidate ranks and which gates it fails, and for each that passes, in rank order, what
+becomes of it — promoted, promoted in place of an older value (superseded), queued "to verify"
+(it contradicts MEMORY.md without saying it replaces it), stale (a newer value exists), gone
+(its lines are no longer in the note), a duplicate, or over today's limit. `apply()` (in the
+runner) writes the plan: MEMORY.md through `writer.write_memory`, the archive, state and report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from kit.dreaming import managed
+from kit.dreaming import claims, managed
 from kit.dreaming.candidates import Candidate
 from kit.dreaming.embed import similarity_matrix
-from kit.dreaming.ranking import Ranked
+from kit.dreaming.junk import junk_rule
+from kit.dreaming.ranking import DeepSettings, Ranked, rank
+from kit.dreaming.store import DEMOTED, PhaseStats, Promotion, VerifyItem
+from kit.memory.daily import note_date
 from kit.memory.recall import claim_hash, normalise_claim
 
 SEMANTIC_DUPLICATE = 0.88
-NEARBY_LINES = 50
+COMPARE_FLOOR = 0.45  # below this similarity two texts are not compared for a changed value
 MEMORY_FILE = "MEMORY.md"
 ARCHIVE_FILE = "memory/archive/promoted.md"
 ARCHIVE_HEADER = (
     "# Retired promoted memories\n\n"
-    "Entries Kit's dreaming moved out of MEMORY.md when its promoted section grew over\n"
-    "`dreaming.memory_max_chars`. Still searchable with `kit memory search`; no longer in the prompt.\n"
+    "Entries Kit's dreaming moved out of MEMORY.md: when its promoted section grew over\n"
+    "`dreaming.memory_max_chars` (`retired=`), or when a newer value replaced them (`superseded_by=`).\n"
+    "Still searchable with `kit memory search`; no longer in the prompt.\n"
 )
+ACTIONS = ("promoted", "superseded", "to_verify", "stale", "gone", "duplicate", "over_limit")
 
 
 @dataclass(frozen=True)
@@ -37,45 +45,203 @@ class Live:
     start_line: int
     end_line: int
     text: str
+    path: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}:{self.start_line}:{self.end_line}"
+
+
+@dataclass(frozen=True)
+class Existing:
+    """Something MEMORY.md already says: a promoted entry, or (entry None) a line of the user's own."""
+
+    text: str
+    entry: managed.Entry | None
+    day: date | None  # the date of the note it came from
+
+    @property
+    def key(self) -> str:
+        return self.entry.key if self.entry else ""
+
+    @property
+    def claim(self) -> str:
+        return self.entry.claim if self.entry else claim_hash(self.text)
 
 
 @dataclass(frozen=True)
 class Decision:
     ranked: Ranked
-    action: str  # promoted | gone | duplicate | over_limit
+    action: str  # one of ACTIONS
     detail: str
     live: Live | None = None
+    old: Existing | None = None  # superseded, to_verify, stale: what it replaces or contradicts
+
+    @property
+    def writes(self) -> bool:
+        return self.action in ("promoted", "superseded")
 
     def to_json(self) -> dict:
         return {"key": self.ranked.cand.key, "action": self.action, "detail": self.detail}
 
 
+@dataclass(frozen=True)
+class DeepPlan:
+    """What tonight's Deep will do, and why."""
+
+    day: date
+    ranked: tuple[Ranked, ...]
+    decisions: tuple[Decision, ...]
+    demoted: tuple[Promotion, ...]  # entries the user deleted since the last dream
+    promotions: tuple[Promotion, ...]  # the promotion rows as of the plan (demotions applied)
+    limit: int  # promotions left for today
+    snippets: tuple[tuple[Promotion, str], ...] = field(default=())  # demoted rows that get their text
+
+    @property
+    def chosen(self) -> list[Decision]:
+        return [d for d in self.decisions if d.writes]
+
+    def entries(self) -> list[managed.Entry]:
+        return [entry_for(d, self.day) for d in self.chosen]
+
+    @property
+    def replaced(self) -> list[managed.Entry]:
+        """Promoted entries a newer value supersedes tonight."""
+        return [d.old.entry for d in self.chosen if d.action == "superseded" and d.old and d.old.entry]
+
+    def verify_items(self) -> list[VerifyItem]:
+        out = []
+        for d in self.decisions:
+            if d.action != "to_verify" or d.live is None or d.old is None:
+                continue
+            c, day = d.ranked.cand, self.day.isoformat()
+            out.append(VerifyItem(0, c.claim, d.live.key, managed.one_line(d.live.text), d.old.key, d.old.claim,
+                                  d.old.text, d.detail, round(d.ranked.score.total, 6), c.recall_count,
+                                  len(c.credited_queries), c.days[-1], day, "pending", day))
+        return out
+
+
+# --------------------------------------------------------------------------- rehydration
+
+
 def _matches(window: str, cand: Candidate) -> bool:
-    if claim_hash(window) == cand.claim:
+    if claim_hash(window) in cand.claims or claim_hash(window) == cand.claim:
         return True
     # snippets are cut to memory.search.snippet_chars: a cut snippet still identifies its lines
     want = normalise_claim(cand.snippet).rstrip("…. ")
-    return len(want) >= 12 and want in normalise_claim(window)
+    if len(want) >= 12 and want in normalise_claim(window):
+        return True
+    return claims.same_claim(cand.snippet, window)
 
 
 def rehydrate(root: Path, cand: Candidate) -> Live | None:
-    """Re-read the note: the claim at its lines, else nearby (same line count), else None (gone)."""
+    """Re-read the notes: the claim where it was last recalled, else anywhere in that note
+    (nearest first, same line count: lines moved), else in the other notes it was recalled from;
+    None when it is gone (deleted, rewritten with another value, unreadable)."""
     from kit.errors import KitError
     from kit.fsutil import read_text, safe_join
 
-    try:  # missing, unreadable, not UTF-8 or escaping the workspace: not promotable tonight
-        lines = read_text(safe_join(root, cand.path), display=cand.path).split("\n")
-    except (OSError, KitError):
-        return None
-    n = cand.end_line - cand.start_line + 1
-    starts = sorted(range(1, max(1, len(lines) - n + 2)), key=lambda s: (abs(s - cand.start_line), s))
-    for s in starts:
-        if abs(s - cand.start_line) > NEARBY_LINES:
-            break
-        window = "\n".join(lines[s - 1 : s - 1 + n])
-        if window.strip() and _matches(window, cand):
-            return Live(s, s + n - 1, window)
+    for path, start, end in cand.locations or ((cand.path, cand.start_line, cand.end_line),):
+        try:  # missing, unreadable, not UTF-8 or escaping the workspace: not promotable tonight
+            lines = read_text(safe_join(root, path), display=path).split("\n")
+        except (OSError, KitError):
+            continue
+        n = end - start + 1
+        for s in sorted(range(1, max(1, len(lines) - n + 2)), key=lambda s: (abs(s - start), s)):
+            window = "\n".join(lines[s - 1 : s - 1 + n])
+            if window.strip() and _matches(window, cand):
+                return Live(s, s + n - 1, window, path)
     return None
+
+
+# --------------------------------------------------------------------------- what MEMORY.md says
+
+
+def existing_facts(memory_text: str) -> list[Existing]:
+    parsed = managed.parse(memory_text)
+    out = [Existing(e.text, e, note_date(e.key.rsplit(":", 2)[0]) if e.key.count(":") >= 2 else None)
+           for e in parsed.entries if e.text]
+    out += [Existing(line, None, None) for line in managed.user_lines(memory_text)]
+    return out
+
+
+class NoteLines:
+    """The claims (top-level list items and paragraph lines) of the daily notes, read once per plan."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._lines: list[tuple[date, str, str]] | None = None
+
+    def after(self, day: date) -> list[tuple[date, str, str]]:
+        """(note date, path, text) of every non-junk line in notes dated after `day`."""
+        if self._lines is None:
+            self._lines = self._read()
+        return [row for row in self._lines if row[0] > day]
+
+    def _read(self) -> list[tuple[date, str, str]]:
+        from kit.errors import KitError
+        from kit.fsutil import read_text
+
+        out = []
+        folder = self.root / "memory"
+        for path in sorted(folder.glob("*.md")) if folder.is_dir() else ():
+            rel = f"memory/{path.name}"
+            day = note_date(rel)
+            if day is None:
+                continue
+            try:
+                text = read_text(path, display=rel)
+            except (OSError, KitError):
+                continue
+            for line in text.split("\n"):
+                stripped = line.strip()
+                if not stripped or stripped.startswith(("#", "<!--")) or line.startswith((" ", "\t")):
+                    continue
+                if junk_rule(stripped) is None:
+                    out.append((day, rel, managed.one_line(stripped)))
+        return out
+
+
+def _clear(rel: claims.Relation, new_day: date | None, old_day: date | None) -> bool:
+    """A clear update: the line says it changed, or it is newer and differs only in numbers,
+    times, dates, days or money on the same subject."""
+    if rel.states_change:
+        return True
+    newer = new_day is not None and old_day is not None and new_day > old_day
+    return newer and rel.only_values and rel.subject >= claims.CLEAR_SUBJECT
+
+
+def _best_update(text: str, others: Sequence[Existing], sims) -> tuple[Existing, claims.Relation] | None:
+    best = None
+    for other, sim in zip(others, sims, strict=True):
+        if float(sim) < claims.CHANGE_SIMILARITY and claims.jaccard(claims.subject(other.text),
+                                                                      claims.subject(text)) < claims.UPDATE_SUBJECT:
+            continue
+        rel = claims.relation(other.text, text, float(sim))
+        if rel.kind == "update" and (best is None or rel.similarity > best[1].similarity):
+            best = (other, rel)
+    return best
+
+
+def newer_value(text: str, day: date | None, notes: NoteLines, embedder: Any | None) -> tuple[str, str] | None:
+    """(path, line) of a newer note line that clearly updates `text`'s value, or None."""
+    if day is None:
+        return None
+    mine = claims.subject(text)
+    later = [(d, p, t) for d, p, t in notes.after(day)
+             if claims.conflicts(text, t) and (claims.jaccard(mine, claims.subject(t)) >= 0.25 or
+                                               (claims.states_change(t) and mine & claims.subject(t)))]
+    if not later:
+        return None
+    sims = similarity_matrix(embedder, [text], [t for _, _, t in later])[0]
+    for (d, p, t), sim in zip(later, sims, strict=True):
+        rel = claims.relation(text, t, float(sim))
+        if rel.kind == "update" and _clear(rel, d, day):
+            return p, t
+    return None
+
+
+# --------------------------------------------------------------------------- the plan
 
 
 def block_demoted_twins(ranked: Sequence[Ranked], demoted_texts: Sequence[str], embedder: Any | None) -> list[Ranked]:
@@ -95,60 +261,162 @@ def block_demoted_twins(ranked: Sequence[Ranked], demoted_texts: Sequence[str], 
     return [replace(r, gates={**r.gates, "not_demoted": False}) if r.cand.id in twins else r for r in ranked]
 
 
-def plan(
-    ranked: Sequence[Ranked],
-    *,
-    root: Path,
-    memory_text: str,
-    limit: int,
-    embedder: Any | None,
-) -> list[Decision]:
-    """Decide, in rank order, what to promote among the candidates that passed every gate.
+def demotions(memory_text: str, promos: Sequence[Promotion], cands: Sequence[Candidate],
+              today: date) -> tuple[list[Promotion], list[Promotion], list[tuple[Promotion, str]]]:
+    """User edits win: an active entry missing from MEMORY.md was deleted by the user. Returns the
+    promotion rows with those demoted, the demoted rows, and the text each keeps (so paraphrases
+    of it stay blocked) when the row had none."""
+    present = {(e.key, e.claim) for e in managed.parse(memory_text).entries if e.body}
+    gone = [p for p in promos if p.status == "active" and (p.key, p.claim) not in present]
+    if not gone:
+        return list(promos), [], []
+    ids = {(p.key, p.claim) for p in gone}
+    snippets = {}
+    for c in cands:
+        for p in gone:
+            if not p.snippet.strip() and p.claim in c.claims | {c.claim}:
+                snippets[(p.key, p.claim)] = managed.one_line(c.first_snippet if p.claim == c.claim else c.snippet)
+    rows, fills = [], []
+    for p in promos:
+        if (p.key, p.claim) in ids:
+            q = replace(p, status="demoted", status_day=today.isoformat(),
+                        snippet=snippets.get((p.key, p.claim), p.snippet))
+            if q.snippet != p.snippet:
+                fills.append((q, q.snippet))
+            rows.append(q)
+        else:
+            rows.append(p)
+    return rows, [r for r in rows if (r.key, r.claim) in ids], fills
 
-    Candidates past today's limit are not rehydrated or embedded: the work stays proportional to
-    the limit, not to the size of the recall log.
-    """
+
+def plan(
+    cands: Sequence[Candidate],
+    *,
+    today: date,
+    settings: DeepSettings,
+    memory_text: str,
+    promotions: Sequence[Promotion],
+    light: Mapping[str, PhaseStats],
+    rem: Mapping[str, PhaseStats],
+    root: Path,
+    embedder: Any | None,
+    pending_verify: Sequence[VerifyItem] = (),
+) -> DeepPlan:
+    """Tonight's Deep, decided and written nowhere (see the module docstring)."""
     from kit.dreaming.embed import CachedEmbedder
 
     if embedder is not None and not isinstance(embedder, CachedEmbedder):
         embedder = CachedEmbedder(embedder)
-    existing = [e.text for e in managed.parse(memory_text).entries] + managed.user_lines(memory_text)
+    promos, demoted, fills = demotions(memory_text, promotions, cands, today)
+    ranked = rank(cands, today=today, settings=settings, light=light, rem=rem, promotions=promos)
+    ranked = block_demoted_twins(ranked, [p.snippet for p in promos if p.status in DEMOTED], embedder)
+    used_today = sum(1 for p in promos if p.promoted_day == today.isoformat())
+    limit = max(0, settings.limit - used_today)
+    decisions = decide(ranked, root=root, memory_text=memory_text, limit=limit, embedder=embedder,
+                       queued={v.claim for v in pending_verify})
+    return DeepPlan(today, tuple(ranked), tuple(decisions), tuple(demoted), tuple(promos), limit, tuple(fills))
+
+
+EVIDENCE_GATES = frozenset({"min_score", "min_recall_count", "min_recall_days", "min_unique_queries"})
+
+
+def may_update(r: Ranked) -> bool:
+    """Blocked only by how little it was recalled yet, and credited at least once: such a line may
+    still replace the value of a fact MEMORY.md holds, when it clearly updates it. The fact earned
+    its place already; only its value changed ("standup moves to 10:00"), and the old value must
+    not ride in every prompt until the new one is recalled as often."""
+    return (not r.passed and bool(r.cand.credited_days)
+            and all(ok for name, ok in r.gates.items() if name not in EVIDENCE_GATES))
+
+
+def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int, embedder: Any | None,
+           queued: set[str] = frozenset()) -> list[Decision]:
+    """In rank order, what becomes of each candidate that passed every gate.
+
+    Candidates past today's limit are not rehydrated or embedded: the work stays proportional to
+    the limit, not to the size of the recall log.
+    """
+    existing = existing_facts(memory_text)
+    notes = NoteLines(root)
     decisions: list[Decision] = []
-    accepted: list[str] = []
+    written = 0
     passing = [r for r in ranked if r.passed]
     lives: dict[str, Live | None] = {}
     if embedder is not None and limit > 0:
         # one batch for the likely winners (and what they are compared with) instead of one call each
-        head = passing[: limit + 10]
-        for r in head:
+        for r in passing[: limit + 10]:
             lives[r.cand.id] = rehydrate(root, r.cand)
-        embedder.encode(existing + [managed.one_line(v.text) for v in lives.values() if v is not None])
-    for r in passing:
-        if len(accepted) >= limit:
+        embedder.encode([e.text for e in existing] + [managed.one_line(v.text) for v in lives.values() if v])
+    for r in passing + [r for r in ranked if may_update(r)]:
+        if not r.passed:  # may only replace the value of a fact MEMORY.md holds (see may_update)
+            if written >= limit:
+                continue
+            live = rehydrate(root, r.cand)
+            d = _decide_one(r, live, existing, notes, embedder) if live else None
+            if d is None or d.action != "superseded":
+                continue
+            d = replace(d, detail=f"{d.detail}; an update of a promoted fact needs one credited recall")
+            decisions.append(d)
+            written += 1
+            existing.append(Existing(managed.one_line(live.text), None, note_date(live.path)))
+            if d.old in existing:
+                existing.remove(d.old)
+            continue
+        if written >= limit:
             decisions.append(Decision(r, "over_limit", f"over today's limit of {limit} promotions"))
+            continue
+        if r.cand.claim in queued:
+            decisions.append(Decision(r, "to_verify", "waiting in `kit memory verify`"))
             continue
         live = lives[r.cand.id] if r.cand.id in lives else rehydrate(root, r.cand)
         if live is None:
             decisions.append(Decision(r, "gone", "its lines are no longer in the note"))
             continue
-        text = managed.one_line(live.text)
-        others = existing + accepted
-        sims = similarity_matrix(embedder, [text], others)[0] if others else None
-        if sims is not None and float(sims.max()) >= SEMANTIC_DUPLICATE:
-            twin = others[int(sims.argmax())]
-            decisions.append(Decision(r, "duplicate", f"semantically equal to a MEMORY.md entry: {twin[:80]}"))
-            continue
-        accepted.append(text)
-        decisions.append(Decision(r, "promoted", "passed every gate", live))
+        d = _decide_one(r, live, existing, notes, embedder)
+        decisions.append(d)
+        if d.writes:
+            written += 1
+            existing.append(Existing(managed.one_line(live.text), None, note_date(live.path)))
+            if d.action == "superseded" and d.old in existing:
+                existing.remove(d.old)
     return decisions
 
 
+def _decide_one(r: Ranked, live: Live, existing: list[Existing], notes: NoteLines, embedder: Any | None) -> Decision:
+    text, day = managed.one_line(live.text), note_date(live.path)
+    newer = newer_value(text, day, notes, embedder)
+    if newer is not None:
+        return Decision(r, "stale", f"a newer value is in {newer[0]}: {managed.one_line(newer[1], 80)}", live)
+    sims = similarity_matrix(embedder, [text], [e.text for e in existing])[0] if existing else []
+    update = _best_update(text, existing, sims)
+    if update is not None:
+        old, rel = update
+        what = f"{rel.describe()} (was: {managed.one_line(old.text, 80)})"
+        if old.entry is None:
+            return Decision(r, "to_verify", f"contradicts a line of yours in MEMORY.md: {what}", live, old)
+        if old.day is not None and day is not None and day < old.day:
+            return Decision(r, "stale", f"MEMORY.md has a newer value: {managed.one_line(old.text, 80)}", live, old)
+        if _clear(rel, day, old.day):
+            return Decision(r, "superseded", f"replaces an older value: {what}", live, old)
+        why = "the note does not say it changed" if day != old.day else "both notes are from the same day"
+        return Decision(r, "to_verify", f"contradicts MEMORY.md and {why}: {what}", live, old)
+    if len(sims) and float(max(sims)) >= SEMANTIC_DUPLICATE:
+        twin = existing[int(sims.argmax())].text
+        return Decision(r, "duplicate", f"semantically equal to a MEMORY.md entry: {twin[:80]}", live)
+    for other, sim in zip(existing, sims, strict=True):
+        if claims.restates(other.text, text, float(sim)):
+            return Decision(r, "duplicate", f"restates a MEMORY.md entry: {managed.one_line(other.text, 80)}", live)
+    return Decision(r, "promoted", "passed every gate", live)
+
+
 def entry_for(d: Decision, today: date) -> managed.Entry:
+    """The managed entry for a promotion: its key is where the line is *now*."""
     c, live = d.ranked.cand, d.live
     assert live is not None
+    extra = (("supersedes", d.old.key or "MEMORY.md"),) if d.action == "superseded" and d.old else ()
     return managed.make_entry(
-        key=c.key, claim=c.claim, score=d.ranked.score.total, recalls=c.recall_count,
-        queries=c.unique_queries, day=today.isoformat(), text=live.text,
+        key=live.key if live.path else c.key, claim=c.claim, score=d.ranked.score.total, recalls=c.recall_count,
+        queries=c.unique_queries, day=today.isoformat(), text=live.text, extra=extra,
     )
 
 
@@ -170,10 +438,16 @@ def choose_retirements(text: str, cap: int, last_recall: Callable[[managed.Entry
     return out
 
 
-def archive_text(current: str | None, retired: Sequence[managed.Entry], today: date) -> str:
+def archive_text(current: str | None, retired: Sequence[managed.Entry], today: date,
+                 superseded: Mapping[tuple[str, str], str] | None = None) -> str:
+    """The archive with `retired` appended; an entry in `superseded` ((key, claim) → the key of
+    its replacement) gets `superseded_by=` instead of `retired=`."""
     text = current if current and current.strip() else ARCHIVE_HEADER
     text = text.rstrip("\n") + "\n"
+    superseded = superseded or {}
     for e in retired:
-        attrs = tuple((k, v) for k, v in e.attrs if k != "retired") + (("retired", today.isoformat()),)
+        by = superseded.get((e.key, e.claim))
+        mark = (("superseded_by", by), ("superseded", today.isoformat())) if by else (("retired", today.isoformat()),)
+        attrs = tuple((k, v) for k, v in e.attrs if k not in ("retired", "superseded", "superseded_by")) + mark
         text += "\n" + "\n".join(managed.Entry(attrs, e.body).render()) + "\n"
     return text

@@ -9,10 +9,10 @@ from typing import Any
 
 from kit.dreaming import scoring
 from kit.dreaming.candidates import Candidate
-from kit.dreaming.store import PhaseStats, Promotion
+from kit.dreaming.store import DEMOTED, PhaseStats, Promotion
 
-GATES = ("not_junk", "min_score", "min_recall_count", "min_unique_queries", "max_age_days", "not_promoted",
-         "not_demoted")
+GATES = ("not_junk", "min_score", "min_recall_count", "min_recall_days", "min_unique_queries", "max_age_days",
+         "not_promoted", "not_demoted")
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class DeepSettings:
     max_age_days: int
     half_life_days: float
     weights: Mapping[str, float]
+    min_recall_days: int = 2
 
     @classmethod
     def from_config(cls, config: Any) -> DeepSettings:
@@ -36,6 +37,7 @@ class DeepSettings:
             max_age_days=int(d["max_age_days"]),
             half_life_days=float(d["half_life_days"]),
             weights=dict(config.get("dreaming.weights")),
+            min_recall_days=int(d["min_recall_days"]),
         )
 
 
@@ -71,10 +73,14 @@ class Ranked:
             "recall_count": c.recall_count,
             "unique_queries": c.unique_queries,
             "recall_days": c.recall_days,
+            "credited_recalls": round(c.credited, 6),
+            "credited_queries": len(c.credited_queries),
+            "credited_days": len(c.credited_days),
             "concept_tags": list(c.tags),
             "passed": self.passed,
             "blocked_by": self.blocked_by,
             "junk": c.junk,
+            "junk_rule": c.junk_rule,
         }
 
 
@@ -83,11 +89,13 @@ def _days(today: date, day: str | None) -> float | None:
 
 
 def signals_for(c: Candidate, today: date, light: PhaseStats | None, rem: PhaseStats | None) -> scoring.Signals:
+    """Credited counts (days and span from credited days; recency from the last credited day, or
+    the last recall when none was credited)."""
     return scoring.Signals(
-        recall_count=c.recall_count,
-        total_score=c.total_score,
-        unique_queries=c.unique_queries,
-        recall_days=c.recall_days,
+        recall_count=c.credited,
+        total_score=c.credited_day_credit,
+        unique_queries=len(c.credited_queries),
+        recall_days=len(c.credited_days),
         span_days=float((c.last_day - c.first_day).days),
         days_since_last_recall=float((today - c.last_day).days),
         tag_count=len(c.tags),
@@ -95,7 +103,12 @@ def signals_for(c: Candidate, today: date, light: PhaseStats | None, rem: PhaseS
         days_since_light=_days(today, light.last_day if light else None),
         rem_hits=rem.hits if rem else 0,
         days_since_rem=_days(today, rem.last_day if rem else None),
+        raw_recalls=c.recall_count,
     )
+
+
+# A credited count that is a hair under a whole number (0.9999…) is that number.
+_EPS = 1e-9
 
 
 def rank(
@@ -108,34 +121,36 @@ def rank(
     promotions: Iterable[Promotion],
     with_boost: bool = True,
 ) -> list[Ranked]:
-    promoted_pairs, promoted_claims, demoted_keys, demoted_claims = set(), set(), set(), set()
+    promoted_claims, demoted_claims = set(), set()
     for p in promotions:
-        if p.status == "demoted":
-            demoted_keys.add(p.key)
+        if p.status in DEMOTED:
             demoted_claims.add(p.claim)
-        else:  # active or retired: promoted once is enough
-            promoted_pairs.add((p.key, p.claim))
+        else:  # active, retired or superseded: promoted once is enough
             promoted_claims.add(p.claim)
     out = []
     for c in cands:
         sig = signals_for(c, today, light.get(c.id), rem.get(c.id))
         sc = scoring.score(sig, settings.weights, settings.half_life_days, with_boost=with_boost)
+        wordings = c.claims | {c.claim}
         gates = {
             "not_junk": c.junk is None,
             "min_score": sc.total >= settings.min_score,
-            "min_recall_count": c.recall_count >= settings.min_recall_count,
-            "min_unique_queries": max(c.unique_queries, c.recall_days) >= settings.min_unique_queries,
+            "min_recall_count": c.credited + _EPS >= settings.min_recall_count,
+            "min_recall_days": len(c.credited_days) >= settings.min_recall_days,
+            "min_unique_queries": len(c.credited_queries) >= settings.min_unique_queries,
             "max_age_days": sig.days_since_last_recall <= settings.max_age_days,
-            "not_promoted": (c.key, c.claim) not in promoted_pairs and c.claim not in promoted_claims,
-            "not_demoted": c.key not in demoted_keys and c.claim not in demoted_claims,
+            "not_promoted": not (wordings & promoted_claims),
+            "not_demoted": not (wordings & demoted_claims),
         }
         out.append(Ranked(c, sig, sc, gates))
-    out.sort(key=lambda r: (-r.score.total, -r.cand.recall_count, r.cand.path, r.cand.start_line, r.cand.claim))
+    out.sort(key=lambda r: (-r.score.total, -r.cand.credited, -r.cand.recall_count, r.cand.path, r.cand.start_line, r.cand.claim))
     return out
 
 
 # Human wording of the gates whose names are double negatives (the JSON keeps the names).
-_FAILED = {"not_promoted": "already in MEMORY.md", "not_demoted": "you removed it from MEMORY.md"}
+_FAILED = {"not_promoted": "already in MEMORY.md", "not_demoted": "you removed it from MEMORY.md",
+           "min_recall_count": "too few credited recalls", "min_recall_days": "recalled on too few days",
+           "min_unique_queries": "recalled by too few queries"}
 _PASSED = {"not_junk": "not junk", "not_promoted": "not in MEMORY.md yet", "not_demoted": "not removed by you"}
 
 

@@ -16,7 +16,7 @@ from kit.dreaming import managed
 from kit.dreaming.light import LightResult
 from kit.dreaming.ranking import Ranked
 from kit.dreaming.rem import RemResult
-from kit.dreaming.store import Promotion
+from kit.dreaming.store import Promotion, VerifyItem
 
 DIARY_TEMPLATE = "dream-diary.md.j2"
 REPORT_TOP = 25
@@ -65,13 +65,22 @@ def rem_report(day: date, r: RemResult) -> str:
 
 def deep_report(day: date, ranked: Sequence[Ranked], promoted_today: Sequence[Promotion],
                 notes: Mapping[str, str], retired_today: Sequence[Promotion],
-                demoted_today: Sequence[Promotion]) -> str:
+                demoted_today: Sequence[Promotion], superseded_today: Sequence[Promotion] = (),
+                to_verify: Sequence[VerifyItem] = ()) -> str:
     out = [f"# Deep sleep — {day.isoformat()}", ""]
     out += [f"Promoted to MEMORY.md today: {len(promoted_today)}.", ""]
     if promoted_today:
         out += ["## Promoted", ""]
         out += [f"- `{p.key}` (score {p.score:.3f}, {p.recalls} recalls, {p.queries} queries): {_short(p.snippet)}"
-                for p in promoted_today]
+                + (f" — {p.note}" if p.note else "") for p in promoted_today]
+        out.append("")
+    if superseded_today:
+        out += ["## Superseded by a newer value (moved to memory/archive/promoted.md)", ""]
+        out += [f"- `{p.key}`: {_short(p.snippet)} — {p.note}" for p in superseded_today]
+        out.append("")
+    if to_verify:
+        out += ["## To verify (`kit memory verify`)", ""]
+        out += [f"- #{v.id or '?'} `{v.key}`: {_short(v.text)} — {v.reason}" for v in to_verify]
         out.append("")
     if demoted_today:
         out += ["## Removed by you (never promoted again)", ""]

@@ -14,13 +14,16 @@ from kit.dreaming import deep as deep_phase
 from kit.dreaming import managed, reports, store
 from kit.dreaming.candidates import Candidate, build_candidates
 from kit.dreaming.light import LightResult, run_light
-from kit.dreaming.ranking import DeepSettings, Ranked, rank
+from kit.dreaming.ranking import DeepSettings, Ranked
 from kit.dreaming.rem import RemResult, run_rem
-from kit.errors import BusyError, DocumentError
-from kit.fsutil import LockFile, read_text
+from kit.dreaming.writer import Files, write_memory
+from kit.errors import BusyError
+from kit.fsutil import LockFile
 from kit.memory.recall import ensure_schema as ensure_recall_schema
 from kit.memory.recall import events as recall_events
 from kit.memory.recall import normalise_claim
+from kit.memory.recall import top_scores as recall_tops
+from kit.memory.recall import uses as recall_uses
 from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 from kit.progress import ProgressCallback, Status, report
@@ -48,6 +51,8 @@ class DreamResult:
     similarity: str  # embeddings | lexical
     git: dict[str, Any] | None = None
     notes: tuple[str, ...] = field(default=())
+    superseded: tuple[str, ...] = field(default=())  # keys of the entries newer values replaced
+    to_verify: tuple[store.VerifyItem, ...] = field(default=())  # queued tonight
 
     def to_json(self) -> dict:
         notes = {d.ranked.cand.id: d for d in self.decisions}
@@ -71,6 +76,8 @@ class DreamResult:
                 "promoted": list(self.promoted),
                 "retired": list(self.retired),
                 "demoted": list(self.demoted),
+                "superseded": list(self.superseded),
+                "to_verify": [v.to_json() for v in self.to_verify],
             },
             "changed": list(self.changed),
             "diary": self.diary,
@@ -127,13 +134,17 @@ class _Ctx:
         self.dry_run = dry_run
         self.today = clock.today()
         self.db = None
-        self.changed: list[str] = []
+        self.files = Files(ws, dry_run)
         state = ws.kit_dir / "state.db"
         if not dry_run or state.exists():
             self.db = ws.open_state()
             if not dry_run:
                 ensure_recall_schema(self.db)
                 store.ensure_schema(self.db)
+
+    @property
+    def changed(self) -> list[str]:
+        return self.files.changed
 
     def has(self, table: str) -> bool:
         if self.db is None:
@@ -142,37 +153,15 @@ class _Ctx:
         return row is not None
 
     def read(self, rel: str) -> str | None:
-        """The file's text, None when it does not exist; DocumentError (file and line) when it is not
-        UTF-8 text, so a dream never rewrites a file it could not read faithfully."""
-        path = self.ws.path(rel)
-        try:
-            return read_text(path, display=rel)
-        except DocumentError:
-            if not path.exists():
-                return None
-            raise
+        return self.files.read(rel)
 
     def write(self, rel: str, text: str) -> None:
-        """Write only what differs, so an idle re-run leaves every file (and its mtime) alone.
-        For files only the dream writes (its reports); files people edit go through `update`."""
-        if self.dry_run or self.read(rel) == text:
-            return
-        self.ws.write_text(rel, text)
-        if rel not in self.changed:
-            self.changed.append(rel)
+        """For files only the dream writes (its reports); files people edit go through `update`."""
+        self.files.write(rel, text)
 
     def update(self, rel: str, change) -> str | None:
-        """Apply `change` (text or None → new text) to the file as it is when written: a
-        compare-and-swap that re-applies the change to a newer version whenever the user (or any
-        other program) edited the file meanwhile, so their edit is never reverted. Returns the text
-        written (in a dry run: what would be)."""
-        if self.dry_run:
-            return change(self.read(rel))
-        # a file that is not UTF-8 text (or a FIFO, a device …) stops the dream with file and line
-        done = self.ws.update_text(rel, change)
-        if done.wrote and rel not in self.changed:
-            self.changed.append(rel)
-        return done.text
+        """A compare-and-swap change of a file people edit (see `Files.update`)."""
+        return self.files.update(rel, change)
 
     def close(self) -> None:
         if self.db is not None:
@@ -250,7 +239,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
     for rel in (deep_phase.MEMORY_FILE, deep_phase.ARCHIVE_FILE, "DREAMS.md"):
         ctx.read(rel)  # a file the dream appends to but cannot read stops it before it writes anything
     events = recall_events(ctx.db) if ctx.has("recall_events") else []
-    cands = build_candidates(events)
+    cands = build_candidates(events, recall_uses(ctx.db), recall_tops(ctx.db)) if ctx.db is not None else []
     notes: list[str] = []
     embedder = _embedder(ctx, cands, notes) if ({"rem", "deep"} & set(wanted)) else None
     new_hits = new_light = 0
@@ -279,20 +268,16 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
         if rem.considered:
             ctx.write(reports.report_path("rem", today), reports.rem_report(today, rem))
 
-    ranked: list[Ranked] = []
-    decisions: list[deep_phase.Decision] = []
-    promoted: list[str] = []
-    retired_keys: list[str] = []
-    demoted: list[str] = []
+    night = DeepOutcome()
     if "deep" in wanted:
         report(progress, Status("dreaming: deep", task="dream"))
-        ranked, decisions, promoted, retired_keys, demoted = _deep(ctx, cands, staged, truths, embedder)
+        night = _deep(ctx, cands, staged, truths, embedder)
+    promoted = night.promoted
 
     wrote_diary = False
     diary_mode = cfg.get("dreaming.diary")
-    if diary_mode != "off" and (new_hits or promoted):
-        entry, problem = reports.render_diary(
-            ws, _diary_context(ctx, light, rem, decisions, len(retired_keys), len(demoted), new_light))
+    if diary_mode != "off" and (new_hits or promoted or night.to_verify):
+        entry, problem = reports.render_diary(ws, _diary_context(ctx, light, rem, night, new_light))
         if problem:
             notes.append(problem)
         if diary_mode == "llm" and not ctx.dry_run:
@@ -311,9 +296,10 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
         _reindex(ws, ctx.changed)
     return DreamResult(
         now=clock.now().isoformat(timespec="seconds"), day=today, applied=not ctx.dry_run, phases=wanted,
-        light=light, rem=rem, ranked=tuple(ranked), decisions=tuple(decisions), promoted=tuple(promoted),
-        retired=tuple(retired_keys), demoted=tuple(demoted), changed=tuple(sorted(ctx.changed)), diary=wrote_diary,
+        light=light, rem=rem, ranked=night.ranked, decisions=night.decisions, promoted=promoted,
+        retired=night.retired, demoted=night.demoted, changed=tuple(sorted(ctx.changed)), diary=wrote_diary,
         similarity="embeddings" if embedder is not None else "lexical", git=git, notes=tuple(notes),
+        superseded=night.superseded, to_verify=night.to_verify,
     )
 
 
@@ -338,22 +324,25 @@ def _fact_id(text: str) -> str:
     return normalise_claim(text)
 
 
-def _diary_context(ctx: _Ctx, light, rem, decisions, retired: int, demoted: int, new_light: int) -> dict[str, Any]:
+def _diary_context(ctx: _Ctx, light, rem, night: DeepOutcome, new_light: int) -> dict[str, Any]:
     now = clock.now()
     cfg = ctx.ws.config
     text = ctx.read(deep_phase.MEMORY_FILE) or ""
     # each fact once: a truth REM found that Deep promoted tonight is already listed as promoted
     promoted: list[dict[str, str]] = []
+    superseded: list[dict[str, str]] = []
     seen: set[str] = set()
     keys: set[str] = set()
-    for d in decisions:
-        if d.action != "promoted" or d.live is None:
+    for d in night.decisions:
+        if not d.writes or d.live is None:
             continue
         keys.add(d.ranked.cand.key)
         line = managed.one_line(d.live.text, 200)
         if _fact_id(line) not in seen:
             seen.add(_fact_id(line))
-            promoted.append({"key": d.ranked.cand.key, "text": line})
+            promoted.append({"key": d.live.key, "text": line})
+            if d.action == "superseded" and d.old is not None:
+                superseded.append({"text": line, "old": managed.one_line(d.old.text, 200)})
     truths: list[dict[str, str]] = []
     for t in rem.truths if rem else ():
         line = managed.one_line(t.cand.snippet, 160)
@@ -370,105 +359,120 @@ def _diary_context(ctx: _Ctx, light, rem, decisions, retired: int, demoted: int,
                    for t in (rem.themes if rem else ())],
         "truths": truths,
         "promoted": promoted,
-        "retired": retired,
-        "demoted": demoted,
+        "superseded": superseded,
+        "to_verify": [{"id": v.id, "text": managed.one_line(v.text, 200), "old": managed.one_line(v.old_text, 200),
+                       "reason": v.reason} for v in night.to_verify],
+        "retired": len(night.retired),
+        "demoted": len(night.demoted),
         "memory_chars": managed.section_chars(text),
         "memory_max_chars": int(cfg.get("dreaming.memory_max_chars")),
     }
 
 
-def _deep(ctx: _Ctx, cands: list[Candidate], staged: list[Candidate], truths: list[Candidate], embedder):
-    ws, today, cfg = ctx.ws, ctx.today, ctx.ws.config
-    settings = DeepSettings.from_config(cfg)
-    cap = int(cfg.get("dreaming.memory_max_chars"))
-    text = ctx.read(deep_phase.MEMORY_FILE) or ""
-    promos = store.promotions(ctx.db) if ctx.has("dream_promotions") else []
+@dataclass(frozen=True)
+class DeepOutcome:
+    """What Deep did tonight (empty when it did not run)."""
 
-    # User edits win: an active entry missing from MEMORY.md was deleted by the user.
-    present = {(e.key, e.claim) for e in managed.parse(text).entries if e.body}
-    demoted: list[str] = []
-    for p in promos:
-        if p.status == "active" and (p.key, p.claim) not in present:
-            demoted.append(p.key)
-            if not ctx.dry_run:
+    ranked: tuple[Ranked, ...] = ()
+    decisions: tuple[deep_phase.Decision, ...] = ()
+    promoted: tuple[str, ...] = ()
+    retired: tuple[str, ...] = ()
+    demoted: tuple[str, ...] = ()
+    superseded: tuple[str, ...] = ()
+    to_verify: tuple[store.VerifyItem, ...] = ()
+
+
+def _deep(ctx: _Ctx, cands: list[Candidate], staged: list[Candidate], truths: list[Candidate], embedder) -> DeepOutcome:
+    """Plan tonight's Deep (pure: nothing is written), then apply the plan."""
+    night = deep_phase.plan(
+        cands, today=ctx.today, settings=DeepSettings.from_config(ctx.ws.config),
+        memory_text=ctx.read(deep_phase.MEMORY_FILE) or "",
+        promotions=store.promotions(ctx.db) if ctx.db is not None else [],
+        light=_phase_stats(ctx, "light", staged), rem=_phase_stats(ctx, "rem", truths),
+        root=ctx.ws.root, embedder=embedder,
+        pending_verify=store.verify_items(ctx.db, "pending") if ctx.db is not None else [],
+    )
+    return apply_deep(ctx, night, cands)
+
+
+def apply_deep(ctx: _Ctx, night: deep_phase.DeepPlan, cands: list[Candidate]) -> DeepOutcome:
+    """Write a Deep plan: demotions and promotions in state, MEMORY.md (additions, superseded
+    entries out, the cap), the archive, the to-verify queue and the day's report."""
+    today, day = ctx.today, ctx.today.isoformat()
+    cap = int(ctx.ws.config.get("dreaming.memory_max_chars"))
+    if not ctx.dry_run:
+        with ctx.db.transaction():
+            for p in night.demoted:
                 store.set_status(ctx.db, p.key, p.claim, "demoted", today)
-    if demoted:
-        promos = [store.Promotion(**{**p.__dict__, "status": "demoted", "status_day": today.isoformat()})
-                  if p.key in demoted and p.status == "active" else p for p in promos]
+            for p, snippet in night.snippets:
+                store.set_snippet(ctx.db, p.key, p.claim, snippet)
 
-    if demoted:  # keep the removed entry's text: paraphrases of it are blocked by not_demoted
-        by_key = {(c.key, c.claim): c.snippet for c in cands}
-        for p in promos:
-            if p.key in demoted and p.status == "demoted" and not p.snippet.strip() and (p.key, p.claim) in by_key:
-                snippet = managed.one_line(by_key[(p.key, p.claim)])
-                promos = [store.Promotion(**{**q.__dict__, "snippet": snippet}) if q is p else q for q in promos]
-                if not ctx.dry_run:
-                    store.set_snippet(ctx.db, p.key, p.claim, snippet)
-
-    ranked = rank(cands, today=today, settings=settings, light=_phase_stats(ctx, "light", staged),
-                  rem=_phase_stats(ctx, "rem", truths), promotions=promos)
-    ranked = deep_phase.block_demoted_twins(ranked, [p.snippet for p in promos if p.status == "demoted"], embedder)
-    used_today = sum(1 for p in promos if p.promoted_day == today.isoformat())
-    remaining = max(0, settings.limit - used_today)
-    decisions = deep_phase.plan(ranked, root=ws.root, memory_text=text, limit=remaining, embedder=embedder)
-    chosen = [d for d in decisions if d.action == "promoted"]
-    entries = [deep_phase.entry_for(d, today) for d in chosen]
-
-    by_pair = {(c.key, c.claim): c for c in cands}
-    promo_by_pair = {(p.key, p.claim): p for p in promos}
+    chosen = night.chosen
+    entries = night.entries()
+    replaced = night.replaced
+    by_claim = {claim: c for c in cands for claim in c.claims | {c.claim}}
+    promo_by_pair = {(p.key, p.claim): p for p in night.promotions}
 
     def last_recall(e: managed.Entry) -> tuple[str, float]:
-        c = by_pair.get((e.key, e.claim))
+        c = by_claim.get(e.claim)
         p = promo_by_pair.get((e.key, e.claim))
-        day = c.days[-1] if c else (p.last_recall_day if p else e.attr("date", "0000-00-00"))
+        last = c.last_day.isoformat() if c else (p.last_recall_day if p else e.attr("date", "0000-00-00"))
         try:
             sc = float(e.attr("score", "0"))
         except ValueError:
             sc = 0.0
-        return day, sc
+        return last, sc
 
-    # Compare-and-swap: our changes are applied to MEMORY.md as it is at the moment of writing
-    # (again on the newer text if the user saved in between), so a concurrent edit is never lost.
-    retired: list[managed.Entry] = []
+    # MEMORY.md through write_memory (a compare-and-swap: applied to the file as it is when written)
+    retired = write_memory(ctx.files, add=entries, remove=[(e.key, e.claim) for e in replaced], cap=cap,
+                           last_recall=last_recall)
+    by_new = {(d.old.entry.key, d.old.entry.claim): e.key for d, e in zip(chosen, entries, strict=True)
+              if d.action == "superseded" and d.old is not None and d.old.entry is not None}
+    if retired or replaced:
+        ctx.update(deep_phase.ARCHIVE_FILE, lambda current: deep_phase.archive_text(
+            current, [*replaced, *retired], today, superseded=by_new))
 
-    def promote(base: str | None) -> str:
-        nonlocal retired
-        merged = managed.merge(base or "", add=entries)
-        retired = deep_phase.choose_retirements(merged, cap, last_recall)
-        return managed.merge(merged, remove=[(e.key, e.claim) for e in retired])
-
-    ctx.update(deep_phase.MEMORY_FILE, promote)
-
-    if retired:
-        ctx.update(deep_phase.ARCHIVE_FILE, lambda current: deep_phase.archive_text(current, retired, today))
-
+    queued: list[store.VerifyItem] = []
+    rows = [_promotion_row(d, e, day) for d, e in zip(chosen, entries, strict=True)]
     if not ctx.dry_run:
         with ctx.db.transaction():
-            for d, e in zip(chosen, entries, strict=True):
-                c = d.ranked.cand
-                store.upsert_promotion(ctx.db, store.Promotion(
-                    key=c.key, claim=c.claim, snippet=e.text, score=round(d.ranked.score.total, 6),
-                    recalls=c.recall_count, queries=c.unique_queries, promoted_day=today.isoformat(),
-                    last_recall_day=c.days[-1], status="active", status_day=today.isoformat()))
+            for row in rows:
+                store.upsert_promotion(ctx.db, row)
+            for old in replaced:
+                store.set_status(ctx.db, old.key, old.claim, "superseded", today, note=f"superseded by {by_new[(old.key, old.claim)]}")
             for e in retired:
                 store.set_status(ctx.db, e.key, e.claim, "retired", today)
+            for item in night.verify_items():
+                if store.queue_verify(ctx.db, item):
+                    queued.append(next(v for v in store.verify_items(ctx.db) if (v.claim, v.old_claim) ==
+                                       (item.claim, item.old_claim)))
         promos = store.promotions(ctx.db)
     else:
-        promos = promos + [store.Promotion(d.ranked.cand.key, d.ranked.cand.claim, e.text, d.ranked.score.total,
-                                           d.ranked.cand.recall_count, d.ranked.cand.unique_queries,
-                                           today.isoformat(), d.ranked.cand.days[-1], "active", today.isoformat())
-                           for d, e in zip(chosen, entries, strict=True)]
+        queued = night.verify_items()
+        promos = list(night.promotions) + rows
 
-    day = today.isoformat()
-    notes = {d.ranked.cand.id: f"{d.action}: {d.detail}" for d in decisions if d.action != "promoted"}
+    notes = {d.ranked.cand.id: f"{d.action}: {d.detail}" for d in night.decisions if not d.writes}
     promoted_today = [p for p in promos if p.promoted_day == day and p.status == "active"]
     retired_today = [p for p in promos if p.status == "retired" and p.status_day == day]
     demoted_today = [p for p in promos if p.status == "demoted" and p.status_day == day]
-    if ranked or promoted_today or retired_today or demoted_today:
+    superseded_today = [p for p in promos if p.status == "superseded" and p.status_day == day]
+    if night.ranked or promoted_today or retired_today or demoted_today:
         ctx.write(reports.report_path("deep", today), reports.deep_report(
-            today, ranked, promoted_today=promoted_today, notes=notes, retired_today=retired_today,
-            demoted_today=demoted_today))
-    return ranked, decisions, [d.ranked.cand.key for d in chosen], [e.key for e in retired], demoted
+            today, night.ranked, promoted_today=promoted_today, notes=notes, retired_today=retired_today,
+            demoted_today=demoted_today, superseded_today=superseded_today, to_verify=queued))
+    return DeepOutcome(
+        ranked=night.ranked, decisions=night.decisions, promoted=tuple(e.key for e in entries),
+        retired=tuple(e.key for e in retired), demoted=tuple(p.key for p in night.demoted),
+        superseded=tuple(e.key for e in replaced), to_verify=tuple(queued),
+    )
+
+
+def _promotion_row(d: deep_phase.Decision, e: managed.Entry, day: str) -> store.Promotion:
+    c = d.ranked.cand
+    note = f"supersedes {d.old.key or 'a line of yours'}" if d.action == "superseded" and d.old else ""
+    return store.Promotion(key=e.key, claim=c.claim, snippet=e.text, score=round(d.ranked.score.total, 6),
+                           recalls=c.recall_count, queries=c.unique_queries, promoted_day=day,
+                           last_recall_day=c.days[-1], status="active", status_day=day, note=note)
 
 
 def _reindex(ws: WorkspaceCore, changed: list[str]) -> None:

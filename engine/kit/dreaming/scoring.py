@@ -14,17 +14,52 @@ LN2 = math.log(2)
 PHASE_HALF_LIFE_DAYS = 14.0
 COMPONENTS = ("relevance", "frequency", "diversity", "recency", "consolidation", "conceptual")
 
+# Recall credit: how much one search hit counts as a recall of its line.
+CLOSENESS_FLOOR = 0.5  # a hit scoring half the top hit (or less) earns nothing for its closeness
+USE_BONUS = 0.75  # the agent read the hit in full (memory_get) or its text reached the reply
+DAY_CAP = 1.0  # a day's credit saturates: one day counts at most one recall, whatever the burst
+CREDITED = 0.5  # the credit at which a hit counts toward distinct days and queries
 
-def relevance(total_score: float, recall_count: int) -> float:
-    return total_score / recall_count if recall_count else 0.0
+
+def recall_credit(rank: int | None, relative: float | None, used: bool = False) -> float:
+    """One search hit's credit as a recall of its line, 0..1.
+
+        closeness = clamp((relative − 0.5) / 0.5, 0, 1)²     relative = score / the search's top score
+        credit    = min(1, closeness / (1 + rank) + 0.5·used)
+
+    `rank` is the hit's place (0 = best) among the search's promotable hits — junk hits (transcripts,
+    commands …) do not push an answer down — and `relative` its score over the search's top score.
+    The answer (rank 0) earns full credit; a neighbour at 90 % of the top score in third place earns
+    0.21, one at 70 % in fifth place 0.03. A hit the agent then used (read in full, or quoted in its
+    reply) earns 0.75 more: it answered. Events logged before ranks were kept (`rank` None) earn
+    full credit, as every hit did then.
+    """
+    if rank is None or relative is None:
+        base = 1.0
+    else:
+        closeness = min(1.0, max(0.0, (relative - CLOSENESS_FLOOR) / (1 - CLOSENESS_FLOOR))) ** 2
+        base = closeness / (1 + max(0, rank))
+    return min(1.0, base + (USE_BONUS if used else 0.0))
 
 
-def frequency(recall_count: int) -> float:
+def saturated(day_credits: Mapping[str, float]) -> float:
+    """Credited recalls: each day's credit, capped at DAY_CAP, summed over days."""
+    return sum(min(DAY_CAP, c) for c in day_credits.values())
+
+
+def relevance(credited: float, credited_days: int) -> float:
+    """How well it answered on the days it counted: the mean (saturated) credit of its credited
+    days. Side appearances on other days do not dilute it; they earn no days at all."""
+    return min(1.0, credited / credited_days) if credited_days else 0.0
+
+
+def frequency(recall_count: float) -> float:
     return min(1.0, math.log(1 + recall_count) / math.log(11))  # saturates at 10
 
 
 def diversity(unique_queries: int, recall_days: int) -> float:
-    return min(1.0, max(unique_queries, recall_days) / 5)
+    """Both spreads must be there: many queries on one day, or one query on many days, is narrow."""
+    return min(1.0, min(unique_queries, recall_days) / 5)
 
 
 def recency(days_since_last_recall: float, half_life_days: float) -> float:
@@ -70,19 +105,21 @@ def normalised_weights(weights: Mapping[str, float]) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Signals:
-    """What the recall log says about one candidate, as of one day."""
+    """What the recall log says about one candidate, as of one day. Counts are credited (see
+    `recall_credit`); `raw_recalls` is the number of events."""
 
-    recall_count: int
-    total_score: float
-    unique_queries: int
-    recall_days: int
-    span_days: float  # last recall day − first recall day
+    recall_count: float  # credited recalls, each day saturating at DAY_CAP
+    total_score: float  # the credit of its credited days (saturated), for relevance
+    unique_queries: int  # queries with a credited hit
+    recall_days: int  # days with a credited hit
+    span_days: float  # last credited day − first credited day
     days_since_last_recall: float
     tag_count: int
     light_hits: int = 0
     days_since_light: float | None = None
     rem_hits: int = 0
     days_since_rem: float | None = None
+    raw_recalls: int = 0
 
 
 @dataclass(frozen=True)
@@ -103,7 +140,7 @@ class Score:
 
 def components(s: Signals, half_life_days: float) -> dict[str, float]:
     return {
-        "relevance": relevance(s.total_score, s.recall_count),
+        "relevance": relevance(s.total_score, s.recall_days),
         "frequency": frequency(s.recall_count),
         "diversity": diversity(s.unique_queries, s.recall_days),
         "recency": recency(s.days_since_last_recall, half_life_days),

@@ -3,7 +3,11 @@
 phase_hits: one row per candidate, phase and day — so a phase counts at most once a day.
 dream_vectors: embeddings of candidate texts, so a night only embeds what it has not seen.
 promotions: every entry Deep wrote, with its status: active (in MEMORY.md), retired (moved to
-the archive by the cap) or demoted (the user deleted it: never promoted again, by key or claim).
+the archive by the cap), superseded (replaced by a newer value, archived; `note` says by what),
+demoted (the user deleted it: never promoted again) or rejected (the user rejected it in
+`kit memory verify`). Identity is the claim; `key` is where the entry's line was when written.
+verify: the "to verify" queue — candidates that contradict an entry of MEMORY.md without saying
+they replace it, waiting for `kit memory verify accept|reject`.
 """
 
 from __future__ import annotations
@@ -29,8 +33,19 @@ DREAMING_V2 = """CREATE TABLE dream_vectors (
   model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL, day TEXT NOT NULL, PRIMARY KEY (model, hash))"""
 
 
+DREAMING_V3 = """ALTER TABLE dream_promotions ADD COLUMN note TEXT NOT NULL DEFAULT '';
+CREATE TABLE dream_verify (
+  id INTEGER PRIMARY KEY, claim TEXT NOT NULL, key TEXT NOT NULL, text TEXT NOT NULL,
+  old_key TEXT NOT NULL, old_claim TEXT NOT NULL, old_text TEXT NOT NULL, reason TEXT NOT NULL,
+  score REAL NOT NULL, recalls INTEGER NOT NULL, queries INTEGER NOT NULL, last_recall_day TEXT NOT NULL,
+  day TEXT NOT NULL, status TEXT NOT NULL, status_day TEXT NOT NULL,
+  UNIQUE (claim, old_claim))"""
+
+DEMOTED = frozenset({"demoted", "rejected"})  # never promoted again
+
+
 def ensure_schema(db: StateDB) -> None:
-    db.migrate("dreaming", [DREAMING_V1, DREAMING_V2])
+    db.migrate("dreaming", [DREAMING_V1, DREAMING_V2, DREAMING_V3])
 
 
 @dataclass(frozen=True)
@@ -51,6 +66,32 @@ class Promotion:
     last_recall_day: str
     status: str
     status_day: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class VerifyItem:
+    """A candidate that contradicts `old_text` (a MEMORY.md entry, or a line of your own when
+    `old_key` is empty) without saying it replaces it."""
+
+    id: int
+    claim: str
+    key: str
+    text: str
+    old_key: str
+    old_claim: str
+    old_text: str
+    reason: str
+    score: float
+    recalls: int
+    queries: int
+    last_recall_day: str
+    day: str
+    status: str  # pending | accepted | rejected
+    status_day: str
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def record_hits(db: StateDB, phase: str, day: date, cands: Iterable[tuple[str, str, str]]) -> int:
@@ -76,7 +117,13 @@ def phase_stats(db: StateDB, phase: str, *, until: date | None = None) -> dict[s
     return {r[0]: PhaseStats(int(r[1]), r[2]) for r in rows}
 
 
+def _has(db: StateDB, table: str) -> bool:
+    return db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone() is not None
+
+
 def promotions(db: StateDB, status: str | None = None) -> list[Promotion]:
+    if not _has(db, "dream_promotions"):
+        return []
     sql = "SELECT * FROM dream_promotions"
     params: tuple = ()
     if status:
@@ -88,20 +135,47 @@ def promotions(db: StateDB, status: str | None = None) -> list[Promotion]:
 
 def upsert_promotion(db: StateDB, p: Promotion) -> None:
     db.execute(
-        "INSERT INTO dream_promotions VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(key, claim) DO UPDATE SET"
+        "INSERT INTO dream_promotions(key, claim, snippet, score, recalls, queries, promoted_day, last_recall_day,"
+        " status, status_day, note) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(key, claim) DO UPDATE SET"
         " snippet=excluded.snippet, score=excluded.score, recalls=excluded.recalls, queries=excluded.queries,"
         " promoted_day=excluded.promoted_day, last_recall_day=excluded.last_recall_day,"
-        " status=excluded.status, status_day=excluded.status_day",
+        " status=excluded.status, status_day=excluded.status_day, note=excluded.note",
         (p.key, p.claim, p.snippet, p.score, p.recalls, p.queries, p.promoted_day, p.last_recall_day,
-         p.status, p.status_day),
+         p.status, p.status_day, p.note),
     )
 
 
-def set_status(db: StateDB, key: str, claim: str, status: str, day: date) -> None:
-    db.execute(
-        "UPDATE dream_promotions SET status = ?, status_day = ? WHERE key = ? AND claim = ?",
-        (status, day.isoformat(), key, claim),
+def set_status(db: StateDB, key: str, claim: str, status: str, day: date, note: str | None = None) -> None:
+    if note is None:
+        db.execute("UPDATE dream_promotions SET status = ?, status_day = ? WHERE key = ? AND claim = ?",
+                   (status, day.isoformat(), key, claim))
+    else:
+        db.execute("UPDATE dream_promotions SET status = ?, status_day = ?, note = ? WHERE key = ? AND claim = ?",
+                   (status, day.isoformat(), note, key, claim))
+
+
+def verify_items(db: StateDB, status: str | None = None) -> list[VerifyItem]:
+    if not _has(db, "dream_verify"):
+        return []
+    sql, params = "SELECT * FROM dream_verify", ()
+    if status:
+        sql, params = sql + " WHERE status = ?", (status,)
+    return [VerifyItem(**dict(r)) for r in db.execute(sql + " ORDER BY id", params).fetchall()]
+
+
+def queue_verify(db: StateDB, item: VerifyItem) -> bool:
+    """Queue `item` (its id is assigned); False when this pair was queued before (whatever became of it)."""
+    cur = db.execute(
+        "INSERT OR IGNORE INTO dream_verify(claim, key, text, old_key, old_claim, old_text, reason, score, recalls,"
+        " queries, last_recall_day, day, status, status_day) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (item.claim, item.key, item.text, item.old_key, item.old_claim, item.old_text, item.reason, item.score,
+         item.recalls, item.queries, item.last_recall_day, item.day, item.status, item.status_day),
     )
+    return cur.rowcount > 0
+
+
+def set_verify_status(db: StateDB, item_id: int, status: str, day: date) -> None:
+    db.execute("UPDATE dream_verify SET status = ?, status_day = ? WHERE id = ?", (status, day.isoformat(), item_id))
 
 
 def set_snippet(db: StateDB, key: str, claim: str, snippet: str) -> None:

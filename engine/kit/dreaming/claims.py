@@ -1,0 +1,318 @@
+"""What a note line claims, offline: its identity across small rewordings, and its *values*.
+
+A fact is known by its claim — the normalised text — not by the line range it sits at, so moving
+or deleting neighbouring lines never splits its history. Two texts are the **same claim** when
+they state the same values (numbers, times, dates, weekdays, months, money, names, negation) in
+nearly the same words (word Jaccard ≥ SAME_WORDS): "Reminder: the staging DB needs the VPN" and
+"The staging DB needs the VPN" are one claim. Texts about the same subject that state a
+*different* value of the same kind ("standup at 9:30" / "standup at 10:00") are never one claim:
+they are an **update**, which `relation()` describes for Deep's supersede / to-verify decision.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from kit.dreaming.tags import STOP_WORDS
+from kit.memory.recall import normalise_claim
+
+SAME_WORDS = 0.8  # word Jaccard for a rewording of the same claim (values equal)
+UPDATE_SUBJECT = 0.5  # subject-word Jaccard for "the same subject" …
+UPDATE_SIMILARITY = 0.6  # … together with this similarity (cosine, or Jaccard without embeddings)
+UPDATE_ALONE = 0.8  # similarity that makes two lines about one subject whatever their words
+CHANGE_SIMILARITY = 0.55  # a line that states the change needs only this similarity
+CLEAR_SUBJECT = 0.75  # a newer line on this subject differing only in numbers/dates/days: clear update
+
+_MONTHS = ("january february march april may june july august september october november december "
+           "jan feb mar apr jun jul aug sep sept oct nov dec").split()
+_MONTH_NAME = {m: m[:3] for m in _MONTHS}
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+_NEGATION = re.compile(r"\b(?:not|never|no|none|nobody|nothing|cannot|can't|won't|don't|doesn't|didn't|isn't|"
+                       r"aren't|wasn't|weren't|shouldn't|mustn't|anymore|no\s+longer)\b", re.I)
+_MONEY = re.compile(r"[€$£¥]\s?\d[\d,.]*\d|[€$£¥]\s?\d|\b\d[\d,.]*\s?(?:eur|euros?|usd|gbp|pounds?|dollars?|k)\b", re.I)
+_TIME = re.compile(r"\b(?P<h>\d{1,2})(?:[:h](?P<m>\d{2}))?\s?(?P<ap>am|pm)\b|\b(?P<h2>\d{1,2})[:h](?P<m2>\d{2})\b"
+                   r"|\bhalf\s+(?:past\s+)?(?P<half>one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
+                   re.I)
+_MONTH_RX = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DATE = re.compile(
+    rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MONTH_RX})\b"
+    rf"|\b(?P<m2>{_MONTH_RX})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b"
+    r"|\b(?P<iso>\d{4}-\d{2}-\d{2})\b|\bthe\s+(?P<nth>\d{1,2})(?:st|nd|rd|th)\b", re.I)
+_WEEKDAY = re.compile(r"\b(?P<w>monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.I)
+_MONTH_ALONE = re.compile(rf"\b(?P<m>{_MONTH_RX})\b", re.I)
+_NUMBER = re.compile(r"\b\d+(?:[ .,]\d+)*\b|\b[\w-]*\d[\w-]*\b")
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+_SENTENCE_START = re.compile(r"(?:^|[.!?;:]\s+|\(\s*)$")
+_CHANGE = re.compile(
+    r"\b(?:mov(?:e|es|ed|ing)\s+(?:to|from|back|over|house|in)|chang(?:e|es|ed|ing)|switch(?:es|ed)?\s+to|now|new"
+    r"|no\s+longer|not\s+\w+\s+any\s?more|any\s?more|instead(?:\s+of)?|from\s+now\s+on|starting|as\s+of|from\s+(?:next|this)"
+    r"|goes\s+(?:up|down)|went\s+(?:up|down)|(?:raised|increased|decreased|reduced|lowered)\s+to|extended|postponed"
+    r"|rescheduled|brought\s+forward|pushed\s+(?:back|to)|replaced|updated?\s+to|used\s+to|was\s+\S+\s+(?:but|until))\b",
+    re.I)
+_EXTRA_STOP = frozenset("is are was were be been it its in on at of to a an by as or if so our we i my me".split())
+
+
+@dataclass(frozen=True)
+class Values:
+    """The values a text states, by kind. Kinds: money, time, date, weekday, month, number,
+    name, negation."""
+
+    kinds: tuple[tuple[str, frozenset[str]], ...]
+
+    def get(self, kind: str) -> frozenset[str]:
+        return dict(self.kinds).get(kind, frozenset())
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(kind for kind, vals in self.kinds if vals)
+
+
+def _hour(h: str, m: str | None, ap: str | None) -> str:
+    hour = int(h) % 12 + (12 if ap and ap.lower() == "pm" else 0) if ap else int(h)
+    return f"{hour:02d}:{m or '00'}"
+
+
+@lru_cache(maxsize=8192)
+def values(text: str) -> Values:
+    text = unicodedata.normalize("NFKC", text)
+    found: dict[str, set[str]] = {}
+    spans: list[tuple[int, int]] = []
+
+    def take(kind: str, value: str, m: re.Match) -> None:
+        found.setdefault(kind, set()).add(value)
+        spans.append(m.span())
+
+    def free(m: re.Match) -> bool:
+        return not any(a < m.end() and m.start() < b for a, b in spans)
+
+    for m in _MONEY.finditer(text):
+        take("money", re.sub(r"[\s,]", "", m.group(0).lower()), m)
+    for m in _DATE.finditer(text):
+        if not free(m):
+            continue
+        if m.group("iso"):
+            take("date", m.group("iso"), m)
+        elif m.group("nth"):
+            take("date", f"day-{int(m.group('nth'))}", m)
+        else:
+            month = _MONTH_NAME[(m.group("m") or m.group("m2")).lower()]
+            take("date", f"{month}-{int(m.group('d') or m.group('d2'))}", m)
+    for m in _TIME.finditer(text):
+        if not free(m):
+            continue
+        if m.group("half"):
+            take("time", f"{int(_NUMBER_WORDS[m.group('half').lower()]):02d}:30", m)
+        elif m.group("h"):
+            take("time", _hour(m.group("h"), m.group("m"), m.group("ap")), m)
+        else:
+            take("time", _hour(m.group("h2"), m.group("m2"), None), m)
+    for m in _WEEKDAY.finditer(text):
+        take("weekday", m.group("w").lower(), m)
+    for m in _MONTH_ALONE.finditer(text):
+        if free(m) and not (m.group("m").lower() == "may" and not m.group("m")[0].isupper()):
+            take("month", _MONTH_NAME[m.group("m").lower()], m)
+    for m in _NUMBER.finditer(text):
+        if free(m):
+            take("number", re.sub(r"[ .,](?=\d)", "", m.group(0).lower()), m)
+    if _NEGATION.search(text):
+        found["negation"] = {"not"}
+    names = _names(text)
+    if names:
+        found["name"] = set(names)
+    return Values(tuple(sorted((k, frozenset(v)) for k, v in found.items())))
+
+
+def _names(text: str) -> list[str]:
+    """Runs of capitalised words (not days, months or acronyms). A capitalised word that starts a
+    sentence is only a name when the next word is capitalised too ("Lumen Health pays …")."""
+    tokens = []
+    for m in _WORD.finditer(text):
+        base = m.group(0).split("'")[0]
+        plain = base.lower().removesuffix("s")
+        cap = (base[:1].isupper() and not base.isupper() and plain not in _DAYS and base.lower() not in _DAYS
+               and base.lower() not in _MONTH_NAME and base.lower() not in STOP_WORDS | _EXTRA_STOP)
+        tokens.append((base, m.start(), m.end(), cap, bool(_SENTENCE_START.search(text[: m.start()]))))
+    out: list[str] = []
+    run: list[str] = []
+    for i, (base, start, _end, cap, first) in enumerate(tokens):
+        follows = run and text[tokens[i - 1][2] : start].strip() == ""
+        if cap and first:
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+            cap = nxt is not None and nxt[3] and not nxt[4] and text[_end : nxt[1]].strip() == ""
+        if cap and follows:
+            run.append(base)
+            continue
+        if run:
+            out.append(" ".join(run).lower())
+        run = [base] if cap else []
+    if run:
+        out.append(" ".join(run).lower())
+    return out
+
+
+def _stem(word: str) -> str:
+    if word.endswith("ss"):
+        return word
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+@lru_cache(maxsize=8192)
+def words(text: str) -> frozenset[str]:
+    """Lower-cased word tokens of the normalised claim."""
+    return frozenset(_WORD.findall(normalise_claim(text)))
+
+
+@lru_cache(maxsize=8192)
+def subject(text: str) -> frozenset[str]:
+    """Content words without values, names and stop words (lightly stemmed): what it is about."""
+    v = values(text)
+    names = {part for name in v.get("name") for part in name.split()}
+    out = set()
+    for w in words(text):
+        base = w.split("'")[0]
+        if (base in STOP_WORDS or base in _EXTRA_STOP or base in names or base.removesuffix("s") in _DAYS
+                or base in _MONTH_NAME
+                or any(ch.isdigit() for ch in base) or _NEGATION.fullmatch(base) or len(base) < 2):
+            continue
+        out.add(_stem(base.rstrip("s") if base.endswith("days") else base))
+    return frozenset(out)
+
+
+def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
+    a, b = set(a), set(b)
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def same_claim(a: str, b: str) -> bool:
+    """One claim in two wordings: the same values, nearly the same words."""
+    if normalise_claim(a) == normalise_claim(b):
+        return True
+    return values(a) == values(b) and jaccard(words(a), words(b)) >= SAME_WORDS
+
+
+def states_change(text: str) -> bool:
+    """The line says a value changed ("moves to", "new", "no longer", "extended to", …)."""
+    return _CHANGE.search(text) is not None
+
+
+@dataclass(frozen=True)
+class Relation:
+    """How a newer text `new` relates to an older one `old`."""
+
+    kind: str  # same | update | unrelated
+    conflicts: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()  # (kind, old values, new values)
+    subject: float = 0.0  # subject-word Jaccard
+    similarity: float = 0.0
+    states_change: bool = False
+
+    @property
+    def only_values(self) -> bool:
+        """A number, time, date, day or amount differs (names may differ with it: an address or a
+        venue changes both), and not whether it is so (negation). Names alone differing — "Dr.
+        Achebe" / "Dr. Okafor" — may be two people: not a clear change of value."""
+        kinds = {kind for kind, _, _ in self.conflicts}
+        return bool(kinds - {"name", "negation"}) and "negation" not in kinds
+
+    def describe(self) -> str:
+        parts = [f"{', '.join(old) or 'none'} → {', '.join(new) or 'none'}" for _, old, new in self.conflicts]
+        return "; ".join(parts)
+
+
+def conflicts(old: str, new: str) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
+    """Kinds of value both texts state, with different values (negation: one says not)."""
+    vo, vn = values(old), values(new)
+    out = []
+    for kind in sorted(vo.names & vn.names):
+        if kind != "negation" and vo.get(kind) != vn.get(kind):
+            out.append((kind, tuple(sorted(vo.get(kind))), tuple(sorted(vn.get(kind)))))
+    if ("negation" in vo.names) != ("negation" in vn.names):
+        out.append(("negation", tuple(vo.get("negation")), tuple(vn.get("negation"))))
+    return tuple(out)
+
+
+def relation(old: str, new: str, similarity: float) -> Relation:
+    """Same claim, an update of the same subject (a different value of a kind both state), or
+    unrelated. `similarity`: embedding cosine of the two texts (token Jaccard without a model)."""
+    if same_claim(old, new):
+        return Relation("same", subject=1.0, similarity=similarity)
+    subj = jaccard(subject(old), subject(new))
+    found = conflicts(old, new)
+    change = states_change(new)
+    if found:
+        negation_only = all(kind == "negation" for kind, _, _ in found)
+        about_it = ((subj >= UPDATE_SUBJECT and similarity >= UPDATE_SIMILARITY)
+                    or (similarity >= UPDATE_ALONE and subj > 0)
+                    or (change and similarity >= CHANGE_SIMILARITY and not negation_only))
+        if negation_only:
+            about_it = about_it and subj >= CLEAR_SUBJECT
+        if about_it:
+            return Relation("update", found, subj, similarity, change)
+    return Relation("unrelated", found, subj, similarity, change)
+
+
+RESTATE_SIMILARITY = 0.75
+
+
+def restates(old: str, new: str, similarity: float) -> bool:
+    """`new` says nothing `old` does not: same subject, no value of its own ("Team standup is at
+    10:00 in Kelvin" after "Standup moves to 10:00 from Monday, still in Kelvin")."""
+    vo, vn = values(old), values(new)
+    if not vn.names or conflicts(old, new) or similarity < RESTATE_SIMILARITY:
+        return False
+    if jaccard(subject(old), subject(new)) < 0.34:
+        return False
+    return all(vn.get(kind) <= vo.get(kind) for kind in vn.names)
+
+
+class ClaimIndex:
+    """Groups texts into claims (`same_claim`), in the order they are added, without comparing
+    every pair: two texts can only be one claim when they share one of their rarer words (prefix
+    filtering for Jaccard ≥ SAME_WORDS)."""
+
+    def __init__(self, texts: Sequence[str]):
+        self.texts = list(texts)
+        self.words = [sorted(words(t)) for t in self.texts]
+        freq: dict[str, int] = {}
+        for ws in self.words:
+            for w in ws:
+                freq[w] = freq.get(w, 0) + 1
+        self.order = [sorted(ws, key=lambda w: (freq[w], w)) for ws in self.words]
+
+    def groups(self) -> list[int]:
+        """For each text, the index of the first text of its claim."""
+        parent = list(range(len(self.texts)))
+        index: dict[str, list[int]] = {}
+        norms = [normalise_claim(t) for t in self.texts]
+        by_norm: dict[str, int] = {}
+        for i, ws in enumerate(self.order):
+            if norms[i] in by_norm:
+                parent[i] = by_norm[norms[i]]
+                continue
+            by_norm[norms[i]] = i
+            prefix = ws[: max(1, len(ws) - int(SAME_WORDS * len(ws)) + 1)]
+            seen: set[int] = set()
+            for w in prefix:
+                for j in index.get(w, ()):
+                    if j in seen:
+                        continue
+                    seen.add(j)
+                    if parent[j] == j and same_claim(self.texts[j], self.texts[i]):
+                        parent[i] = j
+                        break
+                if parent[i] != i:
+                    break
+            if parent[i] == i:
+                for w in prefix:
+                    index.setdefault(w, []).append(i)
+        return parent
