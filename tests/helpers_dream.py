@@ -72,3 +72,28 @@ def tree(root: Path, *, skip_kit: bool = False) -> dict[str, str]:
     return out
 
 
+
+
+def searched(ws, day: str, query: str, ranked: list[tuple[str, float]], *, note_day: str | None = None,
+             hour: int = 10, minute: int = 0, source: str = "tool") -> int:
+    """One search as memory_search records it, through the real `record_hits`: `ranked` is its
+    results best first, each (bullet text in memory/<note_day>.md, score). Returns the events written."""
+    rel = f"memory/{note_day or day}.md"
+    lines = (ws.root / rel).read_text(encoding="utf-8").split("\n")
+    hits = []
+    for text, score in ranked:
+        line = lines.index(f"- {text}") + 1
+        hits.append({"path": rel, "start_line": line, "end_line": line, "score": score, "snippet": f"- {text}"})
+    before = os.environ.get("KIT_NOW")
+    os.environ["KIT_NOW"] = f"{day}T{hour:02d}:{minute:02d}:00+00:00"
+    try:
+        db = ws.open_state()
+        try:
+            return recall_log.record_hits(db, query, hits, source)
+        finally:
+            db.close()
+    finally:
+        if before is None:
+            os.environ.pop("KIT_NOW", None)
+        else:
+            os.environ["KIT_NOW"] = before

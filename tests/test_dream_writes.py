@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import date
 
 import pytest
 
@@ -221,15 +222,20 @@ def test_junk_is_never_promoted_and_limit_applies_per_day(workspace, monkeypatch
             recall(workspace, day, fact, f"q{d_i}", score=0.9, note_day="2026-05-01")
     monkeypatch.setenv("KIT_NOW", "2026-05-05T20:00:00+00:00")
     first = run_dream(workspace)
-    assert len(first.promoted) == 2
+    # the two best facts, in rank order; the limit stops the rest
+    best = [r.cand.key for r in first.ranked if r.passed][:2]
+    assert first.promoted == tuple(best)
+    assert [d.action for d in first.decisions] == ["promoted", "promoted", "over_limit", "over_limit", "over_limit"]
     assert run_dream(workspace).promoted == ()  # the limit is per day
-    blocked = {r.cand.snippet: r.blocked_by for r in first.ranked if r.cand.junk}
-    assert blocked == {f"- {junk[0]}": ["not_junk"], "- ok thanks": ["not_junk", "min_score"]} or \
-        set(blocked) == {f"- {junk[0]}", "- ok thanks"}
+    # each junk line is blocked by the junk gate alone (it was recalled as often as the facts), and
+    # the reason names the rule that matched
+    blocked = {r.cand.snippet: (r.blocked_by, r.cand.junk_rule) for r in first.ranked if not r.passed}
+    assert blocked == {f"- {junk[0]}": (["not_junk"], "shell"), "- ok thanks": (["not_junk"], "too-short")}
     monkeypatch.setenv("KIT_NOW", "2026-05-06T20:00:00+00:00")
     assert len(run_dream(workspace).promoted) == 2
     text = (workspace.root / "MEMORY.md").read_text()
     assert "docker compose" not in text and "ok thanks" not in text
+    assert text.count("<!-- kit:promoted") == 4
 
 
 def test_idle_workspace_dream_writes_nothing(workspace, monkeypatch):
@@ -324,3 +330,24 @@ def test_a_model_not_on_disk_means_lexical_similarity_and_says_why(workspace, mo
     assert result.similarity == "lexical" and len(result.promoted) == len(FACTS)
     assert result.notes == ("embeddings unavailable, similarity is lexical: "
                             "model folder './no-such-model' does not exist; Kit never downloads",)
+
+
+def test_the_plan_writes_nothing_and_apply_writes_what_it_planned(workspace, monkeypatch):
+    from kit.dreaming import store
+    from kit.dreaming.candidates import build_candidates
+    from kit.dreaming.ranking import DeepSettings
+    from kit.memory.recall import events
+
+    seed(workspace, monkeypatch, facts=FACTS[:3])
+    before = tree(workspace.root)
+    with workspace.open_state() as db:
+        cands = build_candidates(events(db))
+        promos = store.promotions(db)
+    plan = deep.plan(cands, today=date(2026, 5, 7), settings=DeepSettings.from_config(workspace.config),
+                     memory_text=(workspace.root / "MEMORY.md").read_text(), promotions=promos, light={}, rem={},
+                     root=workspace.root, embedder=None)
+    assert tree(workspace.root) == before  # a plan is a decision, not a write
+    assert [d.action for d in plan.decisions] == ["promoted"] * 3
+    assert [e.key for e in plan.entries()] == [d.live.key for d in plan.chosen]
+    result = run_dream(workspace)
+    assert result.promoted == tuple(e.key for e in plan.entries())

@@ -137,3 +137,49 @@ def test_cli_search_record_and_status(recall_ws, cli):
     assert status["model"] == "sentence-transformers/all-MiniLM-L6-v2"
     text = cli("memory", "status", "-w", root)
     assert "2 events" in text.output and "fresh" in text.output
+
+
+def test_a_recorded_search_keeps_its_top_score_and_each_hits_rank(recall_ws):
+    from kit.memory.recall import top_scores
+
+    result = recall_ws.search("zebra crossing Elm Street", record=True, source="tool")
+    with recall_ws.ws.open_state() as db:
+        logged = events(db)
+        tops = top_scores(db)
+    order = [h.path for h in result.results]
+    assert {e.search_id for e in logged} == set(tops) == {1}
+    assert tops[1] == pytest.approx(max(h.score for h in result.results))  # MEMORY.md hits count for the top
+    for event in logged:  # the rank is the hit's place among all results, best first
+        assert event.rank == order.index(event.path)
+
+
+def test_the_agent_reading_a_hit_and_quoting_it_are_logged_as_uses(recall_ws, tmp_path):
+    from helpers_agent import write_script
+    from kit.agent.loop import Agent
+    from kit.memory.recall import uses
+
+    recall_ws.ws.write_text("kit.yaml", "memory:\n  active_recall: {enabled: false}\n")
+    script = write_script(tmp_path, [
+        {"tool_calls": [{"name": "memory_search", "arguments": {"query": "zebra crossing Elm Street"}}]},
+        {"tool_calls": [{"name": "memory_get", "arguments": {"path": "memory/2026-05-06.md", "start": 3,
+                                                             "lines": 1}}]},
+        {"text": "You were nearly hit at the zebra crossing on Elm Street."},
+    ])
+    agent = Agent(recall_ws.ws, model=f"script:{script}")
+    agent.turn("where was I nearly hit?")
+    agent.close()
+    with recall_ws.ws.open_state() as db:
+        logged = [(u.path, u.start_line, u.end_line, u.kind) for u in uses(db)]
+    # read in full with memory_get, and its words reached the reply; the walk note's did not
+    assert logged == [("memory/2026-05-06.md", 3, 3, "read"), ("memory/2026-05-06.md", 3, 3, "reply")]
+
+
+def test_reached_reply_needs_most_of_the_words_not_a_topic():
+    from kit.memory.recall import reached_reply
+
+    note = "- Nearly hit at the zebra crossing on Elm Street"
+    assert reached_reply(note, "You were nearly hit at the zebra crossing on Elm Street.")
+    assert not reached_reply(note, "Elm Street has a zebra crossing.")  # 4 of 6 words: a topic, not a quote
+    assert reached_reply("- Dad's mobile number is 07700 900456.", "His number: 07700 900456 (mobile).")
+    assert not reached_reply("- Dad's mobile number is 07700 900456.", "Dad's mobile number changed.")
+    assert not reached_reply("- ok then", "ok then")  # under 3 words

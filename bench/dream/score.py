@@ -134,5 +134,5 @@ def row(s: Score) -> tuple:
 def table(scores: list[Score]) -> str:
     rows = [HEADER, *[row(s) for s in scores]]
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(HEADER))]
-    return "\n".join("  ".join(str(c).rjust(w) if i else str(c).ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
-                     for r in rows)
+    return "\n".join("  ".join(str(c).rjust(w) if i else str(c).ljust(w)
+                               for i, (c, w) in enumerate(zip(r, widths, strict=True))) for r in rows)

@@ -153,6 +153,6 @@ def write_cmd(workspace, text: str, topic: str | None, as_json: bool) -> None:
 # Dreaming commands (`promote`, `explain`) are appended below this line by the dreaming module's
 # owner; keep the memory commands above it.
 # ---------------------------------------------------------------------------------------------
-from kit.cli.promote_cmd import explain, promote  # noqa: E402
+from kit.cli.promote_cmd import explain, promote, verify  # noqa: E402
 
-memory.add_command(promote); memory.add_command(explain)  # noqa: E702
+memory.add_command(promote); memory.add_command(explain); memory.add_command(verify)  # noqa: E702

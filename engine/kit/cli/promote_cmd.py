@@ -1,4 +1,5 @@
-"""`kit memory promote [--apply] [--json]` and `kit memory explain KEY|TEXT [--json]`."""
+"""`kit memory promote [--apply] [--json]`, `kit memory explain KEY|TEXT [--json]` and
+`kit memory verify [list|accept N|reject N] [--json]`."""
 
 from __future__ import annotations
 
@@ -109,3 +110,77 @@ def explain(workspace, target: str, as_json: bool) -> None:
         used = " used" if h["used"] else ""
         via = f" (quoted by {h['quoted_by']})" if h["quoted_by"] else ""
         say(f"  {h['day']}  {h['score']:.3f}  #{rank:<2} {h['credit']:.2f}{used}  [{h['source']}] {h['query']}{via}")
+
+
+def _say_item(say, v) -> None:
+    where = f"MEMORY.md entry {v['old_key']}" if v["old_key"] else "a line of yours in MEMORY.md"
+    say(f"#{v['id']}  {v['day']}  {v['key']}  ({v['status']})", style="bold")
+    say(f"    new: {v['text']}")
+    say(f"    was: {v['old_text']}  ({where})")
+    say(f"    why: {v['reason']}")
+
+
+@click.group("verify", invoke_without_command=True)
+@workspace_option
+@click.option("--all", "everything", is_flag=True, help="Also list items already accepted or rejected.")
+@json_option
+@click.pass_context
+@handle_errors
+def verify(ctx: click.Context, workspace, everything: bool, as_json: bool) -> None:
+    """Contradictions waiting for you: list them; `accept N` takes the new value, `reject N` keeps MEMORY.md."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from kit.dreaming.verify import items
+
+    queue = [v.to_json() for v in items(open_workspace(workspace), everything=everything)]
+    if as_json:
+        emit_json({"items": queue})
+        return
+    out = console()
+    say = partial(out.print, markup=False, highlight=False)
+    if not queue:
+        say("nothing to verify")
+        return
+    for v in queue:
+        _say_item(say, v)
+    say("accept N: promote the new value, the old one goes to memory/archive/promoted.md; "
+        "reject N: keep MEMORY.md as it is", style="dim")
+
+
+def _verify_step(action: str, workspace, item_id: int, as_json: bool) -> None:
+    from kit.dreaming import verify as queue
+
+    outcome = getattr(queue, action)(open_workspace(workspace), item_id)
+    if as_json:
+        emit_json(outcome.to_json())
+        return
+    say = partial(console().print, markup=False, highlight=False)
+    v = outcome.item.to_json()
+    if outcome.action == "accepted":
+        say(f"accepted #{item_id}: MEMORY.md now says: {v['text']}")
+        if outcome.archived:
+            say(f"  retired to memory/archive/promoted.md: {outcome.archived}")
+    else:
+        say(f"rejected #{item_id}: MEMORY.md keeps: {v['old_text']}; the new text will not be promoted")
+    if outcome.git:
+        say(f"git: {outcome.git['note']}")
+
+
+@verify.command("accept")
+@workspace_option
+@click.argument("item_id", metavar="N", type=int)
+@json_option
+@handle_errors
+def verify_accept(workspace, item_id: int, as_json: bool) -> None:
+    """Promote item N's new value; the entry or line it contradicts goes to the archive."""
+    _verify_step("accept", workspace, item_id, as_json)
+
+
+@verify.command("reject")
+@workspace_option
+@click.argument("item_id", metavar="N", type=int)
+@json_option
+@handle_errors
+def verify_reject(workspace, item_id: int, as_json: bool) -> None:
+    """Keep MEMORY.md as it is; item N's text is never promoted or queued again."""
+    _verify_step("reject", workspace, item_id, as_json)

@@ -24,7 +24,8 @@ SAME_WORDS = 0.8  # word Jaccard for a rewording of the same claim (values equal
 UPDATE_SUBJECT = 0.5  # subject-word Jaccard for "the same subject" …
 UPDATE_SIMILARITY = 0.6  # … together with this similarity (cosine, or Jaccard without embeddings)
 UPDATE_ALONE = 0.8  # similarity that makes two lines about one subject whatever their words
-CHANGE_SIMILARITY = 0.55  # a line that states the change needs only this similarity
+CHANGE_SIMILARITY = 0.55  # a line that states the change needs only this similarity …
+CHANGE_FLOOR = 0.45  # … or this one on the same subject words (new place names pull the cosine down)
 CLEAR_SUBJECT = 0.75  # a newer line on this subject differing only in numbers/dates/days: clear update
 
 _MONTHS = ("january february march april may june july august september october november december "
@@ -251,7 +252,7 @@ def relation(old: str, new: str, similarity: float) -> Relation:
     change = states_change(new)
     if found:
         negation_only = all(kind == "negation" for kind, _, _ in found)
-        about_it = ((subj >= UPDATE_SUBJECT and similarity >= UPDATE_SIMILARITY)
+        about_it = ((subj >= UPDATE_SUBJECT and similarity >= (CHANGE_FLOOR if change else UPDATE_SIMILARITY))
                     or (similarity >= UPDATE_ALONE and subj > 0)
                     or (change and similarity >= CHANGE_SIMILARITY and not negation_only))
         if negation_only:

@@ -185,6 +185,25 @@ def section_chars(text: str) -> int:
     return len(parse(text).section_text())
 
 
+def drop_user_line(text: str, line: str) -> str:
+    """`text` without the user's own line `line` (as `user_lines` gives it); unchanged when absent."""
+    p = parse(text)
+    if not p.has_section and not p.entries:
+        parts = [p.before]
+    else:
+        parts = [p.before, p.after]
+    for i, part in enumerate(parts):
+        rows = part.split("\n")
+        for j, raw in enumerate(rows):
+            s = raw.strip()
+            if s and not s.startswith(("#", "<!--")) and _LIST_MARKER.sub("", s) == line:
+                parts[i] = "\n".join(rows[:j] + rows[j + 1 :])
+                if len(parts) == 1:
+                    return parts[0]
+                return render(Parsed(parts[0], p.blocks, parts[1], p.has_section))
+    return text
+
+
 def user_lines(text: str) -> list[str]:
     """The user's own facts above the section (list items and paragraph lines), for dedupe."""
     p = parse(text)

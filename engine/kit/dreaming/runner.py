@@ -293,7 +293,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
     if not ctx.dry_run and cfg.get("git.autocommit") and ctx.changed:
         git = _commit(ctx, len(promoted))
     if not ctx.dry_run:
-        _reindex(ws, ctx.changed)
+        reindex(ws, ctx.changed)
     return DreamResult(
         now=clock.now().isoformat(timespec="seconds"), day=today, applied=not ctx.dry_run, phases=wanted,
         light=light, rem=rem, ranked=night.ranked, decisions=night.decisions, promoted=promoted,
@@ -475,7 +475,7 @@ def _promotion_row(d: deep_phase.Decision, e: managed.Entry, day: str) -> store.
                            last_recall_day=c.days[-1], status="active", status_day=day, note=note)
 
 
-def _reindex(ws: WorkspaceCore, changed: list[str]) -> None:
+def reindex(ws: WorkspaceCore, changed: list[str]) -> None:
     """Keep the search index current for the memory files a dream wrote (the archive above all)."""
     paths = [p for p in changed if p == "MEMORY.md" or (p.startswith("memory/") and not p.startswith("memory/dreaming/"))]
     if not paths:

@@ -60,21 +60,26 @@ class Files:
 
 def write_memory(files: Files, *, add: Iterable[managed.Entry] = (), remove: Iterable[tuple[str, str]] = (),
                  cap: int = 0, last_recall: Callable[[managed.Entry], tuple[str, float]] | None = None,
-                 ) -> list[managed.Entry]:
-    """Apply additions and removals to MEMORY.md as it is right now, then retire entries (oldest last
-    recall first) until the promoted section fits `cap`. Returns the retired entries.
+                 drop_lines: Iterable[str] = ()) -> list[managed.Entry]:
+    """Apply additions and removals (entries by (key, claim); `drop_lines`: lines of the user's own,
+    only on the user's say, `kit memory verify accept`) to MEMORY.md as it is right now, then retire
+    entries (oldest last recall first) until the promoted section fits `cap`. Returns the retired
+    entries.
 
     `change` may run more than once (again on a newer text when the user saved in between); the
     retirements returned are those of the text that was written.
     """
     from kit.dreaming.deep import choose_retirements
 
-    add, remove = list(add), list(remove)
+    add, remove, drop_lines = list(add), list(remove), list(drop_lines)
     retired: list[managed.Entry] = []
 
     def change(base: str | None) -> str:
         nonlocal retired
-        merged = managed.merge(base or "", add=add, remove=remove)
+        merged = base or ""
+        for line in drop_lines:
+            merged = managed.drop_user_line(merged, line)
+        merged = managed.merge(merged, add=add, remove=remove)
         retired = choose_retirements(merged, cap, last_recall) if last_recall else []
         return managed.merge(merged, remove=[(e.key, e.claim) for e in retired])
 

@@ -206,11 +206,16 @@ def _reply_words(text: str) -> set[str]:
 
 
 def reached_reply(snippet: str, reply: str) -> bool:
-    """True when a snippet's text reached a reply: at least 3 of its words, and most of them
-    (≥ 60 %), are in it — a quote or a close retelling, not a shared topic word."""
+    """True when a snippet's text reached a reply: a quote or a close retelling, not a shared topic.
+    At least 3 of its words are in the reply, and either three quarters of them, or half of them
+    with every number it states ("Dad's number is 07700 900456")."""
     mine = _reply_words(snippet)
-    shared = mine & _reply_words(reply)
-    return len(shared) >= 3 and len(shared) >= 0.6 * len(mine)
+    theirs = _reply_words(reply)
+    shared = mine & theirs
+    if len(shared) < 3:
+        return False
+    numbers = {w for w in mine if any(ch.isdigit() for ch in w)}
+    return len(shared) >= 0.75 * len(mine) or (bool(numbers) and numbers <= theirs and len(shared) >= 0.5 * len(mine))
 
 
 def credit_reply(db, since_ts: float, reply: str) -> int:

@@ -1,0 +1,188 @@
+"""Changed facts (issue 16 item 4) and contradictions (issue 12 item 3): supersede, stale, to verify."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from helpers_dream import days, searched, set_now, write_note
+from kit.dreaming import store
+from kit.dreaming.explain import explain
+from kit.dreaming.runner import run_dream
+
+OLD = "Team standup is at 9:30 in the Kelvin room."
+MOVED = "Standup moves to 10:00 from Monday, still in the Kelvin room."
+TUESDAYS = "Production deploys happen on Tuesdays after standup."
+THURSDAYS = "Production deploys happen on Thursdays after standup."
+FILLER = ["Lunch at the Vietnamese place, the pho was great.", "Rain all day, took the tram."]
+
+
+def recalled(ws, text: str, note_day: str, on: list[str], stem: str) -> None:
+    for i, day in enumerate(on):
+        searched(ws, day, f"{stem} {i}", [(text, 0.62), (FILLER[0], 0.3)], note_day=note_day)
+
+
+def promote_first(ws, text: str) -> str:
+    write_note(ws.root, "2026-05-01", [text, *FILLER])
+    recalled(ws, text, "2026-05-01", days("2026-05-02", 3), "first")
+    set_now("2026-05-04", 20)
+    assert run_dream(ws).promoted == ("memory/2026-05-01.md:3:3",)
+    return "memory/2026-05-01.md:3:3"
+
+
+def archive(ws) -> str:
+    return (ws.root / "memory/archive/promoted.md").read_text()
+
+
+def test_a_line_that_states_the_change_supersedes_and_the_old_value_is_archived(workspace):
+    old_key = promote_first(workspace, OLD)
+    write_note(workspace.root, "2026-05-10", [MOVED, *FILLER])
+    recalled(workspace, MOVED, "2026-05-10", days("2026-05-11", 3), "standup")
+    set_now("2026-05-13", 20)
+    result = run_dream(workspace)
+    assert result.promoted == ("memory/2026-05-10.md:3:3",) and result.superseded == (old_key,)
+    decision = next(d for d in result.decisions if d.action == "superseded")
+    assert decision.detail == "replaces an older value: 09:30 → 10:00 (was: Team standup is at 9:30 in the Kelvin room.)"
+    memory = (workspace.root / "MEMORY.md").read_text()
+    assert MOVED in memory and OLD not in memory
+    assert "supersedes=memory/2026-05-01.md:3:3" in memory
+    assert re.search(r"<!-- kit:promoted key=memory/2026-05-01\.md:3:3 .* superseded_by=memory/2026-05-10\.md:3:3 "
+                     r"superseded=2026-05-13 -->\n- Team standup is at 9:30 in the Kelvin room\.\n", archive(workspace))
+    with workspace.open_state() as db:
+        rows = {p.key: (p.status, p.note) for p in store.promotions(db)}
+    assert rows == {old_key: ("superseded", "superseded by memory/2026-05-10.md:3:3"),
+                    "memory/2026-05-10.md:3:3": ("active", f"supersedes {old_key}")}
+    # the old value keeps being recalled: it is never promoted again
+    recalled(workspace, OLD, "2026-05-01", days("2026-05-14", 3), "old standup")
+    set_now("2026-05-16", 20)
+    again = run_dream(workspace)
+    assert again.promoted == () and OLD not in (workspace.root / "MEMORY.md").read_text()
+    report = (workspace.root / "memory/dreaming/deep/2026-05-13.md").read_text()
+    assert "## Superseded by a newer value" in report
+
+
+def test_a_newer_note_with_another_value_supersedes_and_dedupe_never_blocks_it(workspace):
+    old_key = promote_first(workspace, TUESDAYS)
+    write_note(workspace.root, "2026-05-10", [THURSDAYS, *FILLER])
+    recalled(workspace, THURSDAYS, "2026-05-10", days("2026-05-11", 3), "deploy day")
+    set_now("2026-05-13", 20)
+    result = run_dream(workspace)
+    # cosine(Tuesdays, Thursdays) is above the 0.88 dedupe line: before, the new value was a "duplicate"
+    assert [d.action for d in result.decisions] == ["superseded"]
+    assert result.superseded == (old_key,)
+    memory = (workspace.root / "MEMORY.md").read_text()
+    assert THURSDAYS in memory and TUESDAYS not in memory
+    assert f"- {TUESDAYS}" in archive(workspace)
+
+
+def test_an_update_of_a_promoted_fact_needs_only_one_credited_recall(workspace):
+    old_key = promote_first(workspace, OLD)
+    write_note(workspace.root, "2026-05-10", [MOVED, *FILLER])
+    recalled(workspace, MOVED, "2026-05-10", ["2026-05-11"], "standup")
+    set_now("2026-05-11", 20)
+    result = run_dream(workspace)
+    assert result.superseded == (old_key,) and result.promoted == ("memory/2026-05-10.md:3:3",)
+    d = next(d for d in result.decisions if d.action == "superseded")
+    assert d.ranked.blocked_by == ["min_score", "min_recall_count", "min_recall_days", "min_unique_queries"]
+    assert d.detail.endswith("; an update of a promoted fact needs one credited recall")
+
+
+def test_a_stale_value_whose_newer_value_is_in_the_notes_is_never_promoted(workspace):
+    write_note(workspace.root, "2026-05-01", [TUESDAYS, *FILLER])
+    write_note(workspace.root, "2026-05-03", [THURSDAYS])  # never recalled
+    recalled(workspace, TUESDAYS, "2026-05-01", days("2026-05-04", 3), "deploy day")
+    set_now("2026-05-06", 20)
+    result = run_dream(workspace)
+    assert result.promoted == ()
+    (d,) = result.decisions
+    assert (d.action, d.detail) == ("stale", f"a newer value is in memory/2026-05-03.md: {THURSDAYS}")
+    assert TUESDAYS not in (workspace.root / "MEMORY.md").read_text()
+
+
+def test_the_user_moved_city_goes_to_verify_and_accept_retires_the_old_line(workspace, cli):
+    mem = workspace.root / "MEMORY.md"
+    mem.write_text(mem.read_text() + "\n- I live in Porto, near the Bolhão market.\n")
+    write_note(workspace.root, "2026-05-01", ["I live in Lisbon now, near the Gulbenkian.", *FILLER])
+    recalled(workspace, "I live in Lisbon now, near the Gulbenkian.", "2026-05-01", days("2026-05-02", 3), "where")
+    set_now("2026-05-04", 20)
+    before = mem.read_text()
+    result = run_dream(workspace)
+    assert result.promoted == () and mem.read_text() == before  # not a second, contradicting promotion
+    (item,) = result.to_verify
+    assert (item.id, item.key, item.text, item.old_key, item.status) == (
+        1, "memory/2026-05-01.md:3:3", "I live in Lisbon now, near the Gulbenkian.", "", "pending")
+    assert item.old_text == "I live in Porto, near the Bolhão market."
+    assert item.reason == ("contradicts a line of yours in MEMORY.md: bolhão, porto → gulbenkian, lisbon (was: I live in Porto, "
+                           "near the Bolhão market.)")
+    diary = (workspace.root / "DREAMS.md").read_text()
+    assert "### To verify" in diary and "- #1 I live in Lisbon now, near the Gulbenkian. (MEMORY.md says: I live in " \
+        "Porto, near the Bolhão market.)" in diary
+    listed = json.loads(cli("memory", "verify", "--json", "-w", workspace.root).output)
+    assert [v["id"] for v in listed["items"]] == [1]
+    text = cli("memory", "verify", "-w", workspace.root).output
+    assert "#1  2026-05-04  memory/2026-05-01.md:3:3  (pending)" in text and "a line of yours in MEMORY.md" in text
+    assert explain(workspace, "I live in Lisbon now").status == "to_verify"
+    # the next night does not queue it twice, nor promote it
+    recalled(workspace, "I live in Lisbon now, near the Gulbenkian.", "2026-05-01", ["2026-05-05"], "again")
+    set_now("2026-05-05", 20)
+    assert run_dream(workspace).to_verify == () and mem.read_text() == before
+
+    res = cli("memory", "verify", "accept", "1", "-w", workspace.root, env={"KIT_NOW": "2026-05-06T09:00:00+00:00"})
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines() == [
+        "accepted #1: MEMORY.md now says: I live in Lisbon now, near the Gulbenkian.",
+        "  retired to memory/archive/promoted.md: I live in Porto, near the Bolhão market."]
+    memory = mem.read_text()
+    assert "Porto" not in memory
+    assert re.search(r"<!-- kit:promoted key=memory/2026-05-01\.md:3:3 claim=\w{12} .* verified=2026-05-06 -->\n"
+                     r"- I live in Lisbon now, near the Gulbenkian\.\n", memory)
+    assert re.search(r"source=MEMORY\.md verified=2026-05-06 superseded_by=memory/2026-05-01\.md:3:3 "
+                     r"superseded=2026-05-06 -->\n- I live in Porto, near the Bolhão market\.", archive(workspace))
+    assert explain(workspace, "I live in Lisbon now").status == "active"
+    again = cli("memory", "verify", "accept", "1", "-w", workspace.root)
+    assert again.exit_code == 1 and "#1 was already accepted on 2026-05-06" in again.stderr
+
+
+def test_a_changed_deploy_day_against_your_own_line_is_rejected_and_stays_out(workspace, cli):
+    mem = workspace.root / "MEMORY.md"
+    mem.write_text(mem.read_text() + "\n- Production deploys are on Tuesdays.\n")
+    write_note(workspace.root, "2026-05-01", [THURSDAYS, *FILLER])
+    recalled(workspace, THURSDAYS, "2026-05-01", days("2026-05-02", 3), "deploy day")
+    set_now("2026-05-04", 20)
+    (item,) = run_dream(workspace).to_verify
+    assert item.reason.startswith("contradicts a line of yours in MEMORY.md: tuesday → thursday")
+    before = mem.read_text()
+    out = json.loads(cli("memory", "verify", "reject", str(item.id), "--json", "-w", workspace.root,
+                         env={"KIT_NOW": "2026-05-05T09:00:00+00:00"}).output)
+    assert (out["action"], out["item"]["status"], out["changed"], out["archived"]) == ("rejected", "rejected", [],
+                                                                                       None)
+    assert mem.read_text() == before
+    recalled(workspace, THURSDAYS, "2026-05-01", days("2026-05-06", 3), "deploy again")
+    set_now("2026-05-08", 20)
+    later = run_dream(workspace)
+    assert later.promoted == () and later.to_verify == () and mem.read_text() == before
+    shown = explain(workspace, THURSDAYS)
+    assert shown.status == "rejected" and shown.blocked_by == ["not_demoted"]
+    assert shown.to_json()["verify"]["status"] == "rejected"
+
+
+def test_a_same_day_contradiction_of_a_promoted_entry_is_verified_and_accept_supersedes(workspace):
+    from kit.dreaming import verify
+
+    old_key = promote_first(workspace, OLD)
+    write_note(workspace.root, "2026-05-01-standup", ["Team standup is at 10:15 in the Kelvin room.", *FILLER])
+    recalled(workspace, "Team standup is at 10:15 in the Kelvin room.", "2026-05-01-standup",
+             days("2026-05-05", 3), "standup")
+    set_now("2026-05-07", 20)
+    (item,) = run_dream(workspace).to_verify
+    assert item.old_key == old_key
+    assert item.reason == ("contradicts MEMORY.md and both notes are from the same day: 09:30 → 10:15 (was: Team "
+                           "standup is at 9:30 in the Kelvin room.)")
+    set_now("2026-05-08", 9)
+    outcome = verify.accept(workspace, item.id)
+    assert outcome.archived == OLD and outcome.changed == ("MEMORY.md", "memory/archive/promoted.md")
+    memory = (workspace.root / "MEMORY.md").read_text()
+    assert "10:15" in memory and OLD not in memory
+    assert f"superseded_by={item.key}" in archive(workspace)
+    with workspace.open_state() as db:
+        assert {p.key: p.status for p in store.promotions(db)} == {old_key: "superseded", item.key: "active"}

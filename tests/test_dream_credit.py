@@ -1,0 +1,156 @@
+"""Issue 16: recall credit follows relevance, spacing beats volume, a claim keeps its identity.
+
+Searches are recorded through the real `kit.memory.recall.record_hits` (rank and top score as
+memory_search logs them); the dream is the real one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers_dream import days, searched, set_now, write_note
+from kit.dreaming.explain import explain
+from kit.dreaming.runner import run_dream
+
+LAUNCH = "The card payments launch is planned for 14 April."
+LAUNDRETTE = "The laundrette on Oak Street changed to card payments only."
+FILLER = ["Lunch at the Vietnamese place, the pho was great.", "Rain all day, took the tram.",
+          "Printer on the second floor jammed again."]
+QUERIES = ["when do card payments go live", "payments launch date", "are we on track for the launch",
+           "card payments launch", "launch plan for payments", "go-live date card payments", "payments go live"]
+
+
+def test_a_side_hit_is_never_promoted(workspace):
+    write_note(workspace.root, "2026-05-01", [LAUNCH, *FILLER, LAUNDRETTE])
+    for i, day in enumerate(days("2026-05-02", 7)):
+        # the answer first; the laundrette line fifth, next to it in every search, on seven days
+        searched(workspace, day, QUERIES[i], [(LAUNCH, 0.58), (FILLER[0], 0.47), (FILLER[1], 0.45),
+                                               (FILLER[2], 0.44), (LAUNDRETTE, 0.43)], note_day="2026-05-01")
+    set_now("2026-05-08", 20)
+    result = run_dream(workspace)
+    assert result.promoted == ("memory/2026-05-01.md:3:3",)
+    side = next(r for r in result.ranked if r.cand.snippet == f"- {LAUNDRETTE}")
+    assert (side.cand.recall_count, side.cand.unique_queries, side.cand.recall_days) == (7, 7, 7)  # raw
+    # rank 4, 0.43/0.58 of the top: ((0.741 − 0.5)/0.5)² / 5 = 0.0465 a day
+    per_day = (((0.43 / 0.58 - 0.5) / 0.5) ** 2) / 5
+    assert side.cand.credited == pytest.approx(7 * per_day)
+    assert side.cand.credited_days == () and side.cand.credited_queries == frozenset()
+    assert side.blocked_by == ["min_score", "min_recall_count", "min_recall_days", "min_unique_queries"]
+    shown = explain(workspace, LAUNDRETTE).to_json()
+    assert shown["recalls"] == {"raw": 7, "credited": pytest.approx(7 * per_day, abs=1e-6),
+                                "credit": pytest.approx(7 * per_day, abs=1e-6), "raw_days": 7, "credited_days": 0,
+                                "raw_queries": 7, "credited_queries": 0, "used": 0}
+    assert [h["rank"] for h in shown["history"]] == [4] * 7
+    answer = explain(workspace, LAUNCH).to_json()
+    assert answer["recalls"]["credited"] == 7.0 and [h["credit"] for h in answer["history"]] == [1.0] * 7
+
+
+def test_a_hit_the_agent_used_earns_extra_credit(workspace):
+    from kit.memory.recall import record_use
+
+    write_note(workspace.root, "2026-05-01", [LAUNCH, *FILLER, LAUNDRETTE])
+    searched(workspace, "2026-05-02", "laundrette payments", [(LAUNCH, 0.58), (LAUNDRETTE, 0.55)],
+             note_day="2026-05-01")
+    set_now("2026-05-02", 10)
+    with workspace.open_state() as db:
+        assert record_use(db, "memory/2026-05-01.md", 7, 7, "read")  # memory_get of the laundrette line
+        assert not record_use(db, "memory/2026-05-01.md", 1, 60, "read")  # a whole note is not a hit
+        assert not record_use(db, "MEMORY.md", 1, 2, "reply")  # only daily notes are candidates
+    set_now("2026-05-02", 20)
+    shown = explain(workspace, LAUNDRETTE).to_json()
+    # rank 1, 0.55/0.58: ((0.948 − 0.5)/0.5)² / 2 = 0.4019, + 0.75 for the read, capped at 1
+    assert [(h["rank"], h["credit"], h["used"]) for h in shown["history"]] == [(1, 1.0, True)]
+    assert shown["recalls"]["used"] == 1
+
+
+def test_a_stray_second_query_does_not_unlock_a_burst(workspace):
+    hotel = "The conference hotel is the Midland; booking reference MX-20417."
+    write_note(workspace.root, "2026-05-01", [hotel, *FILLER])
+    asks = ["hotel booking reference", "which hotel for the conference", "Midland booking ref",
+            "did I book the hotel", "where am I staying", "hotel confirmation number", "hotel near the venue",
+            "hotel booked under which name", "hotel for the trip"]
+    for i, q in enumerate(asks):  # nine wordings, one afternoon
+        searched(workspace, "2026-05-02", q, [(hotel, 0.7), (FILLER[0], 0.3)], note_day="2026-05-01", hour=14,
+                 minute=i)
+    set_now("2026-05-02", 20)
+    burst = next(r for r in run_dream(workspace).ranked if r.cand.snippet == f"- {hotel}")
+    assert (burst.cand.recall_count, burst.cand.unique_queries) == (9, 9)
+    assert burst.cand.credited == 1.0  # a day counts at most one recall
+    assert burst.blocked_by == ["min_score", "min_recall_count", "min_recall_days"]
+
+    # six days later, one stray question: two days and ten queries now, but still two credited recalls
+    searched(workspace, "2026-05-08", "conference hotel again?", [(hotel, 0.66)], note_day="2026-05-01")
+    set_now("2026-05-08", 20)
+    result = run_dream(workspace)
+    burst = next(r for r in result.ranked if r.cand.snippet == f"- {hotel}")
+    assert (burst.cand.recall_days, len(burst.cand.credited_days), len(burst.cand.credited_queries)) == (2, 2, 10)
+    assert burst.cand.credited == 2.0
+    assert burst.blocked_by == ["min_recall_count"]
+    assert result.promoted == ()
+
+
+def test_a_deleted_neighbour_keeps_the_history(workspace):
+    fact = "Production deploys happen on Tuesdays after standup."
+    write_note(workspace.root, "2026-05-01", ["Rain all day, took the tram.", fact, FILLER[0]])
+    asks = ["deploy day", "when do we ship", "release day", "production deploy schedule", "can I deploy today",
+            "next release window"]
+    for i, day in enumerate(days("2026-05-02", 3)):
+        searched(workspace, day, asks[i], [(fact, 0.61)], note_day="2026-05-01")  # line 4
+    note = workspace.root / "memory/2026-05-01.md"
+    note.write_text(note.read_text().replace("- Rain all day, took the tram.\n", ""))  # the line above goes
+    for i, day in enumerate(days("2026-05-05", 3), start=3):
+        searched(workspace, day, asks[i], [(fact, 0.61)], note_day="2026-05-01")  # now line 3
+    set_now("2026-05-07", 20)
+    result = run_dream(workspace)
+    mine = [r for r in result.ranked if r.cand.snippet == f"- {fact}"]
+    assert len(mine) == 1  # one candidate, not two halves
+    assert (mine[0].cand.recall_count, mine[0].cand.recall_days, mine[0].cand.credited) == (6, 6, 6.0)
+    assert mine[0].cand.locations == (("memory/2026-05-01.md", 3, 3), ("memory/2026-05-01.md", 4, 4))
+    assert result.promoted == ("memory/2026-05-01.md:3:3",)
+    assert "<!-- kit:promoted key=memory/2026-05-01.md:3:3 " in (workspace.root / "MEMORY.md").read_text()
+
+
+def test_provenance_points_at_the_line_where_it_is_now(workspace):
+    fact = "Ben is allergic to peanuts; his EpiPen is in the blue kitchen drawer."
+    write_note(workspace.root, "2026-05-01", [fact, *FILLER])
+    for i, day in enumerate(days("2026-05-02", 3)):
+        searched(workspace, day, ["epipen", "ben allergy", "babysitter notes"][i], [(fact, 0.7)],
+                 note_day="2026-05-01")
+    note = workspace.root / "memory/2026-05-01.md"
+    lines = note.read_text().split("\n")
+    note.write_text("\n".join([lines[0], "", "## Kids", ""] + lines[3:-1] + [lines[2], ""]))  # moved to the end
+    set_now("2026-05-04", 20)
+    result = run_dream(workspace)
+    assert result.promoted == ("memory/2026-05-01.md:8:8",)
+    assert note.read_text().split("\n")[7] == f"- {fact}"
+
+
+def test_a_small_rewording_is_the_same_claim_a_new_value_is_not(workspace):
+    fact = "Invoices go out on the 1st of the month with 30-day payment terms."
+    reworded = "Invoices go out on the 1st of each month with 30-day payment terms."
+    changed = "Invoices go out on the 1st of the month with 45-day payment terms."
+    write_note(workspace.root, "2026-05-01", [fact])
+    write_note(workspace.root, "2026-05-05", [reworded, changed])
+    searched(workspace, "2026-05-02", "invoice terms", [(fact, 0.6)], note_day="2026-05-01")
+    searched(workspace, "2026-05-06", "payment terms", [(reworded, 0.6), (changed, 0.59)], note_day="2026-05-05")
+    set_now("2026-05-06", 20)
+    result = run_dream(workspace, dry_run=True)
+    texts = sorted(r.cand.snippet for r in result.ranked)
+    assert texts == [f"- {reworded}", f"- {changed}"]  # the latest wording stands for the first
+    same = next(r.cand for r in result.ranked if r.cand.snippet == f"- {reworded}")
+    assert (same.recall_count, same.recall_days, same.first_snippet) == (2, 2, f"- {fact}")
+
+
+def test_same_inputs_give_a_byte_identical_memory(workspace, tmp_path):
+    from kit.init import init_workspace
+    from kit.workspace import Workspace
+
+    other = Workspace.open(init_workspace(tmp_path / "twin").root)
+    for ws in (workspace, other):
+        write_note(ws.root, "2026-05-01", [LAUNCH, *FILLER, LAUNDRETTE])
+        for i, day in enumerate(days("2026-05-02", 4)):
+            searched(ws, day, QUERIES[i], [(LAUNCH, 0.58), (LAUNDRETTE, 0.5)], note_day="2026-05-01")
+        set_now("2026-05-05", 20)
+        run_dream(ws)
+    assert (workspace.root / "MEMORY.md").read_bytes() == (other.root / "MEMORY.md").read_bytes()
+    assert LAUNCH in (workspace.root / "MEMORY.md").read_text()
