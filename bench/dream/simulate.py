@@ -166,6 +166,14 @@ def questions_for(p: Persona, day: int) -> list[Question]:
     return out
 
 
+def _provider_types():
+    try:
+        from kit.providers.base import ModelResponse, ToolCall
+    except ImportError:  # Kit before providers moved out of the agent (to measure it too)
+        from kit.agent.providers.base import ModelResponse, ToolCall
+    return ModelResponse, ToolCall
+
+
 class BenchModel:
     """A competent assistant, scripted per question (see the module docstring)."""
 
@@ -189,14 +197,14 @@ class BenchModel:
         return best[1] if best else hits[0]
 
     def _reply(self, text: str | None):
-        from kit.agent.providers.base import ModelResponse
+        ModelResponse, _ = _provider_types()
 
         if text is None:
             return ModelResponse("I could not find that in your notes.")
         return ModelResponse(f"From your notes: {re.sub(r'^[-*+] ', '', ' '.join(text.split()))}")
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]):
-        from kit.agent.providers.base import ModelResponse, ToolCall
+        ModelResponse, ToolCall = _provider_types()
 
         last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
         after = messages[last_user + 1 :]

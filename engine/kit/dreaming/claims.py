@@ -47,11 +47,21 @@ _DATE = re.compile(
     r"|\b(?P<iso>\d{4}-\d{2}-\d{2})\b|\bthe\s+(?P<nth>\d{1,2})(?:st|nd|rd|th)\b", re.I)
 _WEEKDAY = re.compile(r"\b(?P<w>monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.I)
 _MONTH_ALONE = re.compile(rf"\b(?P<m>{_MONTH_RX})\b", re.I)
-_NUMBER = re.compile(r"\b\d+(?:[ .,]\d+)*\b|\b[\w-]*\d[\w-]*\b")
+_NUMBER = re.compile(r"\b\d+(?:[ .,]\d+)*\b")
+# identifiers: #tags, codes mixing letters and digits (MX-20417, v2.3.1, BS6) and dotted versions:
+# when only an id differs it is another thing (ticket #12 is not ticket #13), not a changed value
+_ID = re.compile(r"#[\w-]+|\b(?=[\w-]*[^\W\d_])(?=[\w-]*\d)[\w][\w.-]*\w\b|\b\d+(?:\.\d+){2,}\b")
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 _SENTENCE_START = re.compile(r"(?:^|[.!?;:]\s+|\(\s*)$")
+_ABBREVIATION = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Mx|St|Prof|Jr|Sr|vs|etc|approx|No)\.\s+$")
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?", re.M)
+
+
+def _starts_sentence(before: str) -> bool:
+    return _SENTENCE_START.search(before) is not None and _ABBREVIATION.search(before) is None
 _CHANGE = re.compile(
-    r"\b(?:mov(?:e|es|ed|ing)\s+(?:to|from|back|over|house|in)|chang(?:e|es|ed|ing)|switch(?:es|ed)?\s+to|now|new"
+    r"\b(?:mov(?:e|es|ed|ing)\s+(?:to|from|back|over|house|in)|chang(?:es|ed|ing)\s+(?:to|from)"
+    r"|(?:has|have|had|was|were|is)\s+changed|switch(?:es|ed)?\s+to|now|new"
     r"|no\s+longer|not\s+\w+\s+any\s?more|any\s?more|instead(?:\s+of)?|from\s+now\s+on|starting|as\s+of|from\s+(?:next|this)"
     r"|goes\s+(?:up|down)|went\s+(?:up|down)|(?:raised|increased|decreased|reduced|lowered)\s+to|extended|postponed"
     r"|rescheduled|brought\s+forward|pushed\s+(?:back|to)|replaced|updated?\s+to|used\s+to|was\s+\S+\s+(?:but|until))\b",
@@ -61,7 +71,7 @@ _EXTRA_STOP = frozenset("is are was were be been it its in on at of to a an by a
 
 @dataclass(frozen=True)
 class Values:
-    """The values a text states, by kind. Kinds: money, time, date, weekday, month, number,
+    """The values a text states, by kind. Kinds: money, time, date, weekday, month, id, number,
     name, negation."""
 
     kinds: tuple[tuple[str, frozenset[str]], ...]
@@ -81,7 +91,7 @@ def _hour(h: str, m: str | None, ap: str | None) -> str:
 
 @lru_cache(maxsize=8192)
 def values(text: str) -> Values:
-    text = unicodedata.normalize("NFKC", text)
+    text = _MARKER.sub("", unicodedata.normalize("NFKC", text))
     found: dict[str, set[str]] = {}
     spans: list[tuple[int, int]] = []
 
@@ -118,6 +128,9 @@ def values(text: str) -> Values:
     for m in _MONTH_ALONE.finditer(text):
         if free(m) and not (m.group("m").lower() == "may" and not m.group("m")[0].isupper()):
             take("month", _MONTH_NAME[m.group("m").lower()], m)
+    for m in _ID.finditer(text):
+        if free(m):
+            take("id", m.group(0).lower().lstrip("#"), m)
     for m in _NUMBER.finditer(text):
         if free(m):
             take("number", re.sub(r"[ .,](?=\d)", "", m.group(0).lower()), m)
@@ -138,7 +151,7 @@ def _names(text: str) -> list[str]:
         plain = base.lower().removesuffix("s")
         cap = (base[:1].isupper() and not base.isupper() and plain not in _DAYS and base.lower() not in _DAYS
                and base.lower() not in _MONTH_NAME and base.lower() not in STOP_WORDS | _EXTRA_STOP)
-        tokens.append((base, m.start(), m.end(), cap, bool(_SENTENCE_START.search(text[: m.start()]))))
+        tokens.append((base, m.start(), m.end(), cap, _starts_sentence(text[: m.start()])))
     out: list[str] = []
     run: list[str] = []
     for i, (base, start, _end, cap, first) in enumerate(tokens):
@@ -250,6 +263,8 @@ def relation(old: str, new: str, similarity: float) -> Relation:
     subj = jaccard(subject(old), subject(new))
     found = conflicts(old, new)
     change = states_change(new)
+    if {kind for kind, _, _ in found} - {"name"} == {"id"} and not change:
+        return Relation("unrelated", found, subj, similarity, change)  # another ticket, booking, code …
     if found:
         negation_only = all(kind == "negation" for kind, _, _ in found)
         about_it = ((subj >= UPDATE_SUBJECT and similarity >= (CHANGE_FLOOR if change else UPDATE_SIMILARITY))

@@ -358,9 +358,7 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
             d = replace(d, detail=f"{d.detail}; an update of a promoted fact needs one credited recall")
             decisions.append(d)
             written += 1
-            existing.append(Existing(managed.one_line(live.text), None, note_date(live.path)))
-            if d.old in existing:
-                existing.remove(d.old)
+            _accept(d, existing, decisions)
             continue
         if written >= limit:
             decisions.append(Decision(r, "over_limit", f"over today's limit of {limit} promotions"))
@@ -376,10 +374,23 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
         decisions.append(d)
         if d.writes:
             written += 1
-            existing.append(Existing(managed.one_line(live.text), None, note_date(live.path)))
-            if d.action == "superseded" and d.old in existing:
-                existing.remove(d.old)
+            _accept(d, existing, decisions)
     return decisions
+
+
+def _accept(d: Decision, existing: list[Existing], decisions: list[Decision]) -> None:
+    """Tonight's promotion joins what MEMORY.md says (as the entry it will be), for the candidates
+    after it; one it supersedes leaves. A promotion of tonight that a later one supersedes is
+    turned into `stale` instead (the older value is not written at all)."""
+    existing.append(Existing(managed.one_line(d.live.text), entry_for(d, date.min), note_date(d.live.path)))
+    if d.action != "superseded" or d.old is None:
+        return
+    if d.old in existing:
+        existing.remove(d.old)
+    for i, earlier in enumerate(decisions):
+        if earlier.writes and earlier is not d and earlier.live is not None and d.old.entry is not None \
+                and d.old.entry.claim == earlier.ranked.cand.claim:
+            decisions[i] = replace(earlier, action="stale", detail=f"a newer value tonight: {d.live.key}")
 
 
 def _decide_one(r: Ranked, live: Live, existing: list[Existing], notes: NoteLines, embedder: Any | None) -> Decision:

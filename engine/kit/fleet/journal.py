@@ -28,7 +28,7 @@ from kit.fsutil import atomic_write
 from kit.workspace import Workspace
 
 # the tables kit.dreaming.store owns (tests check this matches what its schema creates)
-DREAM_TABLES = ("dream_phase_hits", "dream_promotions", "dream_vectors")
+DREAM_TABLES = ("dream_phase_hits", "dream_promotions", "dream_vectors", "dream_verify")
 DREAM_COMMIT_PREFIX = "dream: "
 
 
