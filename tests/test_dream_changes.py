@@ -152,7 +152,8 @@ def test_a_changed_deploy_day_against_your_own_line_is_rejected_and_stays_out(wo
     (item,) = run_dream(workspace).to_verify
     assert item.reason.startswith("contradicts a line of yours in MEMORY.md: tuesday → thursday")
     before = mem.read_text()
-    out = json.loads(cli("memory", "verify", "reject", str(item.id), "--json", "-w", workspace.root,
+    # the workspace may also be given before the subcommand
+    out = json.loads(cli("memory", "verify", "-w", workspace.root, "reject", str(item.id), "--json",
                          env={"KIT_NOW": "2026-05-05T09:00:00+00:00"}).output)
     assert (out["action"], out["item"]["status"], out["changed"], out["archived"]) == ("rejected", "rejected", [],
                                                                                        None)

@@ -4,8 +4,9 @@ search, a dream every night; precision, recall, junk, bursts, deletions, stale v
     python bench/dream/run.py [--persona NAME] [--details] [--no-determinism]
 
 Prints one table (targets: precision ≥ 0.9, recall ≥ 0.8, 0 junk, 0 bursts, 0 deleted, 0 stale on
-every persona), the seconds per nightly dream (median), and whether a second run of one persona
-gives a byte-identical MEMORY.md. Never asserts; `make bench` runs it.
+every persona), the same figures for a plain rule over the same recall logs (≥ 3 recalls on ≥ 2
+days), the seconds per nightly dream (median), and whether a second run of one persona gives a
+byte-identical MEMORY.md. Never asserts; `make bench` runs it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from personas import PERSONAS  # noqa: E402
-from score import score, table  # noqa: E402
+from score import plain_baseline, score, table  # noqa: E402
 from simulate import live  # noqa: E402
 
 
@@ -37,7 +38,7 @@ def main() -> int:
     ap.add_argument("--keep", help="keep the workspaces under this folder")
     args = ap.parse_args()
     people = [p for p in PERSONAS if not args.persona or p.name in args.persona]
-    scores, dream_times, digests = [], [], {}
+    scores, plain, dream_times, digests = [], [], [], {}
     with tempfile.TemporaryDirectory(prefix="kit-bench-dreamq-") as tmp:
         base = Path(args.keep) if args.keep else Path(tmp)
         for p in people:
@@ -45,6 +46,7 @@ def main() -> int:
             world = live(p, base / p.name)
             s = score(world)
             scores.append(s)
+            plain.append(plain_baseline(world))
             dream_times.extend(world.dream_seconds)
             digests[p.name] = hashlib.sha1((world.root / "MEMORY.md").read_bytes()).hexdigest()
             print(f"{p.name}: {world.turns} agent turns, 28 dreams, {time.perf_counter() - t0:.0f} s", flush=True)
@@ -56,6 +58,8 @@ def main() -> int:
             same = hashlib.sha1((again.root / "MEMORY.md").read_bytes()).hexdigest() == digests[people[0].name]
     print()
     print(table(scores))
+    print("\nthe same recall logs, plain rule (every line still in the notes returned ≥ 3 times on ≥ 2 days):")
+    print(table(plain))
     print(f"\nnightly dream: median {statistics.median(dream_times) * 1000:.0f} ms over {len(dream_times)} dreams")
     if same is not None:
         print(f"deterministic (second run of {people[0].name}, MEMORY.md byte-identical): {'yes' if same else 'NO'}")

@@ -136,3 +136,41 @@ def table(scores: list[Score]) -> str:
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(HEADER))]
     return "\n".join("  ".join(str(c).rjust(w) if i else str(c).ljust(w)
                                for i, (c, w) in enumerate(zip(r, widths, strict=True))) for r in rows)
+
+
+def plain_baseline(world: World) -> Score:
+    """A plain rule on the same recall log, for scale: promote every line (still in the notes) that
+    search returned at least 3 times on at least 2 days — no credit, no junk filter, no claims."""
+    import sqlite3
+
+    db = sqlite3.connect(world.root / ".kit" / "state.db")
+    try:
+        rows = db.execute("SELECT snippet, COUNT(*), COUNT(DISTINCT day) FROM recall_events GROUP BY claim_hash, path")
+        picked = {snippet for snippet, n, d in rows if n >= 3 and d >= 2}
+    finally:
+        db.close()
+    notes = "\n".join(p.read_text(encoding="utf-8") for p in (world.root / "memory").glob("*.md"))
+    picked = {t for t in picked if t.strip() in notes}
+    s = Score(f"{world.persona.name} (plain)", facts=len(world.persona.facts))
+    values: dict[str, set[int]] = {}
+    last = {f.id: len(f.versions) - 1 for f in world.persona.facts}
+    for text in sorted(picked):
+        s.promoted += 1
+        lab = label_of(world, text)
+        if lab.kind == "fact":
+            values.setdefault(lab.id, set()).add(lab.version)
+            if lab.version < last[lab.id]:
+                s.stale += 1
+            else:
+                s.good += 1
+        elif lab.kind in ("junk", "transcript"):
+            s.junk += 1
+        elif lab.kind == "noise":
+            s.noise += 1
+        elif lab.kind == "burst":
+            s.bursts += 1
+        elif lab.kind == "deleted":
+            s.deleted += 1
+    s.kept = sum(1 for fid, v in last.items() if v in values.get(fid, set()))
+    s.contradictions = sum(1 for v in values.values() if len(v) > 1)
+    return s

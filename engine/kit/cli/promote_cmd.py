@@ -129,6 +129,7 @@ def _say_item(say, v) -> None:
 def verify(ctx: click.Context, workspace, everything: bool, as_json: bool) -> None:
     """Contradictions waiting for you: list them; `accept N` takes the new value, `reject N` keeps MEMORY.md."""
     if ctx.invoked_subcommand is not None:
+        ctx.obj = {"workspace": workspace}  # `kit memory verify -w PATH accept 1` means that workspace
         return
     from kit.dreaming.verify import items
 
@@ -150,7 +151,8 @@ def verify(ctx: click.Context, workspace, everything: bool, as_json: bool) -> No
 def _verify_step(action: str, workspace, item_id: int, as_json: bool) -> None:
     from kit.dreaming import verify as queue
 
-    outcome = getattr(queue, action)(open_workspace(workspace), item_id)
+    parent = click.get_current_context().obj or {}
+    outcome = getattr(queue, action)(open_workspace(workspace or parent.get("workspace")), item_id)
     if as_json:
         emit_json(outcome.to_json())
         return

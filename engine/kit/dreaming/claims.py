@@ -11,11 +11,11 @@ they are an **update**, which `relation()` describes for Deep's supersede / to-v
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from kit.dreaming.tags import STOP_WORDS
 from kit.memory.recall import normalise_claim
@@ -89,7 +89,6 @@ def _hour(h: str, m: str | None, ap: str | None) -> str:
     return f"{hour:02d}:{m or '00'}"
 
 
-@lru_cache(maxsize=8192)
 def values(text: str) -> Values:
     text = _MARKER.sub("", unicodedata.normalize("NFKC", text))
     found: dict[str, set[str]] = {}
@@ -179,13 +178,11 @@ def _stem(word: str) -> str:
     return word
 
 
-@lru_cache(maxsize=8192)
 def words(text: str) -> frozenset[str]:
     """Lower-cased word tokens of the normalised claim."""
     return frozenset(_WORD.findall(normalise_claim(text)))
 
 
-@lru_cache(maxsize=8192)
 def subject(text: str) -> frozenset[str]:
     """Content words without values, names and stop words (lightly stemmed): what it is about."""
     v = values(text)
@@ -243,9 +240,10 @@ class Relation:
         return "; ".join(parts)
 
 
-def conflicts(old: str, new: str) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
+def conflicts(old: str | Values, new: str | Values) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
     """Kinds of value both texts state, with different values (negation: one says not)."""
-    vo, vn = values(old), values(new)
+    vo = old if isinstance(old, Values) else values(old)
+    vn = new if isinstance(new, Values) else values(new)
     out = []
     for kind in sorted(vo.names & vn.names):
         if kind != "negation" and vo.get(kind) != vn.get(kind):
@@ -298,7 +296,9 @@ class ClaimIndex:
 
     def __init__(self, texts: Sequence[str]):
         self.texts = list(texts)
-        self.words = [sorted(words(t)) for t in self.texts]
+        self._words = [words(t) for t in self.texts]
+        self._values: list[Values | None] = [None] * len(self.texts)  # computed when first compared
+        self.words = [sorted(w) for w in self._words]
         freq: dict[str, int] = {}
         for ws in self.words:
             for w in ws:
@@ -316,14 +316,14 @@ class ClaimIndex:
                 parent[i] = by_norm[norms[i]]
                 continue
             by_norm[norms[i]] = i
-            prefix = ws[: max(1, len(ws) - int(SAME_WORDS * len(ws)) + 1)]
+            prefix = ws[: max(1, len(ws) - math.ceil(SAME_WORDS * len(ws)) + 1)]
             seen: set[int] = set()
             for w in prefix:
                 for j in index.get(w, ()):
                     if j in seen:
                         continue
                     seen.add(j)
-                    if parent[j] == j and same_claim(self.texts[j], self.texts[i]):
+                    if parent[j] == j and self._same(j, i):
                         parent[i] = j
                         break
                 if parent[i] != i:
@@ -332,3 +332,12 @@ class ClaimIndex:
                 for w in prefix:
                     index.setdefault(w, []).append(i)
         return parent
+
+    def _value(self, i: int) -> Values:
+        if self._values[i] is None:
+            self._values[i] = values(self.texts[i])
+        return self._values[i]
+
+    def _same(self, i: int, j: int) -> bool:
+        """`same_claim` on precomputed words and values (the words first: they rule out most pairs)."""
+        return jaccard(self._words[i], self._words[j]) >= SAME_WORDS and self._value(i) == self._value(j)

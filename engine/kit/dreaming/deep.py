@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from kit.memory.daily import note_date
 from kit.memory.recall import claim_hash, normalise_claim
 
 SEMANTIC_DUPLICATE = 0.88
-COMPARE_FLOOR = 0.45  # below this similarity two texts are not compared for a changed value
+NEWER_LINES = 4  # newer note lines embedded per candidate at most (the most alike by subject words)
 MEMORY_FILE = "MEMORY.md"
 ARCHIVE_FILE = "memory/archive/promoted.md"
 ARCHIVE_HEADER = (
@@ -165,20 +166,36 @@ def existing_facts(memory_text: str) -> list[Existing]:
     return out
 
 
+class NoteLine:
+    """One claim of a daily note; its subject words and values are worked out when first asked."""
+
+    def __init__(self, day: date, path: str, text: str):
+        self.day, self.path, self.text = day, path, text
+        self.words = claims.words(text)
+
+    @cached_property
+    def subject(self) -> frozenset[str]:
+        return claims.subject(self.text)
+
+    @cached_property
+    def values(self) -> claims.Values:
+        return claims.values(self.text)
+
+
 class NoteLines:
     """The claims (top-level list items and paragraph lines) of the daily notes, read once per plan."""
 
     def __init__(self, root: Path):
         self.root = root
-        self._lines: list[tuple[date, str, str]] | None = None
+        self._lines: list[NoteLine] | None = None
 
-    def after(self, day: date) -> list[tuple[date, str, str]]:
-        """(note date, path, text) of every non-junk line in notes dated after `day`."""
+    def after(self, day: date) -> list[NoteLine]:
+        """Every line of the notes dated after `day` (junk included: callers check the few they keep)."""
         if self._lines is None:
             self._lines = self._read()
-        return [row for row in self._lines if row[0] > day]
+        return [line for line in self._lines if line.day > day]
 
-    def _read(self) -> list[tuple[date, str, str]]:
+    def _read(self) -> list[NoteLine]:
         from kit.errors import KitError
         from kit.fsutil import read_text
 
@@ -197,8 +214,7 @@ class NoteLines:
                 stripped = line.strip()
                 if not stripped or stripped.startswith(("#", "<!--")) or line.startswith((" ", "\t")):
                     continue
-                if junk_rule(stripped) is None:
-                    out.append((day, rel, managed.one_line(stripped)))
+                out.append(NoteLine(day, rel, managed.one_line(stripped)))
         return out
 
 
@@ -223,21 +239,39 @@ def _best_update(text: str, others: Sequence[Existing], sims) -> tuple[Existing,
     return best
 
 
+def newer_lines(text: str, day: date | None, notes: NoteLines) -> list[NoteLine]:
+    """The newer note lines that could clearly update `text` (lexically: the same subject words,
+    Jaccard ≥ CLEAR_SUBJECT, with a changed number, time, date, day or amount — or a line that says
+    it changed and shares a subject word), not junk, the NEWER_LINES most alike."""
+    if day is None:
+        return []
+    mine, mine_values = claims.subject(text), claims.values(text)
+    mine_words = claims.words(text) - claims.STOP_WORDS
+    found = []
+    for line in notes.after(day):
+        if len(mine_words & line.words) < 2 or not (mine & line.subject):  # the words first: cheap
+            continue
+        changed = claims.conflicts(mine_values, line.values)
+        if not changed:
+            continue
+        subj = claims.jaccard(mine, line.subject)
+        values_only = any(kind not in ("name", "negation", "id") for kind, _, _ in changed)
+        if ((subj >= claims.CLEAR_SUBJECT and values_only) or claims.states_change(line.text)) \
+                and junk_rule(line.text) is None:
+            found.append((-subj, line.day, line.path, line.text, line))
+    return [row[-1] for row in sorted(found, key=lambda r: r[:4])[:NEWER_LINES]]
+
+
 def newer_value(text: str, day: date | None, notes: NoteLines, embedder: Any | None) -> tuple[str, str] | None:
     """(path, line) of a newer note line that clearly updates `text`'s value, or None."""
-    if day is None:
-        return None
-    mine = claims.subject(text)
-    later = [(d, p, t) for d, p, t in notes.after(day)
-             if claims.conflicts(text, t) and (claims.jaccard(mine, claims.subject(t)) >= 0.25 or
-                                               (claims.states_change(t) and mine & claims.subject(t)))]
+    later = newer_lines(text, day, notes)
     if not later:
         return None
-    sims = similarity_matrix(embedder, [text], [t for _, _, t in later])[0]
-    for (d, p, t), sim in zip(later, sims, strict=True):
-        rel = claims.relation(text, t, float(sim))
-        if rel.kind == "update" and _clear(rel, d, day):
-            return p, t
+    sims = similarity_matrix(embedder, [text], [line.text for line in later])[0]
+    for line, sim in zip(later, sims, strict=True):
+        rel = claims.relation(text, line.text, float(sim))
+        if rel.kind == "update" and _clear(rel, line.day, day):
+            return line.path, line.text
     return None
 
 
@@ -346,7 +380,9 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
         # one batch for the likely winners (and what they are compared with) instead of one call each
         for r in passing[: limit + 10]:
             lives[r.cand.id] = rehydrate(root, r.cand)
-        embedder.encode([e.text for e in existing] + [managed.one_line(v.text) for v in lives.values() if v])
+        texts = [(managed.one_line(v.text), note_date(v.path)) for v in lives.values() if v]
+        newer = [line.text for text, day in texts for line in newer_lines(text, day, notes)]
+        embedder.encode(list(dict.fromkeys([e.text for e in existing] + [t for t, _ in texts] + newer)))
     for r in passing + [r for r in ranked if may_update(r)]:
         if not r.passed:  # may only replace the value of a fact MEMORY.md holds (see may_update)
             if written >= limit:

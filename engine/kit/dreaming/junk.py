@@ -122,6 +122,9 @@ def is_shell_line(line: str) -> bool:
     line = line.strip().strip("`").strip()
     if _SHELL_PROMPT.match(line):
         return True
+    first = line.split(maxsplit=1)[0] if line else ""
+    if first.lower() in _PROSE or not (_PROGRAM.match(first) or _ASSIGN.match(first) or first in ("export", "sudo", "env")):
+        return False  # a sentence ("Lunch at …") never starts like a command: skip the lexer
     try:
         lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
