@@ -47,6 +47,9 @@ _EXPORTS: dict[str, str] = {
     "SyncResult": "kit.memory.index",
     "WriteResult": "kit.memory.daily",
     "DreamResult": "kit.dreaming.runner",
+    "Explanation": "kit.dreaming.explain",
+    "VerifyItem": "kit.dreaming.store",
+    "VerifyOutcome": "kit.dreaming.verify",
     "Agent": "kit.agent.loop",
     "TurnResult": "kit.agent.loop",
     "cut_marker": "kit.agent.loop",
@@ -94,6 +97,7 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "DocumentError",
     "DreamResult",
     "estimate_tokens",
+    "Explanation",
     "find_workspace",
     "Fleet",
     "gate_reason",
@@ -133,6 +137,8 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "trust_skill",
     "TurnResult",
     "unknown_event",
+    "VerifyItem",
+    "VerifyOutcome",
     "Watcher",
     "Workspace",
     "WorkspaceError",
@@ -161,10 +167,13 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph
     from kit.core import ReloadResult, find_workspace
     from kit.documents import Document
     from kit.dreaming.cron import CronResult
+    from kit.dreaming.explain import Explanation
     from kit.dreaming.managed import one_line
     from kit.dreaming.ranking import gate_reason
     from kit.dreaming.runner import DreamResult
     from kit.dreaming.schedule import Scheduler
+    from kit.dreaming.store import VerifyItem
+    from kit.dreaming.verify import VerifyOutcome
     from kit.errors import (
         BusyError,
         ConfigError,

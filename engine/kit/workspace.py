@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kit.dreaming.cron import CronResult
     from kit.dreaming.explain import Explanation
     from kit.dreaming.runner import DreamResult
+    from kit.dreaming.store import VerifyItem
+    from kit.dreaming.verify import VerifyOutcome
     from kit.hooks.registry import HookRegistry
     from kit.memory.service import Memory
     from kit.problems import Problem
@@ -90,6 +92,23 @@ class Workspace(WorkspaceCore):
         from kit.dreaming.explain import explain
 
         return explain(self, target)
+
+    def to_verify(self, *, everything: bool = False) -> list[VerifyItem]:
+        """`kit memory verify`: the contradictions dreaming queued instead of promoting (pending
+        ones; accepted and rejected too with `everything`)."""
+        from kit.dreaming.verify import items
+
+        return items(self, everything=everything)
+
+    def verify(self, action: str, item_id: int) -> VerifyOutcome:
+        """`kit memory verify accept|reject N`: accept promotes item N's new value and retires the
+        entry (or your line) it contradicts to the archive; reject keeps MEMORY.md as it is."""
+        from kit.dreaming import verify
+
+        actions = {"accept": verify.accept, "reject": verify.reject}
+        if action not in actions:
+            raise ValueError(f"verify action must be accept or reject, not {action!r}")
+        return actions[action](self, item_id)
 
     def cron(self, action: str, *, systemd: bool = False) -> CronResult:
         """`kit cron install|show|uninstall`: dreaming on dreaming.schedule from crontab (or a

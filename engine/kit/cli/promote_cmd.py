@@ -131,9 +131,7 @@ def verify(ctx: click.Context, workspace, everything: bool, as_json: bool) -> No
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"workspace": workspace}  # `kit memory verify -w PATH accept 1` means that workspace
         return
-    from kit.dreaming.verify import items
-
-    queue = [v.to_json() for v in items(open_workspace(workspace), everything=everything)]
+    queue = [v.to_json() for v in open_workspace(workspace).to_verify(everything=everything)]
     if as_json:
         emit_json({"items": queue})
         return
@@ -149,10 +147,8 @@ def verify(ctx: click.Context, workspace, everything: bool, as_json: bool) -> No
 
 
 def _verify_step(action: str, workspace, item_id: int, as_json: bool) -> None:
-    from kit.dreaming import verify as queue
-
     parent = click.get_current_context().obj or {}
-    outcome = getattr(queue, action)(open_workspace(workspace or parent.get("workspace")), item_id)
+    outcome = open_workspace(workspace or parent.get("workspace")).verify(action, item_id)
     if as_json:
         emit_json(outcome.to_json())
         return
