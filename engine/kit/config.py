@@ -121,6 +121,8 @@ SCHEMA: dict[str, Any] = {
     "hooks": {
         "enabled": _f("bool", True),
         "timeout_s": _f("float", 10.0, minimum=0.1),
+        # run the hooks of .claude/settings*.json and ~/.claude/settings.json (trust-gated)
+        "claude_code": _f("bool", False),
     },
     "watch": {
         "debounce_ms": _f("int", 250, minimum=0),

@@ -291,9 +291,11 @@ class Agent:
         else:
             self._pending = None
             self.history = self.store.load_messages(info.id)
-        fire_hook(self.ws, "session:start",
-                  {"session_id": info.id, "key": info.key, "resumed": resumed},
-                  session_key=info.key)
+        started = fire_hook(self.ws, "session:start",
+                            {"session_id": info.id, "key": info.key, "resumed": resumed},
+                            session_key=info.key)
+        # Claude Code SessionStart hooks' additionalContext reaches the model with the next message
+        self._hook_context = list(getattr(started, "context", None) or [])
         return info
 
     @property
@@ -469,6 +471,8 @@ class Agent:
         rewritten = received.data.get("text")
         if isinstance(rewritten, str):
             text = rewritten
+        hook_context = [*getattr(self, "_hook_context", []), *(getattr(received, "context", None) or [])]
+        self._hook_context = []
 
         prompt = self.prompt_result()
         kind = run_kind(self.kind)
@@ -496,8 +500,11 @@ class Agent:
             self.status(recall.error)
         # `text`: the user's own words, when the model receives more (a recall block, a skill body)
         own = typed_text(text)
-        self._append({"role": "user", "content": recall.apply(text)},
-                     text=own if recall.block or own != text.strip() else None)
+        content = recall.apply(text)
+        if hook_context:  # after the user's words, like the recall block; never in the cached system prompt
+            content += "\n\n<hook-context>\n" + "\n\n".join(hook_context) + "\n</hook-context>"
+        self._append({"role": "user", "content": content},
+                     text=own if recall.block or hook_context or own != text.strip() else None)
 
         ctx = ToolContext(ws, session_id=self.session.id, session_key=self.session.key,
                           interactive=self.interactive, approve=self.approve, tools=self.tools,

@@ -43,7 +43,8 @@ CREATE VIRTUAL TABLE session_trigram USING fts5(
 TITLE_CHARS = 60
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
-_MEMORY_CONTEXT_RE = re.compile(r"<memory-context>.*?</memory-context>\s*", re.DOTALL)
+_MEMORY_CONTEXT_RE = re.compile(r"<memory-context>.*?</memory-context>\s*|\s*<hook-context>\n.*?\n</hook-context>\s*$",
+                                re.DOTALL)
 
 
 def strip_memory_context(text: str) -> str:

@@ -60,7 +60,8 @@ def list_cmd(workspace, as_json: bool) -> None:
         for message in row["warnings"]:
             out.print(f"    [yellow]warning:[/] {escape(message)}")
         if row["valid"] and row["trusted"] is False:
-            out.print(f"    review hooks/{escape(row['name'])}/ then run `kit hooks trust {escape(row['name'])}`")
+            hint = row.get("review") or f"review hooks/{row['name']}/ then run `kit hooks trust {row['name']}`"
+            out.print(f"    {escape(hint)}")
 
 
 @hooks.command("fire")
@@ -111,16 +112,22 @@ def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_
 @json_option
 @handle_errors
 def trust_cmd(name: str, workspace, as_json: bool) -> None:
-    """Allow NAME's current code to run (recorded by content hash outside the workspace)."""
+    """Allow NAME's current code to run (recorded by content hash outside the workspace).
+
+    NAME `claude-code` trusts the hooks of .claude/settings.json, .claude/settings.local.json and
+    ~/.claude/settings.json (with .claude/hooks/) as they are now."""
     ws = open_workspace(workspace)
     registry = ws.hooks
-    hook = registry.get(name)
     entry = registry.trust(name)
+    root = "claude-code" if entry is not None and entry.kind == "claude-code" else registry.get(name).root
     if as_json:
-        emit_json({"name": name, "root": hook.root, "trusted": True, "needed": entry is not None,
+        emit_json({"name": name, "root": root, "trusted": True, "needed": entry is not None,
                    "digest": entry.digest if entry else None})
         return
     if entry is None:
-        console().print(f"{name} is a {hook.root} hook: it is trusted already")
+        console().print(f"{name} is a {root} hook: it is trusted already")
+    elif root == "claude-code":
+        console().print(f"trusted the Claude Code hooks (sha256 {entry.digest[:12]}); editing .claude/settings*.json, "
+                        "~/.claude/settings.json or .claude/hooks/ will need trusting again")
     else:
         console().print(f"trusted {name} (sha256 {entry.digest[:12]}); editing its files will need trusting again")

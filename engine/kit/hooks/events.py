@@ -47,8 +47,18 @@ class HookEvent:
         return getattr(self, key, default)
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "timestamp": self.timestamp, "workspace": self.workspace,
-                "session_key": self.session_key, "data": self.data}
+        """Kit's fields, plus Claude Code's (hook_event_name, tool_name, tool_input, prompt …) on
+        the events Claude Code also has, so one command script serves both."""
+        out: dict[str, Any] = {}
+        from kit.hooks.claude_map import Unmappable, payload
+
+        try:
+            out.update(payload(self.type, self.data, self.workspace, self.session_key))
+        except Unmappable:
+            pass  # a Kit hook reads Kit's fields; Claude's are left out for a call they cannot express
+        out.update({"type": self.type, "timestamp": self.timestamp, "workspace": self.workspace,
+                    "session_key": self.session_key, "data": self.data})
+        return out
 
 
 def event_matches(pattern: str, event_type: str) -> bool:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from kit import clock
 from kit.core import WorkspaceCore
@@ -28,6 +28,9 @@ from kit.hooks.runner import RunResult, run_command, run_handler
 from kit.hooks.spec import HookSpec, discover
 from kit.problems import Problem
 from kit.trust import TrustEntry, TrustStore
+
+if TYPE_CHECKING:
+    from kit.hooks.claude import ClaudeCodeHooks
 
 LOG_FILE = "logs/hooks.log"  # under .kit/
 _log_lock = threading.Lock()
@@ -42,10 +45,18 @@ class HookOutcome:
     ran: list[str] = field(default_factory=list)  # hooks that ran (in order)
     skipped: list[str] = field(default_factory=list)  # "name: why" (untrusted, disabled …)
     blocked_by: str | None = None
+    # Claude Code hooks: additionalContext (or plain stdout) for the model, and a PreToolUse `ask`
+    context: list[str] = field(default_factory=list)
+    ask: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"blocked": self.blocked, "reason": self.reason, "blocked_by": self.blocked_by,
-                "data": self.data, "errors": self.errors, "ran": self.ran, "skipped": self.skipped}
+        out = {"blocked": self.blocked, "reason": self.reason, "blocked_by": self.blocked_by,
+               "data": self.data, "errors": self.errors, "ran": self.ran, "skipped": self.skipped}
+        if self.context:
+            out["context"] = self.context
+        if self.ask:
+            out["ask"] = self.ask
+        return out
 
 
 class HookRegistry:
@@ -65,7 +76,7 @@ class HookRegistry:
             row["trusted"] = self.is_trusted(hook) if hook.valid else None
             row["runs"] = bool(hook.valid and hook.enabled and row["trusted"])
             rows.append(row)
-        return rows
+        return rows + self.claude.listing(self.trust_store)
 
     def get(self, name: str) -> HookSpec:
         for hook in self.hooks:
@@ -95,7 +106,16 @@ class HookRegistry:
     def trust(self, name: str) -> TrustEntry | None:
         """Trust the hook's current content; None for hooks that need no trust (bundled, user).
         An invalid hook is refused with its validation errors: it cannot run, so there is nothing
-        to allow yet (fix HOOK.md, then trust what you fixed)."""
+        to allow yet (fix HOOK.md, then trust what you fixed).
+
+        `claude-code` trusts the Claude Code settings files (and .claude/hooks/) as they are now."""
+        from kit.hooks.claude import TRUST_NAME
+
+        if name == TRUST_NAME and not any(h.name == name for h in self.hooks):
+            if not self.claude.hooks:
+                raise NotFoundError("no Claude Code hooks to trust: no 'hooks' in .claude/settings.json, "
+                                    ".claude/settings.local.json or ~/.claude/settings.json")
+            return self.claude.trust(self.trust_store)
         hook = self.get(name)
         if not hook.valid:
             raise KitError(f"hook {name!r} is invalid, so it is not trusted: {'; '.join(hook.errors)} "
@@ -120,7 +140,31 @@ class HookRegistry:
 
     # ------------------------------------------------------------------ firing
 
+    @property
+    def claude(self) -> ClaudeCodeHooks:
+        """The hooks of .claude/settings*.json and ~/.claude/settings.json (hooks.claude_code)."""
+        from kit.hooks.claude import for_workspace
+
+        return for_workspace(self.ws)
+
     def fire(self, event_type: str, data: dict[str, Any] | None = None, *, session_key: str | None = None) -> HookOutcome:
+        """Kit's hooks, then (hooks.claude_code) Claude Code's on the same event: a block by
+        either ends it; Claude Code's see the data as Kit's hooks rewrote it."""
+        outcome = self._fire_own(event_type, data, session_key=session_key)
+        if outcome.blocked or not self.ws.config.get("hooks.enabled", True) or not self.claude.enabled:
+            return outcome
+        claude = self.claude.fire(event_type, outcome.data, session_key=session_key, store=self.trust_store,
+                                  log=self.log)
+        data_out = outcome.data
+        if claude.arguments is not None and event_type == "tool:before":
+            data_out = {**data_out, "arguments": claude.arguments}
+        return replace(outcome, blocked=claude.blocked, reason=claude.reason, blocked_by=claude.blocked_by,
+                       data=data_out, errors=outcome.errors + claude.errors, ran=outcome.ran + claude.ran,
+                       skipped=outcome.skipped + claude.skipped, context=outcome.context + claude.context,
+                       ask=claude.ask)
+
+    def _fire_own(self, event_type: str, data: dict[str, Any] | None = None, *,
+                  session_key: str | None = None) -> HookOutcome:
         data = _copy(dict(data or {}))
         errors: list[str] = []
         ran: list[str] = []
@@ -256,6 +300,7 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
                 area="hooks", severity="warning", path=hook.display_path,
                 message=f"hook {hook.name!r}: {message}",
             ))
+    out.extend(registry.claude.problems(registry.trust_store))
     for hook in registry.untrusted():
         out.append(
             Problem(

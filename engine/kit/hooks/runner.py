@@ -77,12 +77,17 @@ def load_handler(path: Path, digest: str) -> ModuleType:
 
 
 def block_of(value: Any) -> tuple[bool, str | None]:
-    """A returned dict blocks with {"block": true, "reason": …} or {"decision": "block"|"deny"}."""
+    """A returned dict blocks with {"block": true, "reason": …} or {"decision": "block"|"deny"},
+    or as Claude Code's hooks answer: {"hookSpecificOutput": {"permissionDecision": "deny",
+    "permissionDecisionReason": …}}."""
     if not isinstance(value, dict):
         return False, None
     decision = str(value.get("decision", "")).lower()
     if value.get("block") is True or decision in ("block", "deny"):
         return True, str(value.get("reason") or "blocked by hook")
+    specific = value.get("hookSpecificOutput")
+    if isinstance(specific, dict) and str(specific.get("permissionDecision", "")).lower() == "deny":
+        return True, str(specific.get("permissionDecisionReason") or value.get("systemMessage") or "blocked by hook")
     return False, None
 
 

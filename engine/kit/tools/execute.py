@@ -86,20 +86,19 @@ def execute_tool(ctx: ToolContext, name: str, arguments: dict[str, Any], *, call
         outcome = ToolOutcome(name, {}, False, False,
                               f"error: arguments for `{name}` must be a JSON object, got {type(arguments).__name__}",
                               call_id=call_id)
-        _after(ctx, outcome)
-        return outcome
+        return _with_context(outcome, _after(ctx, outcome))
     arguments = dict(arguments)
     before = fire_hook(
         ws,
         "tool:before",
-        {"tool": name, "name": name, "arguments": arguments, "session_id": ctx.session_id},
+        {"tool": name, "name": name, "arguments": arguments, "session_id": ctx.session_id, "call_id": call_id},
         session_key=ctx.session_key,
     )
-    if before.blocked:
-        outcome = ToolOutcome(name, arguments, False, True,
-                              f"blocked by a hook: {before.reason or 'no reason given'}", call_id=call_id)
-        _after(ctx, outcome)
-        return outcome
+    refused = (before.reason or "no reason given") if before.blocked else _refused_ask(
+        ctx, name, arguments, getattr(before, "ask", None))
+    if refused is not None:
+        outcome = ToolOutcome(name, arguments, False, True, f"blocked by a hook: {refused}", call_id=call_id)
+        return _with_context(outcome, list(getattr(before, "context", None) or []) + _after(ctx, outcome))
     rewritten = before.data.get("arguments")
     if isinstance(rewritten, dict):
         arguments = dict(rewritten)
@@ -109,12 +108,36 @@ def execute_tool(ctx: ToolContext, name: str, arguments: dict[str, Any], *, call
     limit = result_limit(text, int(cfg.get("tools.max_result_chars")), int(cfg.get("agent.context_window")))
     cut = truncate_result(text, limit)
     outcome = ToolOutcome(name, arguments, ok, blocked, cut.text, cut.cut, call_id)
-    _after(ctx, outcome)
-    return outcome
+    return _with_context(outcome, list(getattr(before, "context", None) or []) + _after(ctx, outcome))
 
 
-def _after(ctx: ToolContext, outcome: ToolOutcome) -> None:
-    fire_hook(
+def _refused_ask(ctx: ToolContext, name: str, arguments: dict[str, Any], ask: str | None) -> str | None:
+    """A Claude Code hook answered `ask`: the person decides in an interactive run (as for exec's
+    ask mode); nobody to ask means no, as exec's ask does."""
+    if not ask:
+        return None
+    if ctx.interactive and ctx.approve is not None:
+        import json
+
+        shown = arguments.get("command") if name == "exec" else json.dumps(arguments, ensure_ascii=False)
+        if ctx.approve(f"{name} {shown}", ask):
+            return None
+        return f"{ask}; the person said no"
+    return f"{ask}; this run is not interactive, so nobody could approve it"
+
+
+def _with_context(outcome: ToolOutcome, context: list[str]) -> ToolOutcome:
+    """Hook context (Claude Code's additionalContext) goes to the model with the call's result."""
+    if not context:
+        return outcome
+    from dataclasses import replace
+
+    extra = "\n".join(f"[hook context] {text}" for text in context)
+    return replace(outcome, result=f"{outcome.result}\n\n{extra}")
+
+
+def _after(ctx: ToolContext, outcome: ToolOutcome) -> list[str]:
+    after = fire_hook(
         ctx.ws,
         "tool:after",
         {
@@ -126,6 +149,8 @@ def _after(ctx: ToolContext, outcome: ToolOutcome) -> None:
             "result": outcome.result,
             "truncated": outcome.truncated,
             "session_id": ctx.session_id,
+            "call_id": outcome.call_id,
         },
         session_key=ctx.session_key,
     )
+    return list(getattr(after, "context", None) or [])
