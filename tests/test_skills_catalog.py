@@ -59,8 +59,9 @@ def test_missing_name_and_name_not_matching_folder(ws_path):
     [mismatch] = problems_for(catalog, "other-folder")
     assert mismatch.message == "'name' 'right-name' must equal the folder name 'other-folder'"
     assert mismatch.path == "skills/other-folder/SKILL.md"
-    [missing] = problems_for(catalog, "no-name")
-    assert missing.message.startswith("'name' is required")
+    # a missing name is the folder's, as Claude Code and OpenClaw do (issue 11)
+    assert problems_for(catalog, "no-name") == []
+    assert catalog.get("no-name").location == "skills/no-name/SKILL.md"
 
 
 @pytest.mark.parametrize("name", ["a", "a-b-9", "x" * 64, "0day"])
@@ -72,8 +73,7 @@ def test_valid_names(ws_path, name):
 
 @pytest.mark.parametrize(
     ("description", "message"),
-    [(None, "'description' is required"), ("   ", "'description' is required"),
-     ("d" * 1025, "'description' is 1025 characters, the limit is 1024"), (42, "'description' is required")],
+    [("   ", "'description' is required"), (42, "'description' is required")],
 )
 def test_description_rules(ws_path, description, message):
     folder = make_skill(ws_path / "skills", "desc-test")
@@ -88,6 +88,21 @@ def test_description_rules(ws_path, description, message):
     assert "desc-test" not in catalog.skills
 
 
+def test_missing_description_is_the_first_body_line_and_long_ones_are_cut(ws_path):
+    folder = make_skill(ws_path / "skills", "desc-test")
+    text = (folder / "SKILL.md").read_text().replace("description: Use desc-test for tests.\n", "")
+    (folder / "SKILL.md").write_text(text)
+    make_skill(ws_path / "skills", "long-test", "d" * 1025)
+    catalog = build_catalog(Workspace.open(ws_path))
+    [missing] = problems_for(catalog, "desc-test")
+    assert missing.severity == "warning" and missing.message.startswith("no 'description'")
+    assert catalog.get("desc-test").description == "Steps"
+    [long] = problems_for(catalog, "long-test")
+    assert long.severity == "warning" and long.message == (
+        "'description' is 1025 characters, over the 1024 limit: loaded cut to 1024")
+    assert catalog.get("long-test").description == "d" * 1023 + "…"
+
+
 def test_description_of_1024_chars_is_fine(ws_path):
     make_skill(ws_path / "skills", "long-desc", "d" * 1024)
     assert "long-desc" in build_catalog(Workspace.open(ws_path)).skills
@@ -99,11 +114,12 @@ def test_description_of_1024_chars_is_fine(ws_path):
         ({"user-invocable": "yes"}, "'user-invocable' must be true or false"),
         ({"disable-model-invocation": 1}, "'disable-model-invocation' must be true or false"),
         ({"always": "true"}, "'always' must be true or false"),
-        ({"metadata": "x"}, "'metadata' must be a mapping"),
+        ({"metadata": "x"}, None),  # warned and ignored (issue 11: warn, never reject)
         ({"license": 3}, "'license' must be a string"),
         ({"allowed-tools": [1, 2]}, "'allowed-tools' must be a string or a list of strings"),
-        ({"requires": ["git"]}, "'requires' must be a mapping"),
-        ({"requires": {"bin": ["git"]}}, "unknown key 'requires.bin'"),
+        ({"requires": ["git"]}, None),  # another agent's shape: warned, ignored
+        ({"requires": {"bin": ["git"]}}, None),  # an unknown key: warned
+        ({"requires": {"env": 3}}, "'requires.env' must be a list of strings"),
         ({"requires": {"env": "X"}}, None),  # a single string is accepted as a one-item list
     ],
 )
@@ -149,17 +165,18 @@ def test_a_broken_skill_md_is_reported_and_the_rest_load(ws_path):
     (no_front / "SKILL.md").write_text("# Just text\n")
     ws = Workspace.open(ws_path)
     catalog = build_catalog(ws)
-    assert set(catalog.skills) == BUNDLED | {"good-one"}
+    # no frontmatter at all loads as Claude Code does: the folder's name, the first line (warned)
+    assert set(catalog.skills) == BUNDLED | {"good-one", "no-front"}
+    assert catalog.get("no-front").description == "Just text"
     [yaml_problem] = problems_for(catalog, "broken-one")
     assert yaml_problem.path == "skills/broken-one/SKILL.md" and yaml_problem.line == 3
     assert "invalid frontmatter YAML" in yaml_problem.message
     [front_problem] = problems_for(catalog, "no-front")
-    assert "needs YAML frontmatter" in front_problem.message
-    assert {f.path for f in doctor_checks(ws) if f.severity == "error"} == {
-        "skills/broken-one/SKILL.md", "skills/no-front/SKILL.md"}
+    assert front_problem.severity == "warning" and "has no frontmatter" in front_problem.message
+    assert {f.path for f in doctor_checks(ws) if f.severity == "error"} == {"skills/broken-one/SKILL.md"}
     result = build_prompt(ws)
     assert "- good-one: " in result.prompt
-    assert "2 invalid skill file(s) left out; `kit skills check` says why" in result.warnings
+    assert "1 invalid skill file(s) left out; `kit skills check` says why" in result.warnings
 
 
 def test_precedence_later_roots_override(ws_path, tmp_path):

@@ -377,13 +377,30 @@ class Agent:
                     self.status(f"prompt: {warning}")
         return self._prompt_cache[1]
 
+    def _active_skills(self, text: str) -> Any:
+        """The skills active this turn: a `/skill NAME` message activates NAME (skill_view adds
+        the ones the model reads); their allowed-tools limit the turn's calls."""
+        from kit.agent.sessions import invoked_skill
+        from kit.skills.catalog import catalog_for
+        from kit.tools.allowed import ActiveSkills
+
+        active = ActiveSkills()
+        name = invoked_skill(text)
+        if name:
+            try:
+                skill = catalog_for(self.ws).get(name)
+            except Exception:  # noqa: BLE001 - gone since the message was built: nothing to limit
+                return active
+            active.activate(name, skill.meta.get("allowed-tools"))
+        return active
+
     def skill_message(self, name: str, rest: str = "") -> str:
         """The text for `/skill NAME rest`: the skill's body in a <skill> block, from the user's view
         (it honours user-invocable and allows disable-model-invocation skills). Transcripts and
         archives keep what the user typed."""
         from kit.skills.disclosure import user_skill_view
 
-        view = user_skill_view(self.ws, name)
+        view = user_skill_view(self.ws, name, arguments=rest.strip())
         return skill_message(name, view.body, rest)
 
     def system_prompt(self) -> str:
@@ -508,7 +525,7 @@ class Agent:
 
         ctx = ToolContext(ws, session_id=self.session.id, session_key=self.session.key,
                           interactive=self.interactive, approve=self.approve, tools=self.tools,
-                          seen=self._seen)
+                          seen=self._seen, skills=self._active_skills(text))
         tools = self.tools.schemas()
         max_iterations = int(ws.config.get("agent.max_iterations"))
         repeats = _RepeatTracker()

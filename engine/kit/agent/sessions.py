@@ -65,6 +65,12 @@ def skill_message(name: str, body: str, rest: str) -> str:
     return f'<skill name="{name}">\n{body.strip()}\n</skill>\n\n' + (rest.strip() or skill_default(name))
 
 
+def invoked_skill(text: str) -> str | None:
+    """The skill a `/skill NAME …` message carries, or None."""
+    match = _SKILL_BLOCK_RE.match(strip_memory_context(text))
+    return match.group(1) if match else None
+
+
 def typed_text(text: str) -> str:
     """What the user typed: without the active-recall block, and a `/skill NAME msg` turn as
     `/skill NAME msg` rather than the skill body the model received."""

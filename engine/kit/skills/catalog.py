@@ -28,7 +28,13 @@ from kit.fsutil import is_within, read_text
 from kit.paths import CONFIG_FILE, bundled, user_cache_dir, user_skills_dir
 from kit.problems import Problem
 from kit.skills.scanner import ScanCache, ScanResult, scan_skill
-from kit.skills.validate import MAX_SKILL_BYTES, readiness, requirements, validate_skill
+from kit.skills.validate import (
+    MAX_SKILL_BYTES,
+    description_of,
+    readiness,
+    requirements,
+    validate_skill,
+)
 from kit.trust import TrustStore
 
 TRUST_KIND = "skill"
@@ -357,7 +363,7 @@ class ScanCaches:
 
 
 def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mapping[str, str],
-                 scans: ScanCaches) -> tuple[Skill | None, list[Problem]]:
+                 scans: ScanCaches, config: Any = None) -> tuple[Skill | None, list[Problem]]:
     problems = [
         replace(p, details={"skill": cand.folder, "source": cand.root.source})
         for p in validate_skill(doc.meta, doc.body, folder=cand.folder, text=doc.text, size=doc.size,
@@ -366,15 +372,15 @@ def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mappin
     if any(p.severity == "error" for p in problems):
         return None, problems
     requires = requirements(doc.meta)
-    state, missing = readiness(requires, which=shutil.which, environ=env)
+    state, missing = readiness(requires, which=shutil.which, environ=env, config=config)
     scan = scan_skill(cand.dir, scans.for_dir(cand.dir))
-    name = str(doc.meta["name"])
+    name = str(doc.meta.get("name") or cand.folder)  # a missing name is the folder's
     trusted = cand.root.source == "bundled" or (
         bool(scan.critical) and store.is_trusted(TRUST_KIND, name, scan.digest)
     )
     skill = Skill(
         name=name,
-        description=" ".join(str(doc.meta["description"]).split()),
+        description=description_of(doc.meta, doc.body),
         source=cand.root.source,
         dir=cand.dir,
         location=cand.display,
@@ -407,12 +413,12 @@ def build_catalog(ws: WorkspaceCore, *, trust_store: TrustStore | None = None, e
             problems.extend(cand.problems)
             if cand.doc is None:
                 continue
-            skill, found = _build_skill(cand, cand.doc, store, env, scans)
+            skill, found = _build_skill(cand, cand.doc, store, env, scans, ws.config)
             previous = last_valid.get(cand.display) if root.snapshot_prefix else None
             if root.snapshot_prefix:
                 seen.append(cand.display)
             if skill is None and previous is not None:
-                skill, _ = _build_skill(cand, previous, store, env, scans)
+                skill, _ = _build_skill(cand, previous, store, env, scans, ws.config)
                 found = [replace(p, message=f"{p.message} (keeping the last good version)") for p in found]
             elif skill is not None and root.snapshot_prefix:
                 last_valid.remember(cand.display, cand.doc)

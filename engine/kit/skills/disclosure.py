@@ -155,8 +155,12 @@ def _get(ws: WorkspaceCore, name: str, for_model: bool) -> Skill:
     return skill
 
 
-def skill_view(ws: WorkspaceCore, name: str, path: str | None = None, *, for_model: bool = True) -> SkillView | SkillFile:
-    """Level 2 (no path) or level 3 (one file inside the skill)."""
+def skill_view(ws: WorkspaceCore, name: str, path: str | None = None, *, for_model: bool = True,
+               arguments: str | None = None) -> SkillView | SkillFile:
+    """Level 2 (no path) or level 3 (one file inside the skill). The body has `{baseDir}` (and
+    `${CLAUDE_SKILL_DIR}`) filled in, and `$ARGUMENTS`, `$N` … when `arguments` is given."""
+    from kit.skills.arguments import argument_names, substitute
+
     skill = _get(ws, name, for_model)
     if path is None or path in ("", "SKILL.md"):
         if path == "SKILL.md":
@@ -169,13 +173,14 @@ def skill_view(ws: WorkspaceCore, name: str, path: str | None = None, *, for_mod
             readiness=skill.readiness,
             missing={k: list(v) for k, v in skill.missing.items()},
             frontmatter=_plain(dict(skill.meta)),
-            body=skill.body,
+            body=substitute(skill.body, skill_dir=skill.dir, arguments=arguments,
+                            names=argument_names(skill.meta.get("arguments"))),
             files=linked_files(skill.dir),
         )
     return _read_file(skill, path)
 
 
-def user_skill_view(ws: WorkspaceCore, name: str) -> SkillView:
+def user_skill_view(ws: WorkspaceCore, name: str, arguments: str = "") -> SkillView:
     """What `/skill NAME` in the REPL loads: refuses skills with `user-invocable: false`, and skills
     whose code is blocked by the security scan until trusted (the user's way in is no back door)."""
     skill = catalog_for(ws).get(name)
@@ -186,7 +191,7 @@ def user_skill_view(ws: WorkspaceCore, name: str) -> SkillView:
             f"skill '{name}' is blocked: its code has a critical security finding and is not trusted; "
             f"review it with `kit skills check {name}`, then `kit skills trust {name}`"
         )
-    view = skill_view(ws, name, for_model=False)
+    view = skill_view(ws, name, for_model=False, arguments=arguments)  # /skill NAME args: filled in
     assert isinstance(view, SkillView)
     return view
 

@@ -18,9 +18,21 @@ MAX_COMPATIBILITY = 500
 
 KNOWN_KEYS = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools",
-     "user-invocable", "disable-model-invocation", "always", "requires"}
+     "user-invocable", "disable-model-invocation", "always", "requires",
+     # read by Kit from the ecosystem's shapes (Claude Code, OpenClaw, Hermes)
+     "arguments", "argument-hint", "platforms", "prerequisites", "required_environment_variables"}
 )
-REQUIRES_KEYS = ("bins", "any_bins", "env", "os")
+# keys the documented formats of Claude Code, OpenClaw and Hermes define that Kit does not use:
+# ignored without an "unknown key" warning (a skill written for them is not wrong)
+IGNORED_KEYS = frozenset(
+    {"when_to_use", "disallowed-tools", "model", "effort", "context", "agent", "background", "hooks",
+     "paths", "shell", "homepage", "version", "author", "command-dispatch", "command-tool",
+     "command-arg-mode"}
+)
+REQUIRES_KEYS = ("bins", "any_bins", "env", "os", "mcp", "config")
+# metadata.openclaw.requires (camelCase) -> Kit's requires keys
+OPENCLAW_REQUIRES = {"bins": "bins", "anyBins": "any_bins", "env": "env", "config": "config"}
+OPENCLAW_KEYS = ("openclaw", "clawdbot")  # clawdbot: the older name, read when openclaw is absent
 OS_ALIASES = {"macos": "darwin", "mac": "darwin", "osx": "darwin", "windows": "win32", "win": "win32"}
 
 
@@ -82,11 +94,15 @@ def validate_skill(
     if size > MAX_SKILL_BYTES:
         err(f"SKILL.md is {size:,} bytes, over the {MAX_SKILL_BYTES:,}-byte limit")
         return problems
-    if not meta:
+    if not meta and not first_body_line(body):
         err("SKILL.md needs YAML frontmatter between '---' lines with at least 'name' and 'description'")
         return problems
+    if not meta:
+        warn("SKILL.md has no frontmatter: its name is the folder's and the body's first line stands in for "
+             "the description (add '---' lines with name and description)")
 
-    name = meta.get("name")
+    # a missing name is the folder's (Claude Code and OpenClaw do the same)
+    name = meta.get("name") if meta.get("name") is not None else folder
     problem = name_problem(name)
     if problem:
         err(problem, "name")
@@ -94,11 +110,17 @@ def validate_skill(
         err(f"'name' {name!r} must equal the folder name {folder!r}", "name")
 
     description = meta.get("description")
-    if not isinstance(description, str) or not description.strip():
+    if description is None and not meta:
+        pass  # said above
+    elif description is None and first_body_line(body):
+        warn("no 'description': the body's first line stands in for it (the model picks skills by their "
+             "description: write one)")
+    elif not isinstance(description, str) or not description.strip():
         err("'description' is required: one to 1024 characters saying what the skill does and when to use it",
             "description")
     elif len(description) > MAX_DESCRIPTION:
-        err(f"'description' is {len(description)} characters, the limit is {MAX_DESCRIPTION}", "description")
+        warn(f"'description' is {len(description)} characters, over the {MAX_DESCRIPTION} limit: "
+             f"loaded cut to {MAX_DESCRIPTION}", "description")
     elif " ".join(description.split()) == placeholder_description(str(name)):
         warn("'description' is still the placeholder from `kit skills new`: say what the skill does and "
              "when to use it (the model picks skills by their description)", "description")
@@ -112,7 +134,7 @@ def validate_skill(
         elif len(compat) > MAX_COMPATIBILITY:
             err(f"'compatibility' is {len(compat)} characters, the limit is {MAX_COMPATIBILITY}", "compatibility")
     if "metadata" in meta and not isinstance(meta["metadata"], Mapping):
-        err("'metadata' must be a mapping of keys to values", "metadata")
+        warn("'metadata' must be a mapping of keys to values; ignored", "metadata")
     if "allowed-tools" in meta and _string_list(meta["allowed-tools"]) is None:
         err("'allowed-tools' must be a string or a list of strings", "allowed-tools")
     for key in ("user-invocable", "disable-model-invocation", "always"):
@@ -122,15 +144,30 @@ def validate_skill(
     if "requires" in meta:
         requires = meta["requires"]
         if not isinstance(requires, Mapping):
-            err("'requires' must be a mapping with bins, any_bins, env and/or os", "requires")
+            # another agent's shape (a list of skill ids …): not Kit's, so it counts for nothing
+            warn("'requires' is not a mapping of bins, any_bins, env, os, mcp and/or config; ignored", "requires")
         else:
             for key, value in requires.items():
-                if key not in REQUIRES_KEYS:
-                    err(f"unknown key 'requires.{key}' (expected one of {', '.join(REQUIRES_KEYS)})", "requires")
+                if key not in REQUIRES_KEYS and key != "anyBins":
+                    warn(f"unknown key 'requires.{key}' ignored (Kit reads {', '.join(REQUIRES_KEYS)})", "requires")
                 elif value is not None and _string_list(value) is None:
                     err(f"'requires.{key}' must be a list of strings", "requires")
+    metadata = meta.get("metadata") if isinstance(meta.get("metadata"), Mapping) else {}
+    vendor_key, vendor = _openclaw(metadata)
+    if vendor is not None:
+        vendor_requires = vendor.get("requires")
+        if vendor_requires is not None and not isinstance(vendor_requires, Mapping):
+            warn(f"'metadata.{vendor_key}.requires' is not a mapping; ignored", "metadata")
+        for key, value in (vendor_requires or {}).items() if isinstance(vendor_requires, Mapping) else ():
+            if key not in OPENCLAW_REQUIRES:
+                warn(f"unknown key 'metadata.{vendor_key}.requires.{key}' ignored", "metadata")
+            elif value is not None and _string_list(value) is None:
+                err(f"'metadata.{vendor_key}.requires.{key}' must be a list of strings", "metadata")
+        primary = vendor.get("primaryEnv")
+        if primary is not None and not isinstance(primary, str):
+            err(f"'metadata.{vendor_key}.primaryEnv' must be the name of an environment variable", "metadata")
 
-    for key in sorted(set(meta) - KNOWN_KEYS, key=str):
+    for key in sorted(set(meta) - KNOWN_KEYS - IGNORED_KEYS, key=str):
         warn(f"unknown frontmatter key '{key}' (ignored)", str(key))
 
     body_lines = body.count("\n") + (0 if body.endswith("\n") or not body else 1)
@@ -141,15 +178,85 @@ def validate_skill(
     return problems
 
 
+def first_body_line(body: str) -> str:
+    """The first non-empty line of the body, without a heading's #s (a missing description's stand-in)."""
+    for line in body.splitlines():
+        text = line.strip().lstrip("#").strip()
+        if text:
+            return text
+    return ""
+
+
+def description_of(meta: Mapping[str, Any], body: str) -> str:
+    """The description as loaded: one line, cut to 1024 characters, or the body's first line."""
+    raw = meta.get("description")
+    text = " ".join(str(raw).split()) if isinstance(raw, str) else first_body_line(body)
+    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1].rstrip() + "…"
+
+
+def _openclaw(metadata: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None]:
+    for key in OPENCLAW_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, Mapping):
+            return key, value
+    return "", None
+
+
 def requirements(meta: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
-    """`requires` as {bins, any_bins, env, os} tuples (assumes validation passed)."""
-    raw = meta.get("requires") or {}
-    return {key: tuple(_string_list(raw.get(key)) or ()) for key in REQUIRES_KEYS}
+    """What the skill needs, as {bins, any_bins, env, os, mcp, config} tuples (assumes validation
+    passed), from Kit's `requires` and the ecosystem's shapes: OpenClaw's `metadata.openclaw`
+    (requires.bins/anyBins/env/config, primaryEnv, os; `always: true` there waives all but os),
+    Hermes' `platforms`, `prerequisites.commands` and `required_environment_variables`."""
+    out: dict[str, list[str]] = {key: [] for key in REQUIRES_KEYS}
+
+    def add(key: str, values: Any) -> None:
+        for value in _string_list(values) or ():
+            if value not in out[key]:
+                out[key].append(value)
+
+    raw = meta.get("requires")
+    if isinstance(raw, Mapping):
+        for key in REQUIRES_KEYS:
+            add(key, raw.get(key))
+        add("any_bins", raw.get("anyBins"))
+    metadata = meta.get("metadata") if isinstance(meta.get("metadata"), Mapping) else {}
+    _key, vendor = _openclaw(metadata)
+    if vendor is not None:
+        add("os", vendor.get("os"))
+        if vendor.get("always") is not True:
+            vendor_requires = vendor.get("requires") if isinstance(vendor.get("requires"), Mapping) else {}
+            for key, kit_key in OPENCLAW_REQUIRES.items():
+                add(kit_key, vendor_requires.get(key))
+            if isinstance(vendor.get("primaryEnv"), str):
+                add("env", vendor["primaryEnv"])
+    add("os", meta.get("platforms"))
+    prerequisites = meta.get("prerequisites")
+    if isinstance(prerequisites, Mapping):
+        add("bins", prerequisites.get("commands"))
+    variables = meta.get("required_environment_variables")
+    if isinstance(variables, list):
+        add("env", [v.get("name") if isinstance(v, Mapping) else v for v in variables
+                    if isinstance(v, str) or (isinstance(v, Mapping) and isinstance(v.get("name"), str))])
+    return {key: tuple(values) for key, values in out.items()}
+
+
+def mcp_servers(config: Any) -> frozenset[str]:
+    """The MCP servers kit.yaml configures and enables (what `requires.mcp` names)."""
+    if config is None:
+        return frozenset()
+    import kit.config
+
+    names = getattr(kit.config, "mcp_server_names", None)  # the MCP client's definition, once it is there
+    if names is not None:
+        return frozenset(names(config))
+    servers = config.get("mcp.servers", {}) or {}
+    return frozenset(n for n, s in servers.items() if isinstance(s, Mapping) and s.get("enabled", True))
 
 
 def readiness(requires: Mapping[str, tuple[str, ...]], *, which, environ: Mapping[str, str],
-              platform: str = sys.platform) -> tuple[str, dict[str, list[str]]]:
-    """("available" | "missing" | "unsupported", what is missing)."""
+              platform: str = sys.platform, config: Any = None) -> tuple[str, dict[str, list[str]]]:
+    """("available" | "missing" | "unsupported", what is missing). `config`: the workspace's
+    effective config, for `mcp` (servers configured) and `config` (dotted keys that are truthy)."""
     wanted_os = [normalise_os(o) for o in requires.get("os", ())]
     if wanted_os and not any(platform.startswith(o) for o in wanted_os):
         return "unsupported", {"os": list(requires.get("os", ()))}
@@ -163,4 +270,12 @@ def readiness(requires: Mapping[str, tuple[str, ...]], *, which, environ: Mappin
     env = [e for e in requires.get("env", ()) if not environ.get(e)]
     if env:
         missing["env"] = env
+    if requires.get("mcp"):
+        servers = mcp_servers(config)
+        mcp = [m for m in requires["mcp"] if m not in servers]
+        if mcp:
+            missing["mcp"] = mcp
+    keys = [k for k in requires.get("config", ()) if config is None or not config.get(k, None)]
+    if keys:
+        missing["config"] = keys
     return ("missing" if missing else "available"), missing

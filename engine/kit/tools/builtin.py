@@ -129,7 +129,8 @@ def skills_list(ctx: ToolContext, args: dict[str, Any]) -> str:
 @tool("skill_view",
       summary="read a skill's instructions, or one of its files: skill_view(name, path?)",
       description="Read a skill's SKILL.md (instructions and linked files), or one file inside the skill.",
-      params={"name": STR, "path": {**STR, "description": "a file inside the skill folder"}},
+      params={"name": STR, "path": {**STR, "description": "a file inside the skill folder"},
+              "arguments": {**STR, "description": "the skill's arguments, for its $ARGUMENTS"}},
       required=("name",))
 def skill_view(ctx: ToolContext, args: dict[str, Any]) -> str:
     """Metadata as JSON, then the Markdown itself unescaped: models follow prose better than
@@ -138,10 +139,14 @@ def skill_view(ctx: ToolContext, args: dict[str, Any]) -> str:
 
     name = str(_require(args, "name"))
     path = args.get("path")
-    view = view_skill(ctx.ws, name, str(path) if path else None)
+    arguments = args.get("arguments")
+    view = view_skill(ctx.ws, name, str(path) if path else None,
+                      arguments=str(arguments) if arguments is not None else None)
     data = view.to_json() if hasattr(view, "to_json") else dict(view)
     if data.get("ok") is False:
         raise ToolError(to_json_text(data))
+    if ctx.skills is not None and not path:  # its instructions are in the conversation: it is active
+        ctx.skills.activate(view.name, view.frontmatter.get("allowed-tools"))
     key = "body" if "body" in data else "content"
     text = data.pop(key, None)
     if not isinstance(text, str):

@@ -88,6 +88,10 @@ def execute_tool(ctx: ToolContext, name: str, arguments: dict[str, Any], *, call
                               call_id=call_id)
         return _with_context(outcome, _after(ctx, outcome))
     arguments = dict(arguments)
+    refusal = ctx.skills.refusal(name, arguments) if ctx.skills is not None else None
+    if refusal is not None:  # a skill's allowed-tools: not even offered to the hooks
+        outcome = ToolOutcome(name, arguments, False, True, f"blocked: {refusal}", call_id=call_id)
+        return _with_context(outcome, _after(ctx, outcome))
     before = fire_hook(
         ws,
         "tool:before",

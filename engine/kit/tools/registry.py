@@ -40,6 +40,8 @@ class ToolContext:
     # rel path -> the version of the file the model last saw (read_file, or its own write): a
     # write_file over a file that changed since is refused instead of reverting someone's edit
     seen: dict[str, Any] = field(default_factory=dict)
+    # skills active this turn (kit.tools.allowed.ActiveSkills): their allowed-tools limit the calls
+    skills: Any = None
 
 
 ToolFunction = Callable[[ToolContext, dict[str, Any]], str]
