@@ -6,7 +6,7 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -237,21 +237,37 @@ def _scan_dir(root_dir: Path, root: str) -> list[HookSpec]:
 
 
 def discover(ws: WorkspaceCore) -> list[HookSpec]:
-    """Every hook, winners only (same name: workspace > user > bundled), sorted by root then name."""
+    """Every hook, winners only (same name: workspace > user > bundled), sorted by root then name.
+
+    An invalid hook never replaces a valid one of the same name in a lower root: the lower one
+    stays in force (with a warning saying so) and the invalid one is listed next to it, with its
+    errors, so `kit doctor` and `kit hooks list` say why."""
     found: dict[str, HookSpec] = {}
-    for spec in _scan_dir(paths.bundled("hooks"), "bundled") + _scan_dir(paths.user_hooks_dir(), "user"):
+    kept_out: list[HookSpec] = []
+
+    def add(spec: HookSpec) -> None:
+        previous = found.get(spec.name)
+        if previous is not None and previous.valid and not spec.valid:
+            found[spec.name] = replace(previous, warnings=previous.warnings + (
+                f"{spec.display_path} is invalid, so this {previous.root} hook stays in force",))
+            kept_out.append(replace(spec, warnings=spec.warnings + (
+                f"the {previous.root} hook {spec.name!r} stays in force until this one is valid",)))
+            return
         found[spec.name] = spec
+
+    for spec in _scan_dir(paths.bundled("hooks"), "bundled") + _scan_dir(paths.user_hooks_dir(), "user"):
+        add(spec)
     snapshot = ws.snapshot
     # workspace hooks come from the snapshot, which keeps the last good HOOK.md of a broken edit
     for rel in snapshot.names("hooks/*/HOOK.md"):
         folder = ws.root / "hooks" / rel.split("/")[1]
-        found[folder.name] = parse_hook(folder, "workspace", snapshot.documents[rel].text)
+        add(parse_hook(folder, "workspace", snapshot.documents[rel].text))
     for issue in snapshot.issues:
         parts = issue.path.split("/")
         if len(parts) == 3 and parts[0] == "hooks" and parts[2] == "HOOK.md" and parts[1] not in {
             n.split("/")[1] for n in snapshot.names("hooks/*/HOOK.md")
         }:
-            found[parts[1]] = HookSpec(parts[1], "workspace", ws.root / "hooks" / parts[1],
-                                       errors=(issue.message,), line=issue.line)
+            add(HookSpec(parts[1], "workspace", ws.root / "hooks" / parts[1], errors=(issue.message,),
+                         line=issue.line))
     order = {r: i for i, r in enumerate(ROOTS)}
-    return sorted(found.values(), key=lambda s: (order[s.root], s.name))
+    return sorted([*found.values(), *kept_out], key=lambda s: (order[s.root], s.name))

@@ -1,9 +1,15 @@
-"""Static security scan of a skill's code (§5): scripts/ and any other code file in the folder.
+"""Static security scan of a skill (§5): scripts/ and any other code file in the folder, and the
+code in SKILL.md itself (fenced code blocks and Claude Code's `` !`cmd` `` lines).
 
-Rules are plain regular expressions over lines (plus one two-signal rule: reading secrets and
-sending over the network within a few lines). A `critical` finding keeps the skill out of the
-prompt until the user trusts that exact code (`kit skills trust NAME`, by content hash).
-Markdown is not scanned: instructions that *mention* `curl … | sh` are documentation, not code.
+Rules are plain regular expressions over lines, plus whole-file rules for sending secrets: a
+credential file (`~/.ssh`, `.aws/credentials` …) read anywhere in a file that sends anything
+anywhere, the environment dumped and sent, or an API key sent to a host that is not its API's
+(an OpenAI key posted to api.openai.com is a plain client; to webhook.site it is exfiltration).
+A `critical` finding keeps the skill out of the prompt until the user trusts that exact code
+(`kit skills trust NAME`, by content hash). SKILL.md prose — an inline `curl … | sh` in a
+sentence — is documentation and not scanned; a fenced block is what a reader (or an agent) is
+told to run, which is how the "prerequisites" attacks on public skill registries ship, so it is,
+with the rules that matter there (critical ones, obfuscation, paste sites).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +33,6 @@ CODE_SUFFIXES = frozenset(
 )
 MAX_SCAN_BYTES = 1024 * 1024  # a bigger "script" is itself suspicious; reported, not read
 MAX_FILES = 2000
-EXFIL_WINDOW = 5  # lines between reading a secret and sending it somewhere
 
 SEVERITIES = ("critical", "high", "medium", "low")
 
@@ -75,22 +80,118 @@ RULES: tuple[Rule, ...] = (
     Rule("obfuscated-blob", "high",
          _r(r"[A-Za-z0-9+/]{200,}={0,2}|(?:[0-9a-fA-F]{2}){120,}|(?:\\x[0-9a-fA-F]{2}){40,}", 0),
          "long encoded blob (possible obfuscated payload)"),
+    Rule("reverse-shell", "critical",
+         _r(r"/dev/(tcp|udp)/[\w.\-]+/\d+|\b(nc|ncat|netcat)\b[^\n]*\s-(e|c)\s|\bsocat\b[^\n]*\bexec:"
+            r"|\bmkfifo\b[^\n]*\b(nc|ncat)\b|socket\.socket\([^\n]*\.connect\(\([^\n]*(subprocess|os\.dup2|pty\.spawn)"
+            r"|\bos\.dup2\s*\(\s*\w+\.fileno\(\)"),
+         "opens a reverse shell (hands a shell to a remote host)"),
+    Rule("paste-site", "high",
+         _r(r"\b(glot\.io|pastebin\.com|paste\.ee|hastebin\.com|rentry\.co|ghostbin\.\w+|transfer\.sh)\b"),
+         "fetches from or sends to a paste site (how malicious skills ship their second stage)"),
     Rule("shell-exec", "medium",
          _r(r"\bsubprocess\.(run|call|Popen|check_output|check_call)\b|\bos\.(system|popen|exec[lv]p?e?)\s*\("
             r"|\bchild_process\b|\bshell\s*=\s*True\b"),
          "runs shell commands"),
 )
 
-_SECRET_READ = _r(
-    r"os\.environ|\bgetenv\s*\(|process\.env|\bprintenv\b|^\s*env\s*$|\$\{?[A-Z_]*(TOKEN|SECRET|KEY|PASSWORD)"
-    r"|\.ssh/|id_rsa|id_ed25519|\.aws/credentials|\.netrc|\.git-credentials|/etc/shadow|\.kube/config"
-    r"|keychain|\.gnupg", re.I | re.M,
+# --- sending secrets: whole-file signals -------------------------------------------------------
+_CREDENTIAL_FILE = _r(
+    r"\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|\.netrc\b|\.git-credentials|/etc/shadow"
+    r"|\.kube/config|\.gnupg\b|\bkeychain\b|\.docker/config\.json|\.openclaw/|\.clawdbot/|\.config/gh/hosts"
+)
+_SECRET_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_ENV_READ = re.compile(
+    rf"""os\.environ\s*(?:\[\s*|\.get\(\s*)['"]({_SECRET_NAME})['"]|getenv\(\s*['"]({_SECRET_NAME})['"]"""
+    rf"""|process\.env\.({_SECRET_NAME})|process\.env\[\s*['"]({_SECRET_NAME})['"]|ENV\[\s*['"]({_SECRET_NAME})['"]"""
+    rf"""|\$\{{?([A-Z][A-Z0-9_]*)\}}?"""
+)
+_SECRETISH = re.compile(r"KEY|TOKEN|SECRET|PASSW|CRED|AUTH|BEARER|PAT\b|SESSION", re.I)
+_ENV_DUMP = _r(
+    r"\bprintenv\b|^\s*env\s*(\||>|$)|\b(dict|str|json\.dumps|repr)\(\s*(dict\()?os\.environ\b"
+    r"|os\.environ\.(items|copy)\(\)\s*[,)]?\s*$|JSON\.stringify\(\s*process\.env\s*\)"
+    r"|Object\.(entries|keys|values)\(\s*process\.env\s*\)|\benv\s*\|\s*(curl|nc|base64)", re.I | re.M,
 )
 _NETWORK_SEND = _r(
-    r"\brequests\.(post|put|get)\b|\bhttpx\.(post|put|get)\b|urllib\.request|urlopen\s*\(|\bfetch\s*\("
-    r"|\bcurl\b[^\n]*(-d\b|--data|-F\b|--form|-T\b|--upload-file|-X\s*POST)|\bwget\b[^\n]*--post"
-    r"|\bsocket\.(socket|create_connection)|\bnc\s+-?\w*\s*\S+\s+\d+|axios\.(post|get)|XMLHttpRequest"
+    r"\brequests\.(post|put|get|patch|request)\b|\bhttpx\.(post|put|get|patch|request|Client)\b|urllib\.request"
+    r"|urlopen\s*\(|\bfetch\s*\(|\bcurl\b|\bwget\b|\bsocket\.(socket|create_connection)|\bnc\s+-?\w*\s*\S+\s+\d+"
+    r"|axios(\.(post|get|put|request))?\s*\(|XMLHttpRequest|\bhttp\.client\b|aiohttp\.ClientSession|Invoke-WebRequest"
 )
+_HOST = re.compile(r"\b(?:https?|wss?)://([A-Za-z0-9.\-]+)(?::\d+)?", re.I)
+_IP_HOST = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+# where stolen data goes: request catchers, tunnels, chat webhooks, paste sites
+EXFIL_HOSTS = ("webhook.site", "requestbin", "pipedream.net", "ngrok", "hookbin", "beeceptor", "interact.sh",
+               "oast.", "burpcollaborator", "discord.com", "discordapp.com", "hooks.slack.com", "telegram.org",
+               "pastebin.com", "glot.io", "transfer.sh", "paste.ee")
+# a key's name -> the hosts of its API, where the name alone does not say (GEMINI_API_KEY -> googleapis.com)
+KEY_HOSTS = {"gemini": ("googleapis.com",), "google": ("googleapis.com",), "gcp": ("googleapis.com",),
+             "hf": ("huggingface.co",), "huggingface": ("huggingface.co",), "claude": ("anthropic.com",),
+             "gh": ("github.com",), "aws": ("amazonaws.com",), "azure": ("azure.com", "microsoft.com"),
+             "openai": ("openai.com", "openai.azure.com")}
+_NAME_NOISE = frozenset({"api", "key", "keys", "token", "tokens", "secret", "access", "auth", "password", "pass",
+                         "client", "private", "personal", "bearer", "pat", "id", "env", "app", "the"})
+
+
+def _hosts(text: str) -> list[str]:
+    return sorted({m.group(1).lower().rstrip(".") for m in _HOST.finditer(text)})
+
+
+def _suspicious(host: str) -> bool:
+    return bool(_IP_HOST.match(host)) and not host.startswith("127.") or any(h in host for h in EXFIL_HOSTS)
+
+
+def key_matches_host(name: str, host: str) -> bool:
+    """Whether the API key `name` (OPENAI_API_KEY) belongs to `host` (api.openai.com): a word of
+    the name in the host, or a known pairing (GEMINI_API_KEY → googleapis.com)."""
+    words = [w for w in re.split(r"[_\W]+", name.lower()) if w and w not in _NAME_NOISE]
+    for word in words:
+        if any(host == h or host.endswith("." + h) for h in KEY_HOSTS.get(word, ())):
+            return True
+        if len(word) >= 3 and word in host:
+            return True
+    return False
+
+
+def _secret_findings(text: str, rel: str, lines: list[str]) -> list[Problem]:
+    """The whole-file rules: credential files, dumped environment, keys sent to another host."""
+    sends = [n for n, line in enumerate(lines, start=1) if _NETWORK_SEND.search(line)]
+    if not sends:
+        return []
+    first_send = sends[0]
+    # hosts the code talks to: a project URL in a comment is not a destination
+    hosts = _hosts("\n".join(line for line in lines if not line.strip().startswith(("#", "//", "*", "/*", "<!--"))))
+    for number, line in enumerate(lines, start=1):
+        match = _CREDENTIAL_FILE.search(line)
+        if match:
+            return [finding("secret-exfiltration", "critical", rel, first_send,
+                            f"reads a credential file ({match.group(0).strip()}, line {number}) and sends data over "
+                            "the network", _excerpt(lines[first_send - 1]))]
+    for number, line in enumerate(lines, start=1):
+        if _ENV_DUMP.search(line):
+            return [finding("secret-exfiltration", "critical", rel, first_send,
+                            f"collects the whole environment (line {number}) and sends data over the network",
+                            _excerpt(lines[first_send - 1]))]
+    keys: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        for match in _ENV_READ.finditer(line):
+            name = next(g for g in match.groups() if g)
+            if _SECRETISH.search(name):
+                keys.setdefault(name, number)
+    if not keys:
+        return []
+    bad = [h for h in hosts if _suspicious(h)]
+    if not bad:
+        bad = [h for h in hosts if not any(key_matches_host(k, h) for k in keys) and not h.startswith(
+            ("localhost", "127.", "example.", "www.example"))]
+    name, line_no = next(iter(keys.items()))
+    if bad:
+        return [finding("secret-exfiltration", "critical", rel, first_send,
+                        f"reads {name} (line {line_no}) and sends data to {bad[0]}, which is not that key's API",
+                        _excerpt(lines[first_send - 1]))]
+    if not hosts:
+        return [finding("secret-send", "high", rel, first_send,
+                        f"reads {name} (line {line_no}) and sends data to a host the code does not name",
+                        _excerpt(lines[first_send - 1]))]
+    return []  # a key sent to its own API: a plain client
 
 
 def code_files(skill_dir: Path) -> list[str]:
@@ -130,43 +231,75 @@ def _excerpt(line: str) -> str:
     return line if len(line) <= 160 else line[:157] + "..."
 
 
+MARKDOWN_RULES = frozenset({"pipe-to-shell", "decode-and-run", "crypto-mining", "shell-rc-persistence",
+                            "reverse-shell", "paste-site", "obfuscated-blob"})
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_INJECTION = re.compile(r"!`([^`]+)`")
+
+
+def markdown_code(text: str) -> list[tuple[int, str]]:
+    """(line number, text) of the code in a Markdown file: lines inside fenced blocks and the
+    commands of Claude Code's dynamic context `` !`cmd` `` (which would run when the skill loads)."""
+    out: list[tuple[int, str]] = []
+    fence: str | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _FENCE.match(line)
+        if fence is None and match:
+            fence = match.group(1)[0] * len(match.group(1))
+            continue
+        if fence is not None:
+            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                fence = None
+            else:
+                out.append((number, line))
+            continue
+        for injected in _INJECTION.finditer(line):
+            out.append((number, injected.group(1)))
+    return out
+
+
 def scan_text(text: str, rel: str) -> list[Problem]:
-    """Findings for one file's text (line numbers 1-based)."""
+    """Findings for one file's text (line numbers 1-based); a `.md` file is scanned for its code."""
+    if rel.lower().endswith(".md"):
+        return scan_markdown(text, rel)
     findings: list[Problem] = []
     lines = text.splitlines()
-    secret_lines: list[int] = []
-    network_lines: list[int] = []
     for number, line in enumerate(lines, start=1):
         for rule in RULES:
             if rule.pattern.search(line):
                 findings.append(finding(rule.id, rule.severity, rel, number, rule.message, _excerpt(line)))
-        if _SECRET_READ.search(line):
-            secret_lines.append(number)
-        if _NETWORK_SEND.search(line):
-            network_lines.append(number)
-    for net in network_lines:
-        near = [s for s in secret_lines if abs(s - net) <= EXFIL_WINDOW]
-        if near:
-            findings.append(
-                finding(
-                    "secret-exfiltration", "critical", rel, net,
-                    f"reads secrets or the environment (line {near[0]}) and sends data over the network",
-                    _excerpt(lines[net - 1]),
-                )
-            )
-            break
+    findings.extend(_secret_findings(text, rel, lines))
+    return findings
+
+
+def scan_markdown(text: str, rel: str) -> list[Problem]:
+    code = markdown_code(text)
+    if not code:
+        return []
+    findings: list[Problem] = []
+    for number, line in code:
+        for rule in RULES:
+            if rule.id in MARKDOWN_RULES and rule.pattern.search(line):
+                findings.append(finding(rule.id, rule.severity, rel, number, f"{rule.message} (in a code block)",
+                                        _excerpt(line)))
+    # the secret rules over the code alone, mapped back to the file's lines
+    joined = [line for _n, line in code]
+    for item in _secret_findings("\n".join(joined), rel, joined):
+        findings.append(replace(item, line=code[(item.line or 1) - 1][0]))
     return findings
 
 
 # --------------------------------------------------------------------------- the scan cache
 
-SCANNER_VERSION = 1  # bump when the scan's logic changes; rule changes are caught by SCANNER_KEY anyway
+SCANNER_VERSION = 2  # bump when the scan's logic changes; rule changes are caught by SCANNER_KEY anyway
 
 
 def _scanner_key() -> str:
     """Names this scanner: its version and every rule (id, severity, pattern, message), so a cache
     written by another scanner (rules added or edited) is never trusted."""
-    parts = [str(SCANNER_VERSION), str(EXFIL_WINDOW), _SECRET_READ.pattern, _NETWORK_SEND.pattern]
+    parts = [str(SCANNER_VERSION), _CREDENTIAL_FILE.pattern, _ENV_READ.pattern, _ENV_DUMP.pattern,
+             _NETWORK_SEND.pattern, ",".join(EXFIL_HOSTS), json.dumps(KEY_HOSTS, sort_keys=True),
+             ",".join(sorted(MARKDOWN_RULES))]
     parts += [f"{r.id}\0{r.severity}\0{r.pattern.pattern}\0{r.pattern.flags}\0{r.message}" for r in RULES]
     return sha256_hex("\n".join(parts))[:16]
 
@@ -243,12 +376,31 @@ class ScanResult:
         return tuple(f for f in self.findings if f.severity == "critical")
 
 
+def _skill_md_code(skill_dir: Path) -> tuple[bytes, str] | None:
+    """SKILL.md's bytes and the code in it, or None when it has none (or cannot be read)."""
+    try:
+        with open(os.path.join(skill_dir, "SKILL.md"), "rb") as handle:
+            raw = handle.read(MAX_SCAN_BYTES)
+    except OSError:
+        return None
+    code = markdown_code(raw.decode("utf-8", errors="replace"))
+    if not code:
+        return None
+    return raw, "\n".join(f"{n}:{line}" for n, line in code)
+
+
 def scan_skill(skill_dir: Path, cache: ScanCache | None = None) -> ScanResult:
     """Scan a skill folder's code and hash it (the digest changes whenever any code changes)."""
     cache = cache if cache is not None else ScanCache()
     digest = hashlib.sha256()
     findings: list[Problem] = []
     scanned: list[str] = []
+    skill_md = _skill_md_code(skill_dir)
+    if skill_md is not None:  # SKILL.md's code blocks: scanned, and pinned by trust like a script
+        raw, code = skill_md
+        scanned.append("SKILL.md")
+        digest.update(b"SKILL.md#code\0" + code.encode("utf-8") + b"\0")
+        findings.extend(cache.findings(raw, "SKILL.md"))
     for rel in code_files(skill_dir):
         path = os.path.join(skill_dir, rel)
         try:
