@@ -84,6 +84,11 @@ def test_the_whole_environment_sent_is_critical_and_an_unnamed_host_is_high():
     assert ("secret-exfiltration", "critical") in verdicts(dump)
     unnamed = "import os, requests\ntoken = os.environ['GITHUB_TOKEN']\nrequests.get(base + '/user', auth=token)\n"
     assert verdicts(unnamed) == {("secret-send", "high")}
+    # a key whose name names no vendor (API_KEY, $TOKEN) sent to a named host: reported, not blocked
+    generic = 'curl -s https://api.example.com/v1 -H "Authorization: Bearer $API_TOKEN"\n'
+    assert verdicts(generic, "scripts/call.sh") == {("secret-send", "high")}
+    assert ("secret-exfiltration", "critical") in verdicts(generic.replace("api.example.com", "webhook.site"),
+                                                           "scripts/call.sh")
     # an ordinary variable is no secret
     assert verdicts("import os, requests\nhome = os.environ['HOME']\nrequests.get('https://x.example')\n") == set()
 

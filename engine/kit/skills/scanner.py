@@ -139,11 +139,15 @@ def _suspicious(host: str) -> bool:
     return bool(_IP_HOST.match(host)) and not host.startswith("127.") or any(h in host for h in EXFIL_HOSTS)
 
 
+def vendor_words(name: str) -> list[str]:
+    """The words of a key's name that may name its vendor: OPENAI_API_KEY -> ["openai"]."""
+    return [w for w in re.split(r"[_\W]+", name.lower()) if w and w not in _NAME_NOISE]
+
+
 def key_matches_host(name: str, host: str) -> bool:
     """Whether the API key `name` (OPENAI_API_KEY) belongs to `host` (api.openai.com): a word of
     the name in the host, or a known pairing (GEMINI_API_KEY → googleapis.com)."""
-    words = [w for w in re.split(r"[_\W]+", name.lower()) if w and w not in _NAME_NOISE]
-    for word in words:
+    for word in vendor_words(name):
         if any(host == h or host.endswith("." + h) for h in KEY_HOSTS.get(word, ())):
             return True
         if len(word) >= 3 and word in host:
@@ -179,10 +183,16 @@ def _secret_findings(text: str, rel: str, lines: list[str]) -> list[Problem]:
     if not keys:
         return []
     bad = [h for h in hosts if _suspicious(h)]
-    if not bad:
-        bad = [h for h in hosts if not any(key_matches_host(k, h) for k in keys) and not h.startswith(
-            ("localhost", "127.", "example.", "www.example"))]
+    vendored = [k for k in keys if vendor_words(k)]
+    if not bad and vendored:
+        bad = [h for h in hosts if not any(key_matches_host(k, h) for k in vendored) and not h.startswith(
+            ("localhost", "127."))]
     name, line_no = next(iter(keys.items()))
+    if not bad and hosts and not vendored:
+        # API_KEY, $TOKEN: no vendor in the name, so Kit cannot tell whose API the host is
+        return [finding("secret-send", "high", rel, first_send,
+                        f"reads {name} (line {line_no}) and sends data to {hosts[0]}; the key's name does not "
+                        "say whose it is", _excerpt(lines[first_send - 1]))]
     if bad:
         return [finding("secret-exfiltration", "critical", rel, first_send,
                         f"reads {name} (line {line_no}) and sends data to {bad[0]}, which is not that key's API",
