@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import subprocess
 import sys
@@ -233,10 +232,14 @@ def test_fts_only_mode_without_an_embedder(workspace, kit_now):
     assert found.to_json()["mode"] == "fts-only"
     assert found.results[0].path == "memory/2026-02-01.md"
     assert found.results[0].vector_score is None
-    # fts-only: the score is the text score alone (then one day of decay)
-    assert found.results[0].score == pytest.approx(found.results[0].text_score * math.exp(-math.log(2) / 30))
+    # fts-only: the relevance is the text score alone; the only dated note is the newest, so its
+    # recency prior is 1 (age 0 from the newest candidate) and the score is the relevance
+    top = found.results[0]
+    assert top.relevance == pytest.approx(top.text_score)
+    assert top.score == pytest.approx(top.relevance) and top.relative == 1.0 and top.date == "2026-02-01"
     status = mem.status()
-    assert status.mode == "fts-only" and status.embedded_chunks == 0 and status.chunks == 8
+    # the note and 6 fillers: the untouched MEMORY.md template is not a chunk
+    assert status.mode == "fts-only" and status.embedded_chunks == 0 and status.chunks == 7
 
 
 def test_doctor_reports_degraded_modes_and_freshness(workspace, counting, monkeypatch):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from datetime import date
 
 import pytest
@@ -13,11 +12,14 @@ from kit.memory.search import (
     SearchSettings,
     bm25_to_score,
     combine,
-    decay,
     hybrid_search,
     jaccard,
     mmr,
+    normalise,
     normalised_weights,
+    period_factor,
+    recency,
+    recency_prior,
     text_candidates,
     tokens,
 )
@@ -76,10 +78,21 @@ def test_formulas_read_like_the_spec():
     assert normalised_weights(7, 3) == (0.7, 0.3)
     assert combine(0.8, 0.5, 0.7, 0.3) == pytest.approx(0.71)
     assert combine(0.8, 0.5, 7, 3) == pytest.approx(0.71)  # weights are normalised
-    assert decay(1.0, 30, 30) == pytest.approx(0.5)
-    assert decay(0.8, 60, 30) == pytest.approx(0.2)
-    assert decay(0.8, None, 30) == 0.8  # evergreen
-    assert decay(0.8, 10, 0) == 0.8  # half-life 0 turns decay off
+    assert recency(30, 30) == pytest.approx(0.5)
+    assert recency(60, 30) == pytest.approx(0.25)
+    assert recency(None, 30) == 1.0  # evergreen
+    assert recency(10, 0) == 1.0  # half-life 0 turns recency off
+    assert recency_prior(30, 30, 0.1) == pytest.approx(0.95)  # 1 − w + w·p
+    assert recency_prior(10_000, 30, 0.1) == pytest.approx(0.9)  # never below the floor 1 − w
+    assert recency_prior(10_000, 30, 0.0) == 1.0  # weight 0: recency off
+    from kit.memory.dates import Period
+    march = Period(date(2026, 3, 1), date(2026, 3, 31))
+    assert period_factor(date(2026, 3, 9), march, 0.5) == 1.0
+    assert period_factor(date(2026, 4, 9), march, 0.5) == 0.5
+    assert period_factor(None, march, 0.5) == 0.5  # undated text is not "in March"
+    assert period_factor(date(2026, 4, 9), None, 0.5) == 1.0  # no period named: nothing narrows
+    assert normalise([0.02, 0.01, 0.0]) == [1.0, 0.5, 0.0]
+    assert normalise([0.0, 0.0]) == [0.0, 0.0]
     assert jaccard(frozenset("ab"), frozenset("bc")) == pytest.approx(1 / 3)
     assert tokens("Alice's API/v2 用户喜欢") == {"alice", "s", "api", "v2", "用户", "户喜", "喜欢"}
 
@@ -119,7 +132,7 @@ def test_bm25_mapping_and_weights_give_the_documented_scores(corpus):
     idx = corpus.index()
     ranks = dict(idx.conn.execute(
         "SELECT c.path, bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
-        "WHERE chunks_fts MATCH '\"garage\" AND \"door\" AND \"code\"'"
+        "WHERE chunks_fts MATCH '\"garage\" OR \"door\" OR \"code\"'"
     ).fetchall())
     assert set(ranks) == {"MEMORY.md", "memory/2026-05-06.md", "memory/2026-03-08.md"}
     result = run(corpus, "garage door code")
@@ -127,23 +140,26 @@ def test_bm25_mapping_and_weights_give_the_documented_scores(corpus):
     for path, rank in ranks.items():
         hit = by_path[path]
         assert hit.text_score == pytest.approx(abs(rank) / (1 + abs(rank)))
-        age = {"MEMORY.md": None, "memory/2026-05-06.md": 1, "memory/2026-03-08.md": 60}[path]
-        expected = 0.7 * hit.vector_score + 0.3 * hit.text_score
-        if age is not None:
-            expected *= math.exp(-math.log(2) / 30 * age)
-        assert hit.score == pytest.approx(expected)
+        assert hit.relevance == pytest.approx(0.7 * hit.vector_score + 0.3 * hit.text_score)
+        # age from the newest candidate (2026-05-06): 0 for it, 59 days for 2026-03-08; MEMORY.md evergreen
+        age = {"MEMORY.md": None, "memory/2026-05-06.md": 0, "memory/2026-03-08.md": 59}[path]
+        assert hit.score == pytest.approx(hit.relevance * recency_prior(age, 30, 0.1))
+        assert hit.relative == pytest.approx(hit.score / result.results[0].score)
+    assert [h.rank for h in result.results] == list(range(1, len(result.results) + 1))
 
 
-def test_equal_notes_rank_by_age_and_memory_md_does_not_decay(corpus):
+def test_equal_notes_rank_by_age_and_memory_md_is_evergreen(corpus):
     result = run(corpus, "garage door code")
     order = [h.path for h in result.results[:3]]
     assert order == ["MEMORY.md", "memory/2026-05-06.md", "memory/2026-03-08.md"]
-    evergreen, day1, day60 = result.results[:3]
-    assert evergreen.vector_score == pytest.approx(day1.vector_score) == pytest.approx(day60.vector_score)
+    evergreen, newest, older = result.results[:3]
+    assert evergreen.vector_score == pytest.approx(newest.vector_score) == pytest.approx(older.vector_score)
     base = 0.7 * evergreen.vector_score + 0.3 * evergreen.text_score
     assert evergreen.score == pytest.approx(base)
-    assert day1.score == pytest.approx(base * 2 ** (-1 / 30))
-    assert day60.score == pytest.approx(base * 0.25)
+    assert newest.score == pytest.approx(base)  # the newest note is "now" for recency
+    # 59 days older: 0.9 + 0.1·2^(−59/30) of its relevance, a tie-break and no more
+    assert older.score == pytest.approx(base * (0.9 + 0.1 * 2 ** (-59 / 30)))
+    assert (evergreen.date, newest.date, older.date) == (None, "2026-05-06", "2026-03-08")
 
 
 def test_mmr_drops_a_near_duplicate_from_the_top_results(corpus):
@@ -167,14 +183,19 @@ def test_a_chinese_query_finds_the_chinese_note(corpus):
     assert short.results[0].text_score == 0.5
 
 
-def test_and_falls_back_to_or(corpus):
+def test_or_ranks_chunks_holding_every_word_first(corpus):
     idx = corpus.index()
     both = text_candidates(idx, "garage door", 50)
-    assert len(both) == 3
-    mixed = text_candidates(idx, "garage lantern", 50)  # no chunk holds both words: OR
+    rows = idx.chunk_rows(both)
+    first_three = [rows[i].path for i in list(both)[:3]]
+    assert sorted(first_three) == ["MEMORY.md", "memory/2026-03-08.md", "memory/2026-05-06.md"]
+    mixed = text_candidates(idx, "garage lantern", 50)  # no chunk holds both words: either one
     paths = {r.path for r in idx.chunk_rows(mixed).values()}
     assert {"MEMORY.md", "memory/2026-05-06.md"} <= paths
     assert any(p.startswith("memory/topics/filler-") for p in paths)
+    # a question's stop words are no search terms: "what is the" would match nearly every chunk
+    assert text_candidates(idx, "what is the garage door code", 50).keys() == text_candidates(
+        idx, "garage door code", 50).keys()
 
 
 def test_keyword_fallback_keeps_an_exact_match_under_min_score(corpus):
@@ -197,11 +218,15 @@ def test_cli_search_json_is_one_document_in_the_spec_shape(corpus, cli):
     out = cli("memory", "search", "garage door code", "--json", "--limit", "2", "-w", corpus.ws.root)
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
-    assert set(doc) == {"query", "mode", "results"}
+    assert set(doc) == {"query", "mode", "period", "recent", "results"}
     assert doc["query"] == "garage door code" and doc["mode"] == "hybrid"
+    assert doc["period"] is None and doc["recent"] is False
     assert len(doc["results"]) == 2
-    assert set(doc["results"][0]) == {"path", "start_line", "end_line", "score", "vector_score", "text_score", "snippet"}
-    assert doc["results"][0]["path"] == "MEMORY.md"
+    assert set(doc["results"][0]) == {"path", "start_line", "end_line", "rank", "score", "relative", "relevance",
+                                      "vector_score", "text_score", "date", "times", "snippet", "context"}
+    first, second = doc["results"]
+    assert (first["path"], first["rank"], first["relative"], first["date"]) == ("MEMORY.md", 1, 1.0, None)
+    assert (second["path"], second["rank"], second["date"]) == ("memory/2026-05-06.md", 2, "2026-05-06")
 
 
 def test_cli_search_text_output_prints_line_or_range_not_line_column(corpus, cli):

@@ -17,7 +17,9 @@ def test_memory_sync_reports_embedding_steps_and_prints_nothing(workspace, real_
     result = workspace.memory.sync(progress=events.append)
     steps = [e for e in events if isinstance(e, Step)]
     assert steps and all(s.task == "embedding" for s in steps)
-    assert steps[-1].done == steps[-1].total == result.embedded
+    # a step per file indexed; the untouched MEMORY.md template is no chunk, so only the notes embed
+    assert steps[-1].done == steps[-1].total == result.files == 4
+    assert result.embedded == 3
     assert [s.done for s in steps] == sorted(s.done for s in steps)
     assert capfd.readouterr() == ("", "")
 
@@ -29,7 +31,7 @@ def test_a_failing_progress_callback_does_not_fail_the_sync(workspace, real_embe
     def broken(event):
         raise RuntimeError("display gone")
 
-    assert workspace.memory.sync(progress=broken).embedded == 2  # MEMORY.md and the note
+    assert workspace.memory.sync(progress=broken).embedded == 1  # the note (the MEMORY.md template is no chunk)
     assert "progress callback failed" in caplog.text
 
 

@@ -190,7 +190,7 @@ def evaluate(mems: dict, built: dict, method: Method) -> dict[str, dict]:
         for persona in PERSONAS:
             mem, b = mems[variant, persona.name], built[variant, persona.name]
             for q in b.questions:
-                mem.encode_query(q.text)  # the query vector is cached: time the search, not the model
+                method(mem, q.text, 5)  # warm: the query vectors are cached, so this times the search
                 started = time.perf_counter()
                 top5 = method(mem, q.text, 5)
                 times.append((time.perf_counter() - started) * 1000)
@@ -276,15 +276,16 @@ def sweep_grid() -> list[tuple[str, dict]]:
     fields = SearchSettings.__dataclass_fields__
     grid: list[tuple[str, dict]] = [("defaults", {})]
     options = {
+        "min_score": (0.0, 0.2, 0.35),
+        "min_vector_score": (0.0, 0.2, 0.35),
         "recency_weight": (0.0, 0.05, 0.1, 0.2),
         "recency_query_weight": (0.1, 0.2, 0.35, 0.5),
         "half_life_days": (14.0, 30.0, 90.0, 180.0),
         "min_relative": (0.0, 0.3, 0.5),
-        "outside_window": (0.0, 0.3, 0.6, 1.0),
+        "outside_period": (0.0, 0.25, 0.5, 0.75, 1.0),
         "mmr_lambda": (0.5, 0.7, 0.85, 1.0),
         "text_weight": (0.2, 0.3, 0.45),
-        "candidate_pool": (24, 50, 100),
-        "context_lines": (0, 1),
+        "candidates": (24, 40, 60, 100),
     }
     for name, values in options.items():
         if name in fields:
@@ -292,10 +293,12 @@ def sweep_grid() -> list[tuple[str, dict]]:
     return grid
 
 
-def print_sweep(mems: dict, built: dict) -> None:
+def print_sweep(mems: dict, built: dict, only: list[str] | None = None) -> None:
     print("\nsweep: one setting changed at a time from the defaults (recall@5 per kind; latest-first)")
     print(f"{'setting':28} {'corpus':8} " + " ".join(f"{k:>9}" for k in (*KINDS, "all")) + f" {'latest':>7}")
     for label, changes in sweep_grid():
+        if only and label != "defaults" and not any(label.startswith(o) for o in only):
+            continue
         res = evaluate(mems, built, _kit(changes))
         for variant, _ in VARIANTS:
             row = res[variant]
@@ -322,8 +325,9 @@ def print_table(results: dict[str, dict], counts: dict[str, int]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", type=Path, help="keep the generated workspaces here (reruns reuse the index)")
-    parser.add_argument("--sweep", action="store_true", help="also print the settings sweep")
+    parser.add_argument("--sweep", nargs="*", metavar="SETTING", help="also print the settings sweep (all, or these)")
     parser.add_argument("--misses", action="store_true", help="list the questions Kit misses at 5")
+    parser.add_argument("--only-kit", action="store_true", help="the table for Kit's defaults only")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -345,14 +349,15 @@ def main() -> int:
                           for p in PERSONAS)
               + f"; {sum(n_questions.values())} questions; asked on {TODAY}; "
               f"prepared in {time.perf_counter() - started:.1f} s")
-        results = {name: evaluate(mems, built, method) for name, method in methods().items()}
+        results = {name: evaluate(mems, built, method) for name, method in methods().items()
+                   if not args.only_kit or name == "kit"}
         print_table(results, n_questions)
         if args.misses:
             for variant, _ in VARIANTS:
                 print(f"\nKit misses ({variant}):")
                 print("\n".join(misses(mems, built, methods()["kit"], variant)) or "  none")
-        if args.sweep:
-            print_sweep(mems, built)
+        if args.sweep is not None:
+            print_sweep(mems, built, args.sweep)
         if args.json:
             print(json.dumps({name: {v: {k: (list(x) if isinstance(x, tuple) else x) for k, x in row.items()}
                                      for v, row in res.items()} for name, res in results.items()}, indent=1))

@@ -8,6 +8,10 @@ line larger than a chunk is cut (at whitespace when it can) into pieces that all
 Daily notes (`memory/YYYY-MM-DD*.md`) are chunked by claim: every top-level list item or paragraph is
 its own chunk, so a recall points at one fact and dreaming promotes that fact.
 
+Facts, not boilerplate: text that `kit init` wrote and the user never changed (the MEMORY.md
+template's paragraph), a chunk of nothing but headings and one of nothing but HTML comments are not
+chunks. Every chunk knows the day it is about (`chunk_day`).
+
 Line numbers are 1-based and inclusive. Token counts are estimates: CJK characters count one token
 each, anything else four characters per token (the same rule the prompt budget uses).
 """
@@ -20,9 +24,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kit.fsutil import sha1_hex
-from kit.memory.notes import is_daily_note
+from kit.memory.notes import is_daily_note, note_date
+from kit.paths import bundled
 
-CHUNKER_VERSION = 4  # 4: long lines cut at whitespace; bump when chunk boundaries change, so indexes re-chunk
+# 5: untouched template text, heading-only and comment-only chunks dropped; chunks carry their day.
+# Bump when chunk boundaries change, so indexes re-chunk.
+CHUNKER_VERSION = 5
 
 _CJK = re.compile(
     "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -48,6 +55,7 @@ class Chunk:
     heading_path: tuple[str, ...]
     text: str
     hash: str  # sha1 of embed_text: the embedding-cache key together with the model
+    day: str | None = None  # ISO date the chunk is about (chunk_day); None for undated text
 
     @property
     def heading(self) -> str:
@@ -85,9 +93,80 @@ def strip_kit_comments(text: str) -> str:
     return _KIT_COMMENT.sub("", text).strip("\n")
 
 
+_LEADING_DATE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])?\s*(?:\[[ xX]\]\s+)?(?:\*\*|__|\*|_)?(\d{4}-\d{2}-\d{2})(?!\d)")
+_PROMOTED_FROM = re.compile(r"<!--\s*kit:promoted\b[^>]*?\bkey=memory/(\d{4}-\d{2}-\d{2})")
+
+
+def _valid_day(text: str) -> str | None:
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text).isoformat()
+    except ValueError:
+        return None
+
+
+def chunk_day(path: str, heading_path: Sequence[str], text: str) -> str | None:
+    """The day a chunk is about: a date opening its first line (`- 2026-03-14: …`), the note a
+    promoted MEMORY.md entry came from, the nearest heading that is a date, else the note's name."""
+    for line in text.split("\n"):
+        if line.strip() and not line.lstrip().startswith("<!--"):
+            m = _LEADING_DATE.match(line)
+            if m and (day := _valid_day(m.group(1))):
+                return day
+            break
+    m = _PROMOTED_FROM.search(text)
+    if m and (day := _valid_day(m.group(1))):
+        return day
+    for heading in reversed(heading_path):
+        m = _LEADING_DATE.match(heading)
+        if m and (day := _valid_day(m.group(1))):
+            return day
+    named = note_date(path)
+    return named.isoformat() if named else None
+
+
 def make_chunk(path: str, start: int, end: int, headings: Sequence[str], text: str) -> Chunk:
     heads = tuple(headings)
-    return Chunk(path, start, end, heads, text, sha1_hex(embed_text(heads, text)))
+    return Chunk(path, start, end, heads, text, sha1_hex(embed_text(heads, text)), chunk_day(path, heads, text))
+
+
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
+
+
+def says_something(text: str) -> bool:
+    """False for text that is only headings, HTML comments (Kit's provenance ones included) and
+    blank lines: such a chunk answers no question."""
+    body = _HTML_COMMENT.sub("", text)
+    return any(line.strip() and not _HEADING_LINE.match(line) for line in body.split("\n"))
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+@lru_cache(maxsize=16)
+def boilerplate(path: str) -> frozenset[str]:
+    """The blocks `kit init` writes into `path` (normalised whitespace): text the user never changed
+    is the template's, not a fact. Read from the bundled workspace template; empty for other files."""
+    template = bundled("workspace") / path
+    if not template.is_file():
+        return frozenset()
+    lines = template.read_text(encoding="utf-8").split("\n")
+    return frozenset(_normalised("\n".join(lines[b.start : b.end])) for b in _blocks(lines) if b.kind != "heading")
+
+
+def _blank_boilerplate(path: str, lines: list[str], blocks: list[_Block]) -> list[str]:
+    """`lines` with the template's untouched blocks blanked (line numbers stay)."""
+    template = boilerplate(path)
+    if not template:
+        return lines
+    out = list(lines)
+    for b in blocks:
+        if b.kind != "heading" and _normalised("\n".join(lines[b.start : b.end])) in template:
+            out[b.start : b.end] = [""] * (b.end - b.start)
+    return out
 
 
 @dataclass(frozen=True)
@@ -262,13 +341,16 @@ def chunk_markdown(path: str, text: str, *, tokens: int = 400, overlap: int = 80
     if not any(line.strip() for line in body):
         return []
     blocks = _blocks(body)
+    cleaned = _blank_boilerplate(path, body, blocks)
+    if cleaned != body:
+        body, blocks = cleaned, _blocks(cleaned)
     max_tokens = max(float(tokens), 8.0)
     overlap_tokens = max(0.0, min(float(overlap), max_tokens / 2))
     if is_daily_note(path):
         chunks = _chunk_claims(path, body, blocks, max_tokens, overlap_tokens)
     else:
         chunks = _chunk_sections(path, body, blocks, max_tokens, overlap_tokens)
-    return [c for c in chunks if strip_kit_comments(c.text).strip()]  # a bare provenance comment says nothing
+    return [c for c in chunks if says_something(c.text)]
 
 
 def _chunk_sections(path: str, lines: list[str], blocks: list[_Block], max_tokens: float, overlap: float) -> list[Chunk]:

@@ -40,7 +40,9 @@ from kit.memory import vector_file
 from kit.memory.chunker import CHUNKER_VERSION, Chunk, chunk_markdown
 from kit.state import connect, transaction
 
-SCHEMA_VERSION = 2  # 2: chunks_fts stems words (porter). An index of another version is rebuilt on open.
+# 2: chunks_fts stems words (porter); 3: chunks.day (the date a chunk is about, for dated search).
+# An index of another version is rebuilt on open.
+SCHEMA_VERSION = 3
 ENCODE_BATCH = 256  # texts per encode call during sync: big enough to keep the model busy
 
 SCHEMA = (
@@ -49,8 +51,9 @@ SCHEMA = (
     "mtime_ns INTEGER NOT NULL, hash TEXT NOT NULL, chunker TEXT NOT NULL, indexed_at REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS chunks (id INTEGER PRIMARY KEY, path TEXT NOT NULL, "
     "start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, heading TEXT NOT NULL, text TEXT NOT NULL, "
-    "hash TEXT NOT NULL, model TEXT, embedding BLOB)",
+    "hash TEXT NOT NULL, model TEXT, embedding BLOB, day TEXT)",
     "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path)",
+    "CREATE INDEX IF NOT EXISTS chunks_day ON chunks(day)",
     "CREATE TABLE IF NOT EXISTS embedding_cache (model TEXT NOT NULL, hash TEXT NOT NULL, "
     "dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, hash)) WITHOUT ROWID",
     # vectors of recent search queries, so a cold process searching again loads no model
@@ -200,6 +203,7 @@ class ChunkRow:
     end_line: int
     heading: str
     text: str
+    day: str | None = None  # ISO date the chunk is about (chunker.chunk_day)
 
 
 @dataclass
@@ -338,10 +342,24 @@ class MemoryIndex:
             part = wanted[start : start + 500]
             marks = ",".join("?" * len(part))
             for r in self.conn.execute(
-                f"SELECT id, path, start_line, end_line, heading, text FROM chunks WHERE id IN ({marks})", part
+                f"SELECT id, path, start_line, end_line, heading, text, day FROM chunks WHERE id IN ({marks})", part
             ):
-                out[r[0]] = ChunkRow(r[0], r[1], r[2], r[3], r[4], r[5])
+                out[r[0]] = ChunkRow(*r)
         return out
+
+    def ids_between(self, first: str, last: str) -> list[int]:
+        """Ids of the chunks whose day is in [first, last] (ISO dates), ascending."""
+        rows = self.conn.execute("SELECT id FROM chunks WHERE day BETWEEN ? AND ? ORDER BY id", (first, last))
+        return [int(r[0]) for r in rows]
+
+    def neighbours(self, path: str, first_line: int, last_line: int) -> list[ChunkRow]:
+        """The chunks of `path` that overlap lines [first_line, last_line], in line order."""
+        rows = self.conn.execute(
+            "SELECT id, path, start_line, end_line, heading, text, day FROM chunks "
+            "WHERE path = ? AND end_line >= ? AND start_line <= ? ORDER BY start_line, id",
+            (path, first_line, last_line),
+        )
+        return [ChunkRow(*r) for r in rows]
 
     def text_search(self, match: str, limit: int, *, trigram: bool = False) -> list[tuple[int, float]]:
         """(chunk id, bm25 rank) best first; bm25 is negative, more negative is better."""
@@ -407,10 +425,10 @@ class MemoryIndex:
             for chunk in item.chunks:
                 blob = vectors.get(chunk.hash)
                 cur = self.conn.execute(
-                    "INSERT INTO chunks(path, start_line, end_line, heading, text, hash, model, embedding) "
-                    "VALUES (?,?,?,?,?,?,?,?)",
+                    "INSERT INTO chunks(path, start_line, end_line, heading, text, hash, model, embedding, day) "
+                    "VALUES (?,?,?,?,?,?,?,?,?)",
                     (item.rel, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, chunk.hash,
-                     model if blob is not None else None, blob),
+                     model if blob is not None else None, blob, chunk.day),
                 )
                 if self.fts5:
                     searchable = chunk.embed_text

@@ -1,5 +1,14 @@
-"""Hybrid search (spec §7): vector candidates by cosine, text candidates by FTS5 BM25, merged,
-decayed by age, re-ranked by MMR, filtered by the keep rules. Each step is a plain function.
+"""Hybrid search (spec §7, issue 13) in plain stages, each a small function whose formula is the one
+docs/memory.md gives:
+
+    read the query's time words → gather candidates (cosine, BM25, and both inside a named period)
+    → relevance = vw·cosine + tw·text → keep the relevant ones → score = relevance × recency prior
+    × period factor → normalise to the best → threshold → MMR → snippets (date, times, context)
+
+Relevance ranks; recency only breaks near-ties (or lifts recent notes for "latest"/"now" queries),
+so a strong match is never pushed below a weak one by age alone. MMR and the threshold work on
+scores normalised to the query's best candidate, so the result set does not depend on the scale of
+the scores and a larger limit keeps every result of a smaller one.
 """
 
 from __future__ import annotations
@@ -15,25 +24,39 @@ from typing import Any
 import numpy as np
 
 from kit.memory.chunker import _CJK, has_cjk, strip_kit_comments
+from kit.memory.dates import Period, QueryTime, find_times, query_time
 from kit.memory.index import ChunkRow, MemoryIndex
-from kit.memory.notes import note_date
 
 LIKE_RANK = -1.0  # a substring hit the trigram index cannot rank (1–2 CJK chars) maps to text score 0.5
 _WORD = re.compile(r"[^\W_]+")
 NEAR_DUPLICATE = 0.9  # token Jaccard at which MMR drops another piece of a picked result's lines
+TEXT_DEPTH = 10  # text hits read per candidate slot: beyond that a chunk's BM25 share is ~0 anyway
+EVERGREEN = ("MEMORY.md",)  # never older than anything: curated long-term memory
+# words that say nothing about what is searched for; dropped from the keyword side of a question
+STOP_WORDS = frozenset("""a an the and or but of to in on at for with by from into about as is are was were be
+been am i me my we us our you your he him his she her it its they them their this that these those what which who
+whom whose when where why how do does did have has had can could will would should shall may might must not no so
+than then there here s t d ll re ve m just also any some""".split())
 
 
 @dataclass(frozen=True)
 class SearchSettings:
     max_results: int = 6
-    min_score: float = 0.35
+    min_score: float = 0.35  # relevance a result needs (or one of the other keep rules)
     min_vector_score: float = 0.35
     vector_weight: float = 0.7
     text_weight: float = 0.3
-    candidate_multiplier: int = 4
-    half_life_days: float = 30.0
+    candidate_multiplier: int = 4  # each side gathers max(candidates, limit × this)
+    candidates: int = 40
+    half_life_days: float = 30.0  # of the recency prior, counted back from the newest candidate
+    recency_weight: float = 0.1  # the share of a score recency may take: floor = 1 − weight
+    recency_query_weight: float = 0.35  # the same for queries asking for the latest ("now", 最近)
+    outside_period: float = 0.25  # factor for results outside a period the query names ("in March")
+    min_relative: float = 0.0  # keep results scoring at least this share of the best one
     mmr_lambda: float = 0.7
     snippet_chars: int = 700
+    context_share: float = 0.5  # a neighbour joins the snippet with this share of the hit's relevance
+    second_hop: float = 0.8  # weight of notes found through the names in the best hit (0: off)
 
     @classmethod
     def from_config(cls, config: Any) -> SearchSettings:
@@ -43,15 +66,45 @@ class SearchSettings:
 
 
 @dataclass(frozen=True)
+class Context:
+    """A neighbouring chunk shown with a hit (same section, adjacent lines); not part of the hit."""
+
+    start_line: int
+    end_line: int
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start_line": self.start_line, "end_line": self.end_line, "text": self.text}
+
+
+@dataclass(frozen=True)
+class TimeRef:
+    """A time a hit's text names, resolved against the hit's own date ("yesterday" → that day − 1)."""
+
+    text: str
+    start: str
+    end: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"text": self.text, "start": self.start, "end": self.end}
+
+
+@dataclass(frozen=True)
 class SearchHit:
     path: str
     start_line: int
     end_line: int
-    score: float  # combined, after temporal decay
+    score: float  # relevance × recency prior × period factor
     vector_score: float | None  # cosine similarity (None in fts-only mode)
     text_score: float | None  # |r|/(1+|r|) of the BM25 rank; 0 when the text side did not find it
     snippet: str
     heading: str = ""
+    relevance: float = 0.0  # vw·vector + tw·text, before recency and period
+    relative: float = 1.0  # score / the best score of this query (1.0 for the top hit)
+    rank: int = 1  # 1-based position in the results
+    date: str | None = None  # ISO day the chunk is about (file name, heading or a date in the line)
+    times: tuple[TimeRef, ...] = ()
+    context: tuple[Context, ...] = ()
 
     @property
     def key(self) -> str:
@@ -62,10 +115,16 @@ class SearchHit:
             "path": self.path,
             "start_line": self.start_line,
             "end_line": self.end_line,
+            "rank": self.rank,
             "score": round(self.score, 4),
+            "relative": round(self.relative, 4),
+            "relevance": round(self.relevance, 4),
             "vector_score": None if self.vector_score is None else round(self.vector_score, 4),
             "text_score": None if self.text_score is None else round(self.text_score, 4),
+            "date": self.date,
+            "times": [t.to_json() for t in self.times],
             "snippet": self.snippet,
+            "context": [c.to_json() for c in self.context],
         }
 
 
@@ -75,6 +134,8 @@ class SearchResult:
     mode: str  # hybrid | fts-only | vector-only
     results: tuple[SearchHit, ...]
     recorded: int = 0  # recall events written for this search
+    period: Period | None = None  # the time the query names, resolved (None: none)
+    recent: bool = False  # the query asks for the latest
 
     def __iter__(self):
         return iter(self.results)
@@ -83,7 +144,9 @@ class SearchResult:
         return len(self.results)
 
     def to_json(self) -> dict[str, Any]:
-        return {"query": self.query, "mode": self.mode, "results": [r.to_json() for r in self.results]}
+        return {"query": self.query, "mode": self.mode,
+                "period": None if self.period is None else self.period.to_json(),
+                "recent": self.recent, "results": [r.to_json() for r in self.results]}
 
 
 # --------------------------------------------------------------------------- formulas
@@ -103,23 +166,36 @@ def normalised_weights(vector_weight: float, text_weight: float) -> tuple[float,
 
 
 def combine(vector_score: float, text_score: float, vector_weight: float, text_weight: float) -> float:
+    """relevance = vw·vector_score + tw·text_score, the weights normalised to sum to 1."""
     vw, tw = normalised_weights(vector_weight, text_weight)
     return vw * vector_score + tw * text_score
 
 
-def age_days(path: str, today: date) -> int | None:
-    """Days since a dated note's date; None for evergreen files (MEMORY.md, undated files)."""
-    day = note_date(path)
-    if day is None:
-        return None
-    return max(0, (today - day).days)
+def recency(age_days: float | None, half_life_days: float) -> float:
+    """p = 2^(−age / half_life) in [0, 1]; 1 for evergreen text (age None) and for half_life 0."""
+    if age_days is None or half_life_days <= 0:
+        return 1.0
+    return math.exp(-math.log(2) / half_life_days * max(0.0, age_days))
 
 
-def decay(score: float, age: int | None, half_life_days: float) -> float:
-    """score × exp(−ln2/half_life × age); evergreen (age None) and half_life 0 do not decay."""
-    if age is None or half_life_days <= 0:
-        return score
-    return score * math.exp(-math.log(2) / half_life_days * age)
+def recency_prior(age_days: float | None, half_life_days: float, weight: float) -> float:
+    """The factor on a relevance: 1 − w + w·p. Never below 1 − w, so recency moves a result past
+    another only when their relevances are within that share of each other."""
+    w = max(0.0, min(1.0, weight))
+    return 1.0 - w + w * recency(age_days, half_life_days)
+
+
+def period_factor(day: date | None, period: Period | None, outside: float) -> float:
+    """1 inside the period the query names (or when it names none), `outside` elsewhere."""
+    if period is None or (day is not None and day in period):
+        return 1.0
+    return outside
+
+
+def normalise(scores: Sequence[float]) -> list[float]:
+    """Each score as a share of the best (the best is 1.0; all 0 stay 0)."""
+    best = max(scores, default=0.0)
+    return [s / best if best > 0 else 0.0 for s in scores]
 
 
 def tokens(text: str) -> frozenset[str]:
@@ -155,6 +231,10 @@ def mmr(
     groups: Sequence[object] | None = None,
 ) -> list[int]:
     """Maximal marginal relevance: indexes in selection order, λ·score − (1−λ)·max Jaccard to picked.
+
+    Give it normalised scores (the best is 1): on raw scores that are all small, the penalty
+    outweighs relevance and MMR picks the least similar, not the most relevant. The pick order does
+    not depend on `limit`, so a larger limit only adds results at the end.
 
     With `groups` (each result's path:start:end) and λ < 1, a result whose Jaccard to a picked one
     of the same group is at least NEAR_DUPLICATE is dropped, not just ranked lower: the pieces of a
@@ -204,7 +284,8 @@ def _quote(term: str) -> str:
 
 
 def query_terms(query: str) -> tuple[list[str], list[str]]:
-    """(non-CJK word terms, CJK runs) of a query, in order, without duplicates."""
+    """(non-CJK word terms, CJK runs) of a query, in order, without duplicates; stop words are
+    dropped from a question that has other words ("which gym am I in" → gym)."""
     words: list[str] = []
     cjk: list[str] = []
     for token in _WORD.findall(unicodedata.normalize("NFKC", query).lower()):
@@ -212,19 +293,22 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
             target = cjk if has_cjk(run) else words
             if run not in target:
                 target.append(run)
-    return words, cjk
+    content = [w for w in words if w not in STOP_WORDS]
+    return (content if content else words), cjk
 
 
 def text_candidates(index: MemoryIndex, query: str, limit: int) -> dict[int, float]:
-    """Chunk id → BM25 rank. AND of the terms first, OR when AND finds nothing; CJK via trigrams."""
+    """Chunk id → BM25 rank, best first: the query's words joined with OR (a chunk holding all of
+    them ranks above one holding some, since bm25() sums over the words it holds); CJK through the
+    trigram table. When the words find nothing: their substrings (trigrams of words of 3+ chars),
+    and for 1–2 CJK characters a plain substring scan, ranked flat."""
     words, cjk = query_terms(query)
     if not words and not cjk:
         return {}
     if not cjk:
-        for op in (" AND ", " OR "):
-            hits = index.text_search(op.join(map(_quote, words)), limit)
-            if hits:
-                return dict(hits)
+        hits = index.text_search(" OR ".join(map(_quote, words)), limit)
+        if hits:
+            return dict(hits)
         # substrings ("deploy" in "redeployed", "v2" in "api/v2"): trigram index, terms of 3+ chars
         long_words = [w for w in words if len(w) >= 3]
         if long_words:
@@ -236,16 +320,250 @@ def text_candidates(index: MemoryIndex, query: str, limit: int) -> dict[int, flo
     grams.extend(w for w in words if len(w) >= 3)
     grams = list(dict.fromkeys(grams))
     if grams:
-        for op in (" AND ", " OR "):
-            hits = index.text_search(op.join(map(_quote, grams)), limit, trigram=True)
-            if hits:
-                return dict(hits)
+        hits = index.text_search(" OR ".join(map(_quote, grams)), limit, trigram=True)
+        if hits:
+            return dict(hits)
     short = [run for run in cjk if len(run) < 3]
     found: dict[int, float] = {}
     for run in short:  # too short for trigrams: a plain substring scan, ranked flat
         for chunk_id in index.substring_search(run, limit):
             found.setdefault(chunk_id, LIKE_RANK)
     return found
+
+
+# --------------------------------------------------------------------------- stages
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """The query's cosine to every embedded chunk (ids sorted ascending, as MemoryIndex.vectors)."""
+
+    ids: np.ndarray
+    cosine: np.ndarray
+
+    def of(self, chunk_id: int) -> float | None:
+        row = int(np.searchsorted(self.ids, chunk_id))
+        if row < len(self.ids) and int(self.ids[row]) == chunk_id:
+            return float(self.cosine[row])
+        return None
+
+    def top(self, k: int, rows: np.ndarray | None = None) -> dict[int, float]:
+        """The k best (chunk id → cosine), over all chunks or the given matrix rows."""
+        pool = np.arange(len(self.ids)) if rows is None else rows
+        if not len(pool):
+            return {}
+        take = min(k, len(pool))
+        part = self.cosine[pool]
+        best = np.argpartition(-part, take - 1)[:take] if take < len(pool) else np.arange(len(pool))
+        return {int(self.ids[pool[i]]): float(part[i]) for i in best}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    row: ChunkRow
+    vector_score: float | None
+    text_score: float
+    text_hit: bool
+    relevance: float
+
+    @property
+    def day(self) -> date | None:
+        return date.fromisoformat(self.row.day) if self.row.day else None
+
+
+@dataclass(frozen=True)
+class Ranked:
+    candidate: Candidate
+    score: float  # relevance × recency prior × period factor
+    relative: float = 0.0  # score / best score
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to search for: the query's words without its time words, the period it names (an
+    anchor's event already dated), and whether it asks for the latest."""
+
+    text: str
+    period: Period | None
+    recent: bool
+
+
+def plan_query(query: str, when: QueryTime, anchor_day: date | None) -> Plan:
+    period = when.period
+    if when.anchor is not None and anchor_day is not None:
+        period = when.anchor.around(anchor_day)
+    # a query that is nothing but time words ("last week") still searches with all it has
+    text = when.rest if _words(when.rest) else query
+    return Plan(text, period, when.recent)
+
+
+def gather(index: MemoryIndex, text: str, pool: int, vectors: Vectors | None,
+           period: Period | None) -> tuple[dict[int, float], dict[int, float]]:
+    """(chunk id → cosine, chunk id → BM25 rank) of the candidates: the top `pool` of each side,
+    and of each side inside the period, so a dated note weakly worded still reaches the ranking.
+    Every candidate gets both scores (a text rank from the first TEXT_DEPTH × pool text hits)."""
+    ranked = text_candidates(index, text, pool * TEXT_DEPTH)  # one query: its order is BM25's
+    in_period = set(index.ids_between(period.start.isoformat(), period.end.isoformat())) if period else set()
+    chosen = list(ranked)[:pool] + [i for i in list(ranked)[pool:] if i in in_period][:pool]
+    sims: dict[int, float] = {}
+    if vectors is not None and len(vectors.ids):
+        sims = vectors.top(pool)
+        if in_period:
+            wanted = np.asarray(sorted(in_period), dtype=np.int64)
+            rows = np.searchsorted(vectors.ids, wanted)
+            inside = rows < len(vectors.ids)
+            rows, wanted = rows[inside], wanted[inside]
+            sims.update(vectors.top(pool, rows[vectors.ids[rows] == wanted]))
+        for chunk_id in chosen:  # text-side candidates get their cosine too
+            if chunk_id not in sims and (cos := vectors.of(chunk_id)) is not None:
+                sims[chunk_id] = cos
+    ranks = {i: ranked[i] for i in chosen}
+    ranks.update((i, ranked[i]) for i in sims if i in ranked)  # vector-side candidates their BM25 rank
+    return sims, ranks
+
+
+def score_candidates(rows: dict[int, ChunkRow], sims: dict[int, float], ranks: dict[int, float],
+                     weights: tuple[float, float], use_vectors: bool) -> list[Candidate]:
+    """relevance = vw·cosine (clamped to [0, 1]) + tw·|r|/(1+|r|) for every gathered chunk."""
+    vw, tw = weights
+    out = []
+    for chunk_id in sims.keys() | ranks.keys():
+        row = rows.get(chunk_id)
+        if row is None:
+            continue
+        v = max(0.0, min(1.0, sims.get(chunk_id, 0.0))) if use_vectors else None
+        hit = chunk_id in ranks
+        t = bm25_to_score(ranks[chunk_id]) if hit else 0.0
+        out.append(Candidate(row, v, t, hit, vw * (v or 0.0) + tw * t))
+    return out
+
+
+def is_relevant(c: Candidate, settings: SearchSettings, text_weight: float, use_vectors: bool, query: str,
+                period: Period | None = None) -> bool:
+    """The keep rules, on relevance (recency never decides what is relevant): relevance ≥ min_score,
+    or cosine ≥ min_vector_score, or a keyword hit with relevance ≥ min(min_score, text_weight), or
+    the query's words as a phrase; without a vector side every keyword hit. Inside a period the
+    query names, the date is evidence too: every candidate gathered there is kept."""
+    if period is not None and c.day is not None and c.day in period:
+        return True
+    if c.relevance >= settings.min_score:
+        return True
+    if c.vector_score is not None and c.vector_score >= settings.min_vector_score:
+        return True
+    if not c.text_hit:
+        return False
+    return (not use_vectors or c.relevance >= min(settings.min_score, text_weight)
+            or has_phrase(c.row.text, query))
+
+
+def rank_candidates(kept: Sequence[Candidate], plan: Plan, settings: SearchSettings) -> list[Ranked]:
+    """score = relevance × (1 − w + w·2^(−age/half_life)) × period factor, then normalised.
+
+    Age is counted from the newest kept candidate (capped at the period's end), not from today:
+    the latest thing the notes say about a topic is "recent" however old the notes are, so a year
+    of extra age changes nothing. MEMORY.md and undated files are evergreen (age 0). A period
+    with nothing relevant in it narrows nothing ("is today a deploy day?" still finds the rule)."""
+    days = [c.day for c in kept if c.day is not None and c.row.path not in EVERGREEN]
+    period = plan.period if plan.period is not None and any(day in plan.period for day in days) else None
+    reference = max(days, default=None)
+    if reference is not None and period is not None and period.end < reference:
+        reference = period.end
+    weight = settings.recency_query_weight if plan.recent else settings.recency_weight
+    scores = []
+    for c in kept:
+        age = None if c.day is None or c.row.path in EVERGREEN or reference is None else (reference - c.day).days
+        scores.append(c.relevance * recency_prior(age, settings.half_life_days, weight)
+                      * period_factor(c.day, period, settings.outside_period))
+    ranked = [Ranked(c, s, n) for c, s, n in zip(kept, scores, normalise(scores), strict=True)]
+    if period is not None and settings.outside_period <= 0:  # outside_period 0: the period is a filter
+        ranked = [r for r in ranked if r.candidate.day is not None and r.candidate.day in period]
+    return ranked
+
+
+def select(ranked: Sequence[Ranked], settings: SearchSettings, limit: int) -> list[Ranked]:
+    """Threshold on the normalised score, then MMR on it (ties: path, line)."""
+    pool = sorted((r for r in ranked if r.relative >= settings.min_relative),
+                  key=lambda r: (-r.score, r.candidate.row.path, r.candidate.row.start_line, r.candidate.row.id))
+    order = mmr([r.relative for r in pool], [tokens(r.candidate.row.text) for r in pool], settings.mmr_lambda,
+                limit, groups=[(r.candidate.row.path, r.candidate.row.start_line, r.candidate.row.end_line)
+                               for r in pool])
+    return [pool[i] for i in order]
+
+
+def note_times(text: str, day: date | None) -> tuple[TimeRef, ...]:
+    """The times a chunk names, resolved against its own date; ISO dates are left out (already plain)."""
+    if day is None:
+        return ()
+    return tuple(TimeRef(t.text, t.period.start.isoformat(), t.period.end.isoformat())
+                 for t in find_times(text, day) if t.period is not None and not re.fullmatch(r"[\d-]+", t.text.strip()))
+
+
+def neighbours(index: MemoryIndex, hit: Ranked, picked: set[int], budget: int, relevance: Callable[[ChunkRow], float],
+               share: float) -> tuple[Context, ...]:
+    """Chunks right before and after the hit in the same section that answer with it: relevant too
+    (at least `share` of the hit's relevance) or about the same names ("Dr. Aydın"), within
+    `budget` characters. The hit's lines do not change."""
+    row = hit.candidate.row
+    if budget <= 0 or share <= 0:
+        return ()
+    names = set(_names(row.text))
+    near = [r for r in index.neighbours(row.path, row.start_line - 2, row.end_line + 2)
+            if r.id != row.id and r.id not in picked and r.heading == row.heading
+            and (r.end_line < row.start_line or r.start_line > row.end_line)]
+    out: list[Context] = []
+    for r in sorted(near, key=lambda r: abs(r.start_line - row.start_line)):
+        text = strip_kit_comments(r.text)
+        related = relevance(r) >= share * hit.candidate.relevance or bool(names & set(_names(r.text)))
+        if not related or len(text) > budget:
+            continue
+        out.append(Context(r.start_line, r.end_line, text))
+        budget -= len(text)
+    return tuple(sorted(out, key=lambda c: c.start_line))
+
+
+_NAME = re.compile(r"(?<![\w'’])[A-ZÀ-ÖØ-Þ][\w'’-]*[\w]")
+
+
+def _names(text: str) -> list[str]:
+    """Capitalised words that are no stop words, lower-cased: the people, places and things a note names."""
+    found = (re.sub(r"['’]s$", "", n).lower() for n in _NAME.findall(strip_kit_comments(text)))
+    return [w for w in dict.fromkeys(found) if w not in STOP_WORDS and len(w) >= 3]
+
+
+def bridge_terms(text: str, query: str) -> list[str]:
+    """What links the best hit to notes the query's words do not reach: its names (capitalised
+    words) and, in CJK text, its character trigrams, less what the query already says."""
+    asked_words, asked_cjk = query_terms(query)
+    asked = set(asked_words) | {run[i : i + 3] for run in asked_cjk for i in range(len(run) - 2)}
+    words = [w for w in _names(text) if w not in asked]
+    _, cjk = query_terms(strip_kit_comments(text))
+    grams = [run[i : i + 3] for run in cjk for i in range(len(run) - 2)]
+    return words + [g for g in dict.fromkeys(grams) if g not in asked]
+
+
+def second_hop(index: MemoryIndex, best: Candidate, query: str, pool: int, vectors: Vectors | None,
+               weights: tuple[float, float], hop: float, seen: set[int]) -> list[Candidate]:
+    """Multi-hop questions ("who recommended the place where we had our anniversary dinner?") are
+    answered by two notes, and only one shares the question's words; the other shares a name with
+    it. Notes holding the best hit's names, scored hop × (vw·cosine to the query + tw·text score
+    of the names), join the candidates."""
+    terms = bridge_terms(best.row.text, query)
+    if hop <= 0 or not terms:
+        return []
+    cjk = any(has_cjk(t) for t in terms)
+    found = dict(index.text_search(" OR ".join(map(_quote, terms)), pool, trigram=cjk))
+    new = [i for i in found if i not in seen]
+    rows = index.chunk_rows(new)
+    vw, tw = weights
+    out = []
+    for chunk_id in new:
+        row = rows.get(chunk_id)
+        if row is None:
+            continue
+        v = max(0.0, min(1.0, vectors.of(chunk_id) or 0.0)) if vectors is not None else None
+        t = bm25_to_score(found[chunk_id])
+        out.append(Candidate(row, v, t, True, hop * (vw * (v or 0.0) + tw * t)))
+    return out
 
 
 # --------------------------------------------------------------------------- the search
@@ -261,79 +579,80 @@ def hybrid_search(
     vectors: tuple[np.ndarray, np.ndarray] | None = None,
     encode_query: Callable[[str], np.ndarray] | None = None,
 ) -> SearchResult:
-    """Run §7's hybrid search. `vectors` is (chunk ids, matrix) and `encode_query` embeds the query;
+    """Run the hybrid search. `vectors` is (chunk ids, matrix) and `encode_query` embeds a text;
     without them the search is fts-only; without FTS5 it is vector-only."""
     query = query.strip()
     limit = max(1, int(limit or settings.max_results))
-    n_candidates = limit * settings.candidate_multiplier
     use_vectors = vectors is not None and encode_query is not None
     mode = "hybrid" if use_vectors and index.fts5 else ("fts-only" if not use_vectors else "vector-only")
     if not query:
         return SearchResult(query, mode, ())
+    pool = max(settings.candidates, limit * settings.candidate_multiplier)
+    weights = normalised_weights(settings.vector_weight, settings.text_weight) if use_vectors else (0.0, 1.0)
 
-    sims: dict[int, float] = {}
-    if use_vectors:
+    def embed(text: str) -> Vectors | None:
+        if not use_vectors:
+            return None
         ids, matrix = vectors  # type: ignore[misc]
-        if len(ids):
-            q = np.asarray(encode_query(query), dtype=np.float32).reshape(-1)
-            cos = matrix @ q
-            take = min(n_candidates, len(ids))
-            top = np.argpartition(-cos, take - 1)[:take] if take < len(ids) else np.arange(len(ids))
-            sims = {int(ids[i]): float(cos[i]) for i in top}
-            text_ids = text_candidates(index, query, n_candidates)
-            missing = [i for i in text_ids if i not in sims]
-            for chunk_id in missing:  # text-side candidates get their cosine too (ids are sorted)
-                row = int(np.searchsorted(ids, chunk_id))
-                if row < len(ids) and int(ids[row]) == chunk_id:
-                    sims[chunk_id] = float(cos[row])
-        else:
-            text_ids = text_candidates(index, query, n_candidates)
-    else:
-        text_ids = text_candidates(index, query, n_candidates)
+        if not len(ids):
+            return Vectors(ids, np.zeros(0, dtype=np.float32))
+        q = np.asarray(encode_query(text), dtype=np.float32).reshape(-1)  # type: ignore[misc]
+        return Vectors(ids, matrix @ q)
 
-    candidate_ids = set(sims) | set(text_ids)
-    if not candidate_ids:
-        return SearchResult(query, mode, ())
-    rows: dict[int, ChunkRow] = index.chunk_rows(candidate_ids)
-    vw, tw = normalised_weights(settings.vector_weight, settings.text_weight) if use_vectors else (0.0, 1.0)
-    # A keyword hit needs min(min_score, text_weight) next to a vector side. Without one (fts-only)
-    # min_score would drop real matches (BM25 gives a word in 3 of 40 chunks |r| ≈ 0.3, a text score
-    # of 0.25): there every text match (AND, OR or substring) is kept, ranked by its text score.
-    # A chunk holding the query's words as a phrase is an exact match and is kept too, even when
-    # its meaning is far from the query ("Long line fact" opening a note about backups: cosine 0).
-    keyword_floor = min(settings.min_score, tw)
+    def relevant(text: str, period: Period | None) -> tuple[list[Candidate], Vectors | None, dict[int, float]]:
+        vecs = embed(text)
+        sims, ranks = gather(index, text, pool, vecs, period)
+        rows = index.chunk_rows(sims.keys() | ranks.keys())
+        found = score_candidates(rows, sims, ranks, weights, use_vectors)
+        return [c for c in found if is_relevant(c, settings, weights[1], use_vectors, text, period)], vecs, ranks
 
-    scored: list[tuple[float, ChunkRow, float | None, float, bool]] = []
-    for chunk_id in candidate_ids:
-        row = rows.get(chunk_id)
-        if row is None:
-            continue
-        v = max(0.0, min(1.0, sims.get(chunk_id, 0.0))) if use_vectors else None
-        is_text_hit = chunk_id in text_ids
-        t = bm25_to_score(text_ids[chunk_id]) if is_text_hit else 0.0
-        base = combine(v or 0.0, t, vw, tw)
-        score = decay(base, age_days(row.path, today), settings.half_life_days)
-        keep = (
-            score >= settings.min_score
-            or (v is not None and v >= settings.min_vector_score)
-            or (is_text_hit and (score >= keyword_floor or not use_vectors or has_phrase(row.text, query)))
-        )
-        if keep:
-            scored.append((score, row, v, t, is_text_hit))
-    scored.sort(key=lambda s: (-s[0], s[1].path, s[1].start_line, s[1].id))
-    order = mmr([s[0] for s in scored], [tokens(s[1].text) for s in scored], settings.mmr_lambda, limit,
-                groups=[(s[1].path, s[1].start_line, s[1].end_line) for s in scored])
-    hits = tuple(
-        SearchHit(
-            path=row.path,
-            start_line=row.start_line,
-            end_line=row.end_line,
-            score=score,
-            vector_score=v,
-            text_score=t,
-            snippet=strip_kit_comments(row.text)[: settings.snippet_chars],
-            heading=row.heading,
-        )
-        for score, row, v, t, _ in (scored[i] for i in order)
-    )
-    return SearchResult(query, mode, hits)
+    when = query_time(query, today)
+    anchor_day = None
+    if when.anchor is not None:
+        anchor_day = event_day(relevant(when.anchor.event, None)[0])
+    plan = plan_query(query, when, anchor_day)
+    kept, vecs, ranks = relevant(plan.text, plan.period)
+    if not kept:
+        return SearchResult(query, mode, (), period=plan.period, recent=plan.recent)
+    ranked = rank_candidates(kept, plan, settings)
+    best = max(ranked, key=lambda r: (r.score, -r.candidate.row.id)).candidate
+    hop = second_hop(index, best, plan.text, pool, vecs, weights, settings.second_hop,
+                     {c.row.id for c in kept})
+    hop = [c for c in hop if is_relevant(c, settings, weights[1], use_vectors, plan.text, plan.period)]
+    if hop:
+        ranked = rank_candidates([*kept, *hop], plan, settings)
+    chosen = select(ranked, settings, limit)
+
+    def relevance_of(row: ChunkRow) -> float:
+        cos = (vecs.of(row.id) or 0.0) if vecs is not None else 0.0
+        text = bm25_to_score(ranks[row.id]) if row.id in ranks else 0.0
+        return weights[0] * max(0.0, cos) + weights[1] * text
+
+    picked = {r.candidate.row.id for r in chosen}
+    hits = []
+    for rank, r in enumerate(chosen, 1):
+        c = r.candidate
+        snippet = strip_kit_comments(c.row.text)[: settings.snippet_chars]
+        hits.append(SearchHit(
+            path=c.row.path, start_line=c.row.start_line, end_line=c.row.end_line, score=r.score,
+            vector_score=c.vector_score, text_score=c.text_score, snippet=snippet, heading=c.row.heading,
+            relevance=c.relevance, relative=r.score / chosen[0].score if chosen[0].score > 0 else 0.0, rank=rank,
+            date=c.row.day, times=note_times(c.row.text, c.day),
+            context=neighbours(index, r, picked, settings.snippet_chars - len(snippet), relevance_of,
+                               settings.context_share),
+        ))
+    return SearchResult(query, mode, tuple(hits), period=plan.period, recent=plan.recent)
+
+
+def event_day(found: Sequence[Candidate]) -> date | None:
+    """The day an event happened, from the notes that best match its words: the date the best one
+    names ("the wedding is on 20 September"), else that note's own date."""
+    dated = sorted((c for c in found if c.day is not None), key=lambda c: (-c.relevance, c.row.id))
+    if not dated:
+        return None
+    best = dated[0]
+    named = [t.period for t in find_times(best.row.text, best.day) if t.period is not None]  # type: ignore[arg-type]
+    if named and named[0].start == named[0].end:
+        return named[0].start
+    return best.day
+

@@ -1,0 +1,241 @@
+"""Long-term recall (issue 13), each mechanism on a small exact case with the real model: relevance
+first and recency as a prior, MMR and thresholds on normalised scores, no boilerplate in the index,
+dates in queries and results, neighbouring context."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import date
+
+import pytest
+
+import helpers_memory
+from helpers_memory import write
+from kit.memory.search import SearchSettings, hybrid_search, mmr, normalise, recency_prior, tokens
+
+TODAY = date(2026, 6, 15)
+
+
+@pytest.fixture(autouse=True)
+def _frozen_clock(kit_now):
+    kit_now("2026-06-15T09:00:00+00:00")
+
+
+@pytest.fixture
+def make(tmp_path, real_embedder):
+    """make({rel: text}) → a synced Memory over a fresh workspace holding those files."""
+    from kit.init import init_workspace
+    from kit.memory.service import Memory
+    from kit.workspace import Workspace
+
+    opened = []
+
+    def build(files: dict[str, str], name: str = "ws"):
+        root = tmp_path / name
+        init_workspace(root)
+        for rel, text in files.items():
+            write(root, rel, text)
+        mem = Memory(Workspace.open(root), embedder=real_embedder)
+        mem.sync()
+        opened.append(mem)
+        return mem
+
+    yield build
+    for mem in opened:
+        mem.close()
+
+
+def search(mem, query: str, settings: SearchSettings | None = None, limit: int | None = None):
+    idx = mem.index()
+    return hybrid_search(idx, query, settings or SearchSettings(), today=TODAY, limit=limit,
+                         vectors=mem.vector_set(idx, mem.embedder.model_id), encode_query=mem.encode_query)
+
+
+def note(day: str, *bullets: str) -> tuple[str, str]:
+    return f"memory/{day}.md", f"# {day}\n\n" + "".join(f"- {b}\n" for b in bullets)
+
+
+CABIN_ANSWER = "The wifi password at the cabin is fjord-2291."
+CABIN_DRIVE = "Drove up to the cabin, the wifi was slow all evening."
+
+
+# --------------------------------------------------------------------------- recency is a prior
+
+
+def test_an_exact_match_400_days_old_outranks_a_weak_match_from_yesterday(make):
+    mem = make(dict([note("2025-05-11", CABIN_ANSWER), note("2026-06-14", CABIN_DRIVE)]))
+    result = search(mem, "cabin wifi password")
+    answer, drive = result.results[:2]
+    assert (answer.path, drive.path) == ("memory/2025-05-11.md", "memory/2026-06-14.md")
+    assert answer.relevance > drive.relevance
+    # 400 days older than the newest candidate: the prior takes at most its 10 % share
+    assert answer.score == pytest.approx(answer.relevance * recency_prior(400, 30, 0.1))
+    assert answer.score >= 0.9 * answer.relevance
+    assert drive.score == pytest.approx(drive.relevance)  # the newest note: prior 1
+
+
+def test_a_latest_query_prefers_the_newer_of_two_equally_relevant_notes(make):
+    same = "The team standup is at 9:45 in the small meeting room."
+    mem = make(dict([note("2026-01-10", same), note("2026-05-10", same)]))
+    plain = search(mem, "team standup time")
+    latest = search(mem, "latest team standup time")
+    assert latest.recent and not plain.recent
+    for result, weight in ((plain, 0.1), (latest, 0.35)):
+        newer, older = result.results[:2]
+        assert (newer.path, older.path) == ("memory/2026-05-10.md", "memory/2026-01-10.md")
+        assert newer.relevance == pytest.approx(older.relevance)  # the same words, the same vector
+        assert older.relative == pytest.approx(recency_prior(120, 30, weight))
+    assert latest.results[1].relative < plain.results[1].relative  # "latest" lifts the newer one further
+
+
+def test_the_ranking_does_not_change_when_the_notes_age_a_year(make):
+    young = make(dict([note("2025-05-11", CABIN_ANSWER), note("2026-06-14", CABIN_DRIVE),
+                       note("2026-02-01", "Packed the cabin keys and the spare router.")]), "young")
+    old = make(dict([note("2024-05-11", CABIN_ANSWER), note("2025-06-14", CABIN_DRIVE),
+                     note("2025-02-01", "Packed the cabin keys and the spare router.")]), "old")
+    a, b = search(young, "cabin wifi password"), search(old, "cabin wifi password")
+    assert [h.path[12:] for h in a.results] == [h.path[12:] for h in b.results]  # same month-day order
+    assert [round(h.relative, 6) for h in a.results] == [round(h.relative, 6) for h in b.results]
+
+
+# --------------------------------------------------------------------------- normalised MMR and thresholds
+
+
+def test_mmr_on_normalised_scores_keeps_relevance_when_every_score_is_tiny():
+    match, second, unrelated = frozenset("abcd"), frozenset("abce"), frozenset("wxyz")
+    raw = [0.022, 0.021, 0.001]  # what decayed scores looked like
+    sets = [match, second, unrelated]
+    assert mmr(raw, sets, 0.7, 2) == [0, 2]  # on raw scores the penalty wins: the unrelated one
+    assert mmr(normalise(raw), sets, 0.7, 2) == [0, 1]  # normalised: the second match
+
+
+def test_mmr_with_limit_10_keeps_everything_limit_5_returned(make):
+    files = dict(note(f"2026-05-{d:02d}", f"Ran {d} km along the canal before work, legs felt {mood}.")
+                 for d, mood in zip(range(1, 16), ["fine", "heavy", "great", "tired", "ok"] * 3, strict=True))
+    files.update(dict([note("2026-04-02", "Bought new running shoes, Brooks Ghost 16."),
+                       note("2026-04-09", "Signed up for the Leeds Half marathon.")]))
+    mem = make(files)
+    five = search(mem, "how far did I run along the canal", limit=5)
+    ten = search(mem, "how far did I run along the canal", limit=10)
+    assert len(five) == 5 and len(ten) == 10
+    assert [h.key for h in ten.results[:5]] == [h.key for h in five.results]
+
+
+def test_min_score_zero_never_returns_fewer_results(make):
+    mem = make(dict([note("2025-03-01", CABIN_ANSWER), note("2026-06-14", CABIN_DRIVE),
+                     note("2026-01-05", "Booked the dentist for a cleaning.")]))
+    strict = search(mem, "cabin wifi password", limit=3)
+    loose = search(mem, "cabin wifi password", SearchSettings(min_score=0.0, min_vector_score=0.0), limit=3)
+    assert len(loose) == 3 and len(strict) <= len(loose)
+    assert [h.key for h in loose.results[: len(strict)]] == [h.key for h in strict.results]
+
+
+# --------------------------------------------------------------------------- facts, not boilerplate
+
+
+TEMPLATE_LINE = "Long-term facts worth having in every conversation"
+
+
+def test_an_untouched_template_line_is_never_a_result(make):
+    mem = make(dict([note("2026-06-01", "Miso the cat likes the sunny windowsill.")]))
+    assert all(h.path != "MEMORY.md" for h in search(mem, TEMPLATE_LINE, limit=10).results)
+    assert mem.index().conn.execute("SELECT COUNT(*) FROM chunks WHERE path = 'MEMORY.md'").fetchone()[0] == 0
+
+
+def test_the_template_paragraph_is_a_result_once_the_user_changes_it(make, real_embedder):
+    from kit.paths import bundled
+
+    template = (bundled("workspace") / "MEMORY.md").read_text(encoding="utf-8")
+    edited = template.replace("Edit freely", "My partner is Sam. Edit freely")
+    assert edited != template
+    files = {f"memory/topics/filler-{i}.md": helpers_memory.filler_note(i) for i in range(12)}  # a corpus for BM25
+    mem = make({"MEMORY.md": edited + "\n- Miso the cat is two years old.\n", **files})
+    hits = search(mem, "who is my partner", limit=10).results
+    assert any(h.path == "MEMORY.md" and "My partner is Sam" in h.snippet for h in hits)
+    cat = [h for h in search(mem, "how old is Miso the cat").results if h.path == "MEMORY.md"]
+    assert cat and cat[0].snippet.endswith("- Miso the cat is two years old.")
+
+
+def test_headings_alone_and_comments_alone_are_no_results(make):
+    mem = make({
+        "memory/topics/travel.md": "# Travel\n\n## Japan trip\n\n<!-- notes about the Japan trip go here -->\n",
+        "memory/topics/food.md": "# Food\n\n- Ramen in Sapporo was the best of the Japan trip.\n",
+    })
+    rows = mem.index().conn.execute("SELECT path FROM chunks").fetchall()
+    assert [r[0] for r in rows] == ["memory/topics/food.md"]
+    assert [h.path for h in search(mem, "Japan trip").results] == ["memory/topics/food.md"]
+
+
+# --------------------------------------------------------------------------- dates
+
+
+DENTIST = dict([
+    note("2025-11-03", "Dentist cleaning booked, the hygienist was lovely."),
+    note("2026-03-10", "Dentist appointment went fine, no cavities this time."),
+    note("2026-05-12", "Dentist appointment: one small filling on the left."),
+])
+
+
+def test_a_date_in_the_query_narrows_the_results(make):
+    mem = make(DENTIST)
+    anytime = search(mem, "dentist appointment")
+    assert {h.date for h in anytime.results} == {"2025-11-03", "2026-03-10", "2026-05-12"}
+    march = search(mem, "dentist appointment in March")
+    assert (march.period.start, march.period.end) == (date(2026, 3, 1), date(2026, 3, 31))
+    assert march.results[0].date == "2026-03-10"
+    outside = [h for h in march.results if h.date != "2026-03-10"]
+    assert outside and all(h.score <= SearchSettings().outside_period * h.relevance + 1e-9 for h in outside)
+    only = search(mem, "dentist appointment in March", SearchSettings(outside_period=0.0))
+    assert [h.date for h in only.results] == ["2026-03-10"]  # outside_period 0: a filter
+    chinese = search(mem, "去年十一月 dentist")
+    assert chinese.results[0].date == "2025-11-03"
+
+
+def test_an_event_in_the_query_is_dated_by_the_notes(make):
+    mem = make(dict([
+        note("2025-09-20", "Wedding day! Rain in the morning, sun for the photos."),
+        note("2025-09-06", "Saw Fontaines D.C. at the Columbiahalle, loud and brilliant."),
+        note("2026-02-27", "Concert at the Philharmonie: Mahler 5."),
+    ]))
+    result = search(mem, "which concert did we go to two weeks before the wedding")
+    assert (result.period.start, result.period.end) == (date(2025, 9, 3), date(2025, 9, 9))
+    assert result.results[0].path == "memory/2025-09-06.md"
+
+
+def test_results_carry_their_date_and_the_times_their_text_names(make):
+    mem = make({
+        "memory/2026-06-12.md": "# 2026-06-12\n\n- Yesterday Sam fixed the bike brakes, the bike service is on 4 July.\n",
+        "memory/topics/log.md": "# Log\n\n## 2026-02-03\n\n- Replaced the bike chain.\n",
+    })
+    hits = {h.path: h for h in search(mem, "bike repairs", limit=10).results}
+    brakes = hits["memory/2026-06-12.md"]
+    assert brakes.date == "2026-06-12"
+    assert [t.to_json() for t in brakes.times] == [
+        {"text": "Yesterday", "start": "2026-06-11", "end": "2026-06-11"},
+        {"text": "on 4 July", "start": "2026-07-04", "end": "2026-07-04"},  # a day and month: the nearest one
+    ]
+    assert hits["memory/topics/log.md"].date == "2026-02-03"  # from the heading
+
+
+# --------------------------------------------------------------------------- neighbouring context
+
+
+def test_a_hit_brings_its_relevant_neighbours_without_changing_its_lines(make):
+    mem = make({"memory/2026-06-10.md": (
+        "# 2026-06-10\n\n## Dentist\n\n"
+        "- My dentist is Dr. Aydın on Sonnenallee 12.\n"
+        "- Dr. Aydın's practice is open until 19:00 on Thursdays.\n"
+        "\n## Groceries\n\n- Buy oat milk and rye bread.\n"
+    )})
+    result = search(mem, "when is Dr. Aydın's practice open", limit=1)
+    hit = result.results[0]
+    assert (hit.start_line, hit.end_line) == (6, 6)
+    assert hit.snippet == "- Dr. Aydın's practice is open until 19:00 on Thursdays."
+    assert [c.to_json() for c in hit.context] == [
+        {"start_line": 5, "end_line": 5, "text": "- My dentist is Dr. Aydın on Sonnenallee 12."}]
+    budget = dataclasses.replace(SearchSettings(), snippet_chars=len(hit.snippet) + 10)
+    assert search(mem, "when is Dr. Aydın's practice open", budget, limit=1).results[0].context == ()
+
+
+def test_tokens_still_split_cjk_into_bigrams():
+    assert tokens("搬家公司") == {"搬家", "家公", "公司"}
