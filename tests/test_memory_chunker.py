@@ -196,3 +196,35 @@ def test_a_long_line_of_words_is_cut_at_whitespace_not_mid_word():
     for before, after in zip(pieces, pieces[1:], strict=False):
         assert before.text.endswith(" ") and not after.text.startswith(" ")
     assert all(800 <= len(c.text) <= 1600 for c in pieces[:-1])
+
+
+def test_every_chunk_knows_its_day():
+    from kit.memory.chunker import chunk_day
+
+    daily = chunk_markdown("memory/2026-05-07.md", "# 2026-05-07\n\n- one\n- 2026-04-30: backfilled from last week\n")
+    assert [c.day for c in daily] == ["2026-05-07", "2026-04-30"]  # a date opening the line wins
+    journal = chunk_markdown("memory/journal.md", "# Journal\n\n## 2026-02-03\n\nReplaced the bike chain.\n\n"
+                                                   "## Someday\n\nLearn the cello.\n")
+    assert [c.day for c in journal] == ["2026-02-03", None]  # the nearest dated heading, else none
+    promoted = ("# Memory\n\n## Promoted memories\n\n<!-- kit:promoted key=memory/2026-05-07.md:3:3 claim=ab "
+                "score=0.8 recalls=3 queries=2 date=2026-05-09 -->\n- Deploys need the VPN\n")
+    assert [c.day for c in chunk_markdown("MEMORY.md", promoted)] == ["2026-05-07"]  # the note it came from
+    assert chunk_day("memory/2026-13-45.md", (), "- not a real date") is None
+    assert chunk_day("memory/topics/x.md", (), "- 2026-02-30: no such day") is None
+
+
+def test_untouched_template_text_headings_alone_and_comments_alone_are_no_chunks():
+    from kit.paths import bundled
+
+    template = (bundled("workspace") / "MEMORY.md").read_text(encoding="utf-8")
+    assert chunk_markdown("MEMORY.md", template) == []
+    with_fact = template + "\n- Sam is allergic to cashews.\n"
+    chunks = chunk_markdown("MEMORY.md", with_fact)
+    assert len(chunks) == 1 and "Long-term facts" not in chunks[0].text
+    assert chunks[0].text.endswith("- Sam is allergic to cashews.") and chunks[0].heading_path == ("Memory",)
+    # the same paragraph in another file is the user's text, not the template's
+    assert chunk_markdown("memory/topics/copy.md", template) != []
+    assert chunk_markdown("memory/topics/t.md", "# Travel\n\n## Japan\n") == []
+    assert chunk_markdown("memory/topics/t.md", "# Travel\n\n<!-- write about Japan here -->\n") == []
+    assert [c.text for c in chunk_markdown("memory/2026-05-07.md", "# 2026-05-07\n\n## Work\n\n- shipped it\n")] == [
+        "- shipped it"]

@@ -276,6 +276,8 @@ def sweep_grid() -> list[tuple[str, dict]]:
     fields = SearchSettings.__dataclass_fields__
     grid: list[tuple[str, dict]] = [("defaults", {})]
     options = {
+        "same_topic": (0.4, 0.5, 0.6, 0.7, 0.8, -1.0),
+        "second_hop": (0.0, 0.6, 0.8, 1.0),
         "min_score": (0.0, 0.2, 0.35),
         "min_vector_score": (0.0, 0.2, 0.35),
         "recency_weight": (0.0, 0.05, 0.1, 0.2),

@@ -48,7 +48,8 @@ class SearchSettings:
     text_weight: float = 0.3
     candidate_multiplier: int = 4  # each side gathers max(candidates, limit × this)
     candidates: int = 40
-    half_life_days: float = 30.0  # of the recency prior, counted back from the newest candidate
+    half_life_days: float = 30.0  # of the recency prior: age = days until a newer note on the same topic
+    same_topic: float = 0.6  # cosine at which a newer candidate counts as a later word on the same topic
     recency_weight: float = 0.1  # the share of a score recency may take: floor = 1 − weight
     recency_query_weight: float = 0.35  # the same for queries asking for the latest ("now", 最近)
     outside_period: float = 0.25  # factor for results outside a period the query names ("in March")
@@ -340,6 +341,18 @@ class Vectors:
 
     ids: np.ndarray
     cosine: np.ndarray
+    matrix: np.ndarray | None = None
+
+    def similarity(self, chunk_ids: Sequence[int]) -> np.ndarray | None:
+        """Pairwise cosine of these chunks (None when one has no vector)."""
+        if self.matrix is None or not len(chunk_ids):
+            return None
+        wanted = np.asarray(chunk_ids, dtype=np.int64)
+        rows = np.searchsorted(self.ids, wanted)
+        if (rows >= len(self.ids)).any() or (self.ids[np.minimum(rows, len(self.ids) - 1)] != wanted).any():
+            return None
+        m = self.matrix[rows]
+        return m @ m.T
 
     def of(self, chunk_id: int) -> float | None:
         row = int(np.searchsorted(self.ids, chunk_id))
@@ -456,24 +469,45 @@ def is_relevant(c: Candidate, settings: SearchSettings, text_weight: float, use_
             or has_phrase(c.row.text, query))
 
 
-def rank_candidates(kept: Sequence[Candidate], plan: Plan, settings: SearchSettings) -> list[Ranked]:
+def topic_ages(kept: Sequence[Candidate], similarity: np.ndarray | None, same_topic: float) -> list[int | None]:
+    """For each candidate, the days until the newest later candidate on the same topic (cosine ≥
+    `same_topic`; token Jaccard ≥ same_topic / 2 without vectors): 0 when nothing later says more
+    about it, None for evergreen and undated text. Only what supersedes a note ages it, so an old
+    fact nobody restated keeps its whole score, and shifting every note by a year changes nothing."""
+    sets = [tokens(c.row.text) for c in kept] if similarity is None else []
+    ages: list[int | None] = []
+    for i, c in enumerate(kept):
+        day = c.day
+        if day is None or c.row.path in EVERGREEN:
+            ages.append(None)
+            continue
+        newest = day
+        for j, other in enumerate(kept):
+            later = other.day
+            if later is None or later <= newest or other.row.path in EVERGREEN:
+                continue
+            close = similarity[i, j] >= same_topic if similarity is not None else \
+                jaccard(sets[i], sets[j]) >= same_topic / 2
+            if close:
+                newest = later
+        ages.append((newest - day).days)
+    return ages
+
+
+def rank_candidates(kept: Sequence[Candidate], plan: Plan, settings: SearchSettings,
+                    similarity: np.ndarray | None = None) -> list[Ranked]:
     """score = relevance × (1 − w + w·2^(−age/half_life)) × period factor, then normalised.
 
-    Age is counted from the newest kept candidate (capped at the period's end), not from today:
-    the latest thing the notes say about a topic is "recent" however old the notes are, so a year
-    of extra age changes nothing. MEMORY.md and undated files are evergreen (age 0). A period
-    with nothing relevant in it narrows nothing ("is today a deploy day?" still finds the rule)."""
-    days = [c.day for c in kept if c.day is not None and c.row.path not in EVERGREEN]
+    Age is the days until a later note on the same topic (topic_ages): the older of two notes about
+    one thing gives way to the newer, a lone old fact does not, however old. MEMORY.md and undated
+    files are evergreen. A period with nothing relevant in it narrows nothing ("is today a deploy
+    day?" still finds the rule)."""
+    days = [c.day for c in kept if c.day is not None]
     period = plan.period if plan.period is not None and any(day in plan.period for day in days) else None
-    reference = max(days, default=None)
-    if reference is not None and period is not None and period.end < reference:
-        reference = period.end
     weight = settings.recency_query_weight if plan.recent else settings.recency_weight
-    scores = []
-    for c in kept:
-        age = None if c.day is None or c.row.path in EVERGREEN or reference is None else (reference - c.day).days
-        scores.append(c.relevance * recency_prior(age, settings.half_life_days, weight)
-                      * period_factor(c.day, period, settings.outside_period))
+    ages = topic_ages(kept, similarity, settings.same_topic)
+    scores = [c.relevance * recency_prior(age, settings.half_life_days, weight)
+              * period_factor(c.day, period, settings.outside_period) for c, age in zip(kept, ages, strict=True)]
     ranked = [Ranked(c, s, n) for c, s, n in zip(kept, scores, normalise(scores), strict=True)]
     if period is not None and settings.outside_period <= 0:  # outside_period 0: the period is a filter
         ranked = [r for r in ranked if r.candidate.day is not None and r.candidate.day in period]
@@ -597,7 +631,7 @@ def hybrid_search(
         if not len(ids):
             return Vectors(ids, np.zeros(0, dtype=np.float32))
         q = np.asarray(encode_query(text), dtype=np.float32).reshape(-1)  # type: ignore[misc]
-        return Vectors(ids, matrix @ q)
+        return Vectors(ids, matrix @ q, matrix)
 
     def relevant(text: str, period: Period | None) -> tuple[list[Candidate], Vectors | None, dict[int, float]]:
         vecs = embed(text)
@@ -614,13 +648,17 @@ def hybrid_search(
     kept, vecs, ranks = relevant(plan.text, plan.period)
     if not kept:
         return SearchResult(query, mode, (), period=plan.period, recent=plan.recent)
-    ranked = rank_candidates(kept, plan, settings)
+    def similarity(found: Sequence[Candidate]) -> np.ndarray | None:
+        return vecs.similarity([c.row.id for c in found]) if vecs is not None else None
+
+    ranked = rank_candidates(kept, plan, settings, similarity(kept))
     best = max(ranked, key=lambda r: (r.score, -r.candidate.row.id)).candidate
     hop = second_hop(index, best, plan.text, pool, vecs, weights, settings.second_hop,
                      {c.row.id for c in kept})
     hop = [c for c in hop if is_relevant(c, settings, weights[1], use_vectors, plan.text, plan.period)]
     if hop:
-        ranked = rank_candidates([*kept, *hop], plan, settings)
+        kept = [*kept, *hop]
+        ranked = rank_candidates(kept, plan, settings, similarity(kept))
     chosen = select(ranked, settings, limit)
 
     def relevance_of(row: ChunkRow) -> float:
