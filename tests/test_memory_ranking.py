@@ -241,3 +241,21 @@ def test_a_hit_brings_its_relevant_neighbours_without_changing_its_lines(make):
 
 def test_tokens_still_split_cjk_into_bigrams():
     assert tokens("搬家公司") == {"搬家", "家公", "公司"}
+
+
+def test_cli_text_output_shows_the_period_the_dates_the_times_and_the_context(make, cli):
+    mem = make({
+        "memory/2026-06-12.md": ("# 2026-06-12\n\n## Bike\n\n- Yesterday Sam fixed the bike brakes.\n"
+                                 "- Sam says the pads will need replacing by August.\n"),
+        "memory/topics/bike.md": "# Bike log\n\n## 2026-02-03\n\n- Replaced the bike chain at Rad & Tat.\n",
+    })
+    out = cli("memory", "search", "who fixed the bike brakes in June", "--limit", "1", "-w", mem.ws.root)
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[0] == "period: 2026-06-01 to 2026-06-30"
+    assert lines[1].startswith("memory/2026-06-12.md:5  score ")  # the date is in the path: not repeated
+    assert lines[2:5] == ["- Yesterday Sam fixed the bike brakes.",
+                          "  “Yesterday” = 2026-06-11",
+                          "  memory/2026-06-12.md:6: - Sam says the pads will need replacing by August."]
+    chain = cli("memory", "search", "bike chain", "--limit", "1", "-w", mem.ws.root).output.splitlines()
+    assert chain[0].startswith("memory/topics/bike.md:1-5  2026-02-03  score "), chain  # its date: the heading

@@ -73,13 +73,21 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
             out.print(f"[dim]embeddings off: {escape(ws.memory.embedding_error)}[/]")
     if not result.results:
         out.print("no matches")
+    if result.period is not None:
+        out.print(f"[dim]period: {result.period.to_json()['start'] or '…'} to {result.period.to_json()['end'] or '…'}[/]")
     for hit in result.results:
         vec = "-" if hit.vector_score is None else f"{hit.vector_score:.3f}"
+        dated = f"  {hit.date}" if hit.date and hit.date not in hit.path else ""
         out.print(
-            f"[bold cyan]{escape(_where(hit.path, hit.start_line, hit.end_line))}[/]  score {hit.score:.3f} "
+            f"[bold cyan]{escape(_where(hit.path, hit.start_line, hit.end_line))}[/]{dated}  score {hit.score:.3f} "
             f"[dim](vector {vec}, text {hit.text_score or 0:.3f})[/]"
         )
         out.print(escape(hit.snippet), soft_wrap=True)
+        for t in hit.times:
+            when = t.start if t.start == t.end else f"{t.start} to {t.end}"
+            out.print(f"[dim]  “{escape(t.text)}” = {when}[/]")
+        for c in hit.context:
+            out.print(f"[dim]  {escape(_where(hit.path, c.start_line, c.end_line))}: {escape(c.text)}[/]", soft_wrap=True)
         out.print()
     if record:
         out.print(f"[dim]{result.recorded} recall event(s) recorded[/]")

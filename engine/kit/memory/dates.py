@@ -209,22 +209,23 @@ def _num(text: str) -> tuple[int, bool]:
 
 
 Handler = Callable[[re.Match, date, str], "Period | Anchor | None"]
-_EN: list[tuple[re.Pattern, Handler]] = []
-_ZH: list[tuple[re.Pattern, Handler]] = []
 
 
 def _en(pattern: str) -> Callable[[Handler], Handler]:
-    def register(fn: Handler) -> Handler:
-        _EN.append((re.compile(r"(?<![\w-])" + pattern + r"(?![\w-])", re.IGNORECASE), fn))
+    """Mark a handler with its English pattern (whole words, any case); the tables are built below."""
+    def mark(fn: Handler) -> Handler:
+        fn.pattern = re.compile(r"(?<![\w-])" + pattern + r"(?![\w-])", re.IGNORECASE)  # type: ignore[attr-defined]
+        fn.language = "en"  # type: ignore[attr-defined]
         return fn
-    return register
+    return mark
 
 
 def _zh(pattern: str) -> Callable[[Handler], Handler]:
-    def register(fn: Handler) -> Handler:
-        _ZH.append((re.compile(pattern), fn))
+    def mark(fn: Handler) -> Handler:
+        fn.pattern = re.compile(pattern)  # type: ignore[attr-defined]
+        fn.language = "zh"  # type: ignore[attr-defined]
         return fn
-    return register
+    return mark
 
 
 # anchors first: "two weeks before the wedding" holds a unit that "two weeks ago" would also want
@@ -580,6 +581,16 @@ def _zh_day_word(m: re.Match, ref: date, prefer: str) -> Period:
 
 # --------------------------------------------------------------------------- scanning
 
+
+def _table(language: str) -> tuple[tuple[re.Pattern, Handler], ...]:
+    """The handlers of one language in the order they are defined: earlier patterns win overlaps."""
+    return tuple((fn.pattern, fn) for fn in list(globals().values())
+                 if callable(fn) and getattr(fn, "language", None) == language)
+
+
+_EN = _table("en")
+_ZH = _table("zh")
+
 _RECENT_EN = re.compile(
     r"(?<!\w)(latest|newest|most recent(?:ly)?|recent(?:ly)?|lately|current(?:ly)?|now|nowadays|these days|"
     r"at the moment|right now|any ?more|still|in the end|end(?:ed)? up|final(?:ly)?|the last time|so far|"
@@ -594,7 +605,7 @@ _TRIGGER = re.compile(
     + r"|[年月日天周星期礼拜昨今明前后春夏秋冬]", re.IGNORECASE)
 
 
-def _scan(text: str, ref: date, prefer: str, table: list[tuple[re.Pattern, Handler]], *,
+def _scan(text: str, ref: date, prefer: str, table: tuple[tuple[re.Pattern, Handler], ...], *,
           anchors: bool = True) -> list[TimeMention]:
     if not _TRIGGER.search(text):
         return []
@@ -617,7 +628,7 @@ def _scan(text: str, ref: date, prefer: str, table: list[tuple[re.Pattern, Handl
     return sorted(found, key=lambda t: t.start)
 
 
-def _tables(text: str) -> Iterator[list[tuple[re.Pattern, Handler]]]:
+def _tables(text: str) -> Iterator[tuple[tuple[re.Pattern, Handler], ...]]:
     yield _EN
     if re.search(r"[\u3400-\u9fff]", text):
         yield _ZH
