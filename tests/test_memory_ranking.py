@@ -259,3 +259,14 @@ def test_cli_text_output_shows_the_period_the_dates_the_times_and_the_context(ma
                           "  memory/2026-06-12.md:6: - Sam says the pads will need replacing by August."]
     chain = cli("memory", "search", "bike chain", "--limit", "1", "-w", mem.ws.root).output.splitlines()
     assert chain[0].startswith("memory/topics/bike.md:1-5  2026-02-03  score "), chain  # its date: the heading
+
+
+def test_a_chunk_holding_the_questions_words_is_kept_however_long():
+    from kit.memory.search import holds_query_words
+
+    archive = ("# Retired promoted memories\n\nEntries Kit's dreaming moved out of MEMORY.md when it grew.\n\n"
+               "- Alice drinks her flat white with oat milk, never dairy.\n")
+    assert holds_query_words(archive, "does Alice take oat milk in her flat white")  # 5 of 6 content words
+    assert not holds_query_words(archive, "does Alice take soy milk in her tea")  # 2 of 5
+    assert holds_query_words("the cabin wifi", "cabin wifi") and not holds_query_words("the cabin", "cabin wifi")
+    assert not holds_query_words("cabin", "cabin")  # one word: the text side's own score decides

@@ -268,6 +268,20 @@ def has_phrase(text: str, query: str) -> bool:
     return " " in phrase and f" {phrase} " in f" {_words(text)} "
 
 
+WORD_COVER = 0.8  # share of a question's content words a chunk must hold to count as a keyword match
+
+
+def holds_query_words(text: str, query: str) -> bool:
+    """True when `text` holds at least WORD_COVER of the query's content words, two or more (all of
+    two to four words, all but one of five to nine): a keyword match however long the text around
+    it, where a long chunk's cosine and BM25 are diluted (a retired fact among an archive's lines)."""
+    words, _ = query_terms(query)
+    if len(words) < 2:
+        return False
+    held = set(_words(text).split())
+    return sum(w in held for w in words) >= math.ceil(WORD_COVER * len(words))
+
+
 def _split_script(word: str) -> list[str]:
     """Split a token into CJK and non-CJK runs."""
     runs: list[str] = []
@@ -455,7 +469,8 @@ def is_relevant(c: Candidate, settings: SearchSettings, text_weight: float, use_
                 period: Period | None = None) -> bool:
     """The keep rules, on relevance (recency never decides what is relevant): relevance ≥ min_score,
     or cosine ≥ min_vector_score, or a keyword hit with relevance ≥ min(min_score, text_weight), or
-    the query's words as a phrase; without a vector side every keyword hit. Inside a period the
+    the query's words as a phrase, or 80 % of its content words (holds_query_words); without a
+    vector side every keyword hit. Inside a period the
     query names, the date is evidence too: every candidate gathered there is kept."""
     if period is not None and c.day is not None and c.day in period:
         return True
@@ -466,7 +481,7 @@ def is_relevant(c: Candidate, settings: SearchSettings, text_weight: float, use_
     if not c.text_hit:
         return False
     return (not use_vectors or c.relevance >= min(settings.min_score, text_weight)
-            or has_phrase(c.row.text, query))
+            or has_phrase(c.row.text, query) or holds_query_words(c.row.text, query))
 
 
 def topic_ages(kept: Sequence[Candidate], similarity: np.ndarray | None, same_topic: float) -> list[int | None]:
