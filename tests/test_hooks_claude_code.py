@@ -330,3 +330,28 @@ def test_tool_and_input_mapping():
 ])
 def test_matcher_semantics(matcher, value, expected):
     assert cm.matches(matcher, value) is expected
+
+
+def test_if_narrows_a_tool_hook_like_claude_code(ws):
+    write_claude(ws.root, {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "echo 'no rm' >&2; exit 2", "if": "Bash(rm *)"}]}]})
+    registry_for(ws).trust("claude-code")
+    ctx = ToolContext(ws)
+    assert execute_tool(ctx, "exec", {"command": "echo hi > hi.txt"}).ok  # not an rm: the hook does not run
+    out = execute_tool(ctx, "exec", {"command": "rm -rf hi.txt"})
+    assert out.blocked and out.result == "blocked by a hook: no rm" and (ws.root / "hi.txt").exists()
+    # a call Kit cannot map is still judged (fails closed), whatever `if` says
+    assert execute_tool(ctx, "exec", {"command": ["rm", "x"]}).blocked
+
+
+def test_hooks_list_in_a_real_process(ws):
+    from conftest import run_kit
+
+    done = run_kit("hooks", "list", "--json", "-w", str(ws.root))
+    assert done.returncode == 0, done.stderr
+    rows = [r for r in json.loads(done.stdout)["hooks"] if r["root"] == "claude-code"]
+    assert [(r["name"], r["claude_event"], r["matcher"], r["runs"]) for r in rows] == [
+        ("claude:project:PreToolUse[0]", "PreToolUse", "Bash", True),
+        ("claude:project:PreToolUse[1]", "PreToolUse", "Write|Edit", True),
+        ("claude:project:UserPromptSubmit[0]", "UserPromptSubmit", None, True),
+        ("claude:project:SessionStart[0]", "SessionStart", "startup", True)]

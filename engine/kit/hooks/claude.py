@@ -59,6 +59,7 @@ class ClaudeHook:
     warnings: tuple[str, ...] = ()
     line: int | None = None
     duplicate_of: str | None = None  # the same handler is already declared there: runs once
+    if_rule: str | None = None  # `if`: a permission rule (`Bash(rm *)`) narrowing a tool event further
 
     @property
     def name(self) -> str:
@@ -181,9 +182,16 @@ def parse_settings(scope: str, file: str, text: str) -> tuple[list[ClaudeHook], 
                                             or timeout <= 0):
                     errors.append(f"'timeout' must be a positive number of seconds, not {timeout!r}")
                     timeout = None
-                for key in ("async", "asyncRewake", "if"):
+                for key in ("async", "asyncRewake"):
                     if handler.get(key):
                         warnings.append(f"{key!r} is not supported by Kit: the hook runs as if it were absent")
+                if_rule = handler.get("if")
+                if if_rule is not None and not isinstance(if_rule, str):
+                    errors.append(f"'if' must be a permission rule such as \"Bash(rm *)\", not {if_rule!r}")
+                    if_rule = None
+                elif if_rule is not None and event not in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
+                    warnings.append(f"'if' only applies to tool events; ignored on {event}")
+                    if_rule = None
                 if handler.get("shell") not in (None, "bash", "sh"):
                     errors.append(f"shell {handler.get('shell')!r} is not supported by Kit")
                 out.append(ClaudeHook(
@@ -191,7 +199,7 @@ def parse_settings(scope: str, file: str, text: str) -> tuple[list[ClaudeHook], 
                     command=command if isinstance(command, str) else None,
                     args=tuple(args) if isinstance(args, list) else None,
                     timeout_s=float(timeout) if timeout is not None else None,
-                    errors=tuple(errors), warnings=tuple(warnings), line=line,
+                    errors=tuple(errors), warnings=tuple(warnings), line=line, if_rule=if_rule,
                 ))
     return out, problems, disable
 
@@ -333,6 +341,9 @@ class ClaudeCodeHooks:
             # a matcher Kit cannot read may match anything: such a hook is tested against every call
             if cm.check_matcher(hook.matcher) is None and not cm.matches(hook.matcher, value):
                 continue
+            if hook.valid and hook.if_rule and unmappable is None and not any(
+                    g.allows(tool, data.get("arguments")) for g in cm.parse_rules(hook.if_rule)):
+                continue  # `if: Bash(rm *)` and the call is not one (a call Kit cannot map still runs it)
             if not hook.valid:
                 if event not in cm.KIT_EVENT:
                     continue

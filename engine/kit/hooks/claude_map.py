@@ -10,8 +10,10 @@ JSON (`HookEvent.to_json`), so one script serves Claude Code and Kit.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
+from dataclasses import dataclass
 from typing import Any
 
 # Claude Code event -> the Kit event it fires on. PostToolUse and PostToolUseFailure share
@@ -242,3 +244,56 @@ def matches(matcher: str | None, value: str | None) -> bool:
     if _EXACT.match(matcher):
         return value in {p.strip() for p in re.split(r"[|,]", matcher) if p.strip()}
     return re.search(matcher, value) is not None
+
+
+# ------------------------------------------------------------------ permission rules
+# `Bash(git add *)`, `Read`, `mcp__srv__tool`: what `allowed-tools` lists and a hook's `if` filters on
+_RULE_RE = re.compile(r"[^\s,()]+(?:\([^)]*\))?")
+EXTRA_CLAUDE = {"MultiEdit": "edit_file"}
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One permission rule in Kit's terms: a tool (a Kit name or a glob over them) and an
+    optional glob over the command (exec) or the path (file tools)."""
+
+    tool: str
+    pattern: str | None = None
+    text: str = ""
+
+    def allows(self, name: str, args: Any) -> bool:
+        if not fnmatch.fnmatchcase(name, self.tool):
+            return False
+        if self.pattern is None or self.pattern in ("", "*"):
+            return True
+        if not isinstance(args, dict):
+            return False
+        subject = args.get("command") if name == "exec" else args.get("path")
+        if not isinstance(subject, str):
+            return False
+        return fnmatch.fnmatchcase(subject.strip().removeprefix("./"), self.pattern.removeprefix("./"))
+
+
+def kit_tool_name(name: str) -> str:
+    """Kit's name for a tool named the Claude Code way (Bash -> exec, mcp__kit__x -> x, mcp__s__t -> s__t)."""
+    if name in KIT_TOOL:
+        return KIT_TOOL[name]
+    if name in EXTRA_CLAUDE:
+        return EXTRA_CLAUDE[name]
+    if name.startswith(f"mcp__{KIT_SERVER}__"):
+        return name[len(f"mcp__{KIT_SERVER}__"):]
+    if name.startswith("mcp__"):
+        return name[len("mcp__"):]
+    return name
+
+
+def parse_rules(value: Any) -> tuple[Grant, ...]:
+    """Permission rules from a string (space- or comma-separated) or a list of strings."""
+    items = [value] if isinstance(value, str) else [v for v in value or () if isinstance(v, str)]
+    out = []
+    for item in items:
+        for entry in _RULE_RE.findall(item):
+            name, _, rest = entry.partition("(")
+            pattern = rest[:-1].strip() if rest.endswith(")") else None
+            out.append(Grant(kit_tool_name(name), pattern, entry))
+    return tuple(out)

@@ -13,57 +13,17 @@ space- or comma-separated or a YAML list, optionally with a pattern: `Bash(git a
 
 from __future__ import annotations
 
-import fnmatch
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kit.hooks.claude_map import KIT_SERVER, KIT_TOOL
+from kit.hooks.claude_map import Grant, parse_rules
 
 ALWAYS = frozenset({"skills_list", "skill_view"})
-_ENTRY_RE = re.compile(r"[^\s,()]+(?:\([^)]*\))?")
-EXTRA_CLAUDE = {"MultiEdit": "edit_file"}
-
-
-@dataclass(frozen=True)
-class Grant:
-    tool: str  # a Kit tool name, or a glob over them (mcp servers: "srv__*")
-    pattern: str | None = None  # a glob over the command (exec) or the path (file tools)
-    text: str = ""
-
-    def allows(self, name: str, args: dict[str, Any]) -> bool:
-        if not fnmatch.fnmatchcase(name, self.tool):
-            return False
-        if self.pattern is None or self.pattern in ("", "*"):
-            return True
-        subject = args.get("command") if name == "exec" else args.get("path")
-        if not isinstance(subject, str):
-            return False
-        return fnmatch.fnmatchcase(subject.strip().removeprefix("./"), self.pattern.removeprefix("./"))
-
-
-def kit_tool(name: str) -> str:
-    if name in KIT_TOOL:
-        return KIT_TOOL[name]
-    if name in EXTRA_CLAUDE:
-        return EXTRA_CLAUDE[name]
-    if name.startswith(f"mcp__{KIT_SERVER}__"):
-        return name[len(f"mcp__{KIT_SERVER}__"):]
-    if name.startswith("mcp__"):
-        return name[len("mcp__"):]
-    return name
 
 
 def parse(value: Any) -> tuple[Grant, ...]:
     """The grants of an `allowed-tools` value (a string or a list of strings)."""
-    items = [value] if isinstance(value, str) else [v for v in value or () if isinstance(v, str)]
-    out = []
-    for item in items:
-        for entry in _ENTRY_RE.findall(item):
-            name, _, rest = entry.partition("(")
-            pattern = rest[:-1].strip() if rest.endswith(")") else None
-            out.append(Grant(kit_tool(name), pattern, entry))
-    return tuple(out)
+    return parse_rules(value)
 
 
 @dataclass
