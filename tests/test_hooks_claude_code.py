@@ -355,3 +355,18 @@ def test_hooks_list_in_a_real_process(ws):
         ("claude:project:PreToolUse[1]", "PreToolUse", "Write|Edit", True),
         ("claude:project:UserPromptSubmit[0]", "UserPromptSubmit", None, True),
         ("claude:project:SessionStart[0]", "SessionStart", "startup", True)]
+
+
+def test_session_start_after_new_is_clear(ws, tmp_path):
+    write_claude(ws.root, {"SessionStart": [
+        {"matcher": "startup", "hooks": [{"type": "command", "command": "echo fresh"}]},
+        {"matcher": "clear", "hooks": [{"type": "command", "command": "echo cleared"}]}]})
+    registry_for(ws).trust("claude-code")
+    script = write_script(tmp_path, [{"text": "one"}, {"text": "two"}])
+    agent = agent_for(ws, script)
+    agent.turn("hello")
+    agent.new_session()
+    agent.turn("again")
+    users = [[m for m in call["messages"] if m["role"] == "user"][-1]["content"] for call in recorded_calls(script)]
+    assert users == ["hello\n\n<hook-context>\nfresh\n</hook-context>",
+                     "again\n\n<hook-context>\ncleared\n</hook-context>"]

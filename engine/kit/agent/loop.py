@@ -276,7 +276,7 @@ class Agent:
 
     # ------------------------------------------------------------------ sessions
 
-    def _open(self, key: str | None) -> SessionInfo:
+    def _open(self, key: str | None, *, after: str | None = None) -> SessionInfo:
         """Resume the key's open session, or start a new one. A new session is only an id until
         a model first answers (see `_record`): a run that fails before that — no model
         available, a bad spec, a blocked message, a skipped heartbeat — leaves no empty session
@@ -292,7 +292,9 @@ class Agent:
             self._pending = None
             self.history = self.store.load_messages(info.id)
         started = fire_hook(self.ws, "session:start",
-                            {"session_id": info.id, "key": info.key, "resumed": resumed},
+                            {"session_id": info.id, "key": info.key, "resumed": resumed,
+                             # startup | resume | clear (after /new or /reset), as Claude Code names it
+                             "source": "clear" if after else ("resume" if resumed else "startup")},
                             session_key=info.key)
         # Claude Code SessionStart hooks' additionalContext reaches the model with the next message
         self._hook_context = list(getattr(started, "context", None) or [])
@@ -340,7 +342,7 @@ class Agent:
         self._compaction_stuck_at = None
         self._warning_state = _warning_state()
         self._prompt_cache = None
-        self.session = self._open(key)
+        self.session = self._open(key, after=reason)
         return self.session
 
     def close(self) -> None:

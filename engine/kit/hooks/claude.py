@@ -412,14 +412,14 @@ class ClaudeCodeHooks:
         from kit.problems import Problem
 
         loaded = self.loaded()
-        out = [Problem(area="hooks", severity="error" if self.enabled else "warning", path=file, line=line,
-                       message=f"Claude Code settings: {message}") for file, line, message in loaded.problems]
-        if not self.enabled:
-            if loaded.hooks:
-                out.append(Problem(area="hooks", severity="info",
-                                   message=f"{len(loaded.hooks)} Claude Code hook(s) in .claude/settings*.json do "
-                                           "not run: set hooks.claude_code: true in kit.yaml to run them"))
-            return out
+        if not self.enabled:  # Claude Code's own files are not Kit's business until Kit runs them
+            if not loaded.hooks:
+                return []
+            return [Problem(area="hooks", severity="info",
+                            message=f"{len(loaded.hooks)} Claude Code hook(s) in .claude/settings*.json do "
+                                    "not run: set hooks.claude_code: true in kit.yaml to run them")]
+        out = [Problem(area="hooks", path=file, line=line, message=f"Claude Code settings: {message}")
+               for file, line, message in loaded.problems]
         for hook in loaded.hooks:
             for message in hook.errors:
                 blocks = " (it blocks what it matches: Kit fails closed)" if hook.event in DECISIONS else ""
