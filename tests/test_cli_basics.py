@@ -11,7 +11,7 @@ import pytest
 
 from conftest import run_kit
 
-HEAVY = ("torch", "sentence_transformers", "transformers", "openai", "anthropic")
+HEAVY = ("torch", "sentence_transformers", "transformers", "openai", "anthropic", "mcp", "mcp_types")
 
 PROBE = """
 import sys
@@ -35,8 +35,9 @@ def heavy_imports(args: list[str], cwd: Path) -> list[str]:
 
 @pytest.mark.parametrize(
     "args",
-    [["--help"], ["init", "{tmp}/fresh"], ["doctor", "-w", "{ws}"], ["config", "show", "-w", "{ws}"]],
-    ids=["help", "init", "doctor", "config-show"],
+    [["--help"], ["init", "{tmp}/fresh"], ["doctor", "-w", "{ws}"], ["config", "show", "-w", "{ws}"],
+     ["mcp", "--help"], ["mcp", "list", "-w", "{ws}"]],
+    ids=["help", "init", "doctor", "config-show", "mcp-help", "mcp-list-none"],
 )
 def test_light_commands_do_not_import_torch(args, ws_path: Path, tmp_path: Path):
     args = [a.format(ws=ws_path, tmp=tmp_path) for a in args]

@@ -61,6 +61,7 @@ _EXPORTS: dict[str, str] = {
     "ToolRegistry": "kit.tools",
     "RunKind": "kit.kinds",
     "KINDS": "kit.kinds",
+    "McpServerStatus": "kit.mcp_client.manager",
     # what the commands need besides the workspace (the CLI imports nothing else)
     "SkillCheck": "kit.skills.catalog",
     "SkillFile": "kit.skills.disclosure",
@@ -106,6 +107,7 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "init_workspace",
     "KINDS",
     "KitError",
+    "McpServerStatus",
     "Memory",
     "NEVER_OVERWRITTEN",
     "new_skill",
@@ -188,6 +190,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph
     from kit.hooks.registry import HookRegistry
     from kit.init import NEVER_OVERWRITTEN, init_workspace
     from kit.kinds import KINDS, RunKind
+    from kit.mcp_client.manager import McpServerStatus
     from kit.memory.daily import WriteResult
     from kit.memory.index import SyncResult
     from kit.memory.search import SearchResult

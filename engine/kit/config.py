@@ -9,6 +9,7 @@ import copy
 import difflib
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,28 @@ GENERATION_FIELDS: dict[str, Field] = {
     "top_p": _f("float", None, nullable=True, minimum=0, maximum=1),
     "stop": _f("list", []),
 }
+POLICIES = ("allow", "ask", "deny")
+
+# One MCP server under mcp.servers.<name> (docs/mcp.md): stdio (command, args, env, cwd) or
+# streamable HTTP (url, headers); what the agent may call (policy, per-tool overrides) and how long
+# Kit waits for it.
+MCP_SERVER_FIELDS: dict[str, Field] = {
+    "command": _f("str", None, nullable=True),
+    "args": _f("list", []),
+    "env": _f("map", {}),  # values may name Kit's environment: ${GITHUB_TOKEN}
+    "cwd": _f("str", None, nullable=True),  # relative to the workspace; default: the workspace
+    "url": _f("str", None, nullable=True),
+    "headers": _f("map", {}),
+    "enabled": _f("bool", True),
+    "policy": _f("choice", "ask", choices=POLICIES),
+    "tools": _f("map", {}, choices=POLICIES),  # per-tool policy overrides; deny wins
+    "timeout_s": _f("float", 60.0, minimum=0.1),  # one tool call
+    "startup_timeout_s": _f("float", 30.0, minimum=0.1),  # spawn + initialize + tools/list
+}
+MCP_NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$")  # no "__": it separates server and tool
+# env/header names that hold secrets: their value must be a ${VAR} reference, never the secret itself
+_SECRET_NAME_RE = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTHORIZATION)", re.IGNORECASE)
+_ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 PROVIDER_FIELDS: dict[str, Field] = {
     "type": _f("choice", None, nullable=True, choices=("openai", "anthropic", "ollama")),
@@ -214,6 +237,10 @@ SCHEMA: dict[str, Any] = {
         "task_time_limit_s": _f("float", 1800.0, minimum=1),  # keep it below the visibility timeout
         "heartbeat_schedule": _f("str", None, nullable=True, check=_valid_cron),
         "beat_refresh_s": _f("float", 300.0, minimum=1),
+    },
+    # MCP servers whose tools join the agent's (kit.mcp); an open mapping like providers
+    "mcp": {
+        "servers": {},
     },
     "tools": {
         "exec": {
@@ -370,6 +397,15 @@ def _coerce(value: Any, spec: Field, dotted: str) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
             raise ValueError(f"'{dotted}' must be a list of strings, not {_show(value)}")
         value = [str(v) for v in value]
+    elif kind == "map":
+        if not isinstance(value, Mapping):
+            raise ValueError(f"'{dotted}' must be a mapping of names to strings, not {_show(value)}")
+        for k, v in value.items():
+            if spec.choices and v not in spec.choices:
+                raise ValueError(f"'{dotted}.{k}' must be one of {', '.join(spec.choices)}, not {_show(v)}")
+            if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+                raise ValueError(f"'{dotted}.{k}' must be a string, not {_show(v)}")
+        value = {str(k): str(v) for k, v in value.items()}
     elif kind == "choice":
         # YAML 1.1 reads a bare off/on/no/yes as a boolean
         if value is False:
@@ -410,6 +446,9 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
             dotted = f"{prefix}{key}"
             if prefix == "providers.":
                 walk_provider(key, value, dotted)
+                continue
+            if prefix == "mcp.servers.":
+                walk_mcp_server(key, value, dotted)
                 continue
             if key not in schema:
                 err(dotted, f"unknown key '{dotted}'" + _suggest(key, list(schema)))
@@ -474,6 +513,34 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
                     err(dotted, str(exc))
             models[str(model)] = good
         out[dotted] = models
+    def walk_mcp_server(name: str, value: Any, dotted: str) -> None:
+        if not MCP_NAME_RE.match(name) or len(name) > 40:
+            err(dotted, f"MCP server name '{name}' must be up to 40 letters, digits, '-' and single '_' "
+                        "(a double underscore separates server and tool in the agent's tool names)")
+            return
+        if value is None:
+            return
+        if not isinstance(value, Mapping):
+            err(dotted, f"'{dotted}' must be a mapping (command/args/env, or url)")
+            return
+        for key, item in value.items():
+            sub = f"{dotted}.{key}"
+            if key not in MCP_SERVER_FIELDS:
+                err(sub, f"unknown key '{sub}'" + _suggest(str(key), list(MCP_SERVER_FIELDS)))
+                continue
+            try:
+                coerced = _coerce(item, MCP_SERVER_FIELDS[key], sub)
+            except ValueError as exc:
+                err(sub, str(exc))
+                continue
+            if key in ("env", "headers"):
+                secret = next((k for k, v in coerced.items()
+                               if _SECRET_NAME_RE.search(k) and not _ENV_REF_RE.fullmatch(v.strip())), None)
+                if secret is not None:  # §3: kit.yaml goes into git
+                    err(sub, f"'{sub}.{secret}': secrets are never stored in kit.yaml; write "
+                             f"'${{{secret.upper().replace('-', '_')}}}' to pass Kit's own environment variable")
+                    continue
+            out[sub] = coerced
 
     walk(layer.values, SCHEMA, "")
     return out
@@ -530,6 +597,17 @@ def _merge_models(before: Mapping[str, Any], later: Mapping[str, Any]) -> dict[s
 
 
 def _cross_checks(data: dict[str, Any], errors: list[ConfigError], lines: dict[str, tuple[str, int | None]]) -> None:
+    for name, server in data["mcp"]["servers"].items():
+        has_command, has_url = bool(server.get("command")), bool(server.get("url"))
+        if has_command == has_url:
+            path, line = lines.get(f"mcp.servers.{name}", (CONFIG_FILE, None))
+            errors.append(ConfigError(f"MCP server '{name}' needs either 'command' (stdio) or 'url' "
+                                      "(streamable HTTP)" + (", not both" if has_url else ""),
+                                      path=path, line=line))
+        elif has_url and not re.match(r"^https?://", str(server["url"])):
+            path, line = lines.get(f"mcp.servers.{name}.url", (CONFIG_FILE, None))
+            errors.append(ConfigError(f"'mcp.servers.{name}.url' must start with http:// or https://",
+                                      path=path, line=line))
     b = data["bootstrap"]
     if b["head_ratio"] + b["tail_ratio"] > 1.0 + 1e-9:
         path, line = lines.get("bootstrap.tail_ratio", (CONFIG_FILE, None))
@@ -602,6 +680,9 @@ def load_config(
     for prov in data["providers"].values():
         for key, spec in PROVIDER_FIELDS.items():
             prov.setdefault(key, spec.default)
+    for server in data["mcp"]["servers"].values():
+        for key, spec in MCP_SERVER_FIELDS.items():
+            server.setdefault(key, copy.deepcopy(spec.default))
     files = tuple(layer.path for layer in layers if layer.name in ("user", "workspace"))
     value_errors = len(errors)
     _cross_checks(data, errors, lines)
@@ -615,6 +696,13 @@ def load_config(
         exc.partial = Config(data=data, sources=sources, files=files) if len(errors) == value_errors else None  # type: ignore[attr-defined]
         raise exc
     return Config(data=data, sources=sources, files=files)
+
+
+def mcp_server_names(config: Config) -> tuple[str, ...]:
+    """The MCP servers configured and enabled in `mcp.servers` (what skills' `requires.mcp` needs);
+    reads the config only: nothing is started."""
+    servers = config.get("mcp.servers", {}) or {}
+    return tuple(sorted(n for n, s in servers.items() if isinstance(s, Mapping) and s.get("enabled", True)))
 
 
 def config_errors(exc: ConfigError) -> list[ConfigError]:

@@ -18,6 +18,7 @@ PROVIDERS = (
     "kit.memory.service",
     "kit.dreaming.runner",
     "kit.providers.failover",
+    "kit.mcp_client.doctor",
 )
 
 

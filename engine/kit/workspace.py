@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kit.dreaming.store import VerifyItem
     from kit.dreaming.verify import VerifyOutcome
     from kit.hooks.registry import HookRegistry
+    from kit.mcp_client.manager import ServerStatus
     from kit.memory.service import Memory
     from kit.problems import Problem
     from kit.prompt.builder import PromptResult
@@ -153,6 +154,32 @@ class Workspace(WorkspaceCore):
         from kit.watch import Watcher
 
         return Watcher(self, on_reload=on_reload, **options)
+
+    # ------------------------------------------------------------------ MCP
+
+    def mcp_servers(self, *, probe: bool = True) -> list[ServerStatus]:
+        """`kit mcp list`: the MCP servers kit.yaml configures, their state and tools. With `probe`
+        each enabled server is started (in parallel) and stopped again; without, the tools are
+        what Kit cached when it last started them."""
+        from kit.mcp_client.manager import McpClients
+
+        clients = McpClients(self)
+        try:
+            return clients.statuses(probe=probe)
+        finally:
+            clients.close()
+
+    def serve_mcp(self, *, http: tuple[str, int] | None = None, watch: bool = True,
+                  on_ready: Callable[[str], None] | None = None) -> None:
+        """`kit mcp serve`: this workspace as an MCP server, on stdio (default) or streamable HTTP
+        at http://HOST:PORT/mcp; returns when the client hangs up (or on SIGINT/SIGTERM for HTTP)."""
+        from kit.mcp_server.server import KitMcpServer
+
+        server = KitMcpServer(self, watch=watch)
+        if http is None:
+            server.run_stdio()
+        else:
+            server.run_http(http[0], http[1], on_ready=on_ready)
 
     # ------------------------------------------------------------------ lifetime
 

@@ -99,6 +99,13 @@ def _bootstrap_callback(ws: WorkspaceCore, session_key: str | None) -> Any:
     return bootstrap_callback(ws, session_key=session_key)
 
 
+def _mcp_clients(ws: WorkspaceCore, status: Callable[[str], None]) -> Any:
+    """The agent's MCP servers (none started yet; the SDK is imported only when one starts)."""
+    from kit.mcp_client.manager import McpClients
+
+    return McpClients(ws, status=status)
+
+
 def _warning_state() -> Any:
     """bootstrap.warning: once is per session, so each session gets its own state."""
     from kit.prompt.warning import WarningState
@@ -253,6 +260,7 @@ class Agent:
         status: Callable[[str], None] | None = None,
         tools: ToolRegistry | None = None,
         generation: GenerationSettings | None = None,
+        mcp: bool = True,
     ):
         self.ws = ws
         self.kind = run_kind(kind).name  # an unknown kind fails here, before a session opens
@@ -264,6 +272,8 @@ class Agent:
         self._client_events: bool | None = None  # does client.complete take on_event?
         # what the model may call: the built-in tools unless the caller brings more (or fewer)
         self.tools = tools if tools is not None else builtin_registry()
+        # the tools of the MCP servers in kit.yaml join the registry at each turn (kit.mcp_client)
+        self.mcp = _mcp_clients(ws, self.status) if mcp else None
         self.store = SessionStore(ws)
         self.history: list[dict[str, Any]] = []
         self.session: SessionInfo = self._open(session_key)
@@ -346,7 +356,15 @@ class Agent:
         return self.session
 
     def close(self) -> None:
+        if self.mcp is not None:
+            self.mcp.close()  # stops the MCP servers this agent started
         self.store.close()
+
+    def sync_tools(self) -> None:
+        """Offer the tools of the MCP servers the current kit.yaml configures (hot reload: a server
+        added, removed or changed applies from the next turn)."""
+        if self.mcp is not None:
+            self.mcp.sync(self.tools)
 
     # ------------------------------------------------------------------ prompt
 
@@ -364,7 +382,7 @@ class Agent:
 
         trust = trust_stamp()
         material = json.dumps([docs, snap.config.flat(), [str(i) for i in snap.issues], trust,
-                               clock.today().isoformat()], sort_keys=True, default=str)
+                               clock.today().isoformat(), self.tools.names], sort_keys=True, default=str)
         return sha1_hex(material)
 
     def prompt_result(self):
@@ -493,6 +511,7 @@ class Agent:
         hook_context = [*getattr(self, "_hook_context", []), *(getattr(received, "context", None) or [])]
         self._hook_context = []
 
+        self.sync_tools()
         prompt = self.prompt_result()
         kind = run_kind(self.kind)
         if kind.skip_without_tasks and getattr(prompt, "heartbeat_empty", False):

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "run": "kit.cli.run_cmd:run",
     "sessions": "kit.cli.sessions_cmd:sessions",
     "fleet": "kit.cli.fleet_cmd:fleet",
+    "mcp": "kit.cli.mcp_cmd:mcp",
 }
 
 

@@ -297,7 +297,8 @@ def run_repl(ws: Workspace, *, model: str | None = None, session_key: str | None
     console = Console(highlight=False, soft_wrap=True)
 
     def approve(command: str, reason: str) -> bool:
-        answer = console.input(f"[yellow]exec[/yellow] `{escape(command)}` ({escape(reason)}). "
+        what = "mcp" if reason.startswith("MCP server") else "exec"  # an MCP tool under policy ask
+        answer = console.input(f"[yellow]{what}[/yellow] `{escape(command)}` ({escape(reason)}). "
                                f"Run it? {escape('[y/N]')} ")
         return answer.strip().lower() in ("y", "yes")
 

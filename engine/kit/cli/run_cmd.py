@@ -79,7 +79,8 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
     interactive = sys.stdin.isatty() and not as_json
 
     def approve(command: str, reason: str) -> bool:
-        return click.confirm(f"exec `{command}` ({reason}). Run it?", default=False, err=True)
+        what = "mcp" if reason.startswith("MCP server") else "exec"  # an MCP tool under policy ask
+        return click.confirm(f"{what} `{command}` ({reason}). Run it?", default=False, err=True)
 
     agent = ws.agent(model=model, session_key=session_key, kind=kind, interactive=interactive,
                      approve=approve, status=status, generation=generation)

@@ -22,7 +22,7 @@ from kit.fsutil import sha1_hex
 from kit.memory.notes import is_daily_note
 
 COMPONENT = "recall"
-SOURCES = ("tool", "active", "cli")
+SOURCES = ("tool", "active", "cli", "mcp")  # mcp: a client of `kit mcp serve` searched
 
 SCHEMA_V1 = """CREATE TABLE recall_events (
   id INTEGER PRIMARY KEY,
@@ -85,7 +85,7 @@ class RecallEvent:
     score: float
     day: str  # YYYY-MM-DD (kit.clock)
     ts: float
-    source: str  # tool | active | cli
+    source: str  # tool | active | cli | mcp
     search_id: int | None = None  # the recorded search (None: logged before v2)
     rank: int | None = None  # 0-based position among that search's results
 

@@ -78,8 +78,9 @@ def _memory(ws: WorkspaceCore):
 def memory_search(ctx: ToolContext, args: dict[str, Any]) -> str:
     query = str(_require(args, "query"))
     limit = _int_arg(args, "limit", None)
-    # the agent's searches are recalls: dreaming learns from them (source `tool`)
-    result = _memory(ctx.ws).search(query, limit=limit, record=True, source="tool")
+    # the agent's searches are recalls: dreaming learns from them (source `tool`, or `mcp` when a
+    # client of `kit mcp serve` asked)
+    result = _memory(ctx.ws).search(query, limit=limit, record=True, source=ctx.recall_source)
     return to_json_text(result.to_json() if hasattr(result, "to_json") else result)
 
 
@@ -109,7 +110,7 @@ def memory_write(ctx: ToolContext, args: dict[str, Any]) -> str:
     result = _memory(ctx.ws).write(text, topic=str(topic) if topic else None)
     data = result.to_json()
     if not data.get("duplicate"):  # nothing was written: no memory:write event (as in the CLI)
-        fire_hook(ctx.ws, "memory:write", {"source": "tool", "session_id": ctx.session_id, **data},
+        fire_hook(ctx.ws, "memory:write", {"source": ctx.recall_source, "session_id": ctx.session_id, **data},
                   session_key=ctx.session_key)
     return to_json_text(data)
 

@@ -1,0 +1,70 @@
+"""`kit mcp list` and `kit doctor` on configured MCP servers (real processes)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from helpers_mcp import SDK_SERVER, sdk_server, write_servers
+
+pytest.importorskip("mcp")
+
+
+def test_mcp_list_shows_state_policy_and_tools(cli, ws_path):
+    write_servers(ws_path, {
+        "t": sdk_server(policy="allow", tools={"crash": "deny", "slow": "ask"}),
+        "bad": sdk_server("--exit-on-start"),
+        "off": sdk_server(enabled=False),
+    })
+    result = cli("mcp", "list", "-w", ws_path, "--json")
+    assert result.exit_code == 1  # one enabled server failed to start
+    data = json.loads(result.output)
+    by_name = {s["name"]: s for s in data["servers"]}
+    assert list(by_name) == ["bad", "off", "t"]
+    assert by_name["bad"]["state"] == "failed"
+    assert by_name["bad"]["error"] == ("MCP server 'bad' failed to start: it exited before answering initialize; "
+                                       "its stderr said: fatal: the test server was told to exit before serving")
+    assert by_name["off"]["state"] == "disabled" and by_name["off"]["tools"] == []
+    t = by_name["t"]
+    assert (t["state"], t["transport"], t["server"]) == ("running", "stdio", {"name": "kit-test-server",
+                                                                                "version": "1.2.3"})
+    assert t["target"] == f"{sys.executable} {SDK_SERVER}"
+    policies = {x["name"]: (x["kit_name"], x["policy"]) for x in t["tools"]}
+    assert policies["add"] == ("t__add", "allow")
+    assert policies["crash"] == ("t__crash", "deny") and policies["slow"] == ("t__slow", "ask")
+    # --cached starts nothing: the tools come from what the probe above cached
+    cached = json.loads(cli("mcp", "list", "-w", ws_path, "--json", "--cached").output)
+    t_cached = next(s for s in cached["servers"] if s["name"] == "t")
+    assert t_cached["state"] == "ready" and [x["name"] for x in t_cached["tools"]] == [x["name"] for x in t["tools"]]
+    human = cli("mcp", "list", "-w", ws_path)
+    assert "error: MCP server 'bad' failed to start" in human.output
+    assert "t__crash" in human.output and "deny" in human.output
+
+
+def test_mcp_list_without_servers(cli, ws_path):
+    result = cli("mcp", "list", "-w", ws_path)
+    assert result.exit_code == 0
+    assert result.output.strip() == ("no MCP servers configured (add them under mcp.servers in kit.yaml; "
+                                     "see docs/mcp.md)")
+    assert json.loads(cli("mcp", "list", "-w", ws_path, "--json").output) == {"servers": []}
+
+
+def test_doctor_names_a_server_that_fails_to_start_in_one_line(ws_path):
+    from kit.workspace import Workspace
+
+    write_servers(ws_path, {"t": sdk_server(), "bad": sdk_server("--exit-on-start"),
+                            "gone": {"command": "no-such-mcp-server-here"}})
+    ws = Workspace.open(ws_path)
+    problems = [p for p in ws.doctor() if p.area == "mcp"]
+    assert [(p.severity, p.path, p.message) for p in problems] == [
+        ("error", "kit.yaml", "MCP server 'gone' failed to start: command not found: no-such-mcp-server-here; "
+                              "the agent runs without its tools"),
+        ("error", "kit.yaml", "MCP server 'bad' failed to start: it exited before answering initialize; its "
+                              "stderr said: fatal: the test server was told to exit before serving; the agent "
+                              "runs without its tools"),
+    ]
+    # doctor writes nothing: no log, no tool cache
+    assert not (ws_path / ".kit" / "logs" / "mcp-bad.log").exists()
+    assert not (ws_path / ".kit" / "cache" / "mcp-tools.json").exists()
