@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sys
 
 import pytest
@@ -54,17 +55,26 @@ def test_mcp_list_without_servers(cli, ws_path):
 def test_doctor_names_a_server_that_fails_to_start_in_one_line(ws_path):
     from kit.workspace import Workspace
 
+    with socket.socket() as sock:  # a loopback port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
     write_servers(ws_path, {"t": sdk_server(), "bad": sdk_server("--exit-on-start"),
-                            "gone": {"command": "no-such-mcp-server-here"}})
+                            "gone": {"command": "no-such-mcp-server-here"},
+                            "web": {"url": f"http://127.0.0.1:{port}/mcp"}})
     ws = Workspace.open(ws_path)
     problems = [p for p in ws.doctor() if p.area == "mcp"]
-    assert [(p.severity, p.path, p.message) for p in problems] == [
+    offline = [(p.severity, p.path, p.message) for p in ws.doctor(offline=True) if p.area == "mcp"]
+    both = [
         ("error", "kit.yaml", "MCP server 'gone' failed to start: command not found: no-such-mcp-server-here; "
                               "the agent runs without its tools"),
         ("error", "kit.yaml", "MCP server 'bad' failed to start: it exited before answering initialize; its "
                               "stderr said: fatal: the test server was told to exit before serving; the agent "
                               "runs without its tools"),
     ]
+    assert [(p.severity, p.path, p.message) for p in problems] == [*both, (
+        "error", "kit.yaml", f"MCP server 'web' failed to start: cannot connect to http://127.0.0.1:{port}/mcp; "
+                             "the agent runs without its tools")]
+    assert offline == both  # --offline asks no URL
     # doctor writes nothing: no log, no tool cache
     assert not (ws_path / ".kit" / "logs" / "mcp-bad.log").exists()
     assert not (ws_path / ".kit" / "cache" / "mcp-tools.json").exists()

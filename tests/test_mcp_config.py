@@ -69,7 +69,10 @@ def test_secrets_are_never_written_in_kit_yaml():
         "'${GITHUB_TOKEN}' to pass Kit's own environment variable"]
     assert errors("mcp:\n  servers:\n    api:\n      url: https://x/mcp\n      headers: {Authorization: Bearer x}\n") == [
         "5: 'mcp.servers.api.headers.Authorization': secrets are never stored in kit.yaml; write "
-        "'${AUTHORIZATION}' to pass Kit's own environment variable"]
+        "'Bearer ${AUTHORIZATION}' to pass Kit's own environment variable"]
+    cfg = _load("mcp:\n  servers:\n    api:\n      url: https://x/mcp\n"
+                "      headers: {Authorization: 'Bearer ${API_TOKEN}'}\n")
+    assert cfg.get("mcp.servers.api.headers") == {"Authorization": "Bearer ${API_TOKEN}"}
     cfg = _load("mcp:\n  servers:\n    gh:\n      command: x\n      env: {GITHUB_TOKEN: '${GH_TOKEN}', MODE: fast}\n")
     assert cfg.get("mcp.servers.gh.env") == {"GITHUB_TOKEN": "${GH_TOKEN}", "MODE": "fast"}
 

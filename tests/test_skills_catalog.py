@@ -265,6 +265,25 @@ def test_get_unknown_skill_suggests(workspace):
         catalog_for(workspace).get("daily-note")
 
 
+def test_requires_mcp_is_ready_only_while_those_servers_are_configured(ws_path):
+    """requires.mcp names servers under mcp.servers (enabled); nothing is started to decide, and
+    an edit of kit.yaml changes readiness at the next reload."""
+    make_skill(ws_path / "skills", "triage", meta={"requires": {"mcp": ["github", "time"]}})
+    write_config(ws_path, "mcp:\n  servers:\n    time: {command: no-such-time-server}\n"
+                          "    github: {command: no-such-gh-server, enabled: false}\n")
+    ws = Workspace.open(ws_path)
+    skill = catalog_for(ws).get("triage")
+    assert skill.readiness == "missing" and dict(skill.missing) == {"mcp": ["github"]}
+    assert dict(skill.requires)["mcp"] == ("github", "time")
+    assert "triage" not in {e.name for e in catalog_for(ws).eligible()}
+    assert [p.message for p in doctor_checks(ws) if "triage" in p.message] == [
+        "skill 'triage' is missing (mcp: github)"]
+    set_file(ws, "kit.yaml", "mcp:\n  servers:\n    time: {command: no-such-time-server}\n"
+                             "    github: {command: no-such-gh-server}\n")
+    skill = catalog_for(ws).get("triage")
+    assert skill.readiness == "available" and dict(skill.missing) == {}
+
+
 def test_get_an_invalid_skill_says_why_it_is_missing(ws_path):
     (ws_path / "skills" / "bad").mkdir(parents=True)
     (ws_path / "skills" / "bad" / "SKILL.md").write_text("---\nname: bad\ndescription: [x\n---\nbody\n")

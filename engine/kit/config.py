@@ -534,11 +534,14 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
                 err(sub, str(exc))
                 continue
             if key in ("env", "headers"):
+                # a secret's value must come from a ${VAR} reference ("Bearer ${API_TOKEN}" is fine)
                 secret = next((k for k, v in coerced.items()
-                               if _SECRET_NAME_RE.search(k) and not _ENV_REF_RE.fullmatch(v.strip())), None)
+                               if _SECRET_NAME_RE.search(k) and not _ENV_REF_RE.search(v)), None)
                 if secret is not None:  # §3: kit.yaml goes into git
+                    var = re.sub(r"[^A-Za-z0-9]", "_", secret).upper()
+                    shown = f"Bearer ${{{var}}}" if secret.lower() == "authorization" else f"${{{var}}}"
                     err(sub, f"'{sub}.{secret}': secrets are never stored in kit.yaml; write "
-                             f"'${{{secret.upper().replace('-', '_')}}}' to pass Kit's own environment variable")
+                             f"'{shown}' to pass Kit's own environment variable")
                     continue
             out[sub] = coerced
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kit.dreaming.store import VerifyItem
     from kit.dreaming.verify import VerifyOutcome
     from kit.hooks.registry import HookRegistry
-    from kit.mcp_client.manager import ServerStatus
+    from kit.mcp_client.manager import McpServerStatus
     from kit.memory.service import Memory
     from kit.problems import Problem
     from kit.prompt.builder import PromptResult
@@ -157,7 +157,7 @@ class Workspace(WorkspaceCore):
 
     # ------------------------------------------------------------------ MCP
 
-    def mcp_servers(self, *, probe: bool = True) -> list[ServerStatus]:
+    def mcp_servers(self, *, probe: bool = True) -> list[McpServerStatus]:
         """`kit mcp list`: the MCP servers kit.yaml configures, their state and tools. With `probe`
         each enabled server is started (in parallel) and stopped again; without, the tools are
         what Kit cached when it last started them."""

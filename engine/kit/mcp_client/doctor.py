@@ -1,5 +1,6 @@
 """`kit doctor` on the configured MCP servers: each one is started (in parallel, read-only: its
-stderr goes to a temporary file) and a server that fails to start is one line naming why."""
+stderr goes to a temporary file) and a server that fails to start is one line naming why.
+`kit doctor --offline` starts the stdio servers (local processes) but asks no URL."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 
 
-def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
-    specs = [s for s in server_specs(ws.config) if s.enabled]
+def doctor_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
+    specs = [s for s in server_specs(ws.config) if s.enabled and not (offline and s.url)]
     if not specs:
         return []  # nothing configured: the SDK is never imported
     findings: list[Problem] = []
@@ -37,8 +38,9 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
 
     clients = McpClients(ws, use_cache=False)
     try:
-        for status in clients.statuses(probe=True):
-            if status.enabled and status.error and status.name not in unstartable:
+        asked = {s.name for s in specs}
+        for status in clients.statuses(probe=True, only=asked):
+            if status.name in asked and status.enabled and status.error and status.name not in unstartable:
                 findings.append(Problem(area="mcp", path=CONFIG_FILE,
                                         message=f"{status.error}; the agent runs without its tools"))
     finally:

@@ -83,7 +83,7 @@ class ToolStatus:
 
 
 @dataclass(frozen=True)
-class ServerStatus:
+class McpServerStatus:
     """One configured server, for `kit mcp list` and doctor."""
 
     name: str
@@ -100,9 +100,6 @@ class ServerStatus:
         return {"name": self.name, "transport": self.transport, "target": self.target,
                 "enabled": self.enabled, "policy": self.policy, "state": self.state, "error": self.error,
                 "server": dict(self.server), "tools": [t.to_json() for t in self.tools]}
-
-
-McpServerStatus = ServerStatus  # the public name (from kit import McpServerStatus)
 
 
 @dataclass
@@ -340,9 +337,11 @@ class McpClients:
 
     # ------------------------------------------------------------------ status
 
-    def statuses(self, *, probe: bool = True) -> list[ServerStatus]:
+    def statuses(self, *, probe: bool = True, only: Iterable[str] | None = None) -> list[McpServerStatus]:
         """Every configured server with its state and tools. With `probe`, servers are started
-        (in parallel) so the answer is what they say now, not what the cache remembers."""
+        (in parallel) so the answer is what they say now, not what the cache remembers; `only`
+        limits the probe to those names (doctor --offline leaves the URL servers alone)."""
+        probed = None if only is None else set(only)
         specs = self.specs()
         enabled = [s for s in specs if s.enabled]
         with self._lock:
@@ -354,7 +353,8 @@ class McpClients:
                     self._servers[spec.name] = _Server(spec, tools=self._cached_tools(spec))
                     self._servers[spec.name].state = "ready" if self._servers[spec.name].tools is not None else "unknown"
             targets = [self._servers[s.name] for s in enabled
-                       if probe and self._servers[s.name].connection is None]
+                       if probe and self._servers[s.name].connection is None
+                       and (probed is None or s.name in probed)]
             for server in targets:
                 server.failed = None  # a probe always tries again
         if targets:
@@ -362,13 +362,13 @@ class McpClients:
         out = []
         for spec in specs:
             if not spec.enabled:
-                out.append(ServerStatus(spec.name, spec.transport, spec.target, False, spec.policy,
+                out.append(McpServerStatus(spec.name, spec.transport, spec.target, False, spec.policy,
                                         "disabled", None))
                 continue
             known = self._servers[spec.name]
             tools = tuple(ToolStatus(t.name, kit_tool_name(spec.name, t.name), t.description,
                                      spec.policy_for(t.name)) for t in known.tools or ())
-            out.append(ServerStatus(spec.name, spec.transport, spec.target, True, spec.policy, known.state,
+            out.append(McpServerStatus(spec.name, spec.transport, spec.target, True, spec.policy, known.state,
                                     known.failed, dict(known.server_info), tools))
         return out
 

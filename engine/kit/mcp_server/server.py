@@ -277,7 +277,7 @@ class KitMcpServer:
 
     def resources(self) -> list[tuple[str, str, str, str]]:
         """(uri, name, description, mime type) of everything served, computed now."""
-        from kit.prompt.builder import KINDS
+        from kit.kinds import KINDS
 
         out = []
         for rel in PERSONAL_FILES:
@@ -295,7 +295,8 @@ class KitMcpServer:
         from kit.errors import NotFoundError
 
         if uri.startswith(PROMPT_PREFIX):
-            from kit.prompt.builder import KINDS, build_prompt
+            from kit.kinds import KINDS
+            from kit.prompt.builder import build_prompt
 
             kind = uri.removeprefix(PROMPT_PREFIX)
             if kind not in KINDS:
