@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from kit.core import WorkspaceCore
-from kit.fsutil import atomic_write, sha1_hex
+from kit.filewrite import atomic_write
+from kit.fsutil import sha1_hex
 from kit.mcp_client.servers import ServerSpec, server_specs
 from kit.tools.registry import NAME_RE, Blocked, Tool, ToolError, ToolRegistry
 
