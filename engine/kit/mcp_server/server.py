@@ -59,6 +59,8 @@ class KitMcpServer:
         self._token: Any = None  # the event loop's, for the watcher thread to hop in
         self._warmed = threading.Event()
         self._stops: list[Any] = []
+        self._stops_lock = threading.Lock()
+        self._closing = False
 
     # ------------------------------------------------------------------ the SDK server
 
@@ -190,17 +192,33 @@ class KitMcpServer:
 
             watcher = Watcher(self.ws, on_reload=self._reloaded).start()
             self._stops.append(watcher.stop)
-            from kit.memory.service import memory_for
-
-            self._stops.append(memory_for(self.ws).auto_index(initial_sync=False))
+            # the memory auto-indexer starts with the first request after the handshake (_seen):
+            # the memory service (numpy, the index) must not delay the answer to initialize
         try:
             yield
         finally:
-            for stop in reversed(self._stops):
+            with self._stops_lock:
+                self._closing = True
+                stops, self._stops = list(self._stops), []
+            for stop in reversed(stops):
                 with contextlib.suppress(Exception):
                     stop()
-            self._stops.clear()
             self._token = None
+
+    def _start_indexer(self) -> None:
+        """Re-index memory files as the watcher sees them change (so memory_search finds an edit)."""
+        from kit.memory.service import memory_for
+
+        try:
+            stop = memory_for(self.ws).auto_index(initial_sync=False)
+        except Exception as exc:  # noqa: BLE001 - search still syncs what changed when asked
+            log.warning("memory auto-index did not start: %s", exc)
+            return
+        with self._stops_lock:
+            if not self._closing:
+                self._stops.append(stop)
+                return
+        stop()
 
     def _seen(self, ctx: Any) -> None:
         session = getattr(ctx, "session", None)
@@ -208,15 +226,19 @@ class KitMcpServer:
             connection = getattr(session, "_connection", None)  # SDK 2.3 names no public accessor
             with contextlib.suppress(TypeError):
                 self._sessions[connection if connection is not None else session] = session
-        if self.warm and not self._warmed.is_set():
+        if not self._warmed.is_set():
             self._warmed.set()
             threading.Thread(target=self._warm_up, name="kit-mcp-warm", daemon=True).start()
 
     def _warm_up(self) -> None:
-        """After the handshake: bring the index up to date and load the model, so the first
-        memory_search does not pay for it (initialize never waits for this)."""
+        """After the handshake: start the auto-indexer, bring the index up to date and load the
+        model, so the first memory_search does not pay for it (initialize never waits for this)."""
         from kit.memory.service import memory_for
 
+        if self.watch and self._token is not None:
+            self._start_indexer()
+        if not self.warm:
+            return
         try:
             memory = memory_for(self.ws)
             memory.sync()
