@@ -244,13 +244,9 @@ def mcp_servers(config: Any) -> frozenset[str]:
     """The MCP servers kit.yaml configures and enables (what `requires.mcp` names)."""
     if config is None:
         return frozenset()
-    import kit.config
+    from kit.config import mcp_server_names  # the one definition (kit.mcp_client reads it too)
 
-    names = getattr(kit.config, "mcp_server_names", None)  # the MCP client's definition, once it is there
-    if names is not None:
-        return frozenset(names(config))
-    servers = config.get("mcp.servers", {}) or {}
-    return frozenset(n for n, s in servers.items() if isinstance(s, Mapping) and s.get("enabled", True))
+    return frozenset(mcp_server_names(config))
 
 
 def readiness(requires: Mapping[str, tuple[str, ...]], *, which, environ: Mapping[str, str],
