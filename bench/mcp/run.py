@@ -148,15 +148,21 @@ def run(tmp: Path, time_server: str | None, args) -> int:
     subprocess.run([py, "-m", "kit", "memory", "index", "-w", str(ws)], check=True, stdout=subprocess.DEVNULL)
     spawn_to_initialize(kit_serve, ws)  # warm the OS file cache once, not counted
 
-    rows: list[tuple[str, float]] = []
-    kit = [spawn_to_initialize(kit_serve, ws) for _ in range(args.runs)]
-    rows.append(("kit mcp serve: spawn → initialize result", median_ms(kit)))
+    # interleaved, round by round, so a change in the machine's load hits every figure alike
+    kit: list[float] = []
+    floor: list[float] = []
+    imports: list[float] = []
+    bare: list[float] = []
+    for _ in range(args.runs):
+        kit.append(spawn_to_initialize(kit_serve, ws))
+        if time_server:
+            floor.append(spawn_to_initialize([time_server, "--local-timezone", "UTC"], ws))
+        imports.append(timed([py, "-c", "import mcp.server"], ws))
+        bare.append(timed([py, "-c", "pass"], ws))
+    rows: list[tuple[str, float]] = [("kit mcp serve: spawn → initialize result", median_ms(kit))]
     if time_server:
-        floor = [spawn_to_initialize([time_server, "--local-timezone", "UTC"], ws) for _ in range(args.runs)]
         rows.append(("mcp-server-time (SDK server): spawn → initialize result", median_ms(floor)))
-    imports = [timed([py, "-c", "import mcp.server"], ws) for _ in range(args.runs)]
     rows.append(("python -c 'import mcp.server'", median_ms(imports)))
-    bare = [timed([py, "-c", "pass"], ws) for _ in range(args.runs)]
     rows.append(("python -c pass", median_ms(bare)))
 
     # first and warm memory_search in one server
