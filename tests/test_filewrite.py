@@ -92,6 +92,32 @@ def test_a_dream_never_reverts_a_line_the_user_rewrote_while_it_wrote(workspace,
     assert not [p for p in workspace.root.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_verify_accept_never_reverts_a_line_the_user_rewrote_while_it_wrote(workspace, monkeypatch,
+                                                                           edit_during_flush):
+    """`kit memory verify accept` writes MEMORY.md through the same compare-and-swap as the dream:
+    the user's in-place rewrite of another line while it writes is kept, and so is the accept."""
+    from helpers_dream import searched, set_now
+    from kit.dreaming import verify
+    from kit.dreaming.runner import run_dream
+
+    lisbon = "I live in Lisbon now, near the Gulbenkian."
+    mem = workspace.root / "MEMORY.md"
+    mem.write_text(mem.read_text() + "\n- I live in Porto, near the Bolhão market.\n- My editor is vim.\n")
+    write_note(workspace.root, "2026-05-01", [lisbon, "Rain all day, took the tram."])
+    for i, day in enumerate(days("2026-05-02", 3)):
+        searched(workspace, day, f"where do I live {i}", [(lisbon, 0.62)], note_day="2026-05-01")
+    set_now("2026-05-04", 20)
+    (item,) = run_dream(workspace).to_verify
+    fired = edit_during_flush(mem, "- My editor is vim.", "- My editor is helix, since May.")
+    set_now("2026-05-05", 9)
+    outcome = verify.accept(workspace, item.id)
+    assert fired, "the concurrent edit did not happen"
+    text = mem.read_text()
+    assert "- My editor is helix, since May." in text and "vim" not in text  # the user's edit is kept
+    assert f"- {lisbon}" in text and "Porto" not in text  # and so is the accept
+    assert outcome.archived == "I live in Porto, near the Bolhão market."
+
+
 def test_memory_write_never_reverts_a_concurrent_edit_of_todays_note(workspace, kit_now, edit_during_flush):
     kit_now("2026-05-07T09:00:00+00:00")
     note = workspace.root / "memory" / "2026-05-07.md"
