@@ -317,15 +317,6 @@ class ClaudeCodeHooks:
         if not candidates:
             return outcome
         event = candidates[0].event
-        if loaded.disabled_by:
-            outcome.skipped.append(f"claude-code: disableAllHooks is true in {loaded.disabled_by}")
-            return outcome
-        if not self.is_trusted(store):
-            why = ("the Claude Code settings are not trusted (review .claude/ and ~/.claude/settings.json, "
-                   "then run `kit hooks trust claude-code`)")
-            outcome.skipped.append(f"claude-code: {why}")
-            log("SKIP", kit_event, TRUST_NAME, why)
-            return outcome
         root = str(self.ws.root)
         decision = event in DECISIONS
         try:
@@ -336,7 +327,7 @@ class ClaudeCodeHooks:
         tool = str(data.get("tool") or data.get("name") or "")
         value = cm.matcher_value(event, fields) if fields else (
             cm.claude_tool_name(tool) if kit_event.startswith("tool:") else None)
-        verdicts: list[tuple[ClaudeHook, _Verdict]] = []
+        matching = []
         for hook in candidates:
             # a matcher Kit cannot read may match anything: such a hook is tested against every call
             if cm.check_matcher(hook.matcher) is None and not cm.matches(hook.matcher, value):
@@ -344,9 +335,23 @@ class ClaudeCodeHooks:
             if hook.valid and hook.if_rule and unmappable is None and not any(
                     g.allows(tool, data.get("arguments")) for g in cm.parse_rules(hook.if_rule)):
                 continue  # `if: Bash(rm *)` and the call is not one (a call Kit cannot map still runs it)
+            if not hook.valid and event not in cm.KIT_EVENT:
+                continue
+            matching.append(hook)
+        if not matching:  # nothing applies to this call: no trust check, no hashing
+            return outcome
+        if loaded.disabled_by:
+            outcome.skipped.append(f"claude-code: disableAllHooks is true in {loaded.disabled_by}")
+            return outcome
+        if not self.is_trusted(store):
+            why = ("the Claude Code settings are not trusted (review .claude/ and ~/.claude/settings.json, "
+                   "then run `kit hooks trust claude-code`)")
+            outcome.skipped.append(f"claude-code: {why}")
+            log("SKIP", kit_event, TRUST_NAME, why)
+            return outcome
+        verdicts: list[tuple[ClaudeHook, _Verdict]] = []
+        for hook in matching:
             if not hook.valid:
-                if event not in cm.KIT_EVENT:
-                    continue
                 verdicts.append((hook, _cannot(hook, "; ".join(hook.errors), decision)))
                 continue
             if unmappable is not None:
