@@ -270,3 +270,26 @@ def test_a_chunk_holding_the_questions_words_is_kept_however_long():
     assert not holds_query_words(archive, "does Alice take soy milk in her tea")  # 2 of 5
     assert holds_query_words("the cabin wifi", "cabin wifi") and not holds_query_words("the cabin", "cabin wifi")
     assert not holds_query_words("cabin", "cabin")  # one word: the text side's own score decides
+
+
+def test_topic_ages_count_only_until_a_later_note_on_the_same_topic():
+    import numpy as np
+
+    from kit.memory.index import ChunkRow
+    from kit.memory.search import Candidate, topic_ages
+
+    def cand(i: int, path: str, text: str, day: str | None) -> Candidate:
+        return Candidate(ChunkRow(i, path, 1, 1, "", text, day), 0.5, 0.0, False, 0.5)
+
+    kept = [cand(1, "memory/2026-01-01.md", "the team standup is at 9:30 daily", "2026-01-01"),
+            cand(2, "memory/2026-03-01.md", "the team standup is at 10:15 daily now", "2026-03-01"),
+            cand(3, "memory/2026-02-01.md", "bought a new kettle for the office", "2026-02-01"),
+            cand(4, "MEMORY.md", "the team standup is at 9:30 daily", "2026-04-01"),  # evergreen, even dated
+            cand(5, "memory/topics/work.md", "the team standup is at 9:30 daily", None)]
+    sim = np.full((5, 5), 0.1)
+    sim[0, 1] = sim[1, 0] = sim[0, 3] = sim[3, 0] = sim[0, 4] = sim[4, 0] = 0.9
+    np.fill_diagonal(sim, 1.0)
+    assert topic_ages(kept, sim, 0.6) == [59, 0, 0, None, None]
+    assert topic_ages(kept, None, 0.6) == [59, 0, 0, None, None]  # token Jaccard without vectors
+    assert topic_ages(kept, sim, 0.95) == [0, 0, 0, None, None]  # nothing close enough: no one ages
+    assert topic_ages([], None, 0.6) == []
