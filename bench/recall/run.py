@@ -1,6 +1,6 @@
 """Long-term recall benchmark (issue 13): does search find the evidence in a year of daily notes?
 
-    python bench/recall/run.py [--workdir DIR] [--sweep] [--misses] [--json]
+    python bench/recall/run.py [--workdir DIR] [--sweep] [--misses] [--quantize int8] [--json]
 
 Three personas (personas.py) each get a year of generated daily notes (corpus.py): facts, lines that
 only look like answers, everyday noise, CJK notes. Their questions come in four kinds: single fact,
@@ -225,12 +225,12 @@ def misses(mems: dict, built: dict, method: Method, variant: str = "base") -> li
 # --------------------------------------------------------------------------- corpus
 
 
-def prepare(workdir: Path) -> tuple[dict, dict, dict]:
+def prepare(workdir: Path, embedding: dict | None = None) -> tuple[dict, dict, dict]:
     from kit.memory.embeddings import load_embedder
     from kit.memory.service import Memory
     from kit.workspace import Workspace
 
-    embedder = load_embedder(None)
+    embedder = load_embedder(embedding or None)
     if embedder is None:
         raise SystemExit("recall bench: no embedding backend (install kit-agent[embeddings]); skipped")
     built: dict = {}
@@ -330,8 +330,11 @@ def main() -> int:
     parser.add_argument("--sweep", nargs="*", metavar="SETTING", help="also print the settings sweep (all, or these)")
     parser.add_argument("--misses", action="store_true", help="list the questions Kit misses at 5")
     parser.add_argument("--only-kit", action="store_true", help="the table for Kit's defaults only")
+    parser.add_argument("--quantize", choices=("none", "int8"), default="none",
+                        help="embed with the fp32 model (none) or its int8 copy (onnx backend)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    embedding = {"backend": "onnx", "quantize": "int8"} if args.quantize == "int8" else None
 
     tmp = None
     workdir = args.workdir
@@ -343,13 +346,14 @@ def main() -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     try:
         started = time.perf_counter()
-        built, mems, info = prepare(workdir)
+        built, mems, info = prepare(workdir, embedding)
         n_questions = {k: sum(1 for b in built.values() if b for q in b.questions if q.kind == k) // len(VARIANTS)
                        for k in KINDS}
         print(f"recall bench: {len(PERSONAS)} personas, "
               + ", ".join(f"{p.name} {built['base', p.name].notes} notes/{info['chunks']['base', p.name]} chunks"
                           for p in PERSONAS)
               + f"; {sum(n_questions.values())} questions; asked on {TODAY}; "
+              f"embedder {next(iter(mems.values())).embedder.model_id}; "
               f"prepared in {time.perf_counter() - started:.1f} s")
         results = {name: evaluate(mems, built, method) for name, method in methods().items()
                    if not args.only_kit or name == "kit"}
