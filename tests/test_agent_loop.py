@@ -287,8 +287,8 @@ def test_an_interrupted_turn_leaves_no_unanswered_tool_calls(ws, tmp_path, monke
         return real(ctx, name, arguments, **kw)
 
     monkeypatch.setattr(loop, "execute_tool", interrupted_on_the_second)
-    with pytest.raises(KeyboardInterrupt):
-        agent.turn("read both")
+    # the turn stops cleanly (stopped: cancelled) instead of raising out of the library
+    assert agent.turn("read both").stopped == "cancelled"
     monkeypatch.setattr(loop, "execute_tool", real)
 
     resumed = agent_for(ws, script, session_key="main")  # a new process resuming the session

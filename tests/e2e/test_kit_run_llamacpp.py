@@ -151,14 +151,17 @@ def test_the_real_server_streams_into_events(ws, llama):
     assert usage.completion_tokens == after["tokens_predicted_total"] - before.get("tokens_predicted_total", 0)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 1: kit run has no --stream-json yet")
 def test_stream_json_prints_text_as_it_arrives(ws, kit_run):
     run = kit_run(ws, "run", "--stream-json", QUESTION)
     assert run.code == 0, run.stderr
     events = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
-    # several events: text deltas while the model speaks, then one final event with the reply
-    assert len(events) >= 3
-    assert events[-1]["type"] == "final" and FACT_TOKEN in events[-1]["reply"]
+    # the schema in docs/agent.md: turn_start, model_call, text deltas while the model speaks,
+    # then one final event with the --json document
+    kinds = [e["type"] for e in events]
+    assert kinds[:2] == ["turn_start", "model_call"] and kinds[-1] == "final", kinds
+    deltas = [e["text"] for e in events if e["type"] == "text_delta"]
+    assert len(deltas) >= 3
+    assert "".join(deltas) == events[-1]["reply"] and FACT_TOKEN in events[-1]["reply"]
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,12 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kit import clock
 from kit.agent import compaction as cp
+from kit.agent import events as ev
 from kit.agent.sessions import SessionInfo, SessionStore, new_session_id, skill_message, typed_text
 from kit.core import WorkspaceCore
 from kit.fsutil import sha1_hex
@@ -35,6 +36,7 @@ from kit.providers.base import (
     Usage,
     system_message,
 )
+from kit.providers.events import Assembler, ModelCall, Reply
 from kit.tools import ToolContext, ToolOutcome, ToolRegistry, builtin_registry, execute_tool
 
 REPEAT_WARN = 3  # identical consecutive calls before Kit tells the model to change approach
@@ -159,7 +161,9 @@ class TurnResult:
     tool_calls: tuple[ToolOutcome, ...]
     iterations: int
     usage: dict[str, int]
-    stopped: str | None = None  # None | max_iterations | repeated_tool_call | blocked | skipped
+    # None | max_iterations | repeated_tool_call | cut_tool_call | interrupted (the stream broke
+    # off) | cancelled (Ctrl-C) | blocked | skipped
+    stopped: str | None = None
     compactions: tuple[cp.CompactionResult, ...] = ()
     recalled: int = 0
     model: str = ""
@@ -239,9 +243,72 @@ class _RepeatTracker:
 
 @dataclass
 class _TurnState:
+    window: int = 0  # agent.context_window
     usage: UsageTotals = field(default_factory=UsageTotals)
     compactions: list[cp.CompactionResult] = field(default_factory=list)
     attempts: list[Attempt] = field(default_factory=list)
+    partial: ModelResponse | None = None  # what a stream had delivered when Ctrl-C stopped it
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What happens to a message before anything is sent: hooks and the run kind decide."""
+
+    text: str  # the message, as a message:received hook may have rewritten it
+    prompt: Any  # PromptResult (None when blocked)
+    stopped: str | None = None  # blocked | skipped: the turn ends here
+    reply: str = ""
+    context: tuple[str, ...] = ()  # hooks' additional context for the model, after the user's words
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the react loop works with once the user message is in the history."""
+
+    ctx: ToolContext
+    tools: list[dict[str, Any]]  # the schemas sent with every request
+    recalled: int = 0  # active-recall hits in the user message
+
+
+@dataclass(frozen=True)
+class Reaction:
+    """How the react loop ended."""
+
+    reply: str
+    outcomes: tuple[ToolOutcome, ...]
+    iterations: int
+    stopped: str | None
+    model: str
+    finish_reason: str | None
+    max_tokens: int | None
+    system: str  # the system prompt of the last call
+
+
+@dataclass
+class _Reacting:
+    """The react loop's running state (Reaction is its frozen result)."""
+
+    system: str
+    reply: str = ""
+    outcomes: list[ToolOutcome] = field(default_factory=list)
+    iterations: int = 0
+    stopped: str | None = None
+    stopped_on: str = ""
+    model: str = ""
+    finish_reason: str | None = None
+    max_tokens: int | None = None
+    overflow_retried: bool = False
+    cuts: int = 0  # replies whose tool call the max_tokens cap cut, this turn
+    repeats: _RepeatTracker = field(default_factory=_RepeatTracker)
+
+    def stop(self, why: str, reply: str, *, finish_reason: str | None = None) -> None:
+        self.stopped, self.reply = why, reply
+        if finish_reason is not None:
+            self.finish_reason = finish_reason
+
+    def result(self) -> Reaction:
+        return Reaction(self.reply, tuple(self.outcomes), self.iterations, self.stopped, self.model,
+                        self.finish_reason, self.max_tokens, self.system)
 
 
 class Agent:
@@ -261,6 +328,7 @@ class Agent:
         tools: ToolRegistry | None = None,
         generation: GenerationSettings | None = None,
         mcp: bool = True,
+        on_event: ev.EventCallback | None = None,
     ):
         self.ws = ws
         self.kind = run_kind(kind).name  # an unknown kind fails here, before a session opens
@@ -268,6 +336,7 @@ class Agent:
         self.interactive = interactive
         self.approve = approve
         self.status = status or (lambda message: None)
+        self.on_event = on_event  # the turn's events as they happen (kit.agent.events)
         self.client = client if client is not None else make_client(ws, model, generation)
         self._client_events: bool | None = None  # does client.complete take on_event?
         # what the model may call: the built-in tools unless the caller brings more (or fewer)
@@ -394,7 +463,7 @@ class Agent:
             self._prompt_cache = (version, result)
             for warning in getattr(result, "warnings", ()):
                 if "template" in warning or "hook" in warning:
-                    self.status(f"prompt: {warning}")
+                    self._say("prompt", f"prompt: {warning}")
         return self._prompt_cache[1]
 
     def _active_skills(self, text: str) -> Any:
@@ -445,24 +514,71 @@ class Agent:
         stable = getattr(result, "stable_chars", None) if result is not None and result.prompt == system else None
         return system_message(system, stable)
 
-    def _call(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], state: _TurnState) -> ModelResponse:
-        """One model call; retries, failovers and warnings reach `status` as they happen."""
-        if self._client_events is None:
-            params = inspect.signature(self.client.complete).parameters
-            self._client_events = "on_event" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-        if self._client_events:
-            response = self.client.complete(messages, tools, on_event=self._relay)
-        else:  # a caller's own client, without events
-            response = self.client.complete(messages, tools)
+    def _call(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], state: _TurnState, *,
+              step: int = 0) -> ModelResponse:
+        """One model call, consumed as the provider's stream. `step` > 0: a call of the turn itself,
+        whose text deltas reach `on_event` as they arrive; 0: a silent call (memory flush, summary).
+        Retries, failovers and warnings reach `status` as they happen. Ctrl-C mid-stream closes the
+        stream (and its HTTP response) and leaves what arrived in `state.partial`."""
+        stream = getattr(self.client, "stream", None)
+        if stream is None:  # a caller's own client with only complete()
+            response = self._complete(messages, tools)
+        else:
+            acc = Assembler()
+            events = stream(messages, tools)
+            response = None
+            try:
+                for event in events:
+                    if isinstance(event, Reply):
+                        response = event.response
+                        continue
+                    if isinstance(event, ModelCall):
+                        acc = Assembler(event.target)  # a retry or a fallback starts afresh
+                    acc.feed(event)
+                    self._relay(event, step)
+            except KeyboardInterrupt:
+                events.close()
+                partial = acc.partial()
+                state.partial = replace(partial, attempts=tuple(getattr(self.client, "last_attempts", ()) or ()))
+                raise
+            if response is None:
+                raise ProviderError("the model stream ended without a reply", kind="format")
         attempts = getattr(response, "attempts", ())
         state.attempts.extend(attempts)
         state.usage.add(response.usage, getattr(response, "estimated_prompt_tokens", 0))
         return response
 
-    def _relay(self, event: Any) -> None:
-        line = getattr(event, "line", None)
-        if line and getattr(event, "type", "") in ("retry", "failover", "notice"):
-            self.status(line)
+    def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelResponse:
+        if self._client_events is None:
+            params = inspect.signature(self.client.complete).parameters
+            self._client_events = "on_event" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+        if self._client_events:
+            return self.client.complete(messages, tools, on_event=lambda e: self._relay(e, 0))
+        return self.client.complete(messages, tools)
+
+    def _relay(self, event: Any, step: int) -> None:
+        """A provider event → the agent's events: the spinner's model, text as it comes, status."""
+        kind = getattr(event, "type", "")
+        if kind in ("retry", "failover", "notice"):
+            data = {k: v for k, v in event.to_json().items() if k != "type"}
+            if "kind" in data:  # a retry's error kind; `kind` is the status line's own
+                data["error"] = data.pop("kind")
+            self._say(kind, event.line, data)
+        elif not step:
+            return
+        elif kind == "model_call":
+            self._emit(ev.ModelWaiting(event.target, event.attempt, step))
+        elif kind == "text_delta" and event.text:
+            self._emit(ev.TextDelta(event.text, step))
+
+    def _emit(self, event: ev.AgentEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def _say(self, kind: str, line: str, data: dict[str, Any] | None = None) -> None:
+        """A status line: `status` gets the text, `on_event` the structured event."""
+        self.status(line)
+        self._emit(ev.StatusLine(kind, line, dict(data or {})))
 
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
         self.history.append(message)
@@ -491,39 +607,77 @@ class Agent:
     # ------------------------------------------------------------------ the turn
 
     def turn(self, text: str) -> TurnResult:
-        ws = self.ws
-        state = _TurnState()
+        """One exchange: gate (hooks, run kind) → prepare (prompt, recall, the user message) →
+        react (model calls and tools until a reply). Ctrl-C stops it cleanly: the partial reply
+        is kept in the session and the result says `stopped: "cancelled"`."""
+        state = _TurnState(window=int(self.ws.config.get("agent.context_window")))
         turn_ts = clock.timestamp()  # recalls from here on are this turn's (reply credit)
-        # a turn interrupted mid-tools (Ctrl-C in the REPL, a killed process before --session
-        # resumes) left calls without results; every later request would be rejected as malformed
+        self._answer_interrupted_calls()
+        self._emit(ev.TurnStarted(self.session.id, str(self.model or self.ws.config.get("agent.model"))))
+        gate = self._gate(text)
+        if gate.stopped is not None:
+            result = TurnResult(self.session.id, gate.reply, (), 0, state.usage.to_json(0, state.window),
+                                stopped=gate.stopped)
+        else:
+            prepared = self._prepare(gate)
+            reaction = self._react(prepared, state)
+            if reaction.reply and not reaction.stopped:
+                try:  # recalls whose text reached the answer earn dreaming's use credit
+                    from kit.agent.recall import credit_reply
+
+                    credit_reply(self.ws, turn_ts, reaction.reply)
+                except Exception as exc:  # noqa: BLE001 - credit is an aid; the turn has its answer
+                    self._say("recall", f"recall credit failed: {type(exc).__name__}: {exc}")
+            fire_hook(self.ws, "message:sent",
+                      {"text": reaction.reply, "session_id": self.session.id, "stopped": reaction.stopped},
+                      session_key=self.session.key)
+            tokens = self._context_tokens(reaction.system)
+            result = TurnResult(
+                self.session.id, reaction.reply, reaction.outcomes, reaction.iterations,
+                state.usage.to_json(tokens, state.window), stopped=reaction.stopped,
+                compactions=tuple(state.compactions), recalled=prepared.recalled, model=reaction.model,
+                finish_reason=reaction.finish_reason, attempts=tuple(state.attempts),
+                max_tokens=reaction.max_tokens,
+            )
+        self._emit(ev.TurnFinished(result))
+        return result
+
+    def _answer_interrupted_calls(self) -> None:
+        # a turn interrupted mid-tools (Ctrl-C, a killed process before --session resumes) left
+        # calls without results; every later request would be rejected as malformed
         for call_id, name in unanswered_calls(self.history):
             self._append(tool_message(ToolCall(call_id, name, {}), INTERRUPTED))
-        window = int(ws.config.get("agent.context_window"))
-        received = fire_hook(ws, "message:received", {"text": text, "session_id": self.session.id},
+
+    def _gate(self, text: str) -> Gate:
+        """message:received (a hook may block or rewrite the text) and the run kind's skip rule."""
+        received = fire_hook(self.ws, "message:received", {"text": text, "session_id": self.session.id},
                              session_key=self.session.key)
         if received.blocked:
-            reply = f"Message blocked by a hook: {received.reason or 'no reason given'}"
-            return TurnResult(self.session.id, reply, (), 0,
-                              state.usage.to_json(0, window), stopped="blocked")
+            return Gate(text, None, stopped="blocked",
+                        reply=f"Message blocked by a hook: {received.reason or 'no reason given'}")
         rewritten = received.data.get("text")
         if isinstance(rewritten, str):
             text = rewritten
-        hook_context = [*getattr(self, "_hook_context", []), *(getattr(received, "context", None) or [])]
+        # Claude Code hooks' additionalContext (SessionStart, UserPromptSubmit) for the model
+        context = (*getattr(self, "_hook_context", []), *(getattr(received, "context", None) or []))
         self._hook_context = []
 
         self.sync_tools()
         prompt = self.prompt_result()
-        kind = run_kind(self.kind)
-        if kind.skip_without_tasks and getattr(prompt, "heartbeat_empty", False):
+        if run_kind(self.kind).skip_without_tasks and getattr(prompt, "heartbeat_empty", False):
             # §4: a heartbeat run is skipped while HEARTBEAT.md is effectively empty
-            return TurnResult(self.session.id, "", (), 0, state.usage.to_json(0, window), stopped="skipped")
+            return Gate(text, prompt, stopped="skipped")
+        return Gate(text, prompt, context=tuple(context))
+
+    def _prepare(self, gate: Gate) -> Prepared:
+        """Fail fast without a model, recall what the message needs, append the user message."""
         preflight = getattr(self.client, "preflight", None)
         if preflight is not None:
             preflight()  # no model at all: say so now, not after active recall's model load
-        system = prompt.prompt
         from kit.agent.recall import ActiveRecall, active_recall
 
-        if not kind.recall:
+        text, prompt = gate.text, gate.prompt
+        if not run_kind(self.kind).recall:
             # shared (group) runs keep MEMORY.md and USER.md out of the prompt; private daily
             # notes must not leak in through recall either (memory_search stays available)
             recall = ActiveRecall("")
@@ -531,127 +685,137 @@ class Agent:
             # what the system prompt already carries (MEMORY.md) is not recalled again
             in_prompt = {f.name for f in getattr(prompt, "files", ()) if getattr(f, "injected_chars", 0)}
             try:
-                recall = active_recall(ws, text, exclude=in_prompt)
+                recall = active_recall(self.ws, text, exclude=in_prompt)
             except Exception as exc:  # noqa: BLE001 - recall is an aid; the turn goes on without it
                 recall = ActiveRecall("", error=f"active recall failed: {type(exc).__name__}: {exc}")
         if recall.error:
-            self.status(recall.error)
+            self._say("recall", recall.error)
         # `text`: the user's own words, when the model receives more (a recall block, a skill body)
         own = typed_text(text)
         content = recall.apply(text)
-        if hook_context:  # after the user's words, like the recall block; never in the cached system prompt
-            content += "\n\n<hook-context>\n" + "\n\n".join(hook_context) + "\n</hook-context>"
+        if gate.context:  # after the user's words, like the recall block; never in the cached system prompt
+            content += "\n\n<hook-context>\n" + "\n\n".join(gate.context) + "\n</hook-context>"
         self._append({"role": "user", "content": content},
-                     text=own if recall.block or hook_context or own != text.strip() else None)
-
-        ctx = ToolContext(ws, session_id=self.session.id, session_key=self.session.key,
+                     text=own if recall.block or gate.context or own != text.strip() else None)
+        ctx = ToolContext(self.ws, session_id=self.session.id, session_key=self.session.key,
                           interactive=self.interactive, approve=self.approve, tools=self.tools,
                           seen=self._seen, skills=self._active_skills(text))
-        tools = self.tools.schemas()
-        max_iterations = int(ws.config.get("agent.max_iterations"))
-        repeats = _RepeatTracker()
-        outcomes: list[ToolOutcome] = []
-        iterations = 0
-        stopped: str | None = None
-        reply = ""
-        model_name = ""
-        overflow_retried = False
-        stopped_on = ""
-        finish_reason: str | None = None
-        max_tokens: int | None = None
-        cuts = 0  # replies whose tool call the max_tokens cap cut, this turn
-        while True:
-            if iterations >= max_iterations:
-                stopped = "max_iterations"
-                reply = (f"Stopped: reached agent.max_iterations ({max_iterations}) before a final "
-                         "answer. Ask again to continue, or raise agent.max_iterations in kit.yaml.")
-                break
-            system = self.system_prompt()  # a workspace edit mid-turn applies to the next call
-            self._maybe_compact(system, state, window)
-            iterations += 1
-            try:
-                try:
-                    response = self._call([self._system_message(system), *self.history], tools, state)
-                except ProviderError as exc:
-                    if exc.kind != "context_overflow" or overflow_retried:
-                        raise
-                    # the model's window is smaller than our estimate: compact now and retry once
-                    overflow_retried = True
-                    tokens = self._context_tokens(system)
-                    state.compactions.append(self._compact(system, state, tokens, window))
-                    response = self._call([self._system_message(system), *self.history], tools, state)
-            except StreamInterrupted as exc:
-                # the reply broke off after it began: keep what arrived, say so, end the turn
-                partial = exc.partial
-                state.attempts.extend(partial.attempts)
-                self._append(assistant_message(partial), usage=partial.usage, model=partial.model or None,
-                             finish_reason="interrupted")
-                self.status(f"{exc}; the partial reply is kept in the session")
-                reply, stopped, finish_reason = partial.text or "", "interrupted", "interrupted"
-                model_name = partial.model or model_name
-                break
-            model_name = response.model or model_name
-            finish_reason = response.finish_reason
-            max_tokens = getattr(response, "max_tokens", None)
-            assistant = assistant_message(response)
-            self._append(assistant, usage=response.usage, model=response.model or None,
-                         finish_reason=response.finish_reason,
-                         attempts=[a.to_json() for a in getattr(response, "attempts", ())] or None)
-            cut_calls = tuple(getattr(response, "cut_tool_calls", ()))
-            if cut_calls and not response.tool_calls:
-                cuts += 1
-                if cuts >= 2:
-                    stopped, reply = "cut_tool_call", (
-                        f"Stopped: the max_tokens cap ({max_tokens or 'the server default'}) cut the model's "
-                        f"tool call ({', '.join(cut_calls)}) twice. Raise agent.max_tokens (or pass "
-                        "--max-tokens), or ask for smaller steps.")
+        return Prepared(ctx, self.tools.schemas(), len(recall.hits))
+
+    def _react(self, prepared: Prepared, state: _TurnState) -> Reaction:
+        """Model calls and tool runs until the model answers without a tool, or a limit stops it."""
+        max_iterations = int(self.ws.config.get("agent.max_iterations"))
+        react = _Reacting(system=self.system_prompt())
+        try:
+            while True:
+                if react.iterations >= max_iterations:
+                    react.stop("max_iterations",
+                               f"Stopped: reached agent.max_iterations ({max_iterations}) before a final "
+                               "answer. Ask again to continue, or raise agent.max_iterations in kit.yaml.")
                     break
-                # tell the model, which sees its unfinished call as not made, and let it try again
-                self._append({"role": "user", "content": CUT_CALL_NOTE.format(
-                    cap=max_tokens or "the server's", names=", ".join(cut_calls))}, kind="notice")
+                react.system = self.system_prompt()  # a workspace edit mid-turn applies to the next call
+                self._maybe_compact(react.system, state, state.window)
+                react.iterations += 1
+                try:
+                    response = self._ask(react, prepared, state)
+                except StreamInterrupted as exc:
+                    # the reply broke off after it began: keep what arrived, say so, end the turn
+                    self._keep_partial(exc.partial, state, react)
+                    self._say("interrupted", f"{exc}; the partial reply is kept in the session")
+                    react.stop("interrupted", exc.partial.text or "", finish_reason="interrupted")
+                    break
+                if self._answered(response, react, prepared, state):
+                    break
+        except KeyboardInterrupt:
+            # Ctrl-C: what the model had written is kept (transcript: finish_reason interrupted)
+            partial, state.partial = state.partial, None
+            if partial is not None and not partial.text:
+                partial = None  # nothing had arrived: there is no reply to keep
+            if partial is not None:
+                self._keep_partial(partial, state, react)
+            self._say("interrupted", "interrupted (Ctrl-C)" + ("; the partial reply is kept in the session"
+                                                             if partial is not None else ""))
+            react.stop("cancelled", (partial.text or "") if partial is not None else "",
+                       finish_reason="interrupted")
+        return react.result()
+
+    def _ask(self, react: _Reacting, prepared: Prepared, state: _TurnState) -> ModelResponse:
+        """The turn's next model call; a context overflow compacts once and asks again."""
+        messages = [self._system_message(react.system), *self.history]
+        try:
+            return self._call(messages, prepared.tools, state, step=react.iterations)
+        except ProviderError as exc:
+            if exc.kind != "context_overflow" or react.overflow_retried:
+                raise
+            # the model's window is smaller than our estimate: compact now and retry once
+            react.overflow_retried = True
+            tokens = self._context_tokens(react.system)
+            state.compactions.append(self._compact(react.system, state, tokens, state.window))
+            return self._call([self._system_message(react.system), *self.history], prepared.tools, state,
+                              step=react.iterations)
+
+    def _keep_partial(self, partial: ModelResponse, state: _TurnState, react: _Reacting) -> None:
+        state.attempts.extend(partial.attempts)
+        react.model = partial.model or react.model
+        self._append(assistant_message(partial), usage=partial.usage, model=partial.model or None,
+                     finish_reason="interrupted")
+
+    def _answered(self, response: ModelResponse, react: _Reacting, prepared: Prepared, state: _TurnState) -> bool:
+        """Record one model reply and run its tool calls; True when the turn is over."""
+        react.model = response.model or react.model
+        react.finish_reason = response.finish_reason
+        react.max_tokens = getattr(response, "max_tokens", None)
+        self._append(assistant_message(response), usage=response.usage, model=response.model or None,
+                     finish_reason=response.finish_reason,
+                     attempts=[a.to_json() for a in getattr(response, "attempts", ())] or None)
+        cut_calls = tuple(getattr(response, "cut_tool_calls", ()))
+        cap = react.max_tokens
+        if cut_calls and not response.tool_calls:
+            react.cuts += 1
+            if react.cuts >= 2:
+                react.stop("cut_tool_call",
+                           f"Stopped: the max_tokens cap ({cap or 'the server default'}) cut the model's "
+                           f"tool call ({', '.join(cut_calls)}) twice. Raise agent.max_tokens (or pass "
+                           "--max-tokens), or ask for smaller steps.", finish_reason=response.finish_reason)
+                return True
+            # tell the model, which sees its unfinished call as not made, and let it try again
+            self._append({"role": "user", "content": CUT_CALL_NOTE.format(
+                cap=cap or "the server's", names=", ".join(cut_calls))}, kind="notice")
+            return False
+        if not response.tool_calls:
+            react.reply = response.text or ""
+            return True
+        self._run_calls(response, react, prepared)
+        if react.stopped:
+            react.reply = (f"Stopped: the same tool call ({react.stopped_on}) was repeated "
+                           f"{REPEAT_STOP} times in a row without progress.")
+            return True
+        return False
+
+    def _run_calls(self, response: ModelResponse, react: _Reacting, prepared: Prepared) -> None:
+        """Run one reply's tool calls; every call gets its answer in the history, in order."""
+        cut = response.truncated or bool(getattr(response, "cut_tool_calls", ()))
+        for call in response.tool_calls:
+            count = react.repeats.see(call_signature(call.name, call.arguments))
+            if react.stopped or count >= REPEAT_STOP:
+                if not react.stopped:
+                    react.stopped, react.stopped_on = "repeated_tool_call", call.name
+                # every tool call needs an answer, or the next request is malformed
+                self._append(tool_message(call, f"[kit] not run: the run was stopped ({call.name} "
+                                                f"repeated {REPEAT_STOP} times in a row)"))
                 continue
-            if not response.tool_calls:
-                reply = response.text or ""
-                break
-            for call in response.tool_calls:
-                count = repeats.see(call_signature(call.name, call.arguments))
-                if stopped or count >= REPEAT_STOP:
-                    if not stopped:
-                        stopped, stopped_on = "repeated_tool_call", call.name
-                    # every tool call needs an answer, or the next request is malformed
-                    self._append(tool_message(call, f"[kit] not run: the run was stopped ({call.name} "
-                                                        f"repeated {REPEAT_STOP} times in a row)"))
-                    continue
-                outcome = execute_tool(ctx, call.name, call.arguments, call_id=call.id)
-                outcomes.append(outcome)
-                content = outcome.result
-                if count >= REPEAT_WARN:
-                    content += REPEAT_NOTE.format(name=call.name, count=count)
-                if call is response.tool_calls[-1] and (response.truncated or cut_calls):
-                    # whatever followed the last complete call (a cut call, text) is lost: say so
-                    content += CUT_AFTER_CALLS_NOTE.format(cap=max_tokens or "the server's")
-                self._append(tool_message(call, content))
-            if stopped:
-                reply = (f"Stopped: the same tool call ({stopped_on}) was repeated "
-                         f"{REPEAT_STOP} times in a row without progress.")
-                break
-
-        if reply and not stopped:
-            try:  # recalls whose text reached the answer earn dreaming's use credit
-                from kit.agent.recall import credit_reply
-
-                credit_reply(ws, turn_ts, reply)
-            except Exception as exc:  # noqa: BLE001 - credit is an aid; the turn has its answer
-                self.status(f"recall credit failed: {type(exc).__name__}: {exc}")
-        fire_hook(ws, "message:sent", {"text": reply, "session_id": self.session.id, "stopped": stopped},
-                  session_key=self.session.key)
-        tokens = self._context_tokens(system)
-        return TurnResult(
-            self.session.id, reply, tuple(outcomes), iterations, state.usage.to_json(tokens, window),
-            stopped=stopped, compactions=tuple(state.compactions), recalled=len(recall.hits),
-            model=model_name, finish_reason=finish_reason, attempts=tuple(state.attempts),
-            max_tokens=max_tokens,
-        )
+            self._emit(ev.ToolCallStarted(call.id, call.name, dict(call.arguments), react.iterations))
+            outcome = execute_tool(prepared.ctx, call.name, call.arguments, call_id=call.id)
+            self._emit(ev.ToolCallFinished(call.id, call.name, outcome.ok, outcome.blocked, outcome.truncated,
+                                           outcome.preview, react.iterations, dict(outcome.arguments)))
+            react.outcomes.append(outcome)
+            content = outcome.result
+            if count >= REPEAT_WARN:
+                content += REPEAT_NOTE.format(name=call.name, count=count)
+            if call is response.tool_calls[-1] and cut:
+                # whatever followed the last complete call (a cut call, text) is lost: say so
+                content += CUT_AFTER_CALLS_NOTE.format(cap=react.max_tokens or "the server's")
+            self._append(tool_message(call, content))
 
     # ------------------------------------------------------------------ compaction
 
@@ -671,7 +835,7 @@ class Agent:
 
     def _memory_flush(self, system: str, state: _TurnState, tokens: int, window: int) -> None:
         """A silent turn asking the model to save what matters to today's daily note."""
-        self.status(f"memory flush: context at {tokens / window:.0%} of the window")
+        self._say("flush", f"memory flush: context at {tokens / window:.0%} of the window")
         prompt = cp.FLUSH_PROMPT.render(percent=int(100 * tokens / window), window=window,
                                         today=clock.today().isoformat())
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}, *self.history]
@@ -686,7 +850,7 @@ class Agent:
             try:
                 response = self._call(messages, tools, state)
             except (ProviderError, NoModelAvailable) as exc:
-                self.status(f"memory flush skipped: {exc}")
+                self._say("flush", f"memory flush skipped: {exc}")
                 return
             assistant = assistant_message(response)
             messages.append(assistant)
@@ -712,7 +876,7 @@ class Agent:
                   {"session_id": self.session.id, "tokens": tokens, "context_window": window,
                    "messages": len(self.history), "compacting": len(old)},
                   session_key=self.session.key)
-        self.status(f"compacting: context at {tokens / window:.0%} of the window")
+        self._say("compaction", f"compacting: context at {tokens / window:.0%} of the window")
         error = None
         summary = None
         try:

@@ -67,6 +67,7 @@ class Repl:
         self.console = console or Console(highlight=False, soft_wrap=True)
         self.input = input_func or input
         self.watcher: Any = None
+        self.view: Any = None  # the live reply of the turn in progress (kit.cli.live.LiveTurn)
         self._stop_index: Callable[[], None] | None = None
         # reload notices come from the watcher thread; printed while the user types they would
         # land after "you> ", so they wait for the next flush (before a prompt, before a turn)
@@ -170,6 +171,8 @@ class Repl:
 
         self._settle()
         self.flush_notices()  # an edit made while the user typed: say so before the reply
+        view = self.view = self._live_view()
+        self.agent.on_event = view
         try:
             result = self.agent.turn(text)
         except KitError as exc:
@@ -178,16 +181,24 @@ class Repl:
         except KeyboardInterrupt:
             self.console.print("[yellow]interrupted[/yellow]")
             return
-        for call in result.tool_calls:
-            state = "blocked" if call.blocked else ("ok" if call.ok else "failed")
-            args = json.dumps(call.arguments, ensure_ascii=False)
-            if len(args) > 80:
-                args = args[:79] + "…"
-            self.console.print(f"[dim]→ {escape(call.name)} {escape(args)} · {state}[/dim]")
+        finally:
+            self.agent.on_event = self.view = None
+            if view is not None:
+                view.close()
+        if view is None:
+            for call in result.tool_calls:
+                self.console.print(tool_line(call), markup=False, highlight=False, style="dim")
         for compaction in result.compactions:
             self.console.print(f"[dim]compacted ({compaction.mode}): {compaction.before_tokens} → "
                                f"{compaction.after_tokens} tokens[/dim]")
-        self.console.print(Markdown(result.reply or "_(no reply)_"))
+        if view is None or view.streamed != result.reply or not result.reply:
+            # not streamed (no terminal), or a reply that is not the model's text (a stop, a block)
+            self.console.print(Markdown(result.reply or "_(no reply)_"))
+        from kit import cut_marker
+
+        marker = cut_marker(result)
+        if marker:
+            self.console.print(marker, style="yellow", markup=False, highlight=False)
         if result.stopped:
             self.console.print(f"[yellow]stopped: {result.stopped}[/yellow]")
         usage = result.usage
@@ -195,6 +206,15 @@ class Repl:
             f"[dim]{result.iterations} step(s) · {usage['total_tokens']} tokens · context "
             f"{usage['context_tokens']}/{usage['context_window']}[/dim]"
         )
+
+    def _live_view(self):
+        """On a terminal, the reply is drawn as it arrives (kit.cli.live); elsewhere it is printed
+        once it is complete."""
+        if not self.console.is_terminal:
+            return None
+        from kit.cli.live import LiveTurn
+
+        return LiveTurn(self.console, tool_line=tool_line)
 
     # ------------------------------------------------------------------ slash commands
 
@@ -270,6 +290,16 @@ class Repl:
         self.message(self.agent.skill_message(name, rest))
 
 
+def tool_line(call: Any) -> str:
+    """`→ name {args} · ok` for a finished call (a ToolOutcome or a tool_result event)."""
+    state = "blocked" if call.blocked else ("ok" if call.ok else "failed")
+    arguments = getattr(call, "arguments", None)
+    args = json.dumps(arguments, ensure_ascii=False) if arguments is not None else ""
+    if len(args) > 80:
+        args = args[:79] + "…"
+    return f"→ {call.name} {args} · {state}" if args else f"→ {call.name} · {state}"
+
+
 def offer_hook_trust(ws: Workspace, ask: Callable[[str], str], say: Callable[[str], None]) -> list[str]:
     """§6: workspace hook code runs only once the user allows it — `kit hooks trust NAME`, or here,
     at the first interactive prompt. Each untrusted workspace hook is offered once; only a yes
@@ -296,10 +326,14 @@ def run_repl(ws: Workspace, *, model: str | None = None, session_key: str | None
 
     console = Console(highlight=False, soft_wrap=True)
 
+    repl: Repl | None = None
+
     def approve(command: str, reason: str) -> bool:
         what = "mcp" if reason.startswith("MCP server") else "exec"  # an MCP tool under policy ask
-        answer = console.input(f"[yellow]{what}[/yellow] `{escape(command)}` ({escape(reason)}). "
-                               f"Run it? {escape('[y/N]')} ")
+        view = repl.view if repl is not None else None
+        with view.paused() if view is not None else contextlib.nullcontext():
+            answer = console.input(f"[yellow]{what}[/yellow] `{escape(command)}` ({escape(reason)}). "
+                                   f"Run it? {escape('[y/N]')} ")
         return answer.strip().lower() in ("y", "yes")
 
     def status(message: str) -> None:
@@ -314,4 +348,5 @@ def run_repl(ws: Workspace, *, model: str | None = None, session_key: str | None
             status(f"hook {name} trusted")
     agent = ws.agent(model=model, session_key=session_key, kind=kind, interactive=True,
                      approve=approve, status=status, generation=generation)
-    return Repl(ws, agent, console=console).run()
+    repl = Repl(ws, agent, console=console)
+    return repl.run()

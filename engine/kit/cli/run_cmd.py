@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sys
 from typing import TYPE_CHECKING
 
@@ -9,6 +11,7 @@ import click
 
 from kit import KINDS
 from kit.cli.common import (
+    _default,
     emit_json,
     fail,
     handle_errors,
@@ -45,9 +48,14 @@ def _check_model(ws: Workspace, spec: str) -> None:
 @click.option("--temperature", type=click.FloatRange(0, 2), default=None,
               help="Sampling temperature for this run (over agent.temperature and the provider's).")
 @json_option
+@click.option("--stream-json", "stream_json", is_flag=True,
+              help="Print the turn as it happens: one JSON event per line (text deltas, tool calls and "
+                   "results, status, then a final event with the --json document). Schema: docs/agent.md.")
 @handle_errors
-def run(message, workspace, model, session_key, kind, max_tokens, temperature, as_json):
+def run(message, workspace, model, session_key, kind, max_tokens, temperature, as_json, stream_json):
     """Talk to the agent: one turn with MESSAGE ("-" reads it from stdin), else an interactive REPL."""
+    if as_json and stream_json:
+        fail("--json and --stream-json exclude each other (--stream-json ends with the same document)", 2)
     ws = open_workspace(workspace)
     if model is not None:
         _check_model(ws, model)
@@ -57,12 +65,17 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
 
         generation = GenerationSettings(max_tokens=max_tokens, temperature=temperature)
 
+    view = None  # the live reply on a terminal (kit.cli.live.LiveTurn)
+
     def status(text: str) -> None:
-        click.echo(f"kit: {text}", err=True)
+        if view is not None:
+            view.note(f"kit: {text}")  # above the live reply, not through it
+        else:
+            click.echo(f"kit: {text}", err=True)
 
     if message is None:
-        if as_json:
-            fail("--json needs a MESSAGE (the REPL is interactive)", 2)
+        if as_json or stream_json:
+            fail(f"--{'json' if as_json else 'stream-json'} needs a MESSAGE (the REPL is interactive)", 2)
         from kit.cli.repl import run_repl
 
         sys.exit(run_repl(ws, model=model, session_key=session_key, kind=kind, generation=generation))
@@ -76,18 +89,31 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
     # the script label, load problems and skipped untrusted hooks: nobody is asked in a one-shot run
     for notice in ws.run_notices(model):
         status(notice)
-    interactive = sys.stdin.isatty() and not as_json
+    machine = as_json or stream_json
+    interactive = sys.stdin.isatty() and not machine
+    on_event = None
+    if stream_json:
+        on_event = _json_lines
+    elif not as_json and sys.stdout.isatty():
+        from kit.cli.common import console
+        from kit.cli.live import LiveTurn
+
+        view = on_event = LiveTurn(console(), tool_line=_tool_line)
 
     def approve(command: str, reason: str) -> bool:
         what = "mcp" if reason.startswith("MCP server") else "exec"  # an MCP tool under policy ask
-        return click.confirm(f"{what} `{command}` ({reason}). Run it?", default=False, err=True)
+        paused = view.paused() if view is not None else contextlib.nullcontext()
+        with paused:
+            return click.confirm(f"{what} `{command}` ({reason}). Run it?", default=False, err=True)
 
     agent = ws.agent(model=model, session_key=session_key, kind=kind, interactive=interactive,
-                     approve=approve, status=status, generation=generation)
+                     approve=approve, status=status, generation=generation, on_event=on_event)
     try:
         result = agent.turn(message)
     finally:
         agent.close()
+        if view is not None:
+            view.close()
     data = result.to_json()
     if not agent.persisted:
         # a skipped heartbeat or a blocked message in a new session leaves no session behind:
@@ -101,15 +127,17 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
         return
     if as_json:
         emit_json(data)
-    else:
+    elif not stream_json:
         from rich.markdown import Markdown
 
         from kit.cli.common import console
 
-        for call in result.tool_calls:
-            state = "blocked" if call.blocked else ("ok" if call.ok else "failed")
-            click.echo(f"→ {call.name} · {state}", err=True)
-        console().print(Markdown(result.reply or "_(no reply)_"))
+        if view is None:
+            for call in result.tool_calls:
+                click.echo(_tool_line(call), err=True)
+        if view is None or view.streamed != result.reply or not result.reply:
+            # not streamed (a pipe), or a reply that is not the model's text (a stop, a block)
+            console().print(Markdown(result.reply or "_(no reply)_"))
         from kit import cut_marker
 
         marker = cut_marker(result)
@@ -121,3 +149,17 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
     if result.stopped in ("max_iterations", "repeated_tool_call", "cut_tool_call", "interrupted"):
         status(f"stopped: {result.stopped}")
         sys.exit(1)
+    if result.stopped == "cancelled":
+        sys.exit(130)  # Ctrl-C, as a shell reports it
+
+
+def _tool_line(call) -> str:
+    """`→ name · ok` for a finished call (a ToolOutcome or a tool_result event)."""
+    state = "blocked" if call.blocked else ("ok" if call.ok else "failed")
+    return f"→ {call.name} · {state}"
+
+
+def _json_lines(event) -> None:
+    """--stream-json: one event per line, flushed at once (a reader sees each as it happens)."""
+    sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False, default=_default) + "\n")
+    sys.stdout.flush()

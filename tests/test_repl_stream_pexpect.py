@@ -1,0 +1,72 @@
+"""The REPL on a real pseudo-terminal against a real HTTP server that streams: the reply's first
+words are on the screen while the server still holds the rest back (it waits for the test to
+have seen them), and a Ctrl-C in the middle of a reply keeps what arrived in the session, marked
+interrupted, and brings the prompt back."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import threading
+
+import pexpect
+
+from helpers_openai_server import FakeLLMServer, text_reply
+
+PROMPT = "you> "
+T0 = "2026-05-07T09:00:00+00:00"
+
+
+def test_repl_streams_and_ctrl_c_keeps_the_partial_reply(ws_path):
+    held = threading.Event()
+    never = threading.Event()  # the second reply is never let through: only Ctrl-C ends it
+    with FakeLLMServer() as server:
+        (ws_path / "kit.yaml").write_text(textwrap.dedent(f"""\
+            agent:
+              model: local/gpt-a
+              retry: {{max_attempts: 1}}
+            providers:
+              local: {{type: openai, base_url: "{server.url}", api_key_env: KIT_TEST_KEY}}
+            memory:
+              active_recall: {{enabled: false}}
+            """))
+        first = text_reply("Streaming words arrive before the reply is complete.", gate=held, gate_after=3)
+        second = text_reply("Counting slowly: one two three four five six seven.", gate=never, gate_after=4)
+        server.push(first, second)
+        env = dict(os.environ, TERM="xterm-256color", COLUMNS="100", LINES="40", PYTHONUNBUFFERED="1",
+                   KIT_TEST_KEY="sk-test", KIT_NOW=T0)
+        child = pexpect.spawn(sys.executable, ["-m", "kit", "run", "--session", "main"], cwd=str(ws_path),
+                              env=env, encoding="utf-8", timeout=60, dimensions=(40, 100))
+        try:
+            child.expect_exact(PROMPT)
+            child.sendline("tell me")
+            child.expect_exact("Streaming words")  # on screen while the server holds the rest
+            assert not held.is_set()
+            held.set()
+            child.expect_exact("before the reply is complete.")
+            child.expect_exact(PROMPT)
+            assert first.gate_opened is True
+
+            child.sendline("count")
+            child.expect_exact("Counting slowly: one")
+            child.sendintr()  # Ctrl-C mid-stream
+            child.expect_exact("the partial reply is kept in the session")
+            child.expect_exact(PROMPT)
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            held.set()
+            never.set()
+            child.close()
+    assert child.exitstatus == 0
+    [transcript] = (ws_path / ".kit" / "sessions").glob("*.jsonl")
+    lines = [json.loads(line) for line in transcript.read_text().splitlines()]
+    said = [(m["role"], m["content"], m.get("finish_reason")) for m in lines if m.get("role") in ("user", "assistant")]
+    assert said == [
+        ("user", "tell me", None),
+        ("assistant", "Streaming words arrive before the reply is complete.", "stop"),
+        ("user", "count", None),
+        ("assistant", "Counting slowly: one ", "interrupted"),
+    ]
