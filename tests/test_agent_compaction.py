@@ -1,5 +1,7 @@
-"""Compaction with a small context window: a silent memory flush at 70 %, a summary at 80 %
-that keeps the system prompt and the recent turn, the placeholder fallback, and the hooks."""
+"""Compaction with a small context window: a silent memory flush at 70 %, then at 80 % cheap
+compaction first (old tool results to placeholders, no model call) and a summary only when that
+is not enough, keeping the system prompt and the recent turn; the flush once per cycle, also
+across separate `kit run --session` processes; `/compact [focus]`; the hooks."""
 
 from __future__ import annotations
 
@@ -30,11 +32,16 @@ def window_for(ws) -> int:
     return int((base + cp.estimate_tokens(BIG) + cp.estimate_tokens(TURN2) + 100) / 0.85)
 
 
+SMALL = "release 7.3 owner: dana\n" * 16
+TURN1 = "Here is the launch checklist; please also read small.txt.\n" + BIG  # the bulk is the user's
+
+
 @pytest.fixture
 def ws(ws_path, kit_now):
     kit_now("2026-05-07T09:00:00+00:00")
     set_config(ws_path, CONFIG.format(window=32000))
     (ws_path / "big.txt").write_text(BIG)
+    (ws_path / "small.txt").write_text(SMALL)
     ws = Workspace.open(ws_path)
     set_config(ws_path, CONFIG.format(window=window_for(ws)))
     ws.reload(["kit.yaml"])
@@ -57,10 +64,17 @@ def _first_turn():
     ]
 
 
-def test_flush_then_summary(ws, tmp_path):
+def _small_turn():
+    return [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "small.txt"}}]},
+        {"text": "I read the checklist for release 7.3."},
+    ]
+
+
+def test_flush_then_summary_when_placeholders_are_not_enough(ws, tmp_path):
     log = tmp_path / "hooks.jsonl"
     _spy(ws, log)
-    script = write_script(tmp_path, _first_turn() + [
+    script = write_script(tmp_path, _small_turn() + [
         {"tool_calls": [{"name": "memory_write",
                          "arguments": {"text": "Release 7.3 rollout: eu-west and us-east", "topic": "work"}}]},
         {"text": "NO_REPLY"},
@@ -68,7 +82,7 @@ def test_flush_then_summary(ws, tmp_path):
         {"text": "Rollout plan: eu-west first, then us-east."},
     ])
     agent = agent_for(ws, script)
-    first = agent.turn("Please read big.txt")
+    first = agent.turn(TURN1)
     assert first.compactions == ()
     assert first.usage["context_tokens"] < cp.FLUSH_RATIO * ws.config.get("agent.context_window")
 
@@ -107,7 +121,8 @@ def test_flush_then_summary(ws, tmp_path):
     # the transcript keeps everything; resuming rebuilds exactly the compacted history
     lines = agent.store.transcript(agent.session_id)
     assert sum(1 for line in lines if line.get("hidden")) == 4  # flush prompt, call, result, NO_REPLY
-    assert [line.get("mode") for line in lines if line.get("kind") == "compaction"] == ["summary"]
+    # cheap first (the small tool output), then the summary, since the placeholder was not enough
+    assert [line.get("mode") for line in lines if line.get("kind") == "compaction"] == ["placeholders", "summary"]
     assert agent.store.load_messages(agent.session_id) == agent.history
 
     events = [json.loads(line) for line in log.read_text().splitlines()]
@@ -116,29 +131,91 @@ def test_flush_then_summary(ws, tmp_path):
     assert events[1]["data"]["mode"] == "summary"
 
 
-def test_failed_summary_falls_back_to_placeholders(ws, tmp_path):
+def test_placeholders_first_and_no_model_call_when_they_suffice(ws, tmp_path):
     script = write_script(tmp_path, _first_turn() + [
         {"text": "NO_REPLY"},  # flush: nothing to save
-        {"error": {"kind": "context_overflow", "message": "summary request too long"}},
         {"text": "Done."},
     ])
     agent = agent_for(ws, script)
     agent.turn("Please read big.txt")
     result = agent.turn(TURN2)
     assert result.reply == "Done."
-    done = result.compactions[0]
-    assert done.mode == "placeholders"
-    assert "summarising failed: summary request too long" in done.error
-    assert done.after_tokens < done.before_tokens
+    [done] = result.compactions
+    assert (done.mode, done.error, done.summary, len(done.replaced)) == ("placeholders", None, None, 1)
+    window = ws.config.get("agent.context_window")
+    assert done.before_tokens >= cp.SUMMARY_RATIO * window > done.after_tokens
+    assert result.usage["model_calls"] == 2  # the flush and the answer: no summary call
 
-    final = recorded_calls(script)[4]["messages"]
+    calls = recorded_calls(script)
+    assert len(calls) == 4
+    final = calls[3]["messages"]
     tool = [m for m in final if m["role"] == "tool"]
     assert len(tool) == 1
-    assert tool[0]["content"].startswith("[read_file result (")
+    assert tool[0]["content"].startswith("[read_file result (5760 chars)")
     assert tool[0]["content"].endswith("dropped by compaction; call the tool again if needed]")
     assert "row 0001" not in json.dumps(final)
     assert [m["role"] for m in final] == ["system", "user", "assistant", "tool", "assistant", "user"]
     assert agent.store.load_messages(agent.session_id) == agent.history
+
+
+def test_failed_summary_keeps_the_placeholders(ws, tmp_path):
+    script = write_script(tmp_path, _small_turn() + [
+        {"text": "NO_REPLY"},  # flush: nothing to save
+        {"error": {"kind": "context_overflow", "message": "summary request too long"}},
+        {"text": "Done."},
+    ])
+    agent = agent_for(ws, script)
+    agent.turn(TURN1)
+    result = agent.turn(TURN2)
+    assert result.reply == "Done."
+    [done] = result.compactions
+    assert done.mode == "placeholders"
+    assert "summarising failed: summary request too long" in done.error
+    assert done.after_tokens < done.before_tokens
+    final = recorded_calls(script)[4]["messages"]
+    assert [m["content"] for m in final if m["role"] == "tool"] == [
+        "[read_file result (384 chars) dropped by compaction; call the tool again if needed]"]
+    assert agent.store.load_messages(agent.session_id) == agent.history
+
+
+def test_compact_command_summarises_with_the_focus(ws, tmp_path):
+    script = write_script(tmp_path, _first_turn() + [
+        {"text": "hello back"},
+        {"text": "- the checklist of release 7.3 was read"},
+    ])
+    agent = agent_for(ws, script)
+    agent.turn("Please read big.txt")
+    agent.turn("hello")
+    done = agent.compact("the release number")
+    assert (done.mode, done.dropped, len(done.replaced)) == ("summary", 4, 1)
+    asked = recorded_calls(script)[-1]["messages"][1]["content"]
+    assert "The user asked the summary to focus on: the release number" in asked
+    assert "row 0001" in asked  # the summariser read the tool output as it was, not its placeholder
+    assert [m["role"] for m in agent.history] == ["user", "user", "assistant"]
+    assert agent.history[0]["content"].startswith(cp.SUMMARY_PREFIX)
+    assert agent.store.load_messages(agent.session_id) == agent.history
+
+
+def test_the_flush_happens_once_per_cycle_across_kit_run_processes(ws, tmp_path):
+    """Regression (issue 10): the "already flushed" flag lived in the process, so every
+    `kit run --session K` turn above 70 % flushed again. Three processes, one flush."""
+    from conftest import run_kit
+
+    base = cp.context_tokens([{"role": "system", "content": ws.prompt().prompt}]) + cp.tools_tokens(
+        builtin_registry().schemas())
+    set_config(ws.root, CONFIG.format(window=int(base / 0.72)))  # over 70 % at once, under 80 % for a while
+    script = write_script(tmp_path, [{"text": "ok"}] * 3)
+    env = {"KIT_NOW": "2026-05-07T09:00:00+00:00"}
+    for number in range(3):
+        done = run_kit("run", "--session", "main", "--model", f"script:{script}", f"message {number}",
+                       cwd=ws.root, env=env)
+        assert done.returncode == 0, done.stderr
+    calls = recorded_calls(script)
+    flushes = [c for c in calls if "pre-compaction memory flush" in c["messages"][-1]["content"]]
+    assert len(flushes) == 1
+    assert len(calls) == 4  # one flush, three answers
+    assert [c["messages"][-1]["content"] for c in calls if c not in flushes] == [
+        "message 0", "message 1", "message 2"]
 
 
 def test_split_keeps_tool_calls_with_their_results():

@@ -246,3 +246,18 @@ def test_reload_notices_wait_for_the_next_prompt(ws, tmp_path):
     # the reload seen while "hello" was typed is printed before that turn's reply
     assert [line.rstrip() for line in out_at_prompt[1].splitlines()[-3:-1]] == ["reloaded: SOUL.md", "Hi!"]
     assert out.getvalue().splitlines()[-2:] == ["reloaded: skills/standup/SKILL.md", "bye"]
+
+
+def test_compact_command(ws, tmp_path):
+    script = write_script(tmp_path, [
+        {"text": "first answer"}, {"text": "second answer"}, {"text": "- the user said hello twice"}])
+    agent = agent_for(ws, script)
+    repl, out = _repl(ws, agent)
+    repl.slash(SlashCommand("compact", ""))
+    assert "nothing to compact: nothing old enough to compact" in out.getvalue()
+    agent.turn("hello")
+    agent.turn("hello again")
+    repl.slash(SlashCommand("compact", "greetings"))
+    assert "compacted (summary):" in out.getvalue()
+    assert "focus on: greetings" in recorded_calls(script)[-1]["messages"][1]["content"]
+    assert [m["role"] for m in agent.history] == ["user", "user", "assistant"]

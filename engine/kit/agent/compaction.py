@@ -1,4 +1,5 @@
-"""Context compaction (§9): memory flush at 70 % of the window, summary at 80 %.
+"""Context compaction (§9): memory flush at 70 % of the window, compaction at 80 % — cheap first
+(old tool results to one-line placeholders), a model-written summary only if still over.
 
 The pure parts live here (token estimates, thresholds, where to split, the placeholder fallback,
 the prompts); the agent loop drives them because flushing and summarising need the model.
@@ -43,7 +44,9 @@ Preserve exact identifiers, paths, numbers, names and commands. Do not invent an
 SUMMARY_USER = _env.from_string(
     """Summarise this earlier part of the conversation ({{ count }} messages{% if cut %}, the oldest
 {{ cut }} characters omitted{% endif %}):
-
+{% if focus %}
+The user asked the summary to focus on: {{ focus }}
+{% endif %}
 {{ transcript }}"""
 )
 
@@ -96,11 +99,12 @@ def render_for_summary(old: list[dict[str, Any]]) -> tuple[str, int]:
     return text[cut:], cut
 
 
-def summary_messages(old: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def summary_messages(old: list[dict[str, Any]], *, focus: str = "") -> list[dict[str, Any]]:
     transcript, cut = render_for_summary(old)
     return [
         {"role": "system", "content": SUMMARY_SYSTEM},
-        {"role": "user", "content": SUMMARY_USER.render(count=len(old), cut=cut, transcript=transcript)},
+        {"role": "user", "content": SUMMARY_USER.render(count=len(old), cut=cut, transcript=transcript,
+                                                        focus=focus.strip())},
     ]
 
 
@@ -116,14 +120,16 @@ def placeholder_for(message: dict[str, Any]) -> str:
 
 
 def placeholders(old: list[dict[str, Any]]) -> dict[str, str]:
-    """tool_call_id → one-line placeholder for each old tool output (the summary fallback)."""
+    """tool_call_id → one-line placeholder for each old tool output that the placeholder makes
+    shorter (cheap compaction, before any summary; one already replaced is left alone)."""
     out = {}
     for message in old:
         if message.get("role") == "tool" and message.get("tool_call_id"):
-            if not str(message.get("content", "")).startswith("[") or "dropped by compaction" not in str(
-                message.get("content")
-            ):
-                out[message["tool_call_id"]] = placeholder_for(message)
+            content = str(message.get("content") or "")
+            placeholder = placeholder_for(message)
+            if len(placeholder) < len(content) and not (
+                    content.startswith("[") and "dropped by compaction" in content):
+                out[message["tool_call_id"]] = placeholder
     return out
 
 

@@ -345,12 +345,12 @@ class Agent:
         self.mcp = _mcp_clients(ws, self.status) if mcp else None
         self.store = SessionStore(ws)
         self.history: list[dict[str, Any]] = []
+        self._flushed = False  # this compaction cycle's memory flush happened (restored on resume)
+        self._compaction_stuck_at: int | None = None
         self.session: SessionInfo = self._open(session_key)
         self._prompt_cache: tuple[Any, Any] | None = None
         self._warning_state = _warning_state()
         self._bootstrap = _bootstrap_callback(ws, self.session.key)
-        self._flushed = False
-        self._compaction_stuck_at: int | None = None
         self._seen: dict[str, Any] = {}  # the file versions the model has read (write_file's compare-and-swap)
 
     # ------------------------------------------------------------------ sessions
@@ -369,7 +369,9 @@ class Agent:
             self._pending = []
         else:
             self._pending = None
-            self.history = self.store.load_messages(info.id)
+            resumed_state = self.store.load_state(info.id)
+            self.history = resumed_state.history
+            self._flushed = resumed_state.flushed
         started = fire_hook(self.ws, "session:start",
                             {"session_id": info.id, "key": info.key, "resumed": resumed,
                              # startup | resume | clear (after /new or /reset), as Claude Code names it
@@ -822,16 +824,24 @@ class Agent:
     def _maybe_compact(self, system: str, state: _TurnState, window: int) -> None:
         tokens = self._context_tokens(system)
         if cp.needs_flush(tokens, window) and not self._flushed:
+            # once per compaction cycle: the transcript's flush line says so to a resumed session
             self._flushed = True
             self._memory_flush(system, state, tokens, window)
             tokens = self._context_tokens(system)
         if cp.needs_summary(tokens, window) and self._compaction_stuck_at != len(self.history):
             result = self._compact(system, state, tokens, window)
             state.compactions.append(result)
-            if result.mode != "none":
-                self._flushed = False  # a new cycle: the next approach to the limit flushes again
             if cp.needs_summary(result.after_tokens, window):
                 self._compaction_stuck_at = len(self.history)
+
+    def compact(self, focus: str | None = None) -> cp.CompactionResult:
+        """Compact now (the REPL's `/compact [focus]`): old tool results become placeholders and
+        everything before the last exchange is summarised, with `focus` telling the summariser
+        what to keep."""
+        state = _TurnState(window=int(self.ws.config.get("agent.context_window")))
+        system = self.system_prompt()
+        tokens = self._context_tokens(system)
+        return self._compact(system, state, tokens, state.window, focus=focus or "", keep_tokens=0, summary=True)
 
     def _memory_flush(self, system: str, state: _TurnState, tokens: int, window: int) -> None:
         """A silent turn asking the model to save what matters to today's daily note."""
@@ -866,10 +876,15 @@ class Agent:
                 messages.append(tool_msg)
                 self._record(tool_msg, hidden=True, kind="flush")
 
-    def _compact(self, system: str, state: _TurnState, tokens: int, window: int) -> cp.CompactionResult:
-        system_tokens = cp.context_tokens([{"role": "system", "content": system}]) + self._tools_tokens()
-        keep = max(0, int(cp.KEEP_RATIO * window) - system_tokens)
-        old, recent = cp.split_history(self.history, keep)
+    def _compact(self, system: str, state: _TurnState, tokens: int, window: int, *, focus: str = "",
+                 keep_tokens: int | None = None, summary: bool = False) -> cp.CompactionResult:
+        """Cheap first: old tool results become one-line placeholders (no model call); only if the
+        context is still over the summary threshold (or `summary`: /compact asked) is the old part
+        summarised by the model. A summary starts a new cycle: the next approach flushes again."""
+        if keep_tokens is None:
+            system_tokens = cp.context_tokens([{"role": "system", "content": system}]) + self._tools_tokens()
+            keep_tokens = max(0, int(cp.KEEP_RATIO * window) - system_tokens)
+        old, recent = cp.split_history(self.history, keep_tokens)
         if not old:
             return cp.CompactionResult("none", tokens, tokens, error="nothing old enough to compact")
         fire_hook(self.ws, "compaction:before",
@@ -877,34 +892,36 @@ class Agent:
                    "messages": len(self.history), "compacting": len(old)},
                   session_key=self.session.key)
         self._say("compaction", f"compacting: context at {tokens / window:.0%} of the window")
-        error = None
-        summary = None
-        try:
-            response = self._call(cp.summary_messages(old), [], state)
-            summary = (response.text or "").strip() or None
-            if summary is None:
-                error = "the model returned an empty summary"
-        except (ProviderError, NoModelAvailable) as exc:
-            error = f"summarising failed: {exc}"
-        if summary is not None:
-            message = cp.summary_message(summary)
-            self.history = [message, *recent]
-            self._record(message, kind="compaction", mode="summary", dropped=len(old))
-            mode, replaced = "summary", {}
-        else:
-            replaced = cp.placeholders(old)
+        mode, error, text = "none", None, None
+        replaced = cp.placeholders(old)
+        if replaced:
             self.history = [
                 {**m, "content": replaced[m["tool_call_id"]]}
                 if m.get("role") == "tool" and m.get("tool_call_id") in replaced else m
                 for m in self.history
             ]
-            if replaced:
-                self._record({"role": "system", "content": ""}, kind="compaction",
-                                  mode="placeholders", replaced=replaced)
-            mode = "placeholders" if replaced else "none"
+            self._record({"role": "system", "content": ""}, kind="compaction", mode="placeholders",
+                         replaced=replaced)
+            mode = "placeholders"
         after = self._context_tokens(system)
+        if summary or cp.needs_summary(after, window):
+            try:
+                # the summariser reads the old part as it was, tool outputs included
+                response = self._call(cp.summary_messages(old, focus=focus), [], state)
+                text = (response.text or "").strip() or None
+                if text is None:
+                    error = "the model returned an empty summary"
+            except (ProviderError, NoModelAvailable) as exc:
+                error = f"summarising failed: {exc}"
+            if text is not None:
+                message = cp.summary_message(text)
+                self.history = [message, *recent]
+                self._record(message, kind="compaction", mode="summary", dropped=len(old))
+                mode = "summary"
+                self._flushed = False  # a new cycle: the next approach to the limit flushes again
+            after = self._context_tokens(system)
         result = cp.CompactionResult(mode, tokens, after, dropped=len(old) if mode == "summary" else 0,
-                                     replaced=replaced, summary=summary, error=error)
+                                     replaced=replaced, summary=text, error=error)
         fire_hook(self.ws, "compaction:after", {"session_id": self.session.id, **result.to_json()},
                   session_key=self.session.key)
         return result

@@ -156,6 +156,12 @@ class SessionHit:
         }
 
 
+@dataclass(frozen=True)
+class ResumedState:
+    history: list[dict[str, Any]]
+    flushed: bool  # the memory flush of the current compaction cycle happened
+
+
 def _row(r) -> SessionInfo:
     return SessionInfo(
         id=r["id"], key=r["key"], title=r["title"], created=r["created"], updated=r["updated"],
@@ -341,15 +347,26 @@ class SessionStore:
 
     def load_messages(self, session_id: str) -> list[dict[str, Any]]:
         """The live history as the model last saw it (compactions applied, hidden lines skipped)."""
+        return self.load_state(session_id).history
+
+    def load_state(self, session_id: str) -> ResumedState:
+        """What a resumed session continues from: the live history, and whether this compaction
+        cycle's memory flush already happened (a flush line after the last summary). The flag is
+        the transcript's, so separate `kit run --session` processes flush once per cycle."""
         history: list[dict[str, Any]] = []
+        flushed = False
         for line in self.transcript(session_id):
+            if line.get("kind") == "flush":
+                flushed = True
             if line.get("hidden"):
                 continue
             if line.get("kind") == "compaction":
                 history = apply_compaction_record(history, line)
+                if line.get("mode") == "summary":
+                    flushed = False  # a new cycle
                 continue
             history.append(to_message(line))
-        return history
+        return ResumedState(history, flushed)
 
     # ------------------------------------------------------------------ search
 

@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "memory": "/memory QUERY — search memory (not recorded as a recall)",
     "dream": "run dreaming now (light, REM, deep)",
     "prompt": "show the current system prompt and its size",
+    "compact": "/compact [focus] — compact the conversation now (old tool results, then a summary)",
     "help": "show this help (also /?)",
     "exit": "leave (also /quit, /q, Ctrl-D); a --session KEY session stays open to resume",
 }
@@ -261,6 +262,15 @@ class Repl:
             self.console.print(f"[yellow]budget: {escape(str(warning))}[/yellow]", highlight=False)
         self.console.print(f"[dim]system prompt: {len(text)} chars, ~{estimate_tokens(text)} tokens "
                            f"(workspace version {self.ws.version})[/dim]")
+
+    def cmd_compact(self, args: str) -> None:
+        result = self.agent.compact(args or None)
+        if result.mode == "none":
+            self.console.print(f"[dim]nothing to compact: {escape(result.error or 'the history is short')}[/dim]")
+            return
+        note = f" ({escape(result.error)})" if result.error else ""
+        self.console.print(f"[dim]compacted ({result.mode}): {result.before_tokens} → "
+                           f"{result.after_tokens} tokens{note}[/dim]")
 
     def cmd_memory(self, args: str) -> None:
         if not args:
