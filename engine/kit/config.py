@@ -107,6 +107,9 @@ SCHEMA: dict[str, Any] = {
         "model": _f("str", "ollama/llama3.2"),
         "fallbacks": _f("list", []),
         "max_iterations": _f("int", 25, minimum=1),
+        # tool calls of one reply run at the same time, at most this many (1: one after another);
+        # tools that change state are serialised as they declare (kit.tools.registry.Tool.serial)
+        "parallel_tools": _f("int", 4, minimum=1),
         "context_window": _f("int", 32000, minimum=1000),
         # the reply cap for hosted models, and for models served on this machine (type ollama or a
         # loopback base_url), where a rambling small model costs minutes (docs/providers.md)

@@ -224,6 +224,16 @@ def unanswered_calls(history: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return []
 
 
+def tool_keys(calls: list[ToolCall], tools: ToolRegistry) -> list[str | None]:
+    """Each call's lock key (kit.tools.registry.Tool.lock_key): "*" runs alone, a resource
+    ("path=notes.md") in order with the calls on the same one, None alongside anything."""
+    keys: list[str | None] = []
+    for call in calls:
+        found = tools.get(call.name)
+        keys.append(found.lock_key(call.arguments) if found is not None else None)
+    return keys
+
+
 def call_signature(name: str, arguments: dict[str, Any]) -> str:
     return name + "\0" + json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
 
@@ -795,21 +805,29 @@ class Agent:
         return False
 
     def _run_calls(self, response: ModelResponse, react: _Reacting, prepared: Prepared) -> None:
-        """Run one reply's tool calls; every call gets its answer in the history, in order."""
+        """Run one reply's tool calls — at the same time, up to agent.parallel_tools, as far as
+        each tool's `serial` declaration allows — and answer every call in the history, in the
+        order the model asked."""
         cut = response.truncated or bool(getattr(response, "cut_tool_calls", ()))
+        counts: list[int] = []
+        runs: list[ToolCall] = []  # the calls that run (a stopped run answers the rest itself)
         for call in response.tool_calls:
             count = react.repeats.see(call_signature(call.name, call.arguments))
             if react.stopped or count >= REPEAT_STOP:
                 if not react.stopped:
                     react.stopped, react.stopped_on = "repeated_tool_call", call.name
+                counts.append(-1)
+                continue
+            counts.append(count)
+            runs.append(call)
+        outcomes = iter(self._execute(runs, prepared.ctx, react.iterations))
+        for call, count in zip(response.tool_calls, counts, strict=True):
+            if count < 0:
                 # every tool call needs an answer, or the next request is malformed
                 self._append(tool_message(call, f"[kit] not run: the run was stopped ({call.name} "
                                                 f"repeated {REPEAT_STOP} times in a row)"))
                 continue
-            self._emit(ev.ToolCallStarted(call.id, call.name, dict(call.arguments), react.iterations))
-            outcome = execute_tool(prepared.ctx, call.name, call.arguments, call_id=call.id)
-            self._emit(ev.ToolCallFinished(call.id, call.name, outcome.ok, outcome.blocked, outcome.truncated,
-                                           outcome.preview, react.iterations, dict(outcome.arguments)))
+            outcome = next(outcomes)
             react.outcomes.append(outcome)
             content = outcome.result
             if count >= REPEAT_WARN:
@@ -818,6 +836,69 @@ class Agent:
                 # whatever followed the last complete call (a cut call, text) is lost: say so
                 content += CUT_AFTER_CALLS_NOTE.format(cap=react.max_tokens or "the server's")
             self._append(tool_message(call, content))
+
+    def _execute(self, calls: list[ToolCall], ctx: ToolContext, step: int) -> list[ToolOutcome]:
+        """The calls' outcomes, in order. Calls that may overlap run together in a thread pool (at
+        most agent.parallel_tools); a call that must run alone (exec) runs in this thread between
+        them, so its approval question and Ctrl-C behave as without threads. Events go out from
+        this thread in the model's order."""
+        workers = int(self.ws.config.get("agent.parallel_tools"))
+        keys = tool_keys(calls, self.tools)
+        out: list[ToolOutcome] = []
+        batch: list[int] = []
+        for index, call in enumerate(calls):
+            if keys[index] != "*" and workers > 1:
+                batch.append(index)
+                continue
+            out += self._run_batch(calls, keys, batch, ctx, step, workers)
+            batch = []
+            self._emit(ev.ToolCallStarted(call.id, call.name, dict(call.arguments), step))
+            out.append(execute_tool(ctx, call.name, call.arguments, call_id=call.id))
+            self._tool_done(out[-1], step)
+        return out + self._run_batch(calls, keys, batch, ctx, step, workers)
+
+    def _run_batch(self, calls: list[ToolCall], keys: list[str | None], batch: list[int], ctx: ToolContext,
+                   step: int, workers: int) -> list[ToolOutcome]:
+        """Calls that may overlap, at the same time; those on the same resource in order."""
+        if not batch:
+            return []
+        for index in batch:
+            call = calls[index]
+            self._emit(ev.ToolCallStarted(call.id, call.name, dict(call.arguments), step))
+        if len(batch) == 1:
+            call = calls[batch[0]]
+            outcome = execute_tool(ctx, call.name, call.arguments, call_id=call.id)
+            self._tool_done(outcome, step)
+            return [outcome]
+        from concurrent.futures import ThreadPoolExecutor
+
+        futures: list[Any] = []
+
+        def run(position: int) -> ToolOutcome:
+            key = keys[batch[position]]
+            for earlier in range(position):
+                if key is not None and keys[batch[earlier]] == key:
+                    futures[earlier].exception()  # the same file: wait for the earlier call to finish
+            call = calls[batch[position]]
+            return execute_tool(ctx, call.name, call.arguments, call_id=call.id)
+
+        pool = ThreadPoolExecutor(max_workers=min(workers, len(batch)), thread_name_prefix="kit-tool")
+        try:
+            # submitted in order, each waiting only for earlier ones: a bounded pool cannot deadlock
+            for position in range(len(batch)):
+                futures.append(pool.submit(run, position))
+            done = []
+            for future in futures:
+                done.append(future.result())
+                self._tool_done(done[-1], step)
+            return done
+        finally:
+            # Ctrl-C: calls not started yet never start; running ones finish on their own
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _tool_done(self, outcome: ToolOutcome, step: int) -> None:
+        self._emit(ev.ToolCallFinished(outcome.call_id, outcome.name, outcome.ok, outcome.blocked,
+                                       outcome.truncated, outcome.preview, step, dict(outcome.arguments)))
 
     # ------------------------------------------------------------------ compaction
 

@@ -59,6 +59,7 @@ class LiveTurn:
         self.step = 0
         self.waiting: str | None = None  # the spinner's label, None: no spinner
         self.printed: list[str] = []  # every step's text, as printed
+        self.running: list[str] = []  # tools running now (one reply's calls run together)
         self._spinner = Spinner("dots", style="cyan")
 
     # ------------------------------------------------------------------ events
@@ -79,10 +80,15 @@ class LiveTurn:
             self._draw()
         elif kind == "tool_call":
             self._commit()
-            self._wait(f"running {event.name} …")
+            self.running.append(event.name)
+            self._wait(f"running {', '.join(self.running)} …")
         elif kind == "tool_result":
             self._stop()
+            if event.name in self.running:
+                self.running.remove(event.name)
             self.console.print(self.tool_line(event), markup=False, highlight=False, style="dim")
+            if self.running:  # calls of the same reply still running alongside
+                self._wait(f"running {', '.join(self.running)} …")
         elif kind == "final":
             self._commit()
 

@@ -191,7 +191,7 @@ def _remember(ctx: ToolContext, rel: str, text: str) -> None:
       description="Read a text file in the workspace (paths relative to the workspace).",
       params={"path": STR, "start": {**INT, "description": "first line, 1-based"},
               "lines": {**INT, "description": "how many lines"}},
-      required=("path",))
+      required=("path",), serial="path")  # after a write to the same file in the same reply
 def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     from kit.filewrite import file_state
 
@@ -217,7 +217,7 @@ def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
 @tool("write_file",
       summary="create or replace a file in the workspace",
       description="Create or overwrite a text file in the workspace.",
-      params={"path": STR, "content": STR}, required=("path", "content"), serial=True)
+      params={"path": STR, "content": STR}, required=("path", "content"), serial="path")
 def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     from kit.errors import ConflictError
     from kit.filewrite import file_state
@@ -247,7 +247,7 @@ def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
       summary="replace exact text in a workspace file",
       description="Replace exact text in a workspace file. old_text must occur exactly once unless replace_all.",
       params={"path": STR, "old_text": STR, "new_text": STR, "replace_all": BOOL},
-      required=("path", "old_text", "new_text"), serial=True)
+      required=("path", "old_text", "new_text"), serial="path")
 def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     path = _confined(ctx, _require(args, "path"), for_write=True)
     rel = _rel(ctx, path)

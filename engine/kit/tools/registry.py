@@ -83,16 +83,38 @@ class Tool:
     summary: str  # its line in the system prompt's tools section (short: it is in every prompt)
     parameters: Mapping[str, Any]  # a JSON schema of the arguments (an object schema)
     run: ToolFunction = field(compare=False)  # (context, arguments) -> text; raises ToolError / Blocked
-    # True for tools that change state (files, exec, memory writes): a runner that executes a
-    # turn's calls concurrently must run these one at a time, in the order the model asked
-    serial: bool = False
+    # How a turn's calls may overlap (the agent runs one reply's calls concurrently):
+    #   False — runs alongside anything (reads);
+    #   True — runs alone, in the order the model asked: every earlier call finishes first and
+    #          every later one waits for it (exec: a command may touch anything);
+    #   "path" (the name of an argument) — calls naming the same value run one after another, in
+    #          order (writes to the same file); other values run alongside.
+    serial: bool | str = False
     source: str = "kit"  # "kit" for the built-in tools; where an added tool came from otherwise
+
+    def lock_key(self, arguments: Mapping[str, Any]) -> str | None:
+        """What this call must not overlap with: "*" (everything), a resource ("path=notes.md"),
+        or None (nothing)."""
+        if self.serial is True:
+            return "*"
+        if isinstance(self.serial, str) and self.serial:
+            value = arguments.get(self.serial) if isinstance(arguments, Mapping) else None
+            return f"{self.serial}={_normalised(value)}" if value is not None else "*"
+        return None
 
     def schema(self) -> dict[str, Any]:
         """The function schema sent with every request (OpenAI's chat shape; adapters convert)."""
         return {"type": "function",
                 "function": {"name": self.name, "description": self.description,
                              "parameters": dict(self.parameters)}}
+
+
+def _normalised(value: Any) -> str:
+    """A resource name as a lock key: `./notes.md` and `notes.md` are the same file."""
+    import posixpath
+
+    text = str(value).strip().replace("\\", "/")
+    return posixpath.normpath(text) if text else text
 
 
 def tool(
@@ -102,7 +124,7 @@ def tool(
     description: str,
     params: Mapping[str, Any] | None = None,
     required: Iterable[str] = (),
-    serial: bool = False,
+    serial: bool | str = False,
 ) -> Callable[[ToolFunction], Tool]:
     """Declare a tool over its function: `@tool(...)` replaces the function by its `Tool`."""
 
