@@ -68,8 +68,8 @@ providers:
     assert [r["model"] for r in requests] == ["test-model", "test-model"]
     first, second = requests[0]["body"], requests[1]["body"]
     assert sorted(t["function"]["name"] for t in first["tools"]) == sorted(
-        ["memory_search", "memory_get", "memory_write", "skills_list", "skill_view", "read_file",
-         "write_file", "edit_file", "exec"])
+        ["memory_search", "memory_get", "memory_write", "session_search", "skills_list", "skill_view",
+         "read_file", "write_file", "edit_file", "exec"])
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool"]
     call_id = second["messages"][2]["tool_calls"][0]["id"]

@@ -38,8 +38,8 @@ def test_default_layout_stable_parts_then_memory_then_dynamic_tail(workspace, ki
     assert prompt.rstrip().endswith("Thursday, 2026-05-07 09:00 (UTC+00:00)")
     for tool in builtin_registry():
         assert f"- {tool.name}: {tool.summary}" in prompt
-    assert builtin_registry().names == ("memory_search", "memory_get", "memory_write", "skills_list", "skill_view",
-                                     "read_file", "write_file", "edit_file", "exec")
+    assert builtin_registry().names == ("memory_search", "memory_get", "memory_write", "session_search",
+                                     "skills_list", "skill_view", "read_file", "write_file", "edit_file", "exec")
 
 
 @pytest.mark.parametrize(

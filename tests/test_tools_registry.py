@@ -42,8 +42,9 @@ def test_the_views_come_from_one_declaration():
     assert forecast.parameters == {"type": "object", "properties": {"city": {"type": "string",
                                                                              "description": "a city"}},
                                    "required": ["city"], "additionalProperties": False}
-    # the tools that change state say so, for a runner that executes calls concurrently
-    assert {t.name for t in registry if t.serial} == {"memory_write", "write_file", "edit_file", "exec"}
+    # how each tool's calls may overlap when a reply's calls run together: alone, or per file
+    assert {t.name: t.serial for t in registry if t.serial} == {
+        "memory_write": True, "exec": True, "read_file": "path", "write_file": "path", "edit_file": "path"}
 
 
 def test_names_are_checked_and_never_taken_twice():
@@ -54,7 +55,7 @@ def test_names_are_checked_and_never_taken_twice():
         registry.add(Tool(name="has space", description="x", summary="x", parameters={}, run=lambda c, a: ""))
     replacement = Tool(name="read_file", description="x", summary="reads", parameters={}, run=lambda c, a: "r")
     registry.add(replacement, replace=True)
-    assert registry.get("read_file") is replacement and len(registry) == 9
+    assert registry.get("read_file") is replacement and len(registry) == 10
     assert registry.remove("exec").name == "exec" and "exec" not in registry
     assert builtin_registry().names[-1] == "exec"  # every registry is its own: nothing global changed
     assert registry.subset(["memory_get", "nope"]).names == ("memory_get",)
@@ -69,7 +70,8 @@ def test_an_added_tool_runs_and_failures_reach_the_model(workspace):
     assert (failed.ok, failed.result) == (False, "error: no forecast for Atlantis")
     unknown = execute_tool(ToolContext(workspace), "weather__forecast", {"city": "Lyon"})
     assert unknown.result == ("error: unknown tool `weather__forecast`; available: memory_search, memory_get, "
-                              "memory_write, skills_list, skill_view, read_file, write_file, edit_file, exec")
+                              "memory_write, session_search, skills_list, skill_view, read_file, write_file, edit_file, "
+                              "exec")
 
 
 def test_the_agent_offers_lists_and_runs_its_registry(ws_path, tmp_path):

@@ -711,7 +711,7 @@ class Agent:
                      text=own if recall.block or gate.context or own != text.strip() else None)
         ctx = ToolContext(self.ws, session_id=self.session.id, session_key=self.session.key,
                           interactive=self.interactive, approve=self.approve, tools=self.tools,
-                          seen=self._seen, skills=self._active_skills(text))
+                          seen=self._seen, skills=self._active_skills(text), sessions=self.store)
         return Prepared(ctx, self.tools.schemas(), len(recall.hits))
 
     def _react(self, prepared: Prepared, state: _TurnState) -> Reaction:

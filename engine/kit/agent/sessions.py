@@ -144,6 +144,7 @@ class SessionHit:
     seq: int
     role: str
     snippet: str
+    created: float | None = None  # when the session began
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -370,7 +371,9 @@ class SessionStore:
 
     # ------------------------------------------------------------------ search
 
-    def search(self, query: str, *, limit: int = 20) -> list[SessionHit]:
+    def search(self, query: str, *, limit: int = 20, exclude: str | None = None) -> list[SessionHit]:
+        """Messages matching `query`, best first; `exclude`: a session id left out (the agent's
+        session_search leaves out the conversation it is in)."""
         query = query.strip()
         if not query:
             return []
@@ -378,36 +381,36 @@ class SessionStore:
         words = _WORD_RE.findall(query)
         if words and not _CJK_RE.search(query):
             match = " AND ".join('"' + w.replace('"', '""') + '"' for w in words)
-            rows = self._fts("session_fts", match, limit)
+            rows = self._fts("session_fts", match, limit, exclude)
         if not rows and len(query) >= 3:
             # trigram: CJK text (no word boundaries) and substrings of longer words
             parts = [p for p in re.split(r"\s+", query) if len(p) >= 3] or [query]
             match = " AND ".join('"' + p.replace('"', '""') + '"' for p in parts)
-            rows = self._fts("session_trigram", match, limit)
+            rows = self._fts("session_trigram", match, limit, exclude)
         if not rows:
             # one- and two-character CJK queries are below trigram length: scan
             rows = self.db.execute(
-                "SELECT f.session_id, f.seq, f.role, f.content AS snip, s.key, s.title "
+                "SELECT f.session_id, f.seq, f.role, f.content AS snip, s.key, s.title, s.created "
                 "FROM session_trigram f JOIN sessions s ON s.id = f.session_id "
-                "WHERE f.content LIKE ? ESCAPE '\\' ORDER BY s.updated DESC, f.seq LIMIT ?",
-                (f"%{_escape_like(query)}%", limit),
+                "WHERE f.content LIKE ? ESCAPE '\\' AND f.session_id != ? ORDER BY s.updated DESC, f.seq LIMIT ?",
+                (f"%{_escape_like(query)}%", exclude or "", limit),
             ).fetchall()
             rows = [dict(r, snip=_around(r["snip"], query)) for r in rows]
         return [
-            SessionHit(r["session_id"], r["key"], r["title"], int(r["seq"]), r["role"], r["snip"])
+            SessionHit(r["session_id"], r["key"], r["title"], int(r["seq"]), r["role"], r["snip"], r["created"])
             for r in rows
         ]
 
-    def _fts(self, table: str, match: str, limit: int) -> list[Any]:
+    def _fts(self, table: str, match: str, limit: int, exclude: str | None = None) -> list[Any]:
         import sqlite3
 
         try:
             rows = self.db.execute(
                 f"SELECT f.session_id, f.seq, f.role, f.content, "
                 f"snippet({table}, 0, '{_HIT_OPEN}', '{_HIT_CLOSE}', '{_CUT}', 12) AS snip, "
-                f"s.key, s.title FROM {table} f JOIN sessions s ON s.id = f.session_id "
-                f"WHERE {table} MATCH ? ORDER BY bm25({table}), s.updated DESC LIMIT ?",
-                (match, limit),
+                f"s.key, s.title, s.created FROM {table} f JOIN sessions s ON s.id = f.session_id "
+                f"WHERE {table} MATCH ? AND f.session_id != ? ORDER BY bm25({table}), s.updated DESC LIMIT ?",
+                (match, exclude or "", limit),
             ).fetchall()
         except sqlite3.OperationalError:
             return []

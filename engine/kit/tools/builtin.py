@@ -8,6 +8,7 @@ are imported when a tool runs, so listing the tools (for the prompt) stays cheap
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from kit.core import WorkspaceCore
@@ -113,6 +114,32 @@ def memory_write(ctx: ToolContext, args: dict[str, Any]) -> str:
         fire_hook(ctx.ws, "memory:write", {"source": ctx.recall_source, "session_id": ctx.session_id, **data},
                   session_key=ctx.session_key)
     return to_json_text(data)
+
+
+@tool("session_search",
+      summary="search your past conversations with the user (not this one): what was said or decided",
+      description="Full-text search over past sessions (this conversation excluded): finds what the "
+                  "user said or decided earlier, e.g. 'what did we decide about the deploy last week'.",
+      params={"query": {**STR, "description": "words to look for"},
+              "limit": {**INT, "description": "maximum results (default 8)"}},
+      required=("query",))
+def session_search(ctx: ToolContext, args: dict[str, Any]) -> str:
+    query = str(_require(args, "query"))
+    limit = min(_int_arg(args, "limit", None) or SESSION_SEARCH_LIMIT, 50)
+    if ctx.sessions is None:
+        raise ToolError("session_search works in an agent run (no session store here)")
+    hits = ctx.sessions.search(query, limit=limit, exclude=ctx.session_id)
+    if not hits:
+        return f"no past session mentions {query!r}"
+    lines = []
+    for hit in hits:
+        when = datetime.fromtimestamp(hit.created).astimezone().date().isoformat() if hit.created else "?"
+        where = f"session {hit.session_id}" + (f" ({hit.key})" if hit.key != hit.session_id else "")
+        lines.append(f"- {when} · {where} · {hit.role} #{hit.seq}: {' '.join(hit.snippet.split())}")
+    return "\n".join(lines)
+
+
+SESSION_SEARCH_LIMIT = 8
 
 
 # --------------------------------------------------------------------------- skills tools
@@ -311,7 +338,7 @@ def exec_command(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 
 # the order the prompt lists them in and the schemas travel in
-BUILTIN_TOOLS = (memory_search, memory_get, memory_write, skills_list, skill_view,
+BUILTIN_TOOLS = (memory_search, memory_get, memory_write, session_search, skills_list, skill_view,
                  read_file, write_file, edit_file, exec_command)
 
 
