@@ -78,7 +78,9 @@ def test_turn_with_memory_skill_and_archive(ws, tmp_path, cli):
     first = recorded_calls(script)[0]["messages"]
     user = first[-1]["content"]
     assert user.startswith("<memory-context>\n")
-    assert "memory/2026-05-05.md:3-3: Deploy checklist for the billing service" in user
+    # the fact and its note's date, no path:line reference and no header for the model to copy
+    assert "\n- Deploy checklist for the billing service" in user and "(2026-05-05)\n" in user
+    assert "memory/" not in user and ":3-3" not in user
     assert user.endswith("</memory-context>\n\n" + QUESTION)
     assert "<memory-context>" not in first[0]["content"]
     active = by_source["active"]
@@ -123,8 +125,9 @@ def test_active_recall_respects_budget_and_switch(ws_path, kit_now, tmp_path):
     agent = agent_for(ws, script)
     agent.turn(QUESTION)
     user = recorded_calls(script)[0]["messages"][-1]["content"]
-    line = [ln for ln in user.splitlines() if ln.startswith("- memory/")][0]
-    snippet = line.split(": ", 1)[1]
+    [line] = [ln for ln in user.splitlines() if ln.startswith("- ")]
+    assert line.endswith(" (2026-05-05)")  # the daily note's date after the fact
+    snippet = line[2:-len(" (2026-05-05)")]
     assert len(snippet) == 40 and snippet.endswith("…")
 
     (ws_path / "kit.yaml").write_text("memory:\n  active_recall: {enabled: false}\n")
@@ -177,11 +180,12 @@ def test_active_recall_leaves_out_memory_md_which_the_prompt_already_carries(ws,
     first = recorded_calls(script)[0]["messages"]
     assert "The billing deploy checklist: run the database migrations" in first[0]["content"]  # system prompt
     recalled = [ln for ln in first[-1]["content"].splitlines() if ln.startswith("- ")]
-    assert [ln.split(": ", 1)[0] for ln in recalled] == ["- memory/2026-05-05.md:3-3"]
+    assert recalled == ["- Deploy checklist for the billing service: run the database migrations, then flip "
+                        "the feature flag. (2026-05-05)"]
     assert [e.key for e in _events(ws) if e.source == "active"] == ["memory/2026-05-05.md:3:3"]
 
     # a subagent run does not load MEMORY.md into its prompt, so recall may bring it in
     agent_for(ws, script, kind="subagent").turn(QUESTION)
     second = recorded_calls(script)[1]["messages"]
     assert "The billing deploy checklist" not in second[0]["content"]
-    assert "- MEMORY.md:1-3: # Memory - The billing deploy checklist" in second[-1]["content"]
+    assert "\n- # Memory - The billing deploy checklist" in second[-1]["content"]  # no date: not a daily note

@@ -18,11 +18,14 @@ import jinja2
 from kit.core import WorkspaceCore
 
 _env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+# The format is chosen so models do not echo it (measured against SmolLM2-135M on the real
+# llama.cpp server, docs/agent.md "Active recall"): bare facts, a daily note's date in brackets,
+# no header sentence and no `path:line` references — those read like a document the model went
+# on to copy. The tag stays: Kit strips the block by it from transcripts, titles and archives.
 BLOCK = _env.from_string(
     """<memory-context>
-Notes recalled automatically from memory for this message (may be outdated; check before relying on them):
 {% for hit in hits -%}
-- {{ hit.path }}:{{ hit.start_line }}-{{ hit.end_line }}: {{ hit.snippet }}
+- {{ hit.snippet }}{% if hit.day %} ({{ hit.day }}){% endif %}
 {% endfor -%}
 </memory-context>"""
 )
@@ -35,6 +38,14 @@ class RecallHit:
     end_line: int
     score: float
     snippet: str
+
+    @property
+    def day(self) -> str | None:
+        """The date of the daily note it comes from (shown with the fact), else None."""
+        from kit.memory.notes import note_date
+
+        found = note_date(self.path)
+        return found.isoformat() if found else None
 
 
 @dataclass(frozen=True)
