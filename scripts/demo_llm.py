@@ -7,10 +7,10 @@
 3. Drive the real REPL (`kit run` on a pseudo-terminal, as a person would type) and show the
    exchange as it happens: the answer carries the fact from MEMORY.md.
 
-Streaming hook (issue 10): the REPL is on a real terminal and its output is shown as it arrives,
-with the time to the first reply character and to the complete reply. Today Kit prints the reply
-only when it is complete, so the two are equal; once Kit streams, the first comes much earlier,
-and this demo shows it with no change.
+Streamed (issue 10): the REPL runs on a real (pseudo-)terminal, so Kit shows a spinner with the
+model's name while the model thinks and then draws the reply as live Markdown as the tokens
+arrive; the demo echoes that terminal as it happens and prints the time to the spinner, to the
+first reply text and to the complete reply.
 """
 
 from __future__ import annotations
@@ -71,16 +71,20 @@ def main() -> int:
         make_workspace(server)
         say(f"workspace: {DEMO.relative_to(ROOT)}/  (MEMORY.md says: \"{FACT}\")")
         say(f"\n$ cd {DEMO.relative_to(ROOT)} && kit run      # the REPL; the first prompt is slow (cold cache)\n")
-        env = dict(os.environ, TERM="dumb", COLUMNS="100", PYTHONUNBUFFERED="1")
+        env = dict(os.environ, TERM="xterm-256color", COLUMNS="100", LINES="40", PYTHONUNBUFFERED="1")
         child = pexpect.spawn(sys.executable, ["-m", "kit", "run"], cwd=str(DEMO), env=env,
-                              encoding="utf-8", timeout=REPLY_TIMEOUT_S)
+                              encoding="utf-8", timeout=REPLY_TIMEOUT_S, dimensions=(40, 100))
         child.logfile_read = sys.stdout  # everything the terminal shows, as it arrives
         try:
             child.expect_exact(PROMPT)
             child.sendline(QUESTION)
             child.expect_exact(QUESTION)  # the terminal's echo of what was typed
             sent = time.perf_counter()
-            child.expect(r"\S")  # the first thing Kit prints after the question
+            child.expect_exact(server.model)  # the spinner: "local/smollm2 …" while it thinks
+            spinner = time.perf_counter() - sent
+            # the first reply text the live area draws: a line starting with a word character
+            # (the spinner's own lines start with its coloured frame)
+            child.expect(r"(?:\x1b\[2K|\x1b\[\?25l|\r\n)(?:\x1b\[[0-9;]*m)*[A-Za-z0-9]")
             first = time.perf_counter() - sent
             reply = child.after
             child.expect_exact(PROMPT)
@@ -92,8 +96,8 @@ def main() -> int:
             if child.isalive():
                 child.terminate(force=True)
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", reply)
-    say(f"\n\nfirst reply output after {first:.1f} s, reply complete after {whole:.1f} s "
-        "(equal until Kit streams: issue 10)")
+    say(f"\n\nspinner with the model's name after {spinner:.1f} s, first reply text after {first:.1f} s, "
+        f"reply complete after {whole:.1f} s (streamed: the text appears as the model writes it)")
     if TOKEN in plain:
         say(f"✓ the fact from MEMORY.md reached the answer ({TOKEN})")
         return 0

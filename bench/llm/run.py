@@ -10,7 +10,9 @@ a warm prompt cache: one untimed `kit run` first, so every timed request reuses 
 cores, which would swamp what is compared here). Direct = the same system prompt and question
 streamed from the server with `stream: true`; its first token is the first SSE chunk carrying
 content. Kit = a `kit run QUESTION` process, from spawn to the first byte of the reply on stdout
-(today Kit prints the reply only when it is complete). Medians of --runs; ratios in one run.
+(piped, Kit prints the reply once it is complete), to the first `text_delta` of `--stream-json`,
+and, on a pseudo-terminal, to the reply's first word on screen (streamed, live Markdown): time to
+first printed token. Medians of --runs; ratios in one run.
 """
 
 from __future__ import annotations
@@ -77,10 +79,44 @@ def kit_first_output(ws: Path, env: dict[str, str]) -> tuple[float, float, str]:
     return first, time.perf_counter() - start, (first_byte + rest).decode(errors="replace")
 
 
-def kit_streamed_first_token(ws: Path, env: dict[str, str]) -> float | None:
-    """Hook for issue 10: Kit's time to its first *streamed* token (a `kit run` on a pseudo-
-    terminal, or `--stream-json`'s first text event). Kit does not stream yet: None."""
-    return None
+def kit_stream_json_first(ws: Path, env: dict[str, str]) -> tuple[float, str]:
+    """(seconds from spawn to the first `text_delta` line of `kit run --stream-json`, the reply)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "kit", "run", "--stream-json", QUESTION], cwd=ws, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    first, reply = None, ""
+    for line in proc.stdout:
+        event = json.loads(line)
+        if event["type"] == "text_delta" and first is None:
+            first = time.perf_counter() - start
+        elif event["type"] == "final":
+            reply = event["reply"]
+    proc.wait()
+    return (first if first is not None else time.perf_counter() - start), reply
+
+
+def kit_streamed_first_token(ws: Path, env: dict[str, str], reply: str) -> float | None:
+    """Seconds from spawn to the reply's first characters on a terminal: `kit run QUESTION` on a
+    pseudo-terminal (live Markdown), waiting for the start of the reply the same question got
+    (greedy decoding: the same text every time). None without pexpect."""
+    try:
+        import pexpect
+    except ImportError:
+        return None
+    words = reply.strip().split()
+    if not words:
+        return None
+    start = time.perf_counter()
+    child = pexpect.spawn(sys.executable, ["-m", "kit", "run", QUESTION], cwd=str(ws),
+                          env={**env, "TERM": "xterm-256color"}, encoding="utf-8", timeout=600,
+                          dimensions=(40, 120))
+    try:
+        child.expect_exact(words[0][:8])
+        first = time.perf_counter() - start
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    return first
 
 
 def main() -> int:
@@ -127,7 +163,10 @@ def main() -> int:
         k_first = statistics.median(r[0] for r in kit)
         k_total = statistics.median(r[1] for r in kit)
         k_plain = statistics.median(r[0] for r in kit_plain)
-        streamed = kit_streamed_first_token(ws, env)
+        stream_json = [kit_stream_json_first(ws, env) for _ in range(args.runs)]
+        j_first = statistics.median(r[0] for r in stream_json)
+        streamed_runs = [kit_streamed_first_token(ws, env, stream_json[0][1]) for _ in range(args.runs)]
+        streamed = statistics.median(streamed_runs) if None not in streamed_runs else None
         # generation speed, for agent.max_tokens_local: a reply of up to 256 tokens, streamed
         ramble = [{"role": "user", "content": "Write a very long story about a dragon, at least 800 words."}]
         speeds = []
@@ -148,11 +187,14 @@ def main() -> int:
     print(f"  ratio kit first output / server whole reply   {k_first / d_total:6.1f}x")
     print(f"  Kit's own share (first output - server whole reply): {(k_first - d_total) * 1000:.0f} ms, "
           f"{(k_plain - d_total) * 1000:.0f} ms without active recall")
+    print(f"  kit run --stream-json: first text_delta {j_first * 1000:8.0f} ms   "
+          f"(ratio to server first token {j_first / d_first:.1f}x)")
     if streamed is None:
-        print("  kit streamed first token                 n/a (issue 10: Kit does not stream yet)")
+        print("  kit run on a terminal: first printed token  n/a (pexpect missing)")
     else:
-        print(f"  kit streamed first token                {streamed * 1000:8.0f} ms   "
-              f"(ratio to server {streamed / d_first:.1f}x)")
+        print(f"  kit run on a terminal: first printed token {streamed * 1000:6.0f} ms   "
+              f"(ratio to server first token {streamed / d_first:.1f}x; before streaming the first output "
+              f"came with the whole reply: {k_first * 1000:.0f} ms on a pipe above)")
     print(f"\ngeneration: {rate:.1f} tokens/s (median of {len(speeds)}, one thread): a reply at "
           f"agent.max_tokens_local (1,024) takes ~{1024 / rate:.0f} s, one at agent.max_tokens (4,096) "
           f"~{4096 / rate:.0f} s")

@@ -201,3 +201,45 @@ def test_failover_is_visible(failover):
     data = run.json()
     assert data["model"] == "local/smollm2"
     assert [a["outcome"] for a in data["attempts"]] == ["unreachable", "ok"]
+
+
+# ---------------------------------------------------------------------------- the recall block
+
+STAGING_NOTE = ("# 2026-05-05\n\n- The staging database moved to host db-7 on Tuesday.\n"
+                "- The deploy window is Thursday at 14:00.\n")
+STAGING_QUESTION = "staging database db-7"
+# what a copied recall block leaves in a reply: the tag, the old format's path:line and header
+ECHO_MARKERS = ("memory-context", "memory/2026", ".md:3-3", "recalled automatically", "may be outdated")
+
+
+@pytest.fixture(scope="module")
+def recall_ws(llama, tmp_path_factory):
+    ws = make_workspace(tmp_path_factory.mktemp("recall"), local_config(llama))
+    (ws / "memory").mkdir(exist_ok=True)
+    (ws / "memory" / "2026-05-05.md").write_text(STAGING_NOTE)
+    return ws
+
+
+def test_the_old_recall_format_was_echoed(recall_ws, kit_run, llama):
+    """Issue 10's report, reproduced: the same system prompt and the question under the earlier
+    block (a header line, then `- memory/…md:3-3: fact`), sent to the real server directly."""
+    import urllib.request
+
+    system = kit_run(recall_ws, "prompt", "--json").json()["prompt"]
+    old = ("<memory-context>\nNotes recalled automatically from memory for this message (may be outdated; check "
+           "before relying on them):\n- memory/2026-05-05.md:3-3: The staging database moved to host db-7 on "
+           "Tuesday.\n- memory/2026-05-05.md:4-4: The deploy window is Thursday at 14:00.\n</memory-context>\n\n"
+           + STAGING_QUESTION)
+    body = {"model": llama.model, "temperature": 0, "max_tokens": SERVER_CAP,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": old}]}
+    request = urllib.request.Request(llama.url + "/chat/completions", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+    reply = json.load(urllib.request.urlopen(request, timeout=600))["choices"][0]["message"]["content"]
+    assert any(marker in reply for marker in ECHO_MARKERS), reply
+
+
+def test_the_recall_block_is_not_echoed(recall_ws, kit_run):
+    run = kit_run(recall_ws, "run", "--json", STAGING_QUESTION)
+    reply = run.json()["reply"]
+    assert "db-7" in reply, reply  # the recalled fact reached the answer
+    assert not [marker for marker in ECHO_MARKERS if marker in reply], reply
