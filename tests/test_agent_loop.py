@@ -67,11 +67,12 @@ def test_tool_turn_reply_usage_and_transcript(ws, tmp_path):
     assert (info.messages, info.prompt_tokens, info.completion_tokens, info.title) == (
         4, 250, 15, "remember to ship it")
 
-    # what the model saw: system prompt, user, then the tool exchange, with all nine tools offered
+    # what the model saw: system prompt, user, then the tool exchange, with all ten tools offered
     calls = recorded_calls(script)
     assert len(calls) == 2
-    assert calls[0]["tools"] == sorted(["memory_search", "memory_get", "memory_write", "skills_list",
-                                        "skill_view", "read_file", "write_file", "edit_file", "exec"])
+    assert calls[0]["tools"] == sorted(["memory_search", "memory_get", "memory_write", "session_search",
+                                        "skills_list", "skill_view", "read_file", "write_file", "edit_file",
+                                        "exec"])
     assert [m["role"] for m in calls[1]["messages"]] == ["system", "user", "assistant", "tool"]
 
 
