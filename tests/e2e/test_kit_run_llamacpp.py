@@ -220,25 +220,11 @@ def recall_ws(llama, tmp_path_factory):
     return ws
 
 
-def test_the_old_recall_format_was_echoed(recall_ws, kit_run, llama):
-    """Issue 10's report, reproduced: the same system prompt and the question under the earlier
-    block (a header line, then `- memory/…md:3-3: fact`), sent to the real server directly."""
-    import urllib.request
-
-    system = kit_run(recall_ws, "prompt", "--json").json()["prompt"]
-    old = ("<memory-context>\nNotes recalled automatically from memory for this message (may be outdated; check "
-           "before relying on them):\n- memory/2026-05-05.md:3-3: The staging database moved to host db-7 on "
-           "Tuesday.\n- memory/2026-05-05.md:4-4: The deploy window is Thursday at 14:00.\n</memory-context>\n\n"
-           + STAGING_QUESTION)
-    body = {"model": llama.model, "temperature": 0, "max_tokens": SERVER_CAP,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": old}]}
-    request = urllib.request.Request(llama.url + "/chat/completions", json.dumps(body).encode(),
-                                     {"Content-Type": "application/json"})
-    reply = json.load(urllib.request.urlopen(request, timeout=600))["choices"][0]["message"]["content"]
-    assert any(marker in reply for marker in ECHO_MARKERS), reply
-
-
 def test_the_recall_block_is_not_echoed(recall_ws, kit_run):
+    """The question that made SmolLM2 copy the earlier block (`Thursday, 2026-05-05.md:3-3: The
+    staging database moved…`, measured with a fresh `kit init` workspace's prompt) gets the fact
+    and none of the block's form. (With this suite's prompt the earlier format was not copied for
+    this question either, so the comparison itself is not pinned here: docs/agent.md.)"""
     run = kit_run(recall_ws, "run", "--json", STAGING_QUESTION)
     reply = run.json()["reply"]
     assert "db-7" in reply, reply  # the recalled fact reached the answer
