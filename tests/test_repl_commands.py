@@ -210,6 +210,7 @@ def test_help_describes_every_command_accurately(ws, tmp_path):
         "  /memory  /memory QUERY — search memory (not recorded as a recall)",
         "  /dream   run dreaming now (light, REM, deep)",
         "  /prompt  show the current system prompt and its size",
+        "  /compact /compact [focus] — compact the conversation now (old tool results, then a summary)",
         "  /help    show this help (also /?)",
         "  /exit    leave (also /quit, /q, Ctrl-D); a --session KEY session stays open to resume",
     ]
