@@ -82,6 +82,10 @@ _EXPORTS: dict[str, str] = {
     "Step": "kit.progress",
     "Status": "kit.progress",
     "ProgressCallback": "kit.progress",
+    # the threat scan every door uses (memory writes, file tools, recall, MCP writes, imports)
+    "scan_threats": "kit.threats",
+    "Threat": "kit.threats",
+    "ThreatError": "kit.threats",
     # the fleet is an extra: `from kit import Fleet` imports kit.fleet (not Celery) only when asked
     "Fleet": "kit.fleet",
 }
@@ -121,6 +125,7 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "PromptResult",
     "ReloadResult",
     "RunKind",
+    "scan_threats",
     "Scheduler",
     "SearchResult",
     "SessionStore",
@@ -134,6 +139,8 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "Step",
     "SyncResult",
     "TemplateWatch",
+    "Threat",
+    "ThreatError",
     "Tool",
     "ToolRegistry",
     "trust_skill",
@@ -203,6 +210,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph
     from kit.skills.disclosure import SkillFile, skill_view
     from kit.skills.manage import new_skill, trust_skill
     from kit.snapshot import Snapshot
+    from kit.threats import Threat, ThreatError, scan_threats
     from kit.tokens import estimate_tokens
     from kit.tools import Tool, ToolRegistry
     from kit.watch import Watcher

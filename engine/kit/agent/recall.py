@@ -54,6 +54,7 @@ class ActiveRecall:
     hits: tuple[RecallHit, ...] = ()
     recorded: int = 0
     error: str | None = None
+    withheld: tuple[Any, ...] = ()  # hits the threat scan kept out of the block (kit.memory.sources.Withheld)
 
     def apply(self, text: str) -> str:
         """The user message as the model sees it."""
@@ -110,18 +111,20 @@ def active_recall(ws: WorkspaceCore, message: str, *, exclude: Collection[str] =
         wanted = int(config.get("memory.search.max_results", 6))
         # ask for more when some files are left out, so they do not take the places of others
         limit = wanted * 2 if exclude else None
-        result = memory_for(ws).search(message, limit=limit, record=False, source="active")
+        # screen: a flagged snippet (or a model's archived answer) never reaches the prompt
+        result = memory_for(ws).search(message, limit=limit, record=False, source="active", screen=True)
     except ModuleNotFoundError as exc:
         return ActiveRecall("", error=f"memory search unavailable ({exc.name} missing)")
     results = list(getattr(result, "results", result) or [])
+    withheld = tuple(w for w in getattr(result, "withheld", ()) if w.path not in exclude)
     if exclude:
         results = [r for r in results if getattr(r, "path", None) not in exclude][:wanted]
     chosen = select_hits(results, max_chars)
     if not chosen:
-        return ActiveRecall("")
+        return ActiveRecall("", withheld=withheld)
     hits = tuple(hit for _, hit in chosen)
     recorded = _record(ws, message, [r for r, _ in chosen])
-    return ActiveRecall(BLOCK.render(hits=hits), hits, recorded)
+    return ActiveRecall(BLOCK.render(hits=hits), hits, recorded, withheld=withheld)
 
 
 def _other_memory_files(ws: WorkspaceCore, exclude: Collection[str]) -> bool:

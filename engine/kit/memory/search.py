@@ -138,6 +138,7 @@ class SearchResult:
     recorded: int = 0  # recall events written for this search
     period: Period | None = None  # the time the query names, resolved (None: none)
     recent: bool = False  # the query asks for the latest
+    withheld: tuple[Any, ...] = ()  # hits kept out of a prompt (kit.memory.sources.Withheld)
 
     def __iter__(self):
         return iter(self.results)
@@ -146,9 +147,12 @@ class SearchResult:
         return len(self.results)
 
     def to_json(self) -> dict[str, Any]:
-        return {"query": self.query, "mode": self.mode,
-                "period": None if self.period is None else self.period.to_json(),
-                "recent": self.recent, "results": [r.to_json() for r in self.results]}
+        out = {"query": self.query, "mode": self.mode,
+               "period": None if self.period is None else self.period.to_json(),
+               "recent": self.recent, "results": [r.to_json() for r in self.results]}
+        if self.withheld:
+            out["withheld"] = [w.to_json() for w in self.withheld]
+        return out
 
 
 # --------------------------------------------------------------------------- formulas

@@ -29,6 +29,7 @@ from kit.core import WorkspaceCore
 from kit.documents import rel_posix
 from kit.errors import NotFoundError, PathEscapeError
 from kit.fsutil import read_text
+from kit.memory import sources
 from kit.memory.daily import WriteResult, append_note
 from kit.memory.embeddings import (
     Embedder,
@@ -136,9 +137,12 @@ class Memory:
             self._dirty.add(result.path)
         return result
 
-    def get(self, path: str, start: int = 1, lines: int | None = None, *, record: bool = False) -> str:
+    def get(self, path: str, start: int = 1, lines: int | None = None, *, record: bool = False,
+            screen: bool = False) -> str:
         """Lines [start, start+lines) of a memory file (MEMORY.md, memory/**, extra paths); with
-        `record`, a read of a daily note's lines goes to the recall log as a use (recall credit)."""
+        `record`, a read of a daily note's lines goes to the recall log as a use (recall credit).
+        `screen` (the memory_get tool): a line the threat scan flags, or a model's answer in an old
+        session archive, is replaced by a `[line N withheld by Kit: …]` marker, and such a read is not recorded."""
         rel = str(path).strip().removeprefix("./")
         if not (self.is_indexable(rel) or (rel.startswith("memory/") and rel.endswith(".md"))):
             raise PathEscapeError(f"{rel} is not a memory file (MEMORY.md, memory/**/*.md or memory.extra_paths)")
@@ -155,12 +159,20 @@ class Memory:
             all_lines.pop()
         first = max(1, int(start or 1))
         stop = len(all_lines) if lines is None else first - 1 + max(0, int(lines))
-        if record and stop >= first:
+        chosen = all_lines[first - 1 : stop]
+        withheld = False
+        if screen:
+            for i, line in enumerate(chosen):
+                why = sources.withhold_reason(rel, line)
+                if why is not None:
+                    chosen[i] = f"[line {first + i} withheld by Kit: {why[1]}]"
+                    withheld = True
+        if record and chosen and not withheld:  # a read that hit withheld text earns no recall credit
             from kit.memory.recall import record_use
 
             with self.ws.open_state() as db:
                 record_use(db, rel, first, min(stop, len(all_lines)), "read")
-        return "\n".join(all_lines[first - 1 : stop])
+        return "\n".join(chosen)
 
     # ------------------------------------------------------------------ sync
 
@@ -250,8 +262,14 @@ class Memory:
         record: bool = False,
         source: str = "cli",
         refresh: bool = True,
+        screen: bool = False,
     ) -> SearchResult:
-        """Hybrid search; with `record`, daily-note hits go to the recall log as `source`."""
+        """Hybrid search; with `record`, daily-note hits go to the recall log as `source`.
+
+        Session-archive hits rank below a MEMORY.md or note hit saying the same thing. `screen`
+        (for text bound to a prompt: the memory_search tool, active recall) withholds the hits the
+        threat scan flags and models' answers kept by old session archives; they are listed in
+        `result.withheld` and never recorded as recalls."""
         if refresh:
             self._refresh()
         idx = self.index()
@@ -266,6 +284,9 @@ class Memory:
         except EmbeddingError as exc:
             self._embedding_failed(exc)
             result = hybrid_search(idx, query, settings, today=clock.today(), limit=limit)
+        result = dataclasses.replace(result, results=tuple(sources.by_source(result.results)))
+        if screen:
+            result = sources.screen(result)
         if record and result.results:
             from kit.memory.recall import record_hits
 

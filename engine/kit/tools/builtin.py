@@ -80,8 +80,9 @@ def memory_search(ctx: ToolContext, args: dict[str, Any]) -> str:
     query = str(_require(args, "query"))
     limit = _int_arg(args, "limit", None)
     # the agent's searches are recalls: dreaming learns from them (source `tool`, or `mcp` when a
-    # client of `kit mcp serve` asked)
-    result = _memory(ctx.ws).search(query, limit=limit, record=True, source=ctx.recall_source)
+    # client of `kit mcp serve` asked); screened: a snippet the threat scan flags is withheld
+    # (listed under "withheld"), never shown
+    result = _memory(ctx.ws).search(query, limit=limit, record=True, source=ctx.recall_source, screen=True)
     return to_json_text(result.to_json() if hasattr(result, "to_json") else result)
 
 
@@ -95,8 +96,9 @@ def memory_get(ctx: ToolContext, args: dict[str, Any]) -> str:
     path = str(_require(args, "path"))
     start = _int_arg(args, "start", 1) or 1
     lines = _int_arg(args, "lines", None)
-    # reading a hit in full is a use of it: dreaming gives that recall extra credit
-    return _memory(ctx.ws).get(path, start=start, lines=lines, record=True)
+    # reading a hit in full is a use of it: dreaming gives that recall extra credit; a line the
+    # threat scan flags is withheld (and not recorded)
+    return _memory(ctx.ws).get(path, start=start, lines=lines, record=True, screen=True)
 
 
 @tool("memory_write",
@@ -213,6 +215,34 @@ def _remember(ctx: ToolContext, rel: str, text: str) -> None:
     ctx.seen[rel] = FileState(text, sha1_hex(text))
 
 
+def _is_memory_door(ctx: ToolContext, path) -> bool:
+    """Files whose text reaches every prompt or the memory index: the bootstrap files (MEMORY.md,
+    USER.md, SOUL.md …), memory/**/*.md and memory.extra_paths — also when named through a symlink."""
+    from kit.memory.index import is_indexable
+    from kit.kinds import BOOTSTRAP_FILES
+
+    extra = [str(p) for p in (ctx.ws.config.get("memory.extra_paths", []) or [])]
+    names = {_rel(ctx, path)}
+    resolved = path.resolve()
+    if resolved.is_relative_to(ctx.ws.root):
+        names.add(_rel(ctx, resolved))
+    return any(name in BOOTSTRAP_FILES or is_indexable(name, extra)
+               or (name.startswith("memory/") and name.endswith(".md")) for name in names)
+
+
+def _screen_write(ctx: ToolContext, path, rel: str, before: str | None, after: str) -> None:
+    """The threat scan at the file tools' door: what a write adds to a memory or bootstrap file
+    (the file's existing text is its author's) must pass it, or nothing is written."""
+    if not _is_memory_door(ctx, path):
+        return
+    from kit.threats import scan_added
+
+    threat = scan_added(before, after)
+    if threat is not None:
+        raise ToolError(f"{rel}: not written, refused by the threat scan: {threat.reason}. This file reaches "
+                        "the agent's prompt; write facts, not instructions to the model")
+
+
 @tool("read_file",
       summary="read a file in the workspace",
       description="Read a text file in the workspace (paths relative to the workspace).",
@@ -261,6 +291,7 @@ def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     if seen is not None and seen.digest != now.digest:
         raise ToolError(f"{rel} changed since you last read it (someone else edited it); read_file it again "
                         "and redo your change (or use edit_file), so their edit is not lost")
+    _screen_write(ctx, path, rel, now.text, content)  # what the write adds must pass the scan
     try:
         ctx.ws.write_text(rel, content, expected=now)  # atomic; the watcher recognises the echo by hash
     except ConflictError:
@@ -295,7 +326,9 @@ def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:
         if count > 1 and not replace_all:
             raise ToolError(f"old_text occurs {count} times in {rel}; add context or set replace_all")
         counted[:] = [count]
-        return text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        _screen_write(ctx, path, rel, text, updated)
+        return updated
 
     done = ctx.ws.update_text(rel, edit)
     if done.text is not None:

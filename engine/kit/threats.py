@@ -1,0 +1,427 @@
+"""The threat scan: one function for every door through which text reaches the agent's memory or
+its prompt (issue 12).
+
+A note in `memory/` is re-read by the model, MEMORY.md, USER.md and SOUL.md are injected into
+every prompt, and a recalled snippet lands on the user's message: each of them is a prompt. So
+text is refused when it tries to steer the model (override its instructions, speak as the
+system, address the model reading the note, hide things from the user), to leak secrets, to run
+payloads (pipe-to-shell, decode-and-run, reverse shells), to plant ssh access, or to hide itself
+(invisible Unicode). Every refusal names its rule, so the person (or the model) knows what to
+rephrase.
+
+    threat = scan(text)                 # None, or Threat(rule, description, excerpt)
+    threat = scan_added(before, after)  # only what a rewrite of a file adds
+    check(text, what="memory_write")    # raises ThreatError naming the rule
+
+Before matching, the text is normalised into a few views, each matched by every rule: NFKC
+(full-width and compatibility forms), invisible characters removed (and, separately, read as
+spaces), look-alike letters from other scripts mapped to Latin (Unicode's confusables table, from
+the `confusable-homoglyphs` package, loaded only for text that has non-ASCII letters), leetspeak
+digits in words read as letters (`1gn0re` → `ignore`) and letters spaced out with dots or blanks
+joined (`i.g.n.o.r.e` → `ignore`). Case never matters.
+
+Callers: kit.memory.daily (memory_write, `kit memory write`), the write_file/edit_file tools
+(memory files and the bootstrap files), the memory search that feeds a prompt (flagged snippets
+are withheld and reported), the session-memory hook, dreaming's junk filter, and MCP writes and
+imports (issue 11).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kit.errors import KitError
+
+SCANNER_VERSION = 2  # bump when RULES change
+
+
+@dataclass(frozen=True)
+class Threat:
+    """Why a text was refused: the rule's name, what the rule is about, what it matched."""
+
+    rule: str
+    description: str
+    excerpt: str
+
+    @property
+    def reason(self) -> str:
+        return f"rule {self.rule}: {self.description} (matched {self.excerpt!r})"
+
+    def __str__(self) -> str:
+        return self.reason
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "description": self.description, "excerpt": self.excerpt,
+                "reason": self.reason}
+
+
+class ThreatError(KitError):
+    """Text refused by the threat scan; `.threat` names the rule."""
+
+    def __init__(self, message: str, threat: Threat):
+        super().__init__(message)
+        self.threat = threat
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    description: str
+    pattern: re.Pattern[str]
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE | re.MULTILINE)
+
+
+# --------------------------------------------------------------------------- the rules
+
+_PREVIOUS = (r"(?:(?:all|any|of|the|your|my|these|those|every)\s+)*"
+             r"(?:previous|prior|above|earlier|preceding|former|foregoing|system|original|initial|old|existing)")
+_ORDERS = (r"(?:instructions?|prompts?|rules|directions|guidelines|context|messages?|directives|commands|"
+           r"orders|programming|constraints|guardrails|policies|restrictions)")
+_OVERRIDE_VERB = r"(?:ignore|disregard|forget|override|bypass|skip|drop|abandon|discard)"
+_AI = r"(?:ai|a\.i\.|llm|assistant|model|agent|bot|chatbot|gpt|claude|language\s+model)"
+_ROLE = r"(?:system|admin(?:istrator)?|developer|root|operator|sudo|god)"
+_OPEN = r"(?:#{2,}|={2,}|\*{2,}|-{3,}|!{2,}|>{2,}|\[{1,2}|<{1,2}|【)"
+_CLOSE = r"(?:#{2,}|={2,}|\*{2,}|-{3,}|!{2,}|<{2,}|\]{1,2}|>{1,2}|】)"
+_SECRETS = (r"(?:api[\s_-]?keys?|passwords?|passphrases?|secrets?|tokens?|credentials|private\s+keys?|"
+            r"ssh\s+keys?|env(?:ironment)?\s+variables)")
+# what a note must never ask the model reading it to do (a verb in its base form)
+_DIRECTIVE = (r"(?:call|run|execute|exec|invoke|use\s+the\s+\w+\s+tool|send|e-?mail|forward|upload|post|"
+              r"write|delete|remove|rm|add|append|install|download|fetch|curl|wget|open|connect|ignore|"
+              r"disregard|reveal|print|tell|show|copy|move|grant|disable|enable|change|modify|edit|create|"
+              r"push|commit|transfer|pay|silently|secretly|always|never|must|do\s+not|don'?t)")
+_SHELLS = r"(?:sudo\s+)?(?:env\s+\S+\s+)?(?:ba|z|k|da|fi|c|tc)?sh\b|python\d?\b|perl\b|ruby\b|node\b|php\b"
+_USER = r"(?:the|your|my|this)\s+(?:user|human|owner|operator|principal)s?\b"
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "prompt-injection",
+        "tries to override the agent's instructions",
+        _rx(
+            rf"\b{_OVERRIDE_VERB}\s+{_PREVIOUS}\s+{_ORDERS}"
+            rf"|\b(?:ignore|disregard|forget|bypass|override)\s+(?:all\s+)?(?:your|the\s+(?:system|assistant)'?s?)\s+"
+            r"(?:instructions|rules|guidelines|guardrails|programming|restrictions|safety\s+\w+|system\s+prompt)"
+            r"|\b(?:override|replace|overwrite|ignore|disregard)\s+(?:the|your)\s+system\s+(?:prompt|message|instructions)"
+            r"|\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been)\s+told"
+            r"|above|before|so\s+far|previously)"
+            r"|\b(?:ignore|disregard|forget)\s+(?:all\s+of\s+|everything\s+)?(?:the\s+|what(?:'s|\s+is|\s+was)\s+)?"
+            r"(?:above|foregoing|preceding|previous|earlier)\b[^.\n]{0,40}?(?:\band\b|,|;)\s*(?:instead|now|just|rather)\b"
+            r"|\b(?:ignore|disregard)\s+(?:the\s+)?(?:above|previous)\s+and\s+(?:tell|give|show|print|reveal|send|list|output|say)\b"
+            r"|\bbypass\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:safety|security|content)\s+(?:rules|filters?|guidelines|checks|measures|policies)"
+            r"|\bnew\s+(?:system\s+)?instructions\s*:"
+            r"|\b(?:reveal|print|show|repeat|output|dump)\s+(?:me\s+)?(?:your|the)\s+(?:system\s+prompt|hidden\s+instructions|initial\s+prompt)"
+            r"|\bdo\s+not\s+follow\s+(?:your|the)\s+(?:rules|instructions|guidelines)"
+            r"|\b(?:the\s+|your\s+|all\s+)?(?:previous\s+|prior\s+|system\s+)?(?:rules|instructions|guidelines|restrictions)"
+            r"(?:\s+(?:above|before))?\s+(?:no\s+longer|do\s+not|don'?t)\s+apply"
+            r"|\bobey\s+(?:only\s+)?(?:this|the)\s+(?:note|memory|file|message)"
+            r"|\bfollow\s+only\s+(?:this|the)\s+(?:note|memory|file|message)"
+            r"|\b(?:follow|obey)\s+(?:this|the)\s+(?:note|memory)\s+instead"
+            rf"|\b{_AI}\s+(?:must|shall|will|should|is\s+to)\s+(?:always\s+)?(?:comply|obey)\b"
+            r"|\bignora(?:r|d)?\s+(?:todas\s+)?(?:las\s+)?instrucciones\s+(?:anteriores|previas)"
+            r"|\bignore[zr]?\s+(?:toutes\s+)?(?:les\s+)?instructions\s+(?:précédentes|precedentes|antérieures)"
+            r"|\bignorier(?:e|en|t)?\s+(?:alle\s+)?(?:vorherigen|bisherigen|früheren|obigen)\s+(?:anweisungen|instruktionen|befehle)"
+            r"|\bignore\s+(?:todas\s+)?(?:as\s+)?instruções\s+anteriores"
+            r"|\bignora\s+(?:tutte\s+)?(?:le\s+)?istruzioni\s+precedenti"
+            r"|(?:игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:предыдущие|прежние)\s+(?:инструкции|указания)"
+            r"|忽略(?:之前|以上|先前|所有)(?:的)?(?:所有)?(?:指令|指示|提示)"
+            r"|(?:以前|前|上記)の(?:指示|命令)を(?:すべて)?無視"
+        ),
+    ),
+    Rule(
+        "override-banner",
+        "a banner that claims system or admin authority",
+        _rx(
+            rf"{_OPEN}\s*(?:begin\s+|end\s+|new\s+)?{_ROLE}\s+(?:override|prompt|message|instructions?|directive|mode|command|update)\s*{_CLOSE}"
+            rf"|^\s*\[\s*{_ROLE}\s*\]"
+            r"|(?:#{2,}|={2,}|\*{2,})\s*(?:override|jailbreak|sudo\s+mode|god\s+mode)\s*(?:#{2,}|={2,}|\*{2,})"
+        ),
+    ),
+    Rule(
+        "role-hijack",
+        "tries to give the agent a new role or speak as the system",
+        _rx(
+            r"\byou\s+are\s+now\s+(?:(?:a|an|the|my|in)\s+)?(?:no\s+longer|dan|jailbroken|unrestricted|unfiltered|uncensored|free\s+of|evil|"
+            r"root|admin(?:istrator)?|developer|system|hacker|different|new\s+(?:ai|assistant|persona|model)|ai\s+without|\w+\s+mode)\b"
+            r"|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b"
+            r"|(?:^|[.!?:;]\s+|\byou\s+(?:must|should|will|shall|now)\s+)(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?"
+            r"(?:the\s+|a\s+|an\s+)?(?:system|developer|admin(?:istrator)?|root|jailbroken|unrestricted|dan)\b"
+            r"(?!\s+(?:owner|engineer|architect|lead|manager|user|team|integrator|account|contact))"
+            r"|\bpretend\s+(?:to\s+be|you\s+are|you're)\s+(?:a\s+|an\s+|the\s+)?(?:system|developer|admin\w*|root|dan|jailbroken|"
+            r"unrestricted|unfiltered|evil|different\s+ai|ai\s+without)"
+            r"|\benter\s+(?:developer|god|dan|jailbreak|maintenance|debug)\s+mode\b"
+            r"|^\s*(?:system|developer|assistant)\s*:\s*(?:you\b|the\s+(?:user|assistant|ai|model)\b|ignore|override|new\s+instructions|<)"
+            r"|<\|?(?:im_start|im_end|system|endoftext)\|?>|\[/?INST\]|<</?SYS>>|</?system>"
+        ),
+    ),
+    Rule(
+        "reader-instruction",
+        "gives orders to the model that reads the note",
+        _rx(
+            r"(?:"
+            rf"\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+|any\s+|every\s+|all\s+)?{_AI}s?\b"
+            rf"|\b(?:to|for|dear|hey|attention)\s+(?:the\s+|any\s+|an?\s+|every\s+)?{_AI}s?\s+(?:that|who)\s+"
+            r"(?:reads?|is\s+reading|sees?|processes?|loads?|finds?)\b"
+            rf"|\b(?:if|when|whenever|once)\s+(?:you|an?\s+{_AI})\s+(?:read|reads|see|sees|recall|recalls|load|loads|"
+            r"find|finds|process|processes|are\s+reading)\s+this\b"
+            rf"|\bif\s+you\s+are\s+an?\s+(?:{_AI})\b"
+            r"|\bwhen(?:ever)?\s+this\s+(?:note|memory|file|message|text)\s+(?:is|gets)\s+(?:recalled|read|loaded|retrieved|found|seen|injected)"
+            rf"|\b{_AI}\s*,\s*(?:when|if|once|please|you\s+must)\b"
+            r"|\bwhoever\s+(?:reads|finds|sees|loads)\s+this\b"
+            rf"|\b{_AI}s?\s+(?:reading|that\s+reads)\s+this\b"
+            rf")[^\n]{{0,160}}?\b{_DIRECTIVE}\b"
+        ),
+    ),
+    Rule(
+        "concealment",
+        "asks to hide something from the user",
+        _rx(
+            r"\b(?:do\s+not|don'?t|never|without)\s+(?:ever\s+)?(?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?|let(?:ting)?|"
+            r"show(?:ing)?|reveal(?:ing)?|alert(?:ing)?|notify(?:ing)?|warn(?:ing)?|disclos(?:e|ing)|report(?:ing)?)\s+"
+            rf"(?:[\w'-]+\s+){{0,4}}?(?:to\s+)?{_USER}"
+            rf"|\b(?:hide|conceal|keep|withhold)\b[^.\n]{{0,60}}\bfrom\s+{_USER}"
+            r"|\bwithout\s+(?:the\s+)?(?:user|human|owner)(?:'s)?\s+(?:knowing|knowledge|noticing|consent|approval|permission|seeing)"
+            r"|(?:^|[.!?:;,]\s*|\b(?:you|and|then|please)\s+)(?:silently|secretly|covertly)\s+(?:add|send|forward|upload|copy|run|execute|"
+            r"exec|install|delete|remove|write|append|change|email|post|grant|disable|exfiltrate)\b"
+        ),
+    ),
+    Rule(
+        "ssh-access",
+        "plants ssh access or carries a private key",
+        _rx(
+            r">>?\s*\S*authorized_keys\b|\btee\s+(?:-a\s+)?\S*authorized_keys\b"
+            r"|\b(?:add|append|put|insert|write|copy|install|place|drop|paste)\b[^.\n]{0,60}\bkeys?\b[^.\n]{0,40}\bauthorized_keys\b"
+            r"|-----BEGIN\s+(?:OPENSSH\s+|RSA\s+|DSA\s+|EC\s+|ENCRYPTED\s+)?PRIVATE\s+KEY-----"
+        ),
+    ),
+    Rule(
+        "obfuscated-shell",
+        "decodes a hidden payload and runs it",
+        _rx(
+            rf"\b(?:base64|b64|base32)\s+(?:-d|--decode|-D)\b[^\n]*\|\s*(?:{_SHELLS})"
+            r"|\beval\b[^\n]{0,20}\b(?:echo|printf)\b[^\n]*\|\s*(?:base64|base32|xxd|rev|openssl)\b"
+            r"|\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]*\s-(?:e|en|enc|encodedcommand)\s+[A-Za-z0-9+/=]{16,}"
+            r"|\bpython\d?\s+-c\s+[\"'][^\n]*(?:os\.system|subprocess|\bexec\(|\beval\(|__import__)"
+            rf"|\bxxd\s+-r\b[^\n]*\|\s*(?:{_SHELLS})"
+            r"|\b(?:echo|printf)\s+-?e?\s*[\"'](?:\\x[0-9a-f]{2}){6,}"
+        ),
+    ),
+    Rule(
+        "remote-exec",
+        "downloads code and runs it, or opens a remote shell",
+        _rx(
+            rf"\b(?:curl|wget|fetch|iwr|invoke-webrequest)\b[^\n|;]*\|\s*(?:{_SHELLS})"
+            r"|\b(?:ba|z|k|da)?sh\s+-c\s+[\"']?\$\(\s*(?:curl|wget)\b"
+            r"|<\(\s*(?:curl|wget)\b"
+            r"|\bnc(?:at)?\b[^\n]*\s-[ec]\s+\S*(?:sh|bash|cmd)\b"
+            r"|/dev/tcp/[\w.\-]+/\d+"
+            r"|\bsocat\b[^\n]*\bexec:"
+            r"|\b(?:ba)?sh\s+-i\s+>&"
+            r"|\b(?:open|start|spawn)\s+a\s+reverse\s+shell\b"
+        ),
+    ),
+    Rule(
+        "exfiltration",
+        "looks like a command that sends secrets or local files somewhere",
+        _rx(
+            r"\b(?:curl|wget|nc|ncat|netcat|scp|rsync|http|Invoke-WebRequest)\b[^\n]*"
+            r"(?:\$\{?[A-Z_]*(?:KEY|TOKEN|SECRET|PASS(?:WORD)?|CREDENTIALS?)[A-Z_]*\}?|\$\(\s*(?:env|printenv|cat)\b|@?~?/?\.(?:ssh|aws|env|netrc|gnupg)\b|/etc/(?:passwd|shadow))"
+            r"|\b(?:env|printenv|set)\s*\|\s*(?:curl|wget|nc|ncat|netcat|base64)\b"
+            r"|\bcat\s+[^\n|]*(?:\.ssh/|id_rsa|id_ed25519|\.aws/credentials|\.netrc|\.env\b)[^\n]*\|\s*(?:curl|wget|nc|ncat|base64)\b"
+            rf"|\b(?:send|post|upload|email|forward|exfiltrate|leak)\s+(?:the\s+|all\s+|any\s+|your\s+|my\s+)*{_SECRETS}\s+to\b"
+            rf"|\b(?:tell|give|show|send|print|reveal|list|dump|output|display|paste)\s+(?:me|us)\s+(?:all\s+|the\s+|your\s+|any\s+)*{_SECRETS}"
+        ),
+    ),
+)
+RULE_NAMES = ("invisible-unicode", *(r.name for r in RULES))
+
+# --------------------------------------------------------------------------- invisible characters
+
+# zero-width, bidi controls, word joiners, BOM, soft hyphen, tag characters: text a person cannot see
+_INVISIBLE = re.compile(
+    "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+)
+_ZERO_WIDTH_JOINERS = "\u200b\u200c\u200d"  # legitimate in emoji sequences and in many scripts
+_MARKS = "\u200e\u200f"  # left-to-right / right-to-left marks: legitimate in right-to-left text
+_BLACK_FLAG = "\U0001f3f4"  # tag characters after it spell a subdivision flag (🏴 + gbsct + cancel)
+
+
+def _latin(char: str) -> bool:
+    """An ASCII or Latin letter or digit: where a zero-width character only serves to split a word."""
+    if not char:
+        return False
+    if char.isascii():
+        return char.isalnum()
+    return char.isalpha() and "LATIN" in unicodedata.name(char, "")
+
+
+def _allowed_invisible(text: str, i: int) -> bool:
+    """Invisible characters that ordinary text needs: a BOM at the start, ZWJ/ZWNJ/ZWSP between
+    letters of scripts that use them or in emoji sequences, direction marks in right-to-left text,
+    tag characters of a subdivision flag. Not: any of them inside Latin words, runs of them."""
+    char = text[i]
+    before = text[i - 1] if i > 0 else ""
+    after = text[i + 1] if i + 1 < len(text) else ""
+    if char == "\ufeff":
+        return i == 0
+    if "\U000e0020" <= char <= "\U000e007f":
+        j = i
+        while j > 0 and "\U000e0020" <= text[j - 1] <= "\U000e007f":
+            j -= 1
+        return j > 0 and text[j - 1] == _BLACK_FLAG
+    if _INVISIBLE.match(before) or _INVISIBLE.match(after):
+        return False  # a run of invisible characters hides something
+    if char in _ZERO_WIDTH_JOINERS:
+        return not (_latin(before) or _latin(after))
+    if char in _MARKS:
+        return any(unicodedata.bidirectional(c) in ("R", "AL") for c in text)
+    return False
+
+
+def _invisible(text: str) -> Threat | None:
+    for match in _INVISIBLE.finditer(text):
+        i = match.start()
+        if _allowed_invisible(text, i):
+            continue
+        char = match.group(0)
+        name = unicodedata.name(char, "UNNAMED")
+        return Threat("invisible-unicode", "contains a character a person cannot see",
+                      f"U+{ord(char):04X} {name} at offset {i}")
+    return None
+
+
+# --------------------------------------------------------------------------- normalisation
+
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g",
+                       "@": "a", "$": "s", "!": "i", "|": "l"})
+_LEET_L = str.maketrans({"1": "l", "!": "l"})
+# a word made of letters and leetspeak digits/signs, with at least one letter and one sign
+_LEET_WORD = re.compile(r"(?<![\w@$!|])(?=[\w@$!|]*[^\W\d_])(?=[\w@$!|]*[\d@$!|])[\w@$!|]{3,}")
+# letters spaced out: i.g.n.o.r.e, i g n o r e, i-g-n-o-r-e (three or more)
+_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][.\-_*·• ]){2,}[^\W\d_](?![^\W\d_])")
+_NON_LETTERS = re.compile(r"[^\w]|_")
+
+
+@functools.cache
+def _confusables() -> dict[str, str]:
+    """Non-ASCII character → the ASCII letter or digit it looks like (Unicode's confusables via
+    confusable-homoglyphs). A constant table, built once per process on first need."""
+    try:
+        from confusable_homoglyphs.confusables import confusables_data
+    except ImportError:  # pragma: no cover - a dependency; NFKC still folds the common cases
+        return {}
+    table: dict[str, str] = {}
+    for char, glyphs in confusables_data.items():
+        if len(char) != 1 or char.isascii():
+            continue
+        for glyph in glyphs:
+            c = glyph.get("c", "")
+            if len(c) == 1 and c.isascii() and c.isalnum():
+                # the table maps capital I look-alikes (Cyrillic І, Greek Ι) to "l": as letters of
+                # a Latin word they are read as I
+                name = unicodedata.name(char, "")
+                table[char] = "i" if c == "l" and (name.endswith(" I") or "IOTA" in name) else c.lower()
+                break
+    return table
+
+
+def _skeleton(text: str) -> str:
+    table = _confusables()
+    # CJK and other scripts without Latin look-alikes keep their characters (their rules match
+    # the base view anyway)
+    return "".join(table.get(ch, ch) if not ch.isascii() and ch < "\u2e80" else ch for ch in text)
+
+
+def views(text: str) -> list[str]:
+    """The forms of `text` the rules are matched against (see the module docstring), distinct."""
+    base = unicodedata.normalize("NFKC", text)
+    stripped = _INVISIBLE.sub("", base)
+    spaced = _INVISIBLE.sub(" ", base)
+    out = [stripped, spaced]
+    folded = stripped
+    if not folded.isascii():
+        folded = _skeleton(folded)
+        out.append(folded)
+    if _LEET_WORD.search(folded):
+        out.append(_LEET_WORD.sub(lambda m: m.group(0).translate(_LEET_L).translate(_LEET), folded))
+        folded = _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), folded)
+        out.append(folded)
+    if _SPACED.search(folded):
+        out.append(_SPACED.sub(lambda m: _NON_LETTERS.sub("", m.group(0)), folded))
+    return list(dict.fromkeys(out))
+
+
+# --------------------------------------------------------------------------- the scan
+
+
+def scan(text: str) -> Threat | None:
+    """None when the text is clean, else the first Threat found (invisible characters first,
+    then RULES in order)."""
+    if not text or not text.strip():
+        return None
+    threat = _invisible(text)
+    if threat:
+        return threat
+    forms = views(text)
+    for rule in RULES:
+        for form in forms:
+            match = rule.pattern.search(form)
+            if match:
+                excerpt = " ".join(match.group(0).split())[:60]
+                return Threat(rule.name, rule.description, excerpt)
+    return None
+
+
+def scan_threats(text: str) -> Threat | None:
+    """`from kit import scan_threats`: the scan for callers outside Kit's doors (MCP writes,
+    imports, your own tools). Same as `scan`."""
+    return scan(text)
+
+
+def scan_text(text: str) -> str | None:
+    """The reason string ("rule NAME: description (matched '…')") or None: the older API."""
+    threat = scan(text)
+    return threat.reason if threat else None
+
+
+def added_lines(before: str | None, after: str) -> str:
+    """The lines of `after` that `before` does not have (each line counted as often as it occurs):
+    what a rewrite of a file adds. A file's existing text is its author's, not this write's."""
+    if not before:
+        return after
+    have = Counter(before.splitlines())
+    out = []
+    for line in after.splitlines():
+        if have[line] > 0:
+            have[line] -= 1
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def scan_added(before: str | None, after: str) -> Threat | None:
+    """Scan only what `after` adds to `before` (write_file / edit_file of an existing file)."""
+    return scan(added_lines(before, after))
+
+
+def scan_all(texts: Iterable[str]) -> Threat | None:
+    """The first threat in any of `texts` (a topic and its text, the fields of an MCP call …)."""
+    for text in texts:
+        threat = scan(text)
+        if threat:
+            return threat
+    return None
+
+
+def check(text: str, *, what: str = "text") -> None:
+    """Raise ThreatError ("<what> refused: rule NAME: …") when the scan flags `text`."""
+    threat = scan(text)
+    if threat:
+        raise ThreatError(f"{what} refused: {threat.reason}", threat)
