@@ -150,9 +150,13 @@ class Workspace(WorkspaceCore):
         return run_notices(self, model)
 
     def watch(self, on_reload: Callable[[ReloadResult], None] | None = None, **options: Any) -> Watcher:
-        """A hot-reload watcher (not started): `with ws.watch(on_reload=print): ...` or `.start()`."""
+        """A hot-reload watcher (not started): `with ws.watch(on_reload=print): ...` or `.start()`.
+        Watching starts the workspace's lifecycle events (workspace:loaded once, then
+        workspace:changed and config:reloaded on its reloads; kit.hooks.lifecycle)."""
+        from kit.hooks.lifecycle import start
         from kit.watch import Watcher
 
+        start(self, by="watch")
         return Watcher(self, on_reload=on_reload, **options)
 
     # ------------------------------------------------------------------ MCP

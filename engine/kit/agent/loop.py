@@ -23,6 +23,7 @@ from kit.agent import events as ev
 from kit.agent.sessions import SessionInfo, SessionStore, new_session_id, skill_message, typed_text
 from kit.core import WorkspaceCore
 from kit.fsutil import sha1_hex
+from kit.hooks.lifecycle import start as start_lifecycle
 from kit.hooks.registry import fire_hook
 from kit.kinds import run_kind
 from kit.providers.base import (
@@ -354,6 +355,8 @@ class Agent:
         # the tools of the MCP servers in kit.yaml join the registry at each turn (kit.mcp_client)
         self.mcp = _mcp_clients(ws, self.status) if mcp else None
         self.store = SessionStore(ws)
+        # the first agent (or watcher) of a workspace: workspace:loaded, then reload events
+        start_lifecycle(ws, by="agent")
         self.history: list[dict[str, Any]] = []
         self._flushed = False  # this compaction cycle's memory flush happened (restored on resume)
         self._compaction_stuck_at: int | None = None
@@ -621,7 +624,8 @@ class Agent:
     def turn(self, text: str) -> TurnResult:
         """One exchange: gate (hooks, run kind) → prepare (prompt, recall, the user message) →
         react (model calls and tools until a reply). Ctrl-C stops it cleanly: the partial reply
-        is kept in the session and the result says `stopped: "cancelled"`."""
+        is kept in the session and the result says `stopped: "cancelled"`. A heartbeat run fires
+        `heartbeat` when it is done — also when it was skipped for an empty HEARTBEAT.md."""
         state = _TurnState(window=int(self.ws.config.get("agent.context_window")))
         turn_ts = clock.timestamp()  # recalls from here on are this turn's (reply credit)
         self._answer_interrupted_calls()
@@ -651,6 +655,13 @@ class Agent:
                 finish_reason=reaction.finish_reason, attempts=tuple(state.attempts),
                 max_tokens=reaction.max_tokens,
             )
+        if self.kind == "heartbeat":
+            fire_hook(self.ws, "heartbeat", {
+                "session_id": self.session.id, "skipped": result.stopped == "skipped",
+                "reply": result.reply, "stopped": result.stopped,
+                "ok": result.reply.strip() == "HEARTBEAT_OK",  # nothing needed attention
+                "tool_calls": [t.name for t in result.tool_calls],
+            }, session_key=self.session.key)
         self._emit(ev.TurnFinished(result))
         return result
 
@@ -702,6 +713,8 @@ class Agent:
                 recall = ActiveRecall("", error=f"active recall failed: {type(exc).__name__}: {exc}")
         if recall.error:
             self._say("recall", recall.error)
+        for item in recall.withheld:  # reported, never shown to the model
+            self._say("recall", f"recalled note withheld from the prompt: {item.path}:{item.start_line}: {item.reason}")
         # `text`: the user's own words, when the model receives more (a recall block, a skill body)
         own = typed_text(text)
         content = recall.apply(text)

@@ -223,13 +223,18 @@ class Repl:
         """Run one slash command; False means leave the REPL."""
         name = command.name
         self.flush_notices()
-        if name not in COMMANDS:
-            self.console.print(f"[yellow]unknown command /{escape(name)}[/yellow] — /help lists them")
-            return True
+        # command:<name> fires first, for every command: that is how hooks add commands of their own
         outcome = self.ws.hooks.fire(f"command:{name}", self.agent.hook_data(args=command.args, command=name),
                                      session_key=self.agent.session.key)
         for error in outcome.errors:
             self.console.print(f"[dim]hook error: {escape(error)}[/dim]")
+        for reply in outcome.replies:
+            self.console.print(reply, markup=False, highlight=False)
+        if name not in COMMANDS:
+            # a hook that ran for it made it a command (anything it prints or replies is above)
+            if not set(outcome.ran) & set(self.ws.hooks.command_hooks(name)):
+                self.console.print(f"[yellow]unknown command /{escape(name)}[/yellow] — /help lists them")
+            return True
         handler = getattr(self, f"cmd_{name}")
         try:
             return handler(command.args) is not False
@@ -240,6 +245,11 @@ class Repl:
     def cmd_help(self, args: str) -> None:
         for name, text in COMMANDS.items():
             self.console.print(f"  /{name:<7} {text}", markup=False)
+        for hook in self.ws.hooks.valid():  # commands hooks add (events: [command:NAME])
+            for pattern in hook.events:
+                name = pattern.removeprefix("command:")
+                if pattern.startswith("command:") and name and name not in COMMANDS and not any(c in name for c in "*?["):
+                    self.console.print(f"  /{name:<7} {hook.description} (hook {hook.name})", markup=False)
 
     def cmd_exit(self, args: str) -> bool:
         return False

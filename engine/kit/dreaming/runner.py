@@ -11,6 +11,7 @@ from typing import Any
 from kit import clock
 from kit.core import WorkspaceCore
 from kit.dreaming import deep as deep_phase
+from kit.dreaming import events as dream_events
 from kit.dreaming import managed, reports, store
 from kit.dreaming.candidates import Candidate, build_candidates
 from kit.dreaming.light import LightResult, run_light
@@ -226,7 +227,17 @@ def run_dream(ws: WorkspaceCore, *, phases: Iterable[str] | str = PHASES, dry_ru
         report(progress, Status("dreaming…", task="dream"))
         ctx = _Ctx(ws, dry_run)
         try:
-            return _run(ctx, wanted, progress)
+            if dry_run:  # a preview: no hook events
+                return _run(ctx, wanted, progress)
+            day = ctx.today.isoformat()
+            dream_events.started(ws, wanted, day)
+            try:
+                result = _run(ctx, wanted, progress)
+            except Exception as exc:
+                dream_events.failed(ws, wanted, day, exc)
+                raise
+            dream_events.finished(ws, result)
+            return result
         finally:
             ctx.close()
     finally:

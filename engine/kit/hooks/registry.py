@@ -48,6 +48,8 @@ class HookOutcome:
     # Claude Code hooks: additionalContext (or plain stdout) for the model, and a PreToolUse `ask`
     context: list[str] = field(default_factory=list)
     ask: str | None = None
+    # command:<name>: what the hooks said back to the person ({"reply": …}, or a command's stdout)
+    replies: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out = {"blocked": self.blocked, "reason": self.reason, "blocked_by": self.blocked_by,
@@ -56,6 +58,8 @@ class HookOutcome:
             out["context"] = self.context
         if self.ask:
             out["ask"] = self.ask
+        if self.replies:
+            out["replies"] = self.replies
         return out
 
 
@@ -93,6 +97,20 @@ class HookRegistry:
 
     def for_event(self, event_type: str) -> list[HookSpec]:
         return [h for h in self.hooks if h.valid and any(event_matches(p, event_type) for p in h.events)]
+
+    def command_hooks(self, name: str) -> list[str]:
+        """The hooks that add the slash command `/name`: their events name it (`command:name`, or
+        a glob such as `command:deploy-*`). Hooks on every command (`command`, `command:*`, `*`,
+        the bundled command-logger) see it too, but do not make an unknown name a command."""
+        import fnmatch
+
+        event = f"command:{name}"
+        out = []
+        for hook in self.for_event(event):
+            if any(p == event or (p not in ("*", "command:*") and any(c in p for c in "*?[")
+                                  and fnmatch.fnmatchcase(event, p)) for p in hook.events):
+                out.append(hook.name)
+        return out
 
     def is_trusted(self, hook: HookSpec, digest: str | None = None) -> bool:
         if not hook.needs_trust:
@@ -169,6 +187,7 @@ class HookRegistry:
         errors: list[str] = []
         ran: list[str] = []
         skipped: list[str] = []
+        replies: list[str] = []
         if not self.ws.config.get("hooks.enabled", True):
             return HookOutcome(False, None, data, errors, ran, ["*: hooks.enabled is false"])
         decision = is_decision(event_type)
@@ -194,6 +213,17 @@ class HookRegistry:
                 run_command(hook, event, timeout) if hook.command else run_handler(hook, event, timeout, digest)
             )
             ran.append(hook.name)
+            if result.output:  # printed by a handler, or a command's plain stdout: the log, not Kit's stdout
+                self.log("OUTPUT", event_type, hook.name, result.output[-2000:])
+            if result.ended:
+                self.log("ENDED", event_type, hook.name,
+                         f"{result.ended} process(es) the command left running were ended with it")
+            if event_type.startswith("command:"):
+                reply = result.value.get("reply") if isinstance(result.value, dict) else None
+                if isinstance(reply, str) and reply.strip():
+                    replies.append(reply)
+                elif hook.command and result.output and not result.error and not result.output.startswith("[stderr] "):
+                    replies.append(result.output)
             if result.error:
                 errors.append(f"{hook.name}: {result.error}")
                 self.log("ERROR", event_type, hook.name, result.error)
@@ -201,7 +231,7 @@ class HookRegistry:
             if result.blocked:
                 if decision:
                     self.log("BLOCK", event_type, hook.name, result.reason or "")
-                    return HookOutcome(True, result.reason, data, errors, ran, skipped, hook.name)
+                    return HookOutcome(True, result.reason, data, errors, ran, skipped, hook.name, replies)
                 self.log("WARN", event_type, hook.name, f"block ignored: {event_type} is not a decision event")
                 continue
             if decision:
@@ -209,7 +239,7 @@ class HookRegistry:
                 if problem:
                     errors.append(f"{hook.name}: {problem}")
                     self.log("ERROR", event_type, hook.name, problem)
-        return HookOutcome(False, None, data, errors, ran, skipped)
+        return HookOutcome(False, None, data, errors, ran, skipped, replies=replies)
 
     def log(self, level: str, event_type: str, hook: str, message: str) -> None:
         line = f"{clock.now().isoformat(timespec='seconds')} {level} {event_type} hook={hook}: {message}"

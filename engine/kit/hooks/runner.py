@@ -7,9 +7,15 @@ at most the timeout. A handler still running after its timeout is abandoned (Pyt
 thread), logged, and the pipeline goes on; until it returns, that hook is skipped (logged) rather
 than started again on another thread.
 
+What a handler prints (stdout, stderr) is captured per run (kit.hooks.output) and logged, never
+shown on Kit's own streams.
+
 Commands run through /bin/sh in the workspace root (`$KIT_HOOK_DIR` names the hook's folder),
-in their own process group (killed on timeout), with the event JSON on stdin and the dangerous
-environment variables removed. Not in the hook's folder: a file a command writes there would
+in their own process group, with the event JSON on stdin and the dangerous environment variables
+removed. Every process the command starts ends with it: when the shell exits (or at the timeout)
+Kit ends its process group and every process still carrying the run's `KIT_HOOK_RUN` token in
+its environment — which also finds children that left the group with `setsid`, `nohup` or a
+double fork (descendants inherit the environment; /proc shows it). Not in the hook's folder: a file a command writes there would
 change the folder's content hash and so untrust the hook.
 Exit 0 → stdout JSON (if any) is the return value; exit 2 → block, stderr is the reason;
 anything else is an error.
@@ -18,6 +24,7 @@ anything else is an error.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import inspect
 import json
@@ -50,6 +57,8 @@ class RunResult:
     error: str | None = None  # exception / timeout / exit status, for the log
     blocked: bool = False
     reason: str | None = None
+    output: str = ""  # a handler's printed text, or a command's non-JSON stdout (logged)
+    ended: int = 0  # processes a command left behind that Kit ended
 
 
 def load_handler(path: Path, digest: str) -> ModuleType:
@@ -106,6 +115,9 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str)
     box: dict[str, Any] = {}
 
     def work() -> None:
+        from kit.hooks.output import CAPTURE
+
+        box["sink"] = CAPTURE.begin()  # print() in the handler goes to the log, not Kit's stdout
         try:
             module = load_handler(hook.handler, digest)
             value = module.handle(event)
@@ -116,6 +128,8 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str)
             box["error"] = f"timed out after {timeout_s:g}s"
         except BaseException as exc:  # SystemExit from a handler must not end Kit either
             box["error"] = f"{type(exc).__name__}: {exc}"
+        finally:
+            CAPTURE.end()
 
     worker = threading.Thread(target=work, name=f"hook-{hook.name}", daemon=True)
     worker.start()
@@ -123,11 +137,14 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str)
     if worker.is_alive():
         _abandoned[key] = worker
         return RunResult(error=f"timed out after {timeout_s:g}s (handler abandoned)")
+    from kit.hooks.output import joined
+
+    output = joined(box.get("sink") or [])
     if "error" in box:
-        return RunResult(error=box["error"])
+        return RunResult(error=box["error"], output=output)
     value = box.get("value")
     blocked, reason = block_of(value)
-    return RunResult(value=value, blocked=blocked, reason=reason)
+    return RunResult(value=value, blocked=blocked, reason=reason, output=output)
 
 
 async def _await(awaitable: Any, timeout_s: float) -> Any:
@@ -140,13 +157,24 @@ class ShellResult:
     stdout: str
     stderr: str
     timed_out: bool
+    ended: int = 0  # with end_all: processes still running when the shell was done, then ended
+
+
+RUN_TOKEN = "KIT_HOOK_RUN"  # in the environment of every process a command hook starts
+END_GRACE_S = 0.5  # SIGTERM, then this long, then SIGKILL
 
 
 def run_shell(command: str, *, cwd: str | os.PathLike, env: dict[str, str], timeout_s: float,
-              stdin: bytes | None = None) -> ShellResult:
+              stdin: bytes | None = None, end_all: bool = False) -> ShellResult:
     """`/bin/sh -c command` in its own process group, so a timeout kills its children too — the
-    one place Kit starts shell commands (command hooks here, the exec tool in kit.agent). Output
-    is decoded as UTF-8 with replacement. OSError when the shell cannot start."""
+    one place Kit starts shell commands (command hooks here, the exec tool in kit.tools). Output
+    is decoded as UTF-8 with replacement. OSError when the shell cannot start.
+
+    `end_all` (command hooks): the command's life ends with the shell's — whatever it started is
+    ended then, found by process group and by a token in the environment (see the module
+    docstring), even when it was detached with setsid."""
+    if end_all:
+        return _run_and_end_all(command, cwd=cwd, env=env, timeout_s=timeout_s, stdin=stdin)
     proc = subprocess.Popen(
         ["/bin/sh", "-c", command], cwd=os.fspath(cwd), env=env,
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -166,6 +194,118 @@ def run_shell(command: str, *, cwd: str | os.PathLike, env: dict[str, str], time
                        err.decode("utf-8", "replace"), timed_out)
 
 
+def _run_and_end_all(command: str, *, cwd: str | os.PathLike, env: dict[str, str], timeout_s: float,
+                     stdin: bytes | None) -> ShellResult:
+    import uuid
+
+    token = uuid.uuid4().hex
+    proc = subprocess.Popen(
+        ["/bin/sh", "-c", command], cwd=os.fspath(cwd), env={**env, RUN_TOKEN: token},
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    chunks: dict[str, list[bytes]] = {"out": [], "err": []}
+
+    def pump(stream: Any, into: list[bytes]) -> None:
+        with stream:
+            for block in iter(lambda: stream.read1(65536), b""):
+                into.append(block)
+
+    def feed() -> None:
+        try:
+            with proc.stdin:  # type: ignore[union-attr]
+                proc.stdin.write(stdin)  # type: ignore[union-attr]
+        except (BrokenPipeError, OSError):
+            pass  # the command did not read its stdin
+
+    threads = [threading.Thread(target=pump, args=(proc.stdout, chunks["out"]), daemon=True),
+               threading.Thread(target=pump, args=(proc.stderr, chunks["err"]), daemon=True)]
+    if stdin is not None:
+        threads.append(threading.Thread(target=feed, daemon=True))
+    for thread in threads:
+        thread.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout_s)
+    except BaseException as exc:  # the timeout, or Ctrl-C while waiting: the command ends here
+        timed_out = isinstance(exc, subprocess.TimeoutExpired)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        if not timed_out:
+            end_processes(proc.pid, token, grace_s=0.0)
+            raise
+    # the shell is done (or out of time): so is everything it started. (Linux never hands out a
+    # pid still in use as a process group id, so the group outlives the reaped shell safely.)
+    ended = end_processes(proc.pid, token, grace_s=0.0 if timed_out else END_GRACE_S)
+    for thread in threads:
+        thread.join(timeout=5.0)  # the pipes close once every holder has been ended
+    out = b"".join(chunks["out"]).decode("utf-8", "replace")
+    err = b"".join(chunks["err"]).decode("utf-8", "replace")
+    return ShellResult(None if timed_out else proc.returncode, out, err, timed_out, ended=ended)
+
+
+def _token_pids(token: str) -> set[int]:
+    """Processes whose environment carries the run's token (Linux /proc; empty elsewhere)."""
+    needle = f"{RUN_TOKEN}={token}".encode()
+    found: set[int] = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    me = os.getpid()
+    for name in entries:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                if needle in handle.read().split(b"\0"):
+                    found.add(int(name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[-1].split()[0] != b"Z"  # a zombie has ended
+    except OSError:
+        return False
+
+
+def end_processes(pgid: int, token: str, *, grace_s: float = END_GRACE_S) -> int:
+    """End the process group `pgid` and every process carrying `token`: SIGTERM, `grace_s` to
+    exit, then SIGKILL. Repeats while new ones appear (a child forking as it is ended). Returns
+    how many distinct processes were signalled."""
+    import time
+
+    signalled: set[int] = set()
+    for _round in range(5):
+        pids = {p for p in _token_pids(token) if _alive(p)}
+        try:
+            os.killpg(pgid, signal.SIGTERM if grace_s > 0 else signal.SIGKILL)
+            group_alive = True
+        except (ProcessLookupError, PermissionError):
+            group_alive = False
+        if not pids and not group_alive:
+            break
+        signalled |= pids
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM if grace_s > 0 else signal.SIGKILL)
+        deadline = time.monotonic() + grace_s
+        while grace_s > 0 and time.monotonic() < deadline and any(_alive(p) for p in pids):
+            time.sleep(0.02)
+        for pid in pids:
+            if _alive(pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+    return len(signalled)
+
+
 def run_command(hook: HookSpec, event: HookEvent, timeout_s: float) -> RunResult:
     from kit.envsafe import clean_env
 
@@ -178,22 +318,25 @@ def run_command(hook: HookSpec, event: HookEvent, timeout_s: float) -> RunResult
     })
     payload = json.dumps(event.to_json(), ensure_ascii=False, default=str).encode("utf-8")
     try:
-        done = run_shell(hook.command or "", cwd=event.workspace, env=env, timeout_s=timeout_s, stdin=payload)
+        done = run_shell(hook.command or "", cwd=event.workspace, env=env, timeout_s=timeout_s, stdin=payload,
+                         end_all=True)
     except OSError as exc:
         return RunResult(error=f"cannot start command: {exc}")
     if done.timed_out:
-        return RunResult(error=f"timed out after {timeout_s:g}s (command killed)")
+        return RunResult(error=f"timed out after {timeout_s:g}s (command killed)", ended=done.ended)
     stdout, stderr = done.stdout.strip(), done.stderr.strip()
     if done.returncode == 2:
-        return RunResult(blocked=True, reason=stderr or "blocked by hook command (exit 2)")
+        return RunResult(blocked=True, reason=stderr or "blocked by hook command (exit 2)", ended=done.ended)
     if done.returncode != 0:
         tail = stderr[-500:] or stdout[-500:]
-        return RunResult(error=f"command exited {done.returncode}" + (f": {tail}" if tail else ""))
+        return RunResult(error=f"command exited {done.returncode}" + (f": {tail}" if tail else ""),
+                         ended=done.ended)
     if not stdout:
-        return RunResult()
+        return RunResult(output=stderr and f"[stderr] {stderr}", ended=done.ended)
     try:
         value = json.loads(stdout)
     except json.JSONDecodeError:
-        return RunResult()  # plain text output is fine for a non-decision command hook
+        # plain text output is fine for a non-decision command hook (a custom /command shows it)
+        return RunResult(output=stdout, ended=done.ended)
     blocked, reason = block_of(value)
-    return RunResult(value=value, blocked=blocked, reason=reason)
+    return RunResult(value=value, blocked=blocked, reason=reason, ended=done.ended)
