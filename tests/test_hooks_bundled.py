@@ -14,11 +14,11 @@ CONVERSATION = [
     {"role": "user", "content": "How do we deploy the billing API?"},
     {"role": "assistant", "content": "Run `make deploy` from the release branch."},
     {"role": "tool", "content": "ignored tool output"},
-    {"role": "user", "content": "And roll back?\nUse the previous tag."},
+    {"role": "user", "content": "And roll back?\nWe roll back with the previous tag."},
 ]
 
 
-def test_session_memory_archives_the_conversation_on_new(ws_path, kit_now):
+def test_session_memory_archives_what_the_user_stated_on_new(ws_path, kit_now):
     kit_now("2026-05-07T14:30:00+00:00")
     ws = Workspace.open(ws_path)
     outcome = registry_for(ws).fire(
@@ -27,18 +27,18 @@ def test_session_memory_archives_the_conversation_on_new(ws_path, kit_now):
     assert outcome.errors == []
     assert outcome.ran == ["command-logger", "session-memory"]
     note = ws_path / "memory" / "2026-05-07-how-do-we-deploy-the-billing.md"
+    # the questions and the assistant's reply are not kept; the user's statement is
     assert note.read_text() == (
         "# Session 2026-05-07 14:30\n\n"
-        "<!-- kit:session-memory Archived by session-memory on /new (session s-42) -->\n\n"
-        "## Conversation\n\n"
-        "- **User:** How do we deploy the billing API?\n"
-        "- **Assistant:** Run `make deploy` from the release branch.\n"
-        "- **User:** And roll back? Use the previous tag.\n"
+        "<!-- kit:session-memory v2: what the user stated, archived on /new (session s-42); questions, "
+        "requests and the assistant's replies are not kept -->\n\n"
+        "## Decisions\n\n"
+        "- We roll back with the previous tag.\n"
     )
     # the same conversation archived again that day gets its own file, never overwrites
     registry_for(ws).fire("session:end", {"messages": CONVERSATION, "session_id": "s-42", "reason": "exit"})
     second = ws_path / "memory" / "2026-05-07-how-do-we-deploy-the-billing-2.md"
-    assert "on exit (session s-42)" in second.read_text()
+    assert "archived on exit (session s-42)" in second.read_text()
 
 
 def test_session_memory_skips_empty_conversations_and_slugs_non_ascii(ws_path, kit_now):
@@ -46,10 +46,12 @@ def test_session_memory_skips_empty_conversations_and_slugs_non_ascii(ws_path, k
     ws = Workspace.open(ws_path)
     before = sorted(p.name for p in (ws_path / "memory").iterdir())
     registry_for(ws).fire("command:reset", {"messages": [{"role": "assistant", "content": "hi"}]})
-    assert sorted(p.name for p in (ws_path / "memory").iterdir()) == before
-    registry_for(ws).fire("command:reset", {"messages": [{"role": "user", "content": "会议 notes café"}]})
-    assert (ws_path / "memory" / "2026-05-08-notes-cafe.md").exists()
-    registry_for(ws).fire("session:end", {"messages": [{"role": "user", "content": "你好"}]})
+    registry_for(ws).fire("command:reset", {"messages": [{"role": "user", "content": "hi, thanks!"}]})
+    assert sorted(p.name for p in (ws_path / "memory").iterdir()) == before  # nothing stated: no file
+    registry_for(ws).fire("command:reset", {"messages": [{"role": "user", "content": "会议 notes café: Bob runs them on Mondays"}]})
+    assert (ws_path / "memory" / "2026-05-08-notes-cafe-bob-runs-them-on.md").exists()
+    registry_for(ws).fire("session:end", {"messages": [{"role": "user", "content": "你好"},
+                                                       {"role": "user", "content": "Ana's flight lands at 18:40."}]})
     assert (ws_path / "memory" / "2026-05-08-session.md").exists()
 
 

@@ -1,4 +1,9 @@
-"""session-memory: archive the recent conversation as memory/YYYY-MM-DD-<slug>.md."""
+"""session-memory: archive what the user stated in a session as memory/YYYY-MM-DD-<slug>.md.
+
+The archive is an extractive summary (kit.memory.archive): the user's decisions, preferences,
+identifiers and facts, in their words. Questions, requests, chatter and the assistant's replies
+are never written, so a model's wrong answer cannot come back later as memory.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,9 @@ from pathlib import Path
 from kit import clock
 from kit.errors import ConflictError
 from kit.fsutil import create_file, safe_join
+from kit.memory.archive import render, summarise
 
-MAX_MESSAGES = 20  # the recent part of the conversation is what is worth keeping
-MAX_CHARS_PER_MESSAGE = 1200
+MAX_MESSAGES = 200  # the conversation the event carries; the summary keeps at most archive.MAX_ITEMS
 MAX_SLUG_WORDS = 6
 MAX_SLUG_CHARS = 48
 
@@ -24,13 +29,6 @@ def slugify(text: str) -> str:
     return slug or "session"
 
 
-def _one_line(text: str) -> str:
-    flat = " ".join(str(text).split())
-    if len(flat) > MAX_CHARS_PER_MESSAGE:
-        flat = flat[: MAX_CHARS_PER_MESSAGE - 1].rstrip() + "…"
-    return flat
-
-
 def _names(day: str, slug: str):
     yield f"memory/{day}-{slug}.md"
     n = 2
@@ -40,7 +38,8 @@ def _names(day: str, slug: str):
 
 
 def _write_new(root: Path, day: str, slug: str, text: str) -> str:
-    """Create the first free name: create-only, so two archives at once never overwrite each other."""
+    """Create the first free name: create-only, so two archives at once never overwrite each other
+    (and a reader never sees half a file: create_file writes aside, then links into place)."""
     for rel in _names(day, slug):
         target = safe_join(root, rel)
         if target.exists():
@@ -53,33 +52,17 @@ def _write_new(root: Path, day: str, slug: str, text: str) -> str:
     raise AssertionError("unreachable")
 
 
-def render(messages: list[dict], *, day: str, time: str, session_id: str | None, reason: str) -> str:
-    lines = [f"# Session {day} {time}", ""]
-    meta = f"Archived by session-memory on {reason}"
-    if session_id:
-        meta += f" (session {session_id})"
-    lines += [f"<!-- kit:session-memory {meta} -->", "", "## Conversation", ""]
-    for message in messages:
-        who = "User" if message["role"] == "user" else "Assistant"
-        lines.append(f"- **{who}:** {_one_line(message['content'])}")
-    return "\n".join(lines) + "\n"
-
-
 def handle(event):
     data = event.data or {}
-    messages = [
-        {"role": m.get("role"), "content": str(m.get("content") or "")}
-        for m in data.get("messages") or []
-        if isinstance(m, dict) and m.get("role") in ("user", "assistant") and str(m.get("content") or "").strip()
-    ]
-    if not any(m["role"] == "user" for m in messages):
+    messages = [m for m in data.get("messages") or [] if isinstance(m, dict)][-MAX_MESSAGES:]
+    summary = summarise(messages)
+    if not summary.first_user:
         return None
-    first_user = next(m["content"] for m in messages if m["role"] == "user")
     now = clock.now()
     day = now.date().isoformat()
-    root = Path(event.workspace)
     reason = data.get("reason") or event.type.replace("command:", "/")
-    text = render(messages[-MAX_MESSAGES:], day=day, time=now.strftime("%H:%M"),
-                  session_id=data.get("session_id"), reason=reason)
-    rel = _write_new(root, day, slugify(first_user), text)
-    return {"written": rel}
+    text = render(summary, day=day, time=now.strftime("%H:%M"), session_id=data.get("session_id"), reason=reason)
+    if not text:  # the user stated nothing to keep: questions and chatter are not memory
+        return {"written": None, "summary": summary.to_json()}
+    rel = _write_new(Path(event.workspace), day, slugify(summary.first_user), text)
+    return {"written": rel, "summary": summary.to_json()}

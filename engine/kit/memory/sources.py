@@ -8,9 +8,10 @@ Sources, by how much a snippet is worth trusting for the same content:
     archive   a session archive memory/YYYY-MM-DD-<slug>.md written by the session-memory hook
 
 `screen(result)` is the door between search and a prompt (the memory_search tool, active recall,
-memory_get): a snippet the threat scan flags is withheld and reported, and so is a model's answer
-kept by an older session archive (`- **Assistant:** …`): what the model guessed is never fed
-back to it as memory, nor recorded as a recall that dreaming could promote.
+memory_get): a snippet the threat scan flags is withheld and reported, and so are the raw turns
+an older session archive kept (format v1: `- **Assistant:** …`, `- **User:** …`): what the model
+guessed is never fed back to it as memory, nor recorded as a recall that dreaming could promote,
+and only the extractive summary of a session (format v2) is promotable.
 
 `by_source(hits)` keeps an archive snippet below a MEMORY.md or user-note hit that says the same
 thing (same content words), so the curated line leads wherever both are found.
@@ -29,8 +30,10 @@ from kit.threats import scan
 
 MEMORY_FILE = "MEMORY.md"
 RETIRED_DIR = "memory/archive/"
-# a line of an older session archive that holds the model's answer (format v1: one turn a bullet)
+# lines of an older session archive (format v1 kept one raw turn per bullet): the model's answers,
+# and the user's raw turns (questions and requests as much as statements)
 MODEL_ANSWER = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)\s*(?:assistant|model|ai|kit)\s*:?\s*(?:\*\*|__)\s*:?", re.I)
+RAW_TURN = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)\s*(?:user|human)\s*:?\s*(?:\*\*|__)\s*:?", re.I)
 SAME_CONTENT = 0.5  # share of the shorter snippet's content words the other one has too
 _WORD = re.compile(r"[^\W_]+")
 _STOP = frozenset("""a an the and or but of to in on at for with by from into about as is are was were be been
@@ -71,8 +74,12 @@ class Withheld:
 
 def withhold_reason(path: str, text: str) -> tuple[str, str] | None:
     """(rule, reason) when `text` from `path` must not enter a prompt, else None."""
-    if is_session_archive(path) and any(MODEL_ANSWER.match(line) for line in text.splitlines()):
-        return "model-answer", "a model's answer kept by a session archive, not something the user stated"
+    if is_session_archive(path):
+        lines = text.splitlines()
+        if any(MODEL_ANSWER.match(line) for line in lines):
+            return "model-answer", "a model's answer kept by a session archive, not something the user stated"
+        if any(RAW_TURN.match(line) for line in lines):
+            return "raw-turn", "a raw turn kept by an old session archive (questions as much as facts), not a stated fact"
     threat = scan(text)
     if threat is not None:
         return threat.rule, threat.reason
