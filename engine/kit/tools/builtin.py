@@ -218,8 +218,8 @@ def _remember(ctx: ToolContext, rel: str, text: str) -> None:
 def _is_memory_door(ctx: ToolContext, path) -> bool:
     """Files whose text reaches every prompt or the memory index: the bootstrap files (MEMORY.md,
     USER.md, SOUL.md …), memory/**/*.md and memory.extra_paths — also when named through a symlink."""
-    from kit.memory.index import is_indexable
     from kit.kinds import BOOTSTRAP_FILES
+    from kit.memory.index import is_indexable
 
     extra = [str(p) for p in (ctx.ws.config.get("memory.extra_paths", []) or [])]
     names = {_rel(ctx, path)}
