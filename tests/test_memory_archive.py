@@ -9,14 +9,12 @@ import json
 
 import pytest
 
-import helpers_memory
 from helpers_agent import agent_for, write_script
 from helpers_memory import write
 from kit.memory.archive import classify, render, summarise
 from kit.tools import ToolContext, execute_tool
 
 NOW = "2026-05-07T14:30:00+00:00"
-real_embedder = helpers_memory.real_embedder  # the fixture: the installed MiniLM, offline
 
 # a realistic support conversation: questions, requests, chatter, a correction, a model's guess
 CONVERSATION = [

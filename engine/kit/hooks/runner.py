@@ -245,8 +245,9 @@ def _run_and_end_all(command: str, *, cwd: str | os.PathLike, env: dict[str, str
     return ShellResult(None if timed_out else proc.returncode, out, err, timed_out, ended=ended)
 
 
-def _token_pids(token: str) -> set[int]:
-    """Processes whose environment carries the run's token (Linux /proc; empty elsewhere)."""
+def _run_pids(pgid: int, token: str) -> set[int]:
+    """Live processes of the run: in process group `pgid`, or carrying the run's token in their
+    environment (Linux /proc; empty elsewhere, where the process group kill still applies)."""
     needle = f"{RUN_TOKEN}={token}".encode()
     found: set[int] = set()
     try:
@@ -258,10 +259,17 @@ def _token_pids(token: str) -> set[int]:
         if not name.isdigit() or int(name) == me:
             continue
         try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[-1].split()
+            if fields[0] == b"Z":  # a zombie has ended already
+                continue
+            if int(fields[2]) == pgid:
+                found.add(int(name))
+                continue
             with open(f"/proc/{name}/environ", "rb") as handle:
                 if needle in handle.read().split(b"\0"):
                     found.add(int(name))
-        except OSError:  # gone meanwhile, or not ours to read
+        except (OSError, IndexError, ValueError):  # gone meanwhile, or not ours to read
             continue
     return found
 
@@ -269,26 +277,23 @@ def _token_pids(token: str) -> set[int]:
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[-1].split()[0] != b"Z"  # a zombie has ended
-    except OSError:
+            return handle.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except (OSError, IndexError):
         return False
 
 
 def end_processes(pgid: int, token: str, *, grace_s: float = END_GRACE_S) -> int:
     """End the process group `pgid` and every process carrying `token`: SIGTERM, `grace_s` to
     exit, then SIGKILL. Repeats while new ones appear (a child forking as it is ended). Returns
-    how many distinct processes were signalled."""
+    how many distinct processes were ended."""
     import time
 
     signalled: set[int] = set()
     for _round in range(5):
-        pids = {p for p in _token_pids(token) if _alive(p)}
-        try:
+        pids = _run_pids(pgid, token)
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # members /proc did not show
             os.killpg(pgid, signal.SIGTERM if grace_s > 0 else signal.SIGKILL)
-            group_alive = True
-        except (ProcessLookupError, PermissionError):
-            group_alive = False
-        if not pids and not group_alive:
+        if not pids:
             break
         signalled |= pids
         for pid in pids:
