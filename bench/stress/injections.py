@@ -194,7 +194,7 @@ BENIGN: list[Case] = _cases(
     "The meeting notes say: act as the scribe when Carol is away.",
     "Emoji status for focus time: 👩\u200d💻 (set it in Slack).",
     "Persian greeting: می\u200cخواهم (with a zero-width non-joiner).",
-    "\ufeffNotes exported from the old wiki keep their byte order mark.",
+    "Thai greeting in the phrasebook: ภาษาไทย\u200bดี (a zero-width space between Thai words).",
     "Our Scotland office flag emoji: \U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
     "Grandpa's ledger: 1st Jan paid 40, 3rd Jan paid 55 (ask him about the 7th).",
     "Bob's phone is +44 20 7946 0958 and his desk is 3B-14.",

@@ -53,6 +53,12 @@ class Threat:
     def reason(self) -> str:
         return f"rule {self.rule}: {self.description} (matched {self.excerpt!r})"
 
+    @property
+    def summary(self) -> str:
+        """The reason without the matched text: what a prompt may carry about a withheld snippet
+        (the excerpt would put the payload back in front of the model)."""
+        return f"rule {self.rule}: {self.description}"
+
     def __str__(self) -> str:
         return self.reason
 
@@ -98,6 +104,7 @@ _DIRECTIVE = (r"(?:call|run|execute|exec|invoke|use\s+the\s+\w+\s+tool|send|e-?m
               r"write|delete|remove|rm|add|append|install|download|fetch|curl|wget|open|connect|ignore|"
               r"disregard|reveal|print|tell|show|copy|move|grant|disable|enable|change|modify|edit|create|"
               r"push|commit|transfer|pay|silently|secretly|always|never|must|do\s+not|don'?t)")
+_LINE = r"^\s*(?:(?:[-*+>]|\d+[.)]|#{1,6})\s+)*"  # a line's start, past list markers, quotes, headings
 _SHELLS = r"(?:sudo\s+)?(?:env\s+\S+\s+)?(?:ba|z|k|da|fi|c|tc)?sh\b|python\d?\b|perl\b|ruby\b|node\b|php\b"
 _USER = r"(?:the|your|my|this)\s+(?:user|human|owner|operator|principal)s?\b"
 
@@ -140,7 +147,8 @@ RULES: tuple[Rule, ...] = (
         "a banner that claims system or admin authority",
         _rx(
             rf"{_OPEN}\s*(?:begin\s+|end\s+|new\s+)?{_ROLE}\s+(?:override|prompt|message|instructions?|directive|mode|command|update)\s*{_CLOSE}"
-            rf"|^\s*\[\s*{_ROLE}\s*\]"
+            rf"|{_LINE}\[\s*{_ROLE}\s*\]"
+            rf"|\[\s*{_ROLE}\s*\]\s*(?:[:\-]|priority|instruction|override|message|prompt|notice|mode|you\b|the\s+(?:assistant|ai|model)\b)"
             r"|(?:#{2,}|={2,}|\*{2,})\s*(?:override|jailbreak|sudo\s+mode|god\s+mode)\s*(?:#{2,}|={2,}|\*{2,})"
         ),
     ),
@@ -151,13 +159,16 @@ RULES: tuple[Rule, ...] = (
             r"\byou\s+are\s+now\s+(?:(?:a|an|the|my|in)\s+)?(?:no\s+longer|dan|jailbroken|unrestricted|unfiltered|uncensored|free\s+of|evil|"
             r"root|admin(?:istrator)?|developer|system|hacker|different|new\s+(?:ai|assistant|persona|model)|ai\s+without|\w+\s+mode)\b"
             r"|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b"
-            r"|(?:^|[.!?:;]\s+|\byou\s+(?:must|should|will|shall|now)\s+)(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?"
+            rf"|(?:{_LINE}|[.!?:;]\s+|\byou\s+(?:must|should|will|shall|now)\s+)(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?"
             r"(?:the\s+|a\s+|an\s+)?(?:system|developer|admin(?:istrator)?|root|jailbroken|unrestricted|dan)\b"
             r"(?!\s+(?:owner|engineer|architect|lead|manager|user|team|integrator|account|contact))"
+            r"|\b(?:act|behave)\s+as\s+(?:the\s+)?(?:root|system|admin(?:istrator)?|developer|superuser)\s+and\s+(?:run|execute|do|obey|follow|ignore)\b"
             r"|\bpretend\s+(?:to\s+be|you\s+are|you're)\s+(?:a\s+|an\s+|the\s+)?(?:system|developer|admin\w*|root|dan|jailbroken|"
             r"unrestricted|unfiltered|evil|different\s+ai|ai\s+without)"
             r"|\benter\s+(?:developer|god|dan|jailbreak|maintenance|debug)\s+mode\b"
-            r"|^\s*(?:system|developer|assistant)\s*:\s*(?:you\b|the\s+(?:user|assistant|ai|model)\b|ignore|override|new\s+instructions|<)"
+            rf"|{_LINE}(?:system|developer|assistant)\s*:\s*(?:you\b|the\s+(?:user|assistant|ai|model)\b|ignore|override|new\s+instructions|<)"
+            r"|\b(?:system|developer)\s*:\s*(?:the\s+user\s+(?:has|had)\s+(?:approved|authori[sz]ed|allowed)|you\s+(?:must|are\s+now|will\s+now|may\s+now)"
+            r"|ignore\s+|override\s+|new\s+instructions)"
             r"|<\|?(?:im_start|im_end|system|endoftext)\|?>|\[/?INST\]|<</?SYS>>|</?system>"
         ),
     ),
@@ -188,7 +199,7 @@ RULES: tuple[Rule, ...] = (
             rf"(?:[\w'-]+\s+){{0,4}}?(?:to\s+)?{_USER}"
             rf"|\b(?:hide|conceal|keep|withhold)\b[^.\n]{{0,60}}\bfrom\s+{_USER}"
             r"|\bwithout\s+(?:the\s+)?(?:user|human|owner)(?:'s)?\s+(?:knowing|knowledge|noticing|consent|approval|permission|seeing)"
-            r"|(?:^|[.!?:;,]\s*|\b(?:you|and|then|please)\s+)(?:silently|secretly|covertly)\s+(?:add|send|forward|upload|copy|run|execute|"
+            rf"|(?:{_LINE}|[.!?:;,]\s*|\b(?:you|and|then|please)\s+)(?:silently|secretly|covertly)\s+(?:add|send|forward|upload|copy|run|execute|"
             r"exec|install|delete|remove|write|append|change|email|post|grant|disable|exfiltrate)\b"
         ),
     ),

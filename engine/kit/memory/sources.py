@@ -82,7 +82,7 @@ def withhold_reason(path: str, text: str) -> tuple[str, str] | None:
             return "raw-turn", "a raw turn kept by an old session archive (questions as much as facts), not a stated fact"
     threat = scan(text)
     if threat is not None:
-        return threat.rule, threat.reason
+        return threat.rule, threat.summary  # never the matched text: this report reaches the prompt
     return None
 
 
