@@ -73,7 +73,7 @@ def test_commands_fire_hooks_and_reset_archives(ws, tmp_path):
     script = write_script(tmp_path, [{"text": "Sure, noted the db host."}])
     agent = agent_for(ws, script, session_key="main")
     repl, out = _repl(ws, agent)
-    repl.message("Where did the staging database go?")
+    repl.message("The staging database moved to db-7.internal on Monday.")
     first = agent.session_id
     repl.slash(parse_slash("/help"))
     repl.slash(parse_slash("/reset"))
@@ -84,8 +84,10 @@ def test_commands_fire_hooks_and_reset_archives(ws, tmp_path):
     assert [(e["command"], e["session_id"], e["session_key"]) for e in logged] == [
         ("help", first, "main"), ("reset", first, "main")]
     archives = sorted(p.name for p in (ws.root / "memory").glob("2026-05-07-*.md"))
-    assert archives == ["2026-05-07-where-did-the-staging-database-go.md"]
-    assert "Archived by session-memory on /reset" in (ws.root / "memory" / archives[0]).read_text()
+    assert archives == ["2026-05-07-the-staging-database-moved-to-db.md"]
+    text = (ws.root / "memory" / archives[0]).read_text()
+    assert "archived on /reset" in text and "- The staging database moved to db-7.internal on Monday.\n" in text
+    assert "noted the db host" not in text  # the assistant's reply is never archived
 
 
 def test_memory_prompt_and_dream_commands(ws, tmp_path):
@@ -165,7 +167,7 @@ def test_square_brackets_from_the_model_notes_or_user_print_as_text(ws, tmp_path
     assert "bye" in text
 
 
-def test_skill_turns_are_archived_as_typed(ws, tmp_path):
+def test_skill_turns_are_recorded_as_typed_and_never_archived(ws, tmp_path):
     """Regression: archives and the transcript's own words held the expanded <skill> body of
     `/skill NAME msg` instead of what the user typed; the model still receives the body."""
     script = write_script(tmp_path, [{"text": "Yesterday: X."}, {"text": "Today: Y."}])
@@ -189,14 +191,8 @@ def test_skill_turns_are_archived_as_typed(ws, tmp_path):
     assert agent.store.get(first).title == "/skill standup for team A"
 
     repl.slash(parse_slash("/new"))
-    archives = sorted(p.name for p in (ws.root / "memory").glob("2026-05-07-*.md"))
-    assert archives == ["2026-05-07-skill-standup-for-team-a.md"]
-    text = (ws.root / "memory" / archives[0]).read_text()
-    assert text.endswith("## Conversation\n\n"
-                         "- **User:** /skill standup for team A\n"
-                         "- **Assistant:** Yesterday: X.\n"
-                         "- **User:** /skill standup\n"
-                         "- **Assistant:** Today: Y.\n")
+    # slash commands are not statements and the replies are the model's: nothing to archive
+    assert sorted(p.name for p in (ws.root / "memory").glob("2026-05-07-*.md")) == []
 
 
 def test_help_describes_every_command_accurately(ws, tmp_path):

@@ -52,7 +52,7 @@ def test_repl_session(ws_path, tmp_path, kit_now):
         child.expect_exact("Quillbeard, a cheerful pirate")
         child.expect_exact(PROMPT)
 
-        child.sendline("and again")
+        child.sendline("We ship the billing service on Thursday.")
         child.expect_exact("Second reply here.")
         child.expect_exact(PROMPT)
 
@@ -71,10 +71,13 @@ def test_repl_session(ws_path, tmp_path, kit_now):
     assert len(calls) == 2
     first, second = calls[0]["messages"][0]["content"], calls[1]["messages"][0]["content"]
     assert "Quillbeard" not in first and "Quillbeard" in second
-    assert [m["content"] for m in calls[1]["messages"][1:]] == ["hello there", "Ahoy, **first** reply.", "and again"]
-    # leaving ended the session, and session-memory archived it
+    assert [m["content"] for m in calls[1]["messages"][1:]] == [
+        "hello there", "Ahoy, **first** reply.", "We ship the billing service on Thursday."]
+    # leaving ended the session, and session-memory archived what the user stated in it
     archives = sorted(p.name for p in (ws_path / "memory").glob("2026-05-07-*.md"))
     assert archives == ["2026-05-07-hello-there.md"]
+    archived = (ws_path / "memory" / archives[0]).read_text()
+    assert "- We ship the billing service on Thursday.\n" in archived and "Ahoy" not in archived
     assert (ws_path / ".kit" / "repl_history").read_text().splitlines()[-1] == "/exit"
 
 
