@@ -370,3 +370,33 @@ def test_session_start_after_new_is_clear(ws, tmp_path):
     users = [[m for m in call["messages"] if m["role"] == "user"][-1]["content"] for call in recorded_calls(script)]
     assert users == ["hello\n\n<hook-context>\nfresh\n</hook-context>",
                      "again\n\n<hook-context>\ncleared\n</hook-context>"]
+
+
+def test_a_claude_code_hooks_setsid_child_ends_with_it(ws):
+    """Issue 12 deliver 6 for Claude Code hooks too: a detached child of the hook's command does not
+    outlive the hook."""
+    import os
+    import time
+
+    pidfile = ws.root / "child.pid"
+    write_claude(ws.root, {"PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command":
+                 f"setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > {pidfile}; exit 0"}]}]})
+    registry_for(ws).trust("claude-code")
+    out = execute_tool(ToolContext(ws), "read_file", {"path": "SOUL.md"})
+    assert not out.blocked
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        try:
+            with open(f"/proc/{pid}/stat") as handle:  # a zombie is ended, only not yet reaped
+                if handle.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"child {pid} outlived the Claude Code hook")

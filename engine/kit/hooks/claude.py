@@ -379,7 +379,9 @@ class ClaudeCodeHooks:
         timeout = float(hook.timeout_s or self.ws.config.get("hooks.timeout_s", 10.0))
         stdin = json.dumps(fields, ensure_ascii=False, default=str).encode("utf-8")
         try:
-            done = run_shell(hook.shell_command, cwd=self.ws.root, env=env, timeout_s=timeout, stdin=stdin)
+            # a Claude Code hook is a command hook: whatever it starts (even with setsid) ends with it
+            done = run_shell(hook.shell_command, cwd=self.ws.root, env=env, timeout_s=timeout, stdin=stdin,
+                             end_all=True)
         except OSError as exc:
             return _cannot(hook, f"cannot start its command: {exc}", decision)
         if done.timed_out:
