@@ -293,3 +293,10 @@ def test_topic_ages_count_only_until_a_later_note_on_the_same_topic():
     assert topic_ages(kept, None, 0.6) == [59, 0, 0, None, None]  # token Jaccard without vectors
     assert topic_ages(kept, sim, 0.95) == [0, 0, 0, None, None]  # nothing close enough: no one ages
     assert topic_ages([], None, 0.6) == []
+
+
+def test_the_second_hop_follows_names_not_weekdays_or_months():
+    from kit.memory.search import bridge_terms
+
+    text = "- Met Ben from Finance on Thursday in March about the Lupa booking."
+    assert bridge_terms(text, "who did I meet about the booking") == ["met", "ben", "finance", "lupa"]

@@ -13,6 +13,7 @@ the scores and a larger limit keeps every result of a smaller one.
 
 from __future__ import annotations
 
+import calendar
 import math
 import re
 import unicodedata
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from kit.memory.chunker import _CJK, has_cjk, strip_kit_comments
-from kit.memory.dates import Period, QueryTime, find_times, query_time
+from kit.memory.dates import WEEKDAYS, Period, QueryTime, find_times, query_time
 from kit.memory.index import ChunkRow, MemoryIndex
 
 LIKE_RANK = -1.0  # a substring hit the trigram index cannot rank (1–2 CJK chars) maps to text score 0.5
@@ -572,13 +573,17 @@ def neighbours(index: MemoryIndex, hit: Ranked, picked: set[int], budget: int, r
     return tuple(sorted(out, key=lambda c: c.start_line))
 
 
+CALENDAR_WORDS = frozenset(m.lower() for m in calendar.month_name if m) | frozenset(WEEKDAYS)
 _NAME = re.compile(r"(?<![\w'’])[A-ZÀ-ÖØ-Þ][\w'’-]*[\w]")
 
 
 def _names(text: str) -> list[str]:
-    """Capitalised words that are no stop words, lower-cased: the people, places and things a note names."""
+    """Capitalised words that are no stop words, lower-cased: the people, places and things a note
+    names. Month and weekday names are capitalised too but name no one: as bridges they link a note
+    to every other Thursday (and their FTS queries were the slowest of a search)."""
     found = (re.sub(r"['’]s$", "", n).lower() for n in _NAME.findall(strip_kit_comments(text)))
-    return [w for w in dict.fromkeys(found) if w not in STOP_WORDS and len(w) >= 3]
+    return [w for w in dict.fromkeys(found)
+            if w not in STOP_WORDS and len(w) >= 3 and w not in CALENDAR_WORDS]
 
 
 def bridge_terms(text: str, query: str) -> list[str]:
