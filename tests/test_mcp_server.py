@@ -215,3 +215,34 @@ def test_http_refuses_a_non_loopback_address(cli, ws_path):
     result = cli("mcp", "serve", "-w", ws_path, "--http", "0.0.0.0:8765")
     assert result.exit_code == 2
     assert "0.0.0.0 is not a loopback address" in result.output
+
+
+def test_what_a_client_keeps_asking_over_mcp_is_what_dreaming_promotes(workspace, real_embedder, monkeypatch):
+    """Recalls through `kit mcp serve` (source mcp) are evidence like the agent's own: a fact a
+    client looked up on four days with four questions is promoted into MEMORY.md."""
+    from kit.mcp_server.server import KitMcpServer
+    from kit.memory.service import Memory
+
+    fact = "The billing service runs on host vega-7 in the Frankfurt rack."
+    (workspace.root / "memory").mkdir(exist_ok=True)
+    (workspace.root / "memory" / "2026-05-01.md").write_text(
+        f"# 2026-05-01\n\n- {fact}\n- Lunch was a sandwich.\n", encoding="utf-8")
+    workspace.reload()
+    workspace.owned("memory", lambda: Memory(workspace, embedder=real_embedder))
+    server = KitMcpServer(workspace, watch=False, warm=False)
+    questions = ["which host runs billing", "where is the billing service", "billing server name",
+                 "what rack is billing in"]
+    for day, question in zip(("04", "05", "06", "07"), questions, strict=True):
+        monkeypatch.setenv("KIT_NOW", f"2026-05-{day}T10:00:00+00:00")
+        outcome = server.call_tool("memory_search", {"query": question})
+        assert outcome.ok and "vega-7" in outcome.result
+    db = workspace.open_state()
+    try:
+        sources = {r[0] for r in db.execute("SELECT DISTINCT source FROM recall_events")}
+    finally:
+        db.close()
+    assert sources == {"mcp"}
+    monkeypatch.setenv("KIT_NOW", "2026-05-07T20:00:00+00:00")
+    result = workspace.dream()
+    assert result.promoted == ("memory/2026-05-01.md:3:3",)
+    assert fact in (workspace.root / "MEMORY.md").read_text(encoding="utf-8")
