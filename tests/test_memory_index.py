@@ -388,3 +388,28 @@ def test_doctor_does_not_cry_fts_only_when_numpy_can_embed(workspace, monkeypatc
     assert [f.message for f in doctor_checks(workspace) if f.severity == "warning"] == [
         "tokenizers is not installed; memory search runs in fts-only mode (keywords only) — "
         "install kit-agent[embeddings] or fix memory.embedding for hybrid search"]
+
+
+def test_a_write_during_a_full_sync_is_still_seen_by_the_next_search(workspace, kit_now, monkeypatch):
+    """Regression: a full sync that had already read the notes cleared the mark of a write that
+    landed meanwhile (another thread: `kit mcp serve`'s warm-up), and the next search missed it."""
+    import kit.memory.service as service
+
+    kit_now("2026-05-07T09:00:00+00:00")
+    mem = Memory(workspace, embedder=None)  # text search is enough to see the note or not
+    real_sync = service.sync_index
+    wrote = []
+
+    def sync_then_write(*args, **kwargs):
+        result = real_sync(*args, **kwargs)
+        if not wrote:  # the write lands after this sync read the files, before it returns
+            wrote.append(mem.write("The staging deploy needs the office VPN"))
+        return result
+
+    monkeypatch.setattr(service, "sync_index", sync_then_write)
+    try:
+        mem.sync()
+        hits = mem.search("staging deploy office VPN", record=False).results
+        assert [h.path for h in hits] == ["memory/2026-05-07.md"]
+    finally:
+        mem.close()

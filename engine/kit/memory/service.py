@@ -70,7 +70,10 @@ class Memory:
         self._vectors: tuple[int, str, np.ndarray, np.ndarray] | None = None
         self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._synced = False
-        self._dirty: set[str] = set()
+        # paths written since they were last indexed -> the write's sequence number: a sync clears
+        # only the marks it saw, so a write that lands while another thread syncs is not lost
+        self._dirty: dict[str, int] = {}
+        self._marks = 0
         self.embedding_error: str | None = None  # why the model failed (search then runs fts-only)
 
     # ------------------------------------------------------------------ parts
@@ -134,7 +137,8 @@ class Memory:
         """Append to today's daily note (threat-scanned); the next search sees it."""
         result = append_note(self.ws, text, topic)
         with self._lock:
-            self._dirty.add(result.path)
+            self._marks += 1
+            self._dirty[result.path] = self._marks
         return result
 
     def get(self, path: str, start: int = 1, lines: int | None = None, *, record: bool = False,
@@ -190,6 +194,8 @@ class Memory:
             rebuild=rebuild,
         )
         step = None if progress is None else (lambda done, total: report(progress, Step("embedding", done, total)))
+        with self._lock:
+            seen = dict(self._dirty)  # written before this sync reads the files
         with self._sync_lock:
             try:
                 result = sync_index(self.index(), self.ws.root, embedder=self.embedder, progress=step, **options)
@@ -200,9 +206,10 @@ class Memory:
         with self._lock:
             if paths_list is None:
                 self._synced = True
-                self._dirty.clear()
-            else:
-                self._dirty.difference_update(paths_list)
+            done = seen if paths_list is None else {p: seen[p] for p in paths_list if p in seen}
+            for path, mark in done.items():
+                if self._dirty.get(path) == mark:  # not written again meanwhile
+                    del self._dirty[path]
         return result
 
     def _embedding_failed(self, exc: Exception) -> None:
