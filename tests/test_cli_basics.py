@@ -36,8 +36,8 @@ def heavy_imports(args: list[str], cwd: Path) -> list[str]:
 @pytest.mark.parametrize(
     "args",
     [["--help"], ["init", "{tmp}/fresh"], ["doctor", "-w", "{ws}"], ["config", "show", "-w", "{ws}"],
-     ["mcp", "--help"], ["mcp", "list", "-w", "{ws}"]],
-    ids=["help", "init", "doctor", "config-show", "mcp-help", "mcp-list-none"],
+     ["mcp", "--help"], ["mcp", "list", "-w", "{ws}"], ["import", "openclaw", "{ws}", "{tmp}/imported", "--dry-run"]],
+    ids=["help", "init", "doctor", "config-show", "mcp-help", "mcp-list-none", "import-dry-run"],
 )
 def test_light_commands_do_not_import_torch(args, ws_path: Path, tmp_path: Path):
     args = [a.format(ws=ws_path, tmp=tmp_path) for a in args]

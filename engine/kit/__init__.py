@@ -75,6 +75,10 @@ _EXPORTS: dict[str, str] = {
     "gate_reason": "kit.dreaming.ranking",
     "CronResult": "kit.dreaming.cron",
     "init_workspace": "kit.init",
+    "plan_openclaw": "kit.importers",
+    "apply_plan": "kit.importers",
+    "ImportPlan": "kit.importers",
+    "ImportResult": "kit.importers",
     "NEVER_OVERWRITTEN": "kit.init",
     "estimate_tokens": "kit.tokens",
     "now": "kit.clock",
@@ -195,6 +199,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph
     from kit.fleet import Fleet
     from kit.hooks.events import unknown_event
     from kit.hooks.registry import HookRegistry
+    from kit.importers import ImportPlan, ImportResult, apply_plan, plan_openclaw
     from kit.init import NEVER_OVERWRITTEN, init_workspace
     from kit.kinds import KINDS, RunKind
     from kit.mcp_client.manager import McpServerStatus

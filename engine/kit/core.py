@@ -26,7 +26,7 @@ from kit.filewrite import FileState, Update, update_file, write_file
 from kit.fsutil import is_symlink_loop, is_within, safe_join, sha1_hex
 from kit.ignore import is_ignored
 from kit.locks import LockFile
-from kit.paths import CONFIG_FILE
+from kit.paths import CONFIG_FILE, foreign_workspace
 from kit.problems import Problem
 from kit.snapshot import TRACKED_PATTERNS, Snapshot, is_tracked, wants_frontmatter
 from kit.state import StateDB
@@ -55,6 +55,9 @@ Listener = Callable[[ReloadResult, Snapshot], None]
 W = TypeVar("W", bound="WorkspaceCore")
 
 
+_FOREIGN = {"openclaw": "an OpenClaw", "hermes": "a Hermes"}
+
+
 def find_workspace(start: str | os.PathLike | None = None) -> Path:
     """-w default: $KIT_WORKSPACE, else the nearest ancestor holding kit.yaml."""
     env = os.environ.get("KIT_WORKSPACE")
@@ -64,6 +67,12 @@ def find_workspace(start: str | os.PathLike | None = None) -> Path:
     for folder in (here, *here.parents):
         if (folder / CONFIG_FILE).is_file():
             return folder
+    kind = foreign_workspace(here)
+    if kind:
+        raise WorkspaceError(
+            f"{here} looks like {_FOREIGN[kind]} workspace and has no {CONFIG_FILE}: "
+            f"run `kit import {kind} .` to make it a Kit workspace"
+        )
     raise WorkspaceError(
         f"no workspace found: neither {here} nor any parent holds {CONFIG_FILE}. "
         "Create one with `kit init PATH`, or pass -w PATH / set KIT_WORKSPACE."
@@ -112,6 +121,12 @@ class WorkspaceCore:
         if not root.is_dir():
             raise WorkspaceError(f"workspace {root} is not a directory")
         if not os.path.lexists(root / CONFIG_FILE):
+            kind = foreign_workspace(root)
+            if kind:
+                raise WorkspaceError(
+                    f"{root} looks like {_FOREIGN[kind]} workspace and has no {CONFIG_FILE}: "
+                    f"run `kit import {kind} {root}` to make it a Kit workspace"
+                )
             raise WorkspaceError(f"{root} has no {CONFIG_FILE}, so it is not a Kit workspace; run `kit init {root}`")
         ws = cls(root.resolve(), flags=flags, embedders=embedders)
         ws.reload()

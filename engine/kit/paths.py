@@ -66,3 +66,20 @@ def trust_file() -> Path:
 
 def templates_dir() -> Path:
     return _PACKAGE / "templates"
+
+
+def foreign_workspace(root: Path) -> str | None:
+    """"openclaw" or "hermes" when `root` (without kit.yaml) holds that agent's files, else None.
+
+    Refusals name the fix (`kit import openclaw .`) instead of only saying "not a workspace".
+    """
+    try:
+        if (root / CONFIG_FILE).exists():
+            return None
+        if (root / "memories").is_dir() and (root / "config.yaml").is_file():
+            return "hermes"
+        if (root / "SOUL.md").is_file() or (root / "AGENTS.md").is_file():
+            return "openclaw"
+    except OSError:
+        return None
+    return None

@@ -16,6 +16,7 @@ from kit import __version__
 # name -> "module:attribute"; each module is small and imports the library lazily.
 COMMANDS: dict[str, str] = {
     "init": "kit.cli.init_cmd:init",
+    "import": "kit.cli.import_cmd:import_",
     "doctor": "kit.cli.doctor_cmd:doctor",
     "config": "kit.cli.config_cmd:config",
     "watch": "kit.cli.watch_cmd:watch",

@@ -1,0 +1,72 @@
+"""`kit import openclaw SRC [DEST]`: plan, show, apply."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from kit.cli.common import emit_json, handle_errors, json_option
+
+_LABEL = {"create": "create", "overwrite": "overwrite", "unchanged": "unchanged", "conflict": "CONFLICT",
+          "withheld": "WITHHELD", "skip": "skip"}
+
+
+@click.group("import")
+def import_() -> None:
+    """Bring another agent's workspace into Kit (plan first; nothing is overwritten without --force)."""
+
+
+@import_.command("openclaw")
+@click.argument("src", type=click.Path(path_type=Path))
+@click.argument("dest", type=click.Path(path_type=Path), required=False)
+@click.option("--config", "config", type=click.Path(path_type=Path), default=None,
+              help="openclaw.json (default: in SRC or its parent folder, as ~/.openclaw/ holds it).")
+@click.option("--dry-run", is_flag=True, help="Show the plan and write nothing.")
+@click.option("--force", is_flag=True, help="Overwrite DEST files whose content differs.")
+@click.option("--git", "use_git", is_flag=True, help="Commit exactly the imported files (git init when needed).")
+@click.option("-v", "--verbose", is_flag=True, help="List unchanged files too.")
+@json_option
+@handle_errors
+def openclaw(src: Path, dest: Path | None, config: Path | None, dry_run: bool, force: bool, use_git: bool,
+             verbose: bool, as_json: bool) -> None:
+    """Import the OpenClaw workspace SRC into DEST (default: SRC itself, converted in place).
+
+    Copies the bootstrap files, MEMORY.md (promotion markers become Kit provenance), daily notes,
+    skills and hooks (disabled; TypeScript handlers are reported as not runnable); maps
+    openclaw.json into a new kit.yaml. Text the threat scan flags is left out and reported.
+    A second run finds nothing to do. Exit 1 when a conflict was left unwritten.
+    """
+    from kit import apply_plan, plan_openclaw
+
+    plan = plan_openclaw(src, dest, config=config, force=force)
+    result = None if dry_run else apply_plan(plan, git=use_git)
+    if as_json:
+        emit_json({**plan.to_json(), "applied": False} if result is None else result)
+    else:
+        _show(plan, verbose)
+        if plan.nothing_to_do:
+            click.echo("Nothing to import: every file is already there.")
+        elif result is None:
+            click.echo(f"Dry run: {len(plan.writes)} file(s) would be written to {plan.dest}; nothing was.")
+        else:
+            click.echo(f"Imported {len(result.written)} file(s) into {plan.dest}."
+                       + (" Committed them." if result.committed else "")
+                       + (" Next: `kit doctor`, `kit prompt`." if result.written else ""))
+        if plan.conflicts:
+            click.echo(f"{len(plan.conflicts)} conflict(s) not overwritten: --force overwrites them.", err=True)
+    if plan.conflicts:
+        sys.exit(1)
+
+
+def _show(plan, verbose: bool) -> None:
+    for action in plan.actions:
+        if action.kind == "unchanged" and not verbose:
+            continue
+        where = action.path or action.source
+        extra = f" (from {action.source})" if action.path and action.source and action.source != action.path else ""
+        note = f" — {action.note}" if action.note else ""
+        click.echo(f"  {_LABEL[action.kind]:<10} {where}{extra}{note}")
+    for line in plan.notes:
+        click.echo(f"  note       {line}")
