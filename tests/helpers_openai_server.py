@@ -67,10 +67,11 @@ class Reply:
     reset: bool = False  # with drop_after: a TCP reset instead of a plain close
     sse: str | None = None  # a recorded SSE body, sent verbatim
     stream_error: dict[str, Any] | None = None  # Anthropic: an `error` event after the first piece
-    # proof of streaming: after `gate_after` events the server waits (up to 10 s) until the test
-    # sets `gate` — which it can only do if the client handed it the first events already
+    # proof of streaming: after `gate_after` events the server waits (up to `gate_timeout` s) until
+    # the test sets `gate` — which it can only do if the client handed it the first events already
     gate: threading.Event | None = None
     gate_after: int = 2
+    gate_timeout: float = 10.0
     gate_opened: bool | None = None  # set by the server: was the gate opened in time?
     client_gone: threading.Event = field(default_factory=threading.Event)  # set when a write failed
 
@@ -191,7 +192,7 @@ class FakeLLMServer:
                         if number and reply.chunk_delay:
                             time.sleep(reply.chunk_delay)
                         if reply.gate is not None and number == reply.gate_after:
-                            reply.gate_opened = reply.gate.wait(10)
+                            reply.gate_opened = reply.gate.wait(reply.gate_timeout)
                         data = event.encode("utf-8")
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                         self.wfile.flush()

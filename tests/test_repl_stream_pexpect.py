@@ -21,7 +21,10 @@ T0 = "2026-05-07T09:00:00+00:00"
 
 def test_repl_streams_and_ctrl_c_keeps_the_partial_reply(ws_path):
     held = threading.Event()
-    never = threading.Event()  # the second reply is never let through: only Ctrl-C ends it
+    # the second reply is never let through: only Ctrl-C ends it. The gates wait 120 s, not the
+    # helper's 10 s: on a loaded machine the REPL can take longer than 10 s to draw the first words
+    # and take the Ctrl-C, and the reply then completed before the interrupt (seen under load 15)
+    never = threading.Event()
     with FakeLLMServer() as server:
         (ws_path / "kit.yaml").write_text(textwrap.dedent(f"""\
             agent:
@@ -32,8 +35,10 @@ def test_repl_streams_and_ctrl_c_keeps_the_partial_reply(ws_path):
             memory:
               active_recall: {{enabled: false}}
             """))
-        first = text_reply("Streaming words arrive before the reply is complete.", gate=held, gate_after=3)
-        second = text_reply("Counting slowly: one two three four five six seven.", gate=never, gate_after=4)
+        first = text_reply("Streaming words arrive before the reply is complete.", gate=held, gate_after=3,
+                          gate_timeout=120)
+        second = text_reply("Counting slowly: one two three four five six seven.", gate=never, gate_after=4,
+                           gate_timeout=120)
         server.push(first, second)
         env = dict(os.environ, TERM="xterm-256color", COLUMNS="100", LINES="40", PYTHONUNBUFFERED="1",
                    KIT_TEST_KEY="sk-test", KIT_NOW=T0)
