@@ -76,6 +76,7 @@ _EXPORTS: dict[str, str] = {
     "CronResult": "kit.dreaming.cron",
     "init_workspace": "kit.init",
     "plan_openclaw": "kit.importers",
+    "plan_hermes": "kit.importers",
     "apply_plan": "kit.importers",
     "ImportPlan": "kit.importers",
     "ImportResult": "kit.importers",
@@ -117,6 +118,7 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "ImportResult",
     "init_workspace",
     "KINDS",
+    "plan_hermes",
     "plan_openclaw",
     "KitError",
     "McpServerStatus",
@@ -203,7 +205,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph
     from kit.fleet import Fleet
     from kit.hooks.events import unknown_event
     from kit.hooks.registry import HookRegistry
-    from kit.importers import ImportPlan, ImportResult, apply_plan, plan_openclaw
+    from kit.importers import ImportPlan, ImportResult, apply_plan, plan_hermes, plan_openclaw
     from kit.init import NEVER_OVERWRITTEN, init_workspace
     from kit.kinds import KINDS, RunKind
     from kit.mcp_client.manager import McpServerStatus

@@ -58,6 +58,15 @@ W = TypeVar("W", bound="WorkspaceCore")
 _FOREIGN = {"openclaw": "an OpenClaw", "hermes": "a Hermes"}
 
 
+def _import_hint(kind: str, root: Path, shown: str) -> str:
+    """The refusal for a foreign agent's folder, naming the command that fixes it."""
+    if kind == "hermes":  # Hermes' home is its state folder: imported into a new one, never in place
+        return (f"{root} looks like a Hermes home and has no {CONFIG_FILE}: run "
+                f"`kit import hermes {shown} PATH` to make a Kit workspace of it at PATH")
+    return (f"{root} looks like {_FOREIGN[kind]} workspace and has no {CONFIG_FILE}: "
+            f"run `kit import {kind} {shown}` to make it a Kit workspace")
+
+
 def find_workspace(start: str | os.PathLike | None = None) -> Path:
     """-w default: $KIT_WORKSPACE, else the nearest ancestor holding kit.yaml."""
     env = os.environ.get("KIT_WORKSPACE")
@@ -69,10 +78,7 @@ def find_workspace(start: str | os.PathLike | None = None) -> Path:
             return folder
     kind = foreign_workspace(here)
     if kind:
-        raise WorkspaceError(
-            f"{here} looks like {_FOREIGN[kind]} workspace and has no {CONFIG_FILE}: "
-            f"run `kit import {kind} .` to make it a Kit workspace"
-        )
+        raise WorkspaceError(_import_hint(kind, here, "."))
     raise WorkspaceError(
         f"no workspace found: neither {here} nor any parent holds {CONFIG_FILE}. "
         "Create one with `kit init PATH`, or pass -w PATH / set KIT_WORKSPACE."
@@ -123,10 +129,7 @@ class WorkspaceCore:
         if not os.path.lexists(root / CONFIG_FILE):
             kind = foreign_workspace(root)
             if kind:
-                raise WorkspaceError(
-                    f"{root} looks like {_FOREIGN[kind]} workspace and has no {CONFIG_FILE}: "
-                    f"run `kit import {kind} {root}` to make it a Kit workspace"
-                )
+                raise WorkspaceError(_import_hint(kind, root, str(root)))
             raise WorkspaceError(f"{root} has no {CONFIG_FILE}, so it is not a Kit workspace; run `kit init {root}`")
         ws = cls(root.resolve(), flags=flags, embedders=embedders)
         ws.reload()

@@ -42,6 +42,41 @@ def openclaw(src: Path, dest: Path | None, config: Path | None, dry_run: bool, f
 
     plan = plan_openclaw(src, dest, config=config, force=force)
     result = None if dry_run else apply_plan(plan, git=use_git)
+    _finish(plan, result, dry_run, verbose, as_json)
+
+
+@import_.command("hermes")
+@click.argument("src", type=click.Path(path_type=Path), required=False)
+@click.argument("dest", type=click.Path(path_type=Path), required=False)
+@click.option("--dry-run", is_flag=True, help="Show the plan and write nothing.")
+@click.option("--force", is_flag=True, help="Overwrite DEST files whose content differs.")
+@click.option("--git", "use_git", is_flag=True, help="Commit exactly the imported files (git init when needed).")
+@click.option("-v", "--verbose", is_flag=True, help="List unchanged files too.")
+@json_option
+@handle_errors
+def hermes(src: Path | None, dest: Path | None, dry_run: bool, force: bool, use_git: bool, verbose: bool,
+           as_json: bool) -> None:
+    """Import the Hermes home SRC (default: $HERMES_HOME, else ~/.hermes) into DEST (default: the
+    current workspace, else the current folder).
+
+    SOUL.md and AGENTS.md are copied; the §-separated entries of memories/MEMORY.md and USER.md are
+    appended to Kit's MEMORY.md and USER.md as list items with provenance; skills are flattened;
+    hooks come over disabled (port handle(event_type, context) to handle(event)); config.yaml
+    values map into a new kit.yaml. Secrets and Hermes' databases are never copied.
+    """
+    from kit import WorkspaceError, apply_plan, find_workspace, plan_hermes
+
+    if dest is None:
+        try:
+            dest = find_workspace()
+        except WorkspaceError:
+            dest = Path.cwd()
+    plan = plan_hermes(src, dest, force=force)
+    result = None if dry_run else apply_plan(plan, git=use_git)
+    _finish(plan, result, dry_run, verbose, as_json)
+
+
+def _finish(plan, result, dry_run: bool, verbose: bool, as_json: bool) -> None:
     if as_json:
         emit_json({**plan.to_json(), "applied": False} if result is None else result)
     else:
