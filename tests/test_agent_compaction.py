@@ -11,6 +11,7 @@ import pytest
 
 from helpers_agent import add_hook, agent_for, recorded_calls, set_config, write_script
 from kit.agent import compaction as cp
+from kit.templating import templates_for
 from kit.tools import builtin_registry
 from kit.workspace import Workspace
 
@@ -106,7 +107,8 @@ def test_flush_then_summary_when_placeholders_are_not_enough(ws, tmp_path):
 
     # the summariser saw the old turn (tool output included), not the current request
     summary_request = calls[4]["messages"]
-    assert summary_request[0] == {"role": "system", "content": cp.SUMMARY_SYSTEM}
+    assert summary_request[0] == {"role": "system",
+                                  "content": templates_for(ws).render("compaction-system.md.j2").text}
     assert "[tool result read_file]" in summary_request[1]["content"]
     assert "Now plan the rollout" not in summary_request[1]["content"]
 

@@ -208,6 +208,7 @@ def test_custom_diary_template(workspace, monkeypatch):
     monkeypatch.setenv("KIT_NOW", seed(workspace))
     (workspace.root / "templates" / "dream-diary.md.j2").write_text(
         "### {{ date }}: {{ promoted | length }} new\n{% for p in promoted %}* {{ p.text }}\n{% endfor %}")
+    workspace.reload(["templates/dream-diary.md.j2"])  # overrides come from the snapshot, like every template
     run_dream(workspace)
     diary = (workspace.root / "DREAMS.md").read_text()
     assert diary.endswith(f"### 2026-05-07: 2 new\n* {FACTS[0]}\n* {FACTS[1]}\n")
@@ -217,9 +218,10 @@ def test_a_broken_diary_template_falls_back_to_the_builtin(workspace, monkeypatc
     """The diary is written last, after MEMORY.md: a template error must not fail the dream."""
     monkeypatch.setenv("KIT_NOW", seed(workspace))
     (workspace.root / "templates" / "dream-diary.md.j2").write_text("## {{ date }}\n\n{{ no_such_field }}\n")
+    workspace.reload(["templates/dream-diary.md.j2"])
     result = run_dream(workspace)
     assert len(result.promoted) == 2 and result.diary is True
-    assert result.notes == ("diary: templates/dream-diary.md.j2: template failed: 'no_such_field' is undefined; "
+    assert result.notes == ("diary: templates/dream-diary.md.j2:3: template error: 'no_such_field' is undefined; "
                             "used the built-in template",)
     assert "I kept returning to 2 things" in (workspace.root / "DREAMS.md").read_text()
 

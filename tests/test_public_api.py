@@ -16,9 +16,7 @@ ENGINE = Path(kit.__file__).parent
 
 # Module-level caches other branches of issue 9 are removing right now (owner in the value). When
 # one lands, this test names it: drop its entry here in the same change.
-PENDING = {
-    "prompt/template.py": {"_compiled", "_last_good"},  # i9-concepts: per-workspace template state
-}
+PENDING: dict[str, set[str]] = {}
 # Process-wide by nature: loaded modules (sys.modules) and running threads belong to the process.
 PROCESS_WIDE = {"hooks/runner.py": {"_modules", "_abandoned"}}
 CONTAINERS = {"dict", "list", "set", "OrderedDict", "WeakKeyDictionary", "WeakValueDictionary",

@@ -2,16 +2,16 @@
 (old tool results to one-line placeholders), a model-written summary only if still over.
 
 The pure parts live here (token estimates, thresholds, where to split, the placeholder fallback,
-the prompts); the agent loop drives them because flushing and summarising need the model.
+the messages); the agent loop drives them because flushing and summarising need the model. The
+texts the model reads are templates: memory-flush, compaction-system and compaction-request.
 Token estimates use kit.tokens.estimate_tokens (chars/4, CJK one per char, × 1.2).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-import jinja2
 
 # the estimates live in kit.tokens, where the provider layer calibrates the same numbers
 from kit.tokens import MESSAGE_OVERHEAD as MESSAGE_OVERHEAD
@@ -25,35 +25,10 @@ SUMMARY_RATIO = 0.80
 KEEP_RATIO = 0.35  # after a summary, the recent turns kept verbatim use at most this share
 SUMMARY_MAX_INPUT_CHARS = 60_000  # what one summarising call may read of the old history
 
-_env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
-
-FLUSH_PROMPT = _env.from_string(
-    """[kit: pre-compaction memory flush — silent, the user does not see this turn]
-The conversation is close to the context limit ({{ percent }}% of {{ window }} tokens); older turns
-will soon be summarised and their details lost. Write what matters to today's daily note
-(memory/{{ today }}.md) with `memory_write`, one fact per call: decisions, facts about the user,
-open tasks and questions, names, identifiers and file names. Do not repeat what is already in
-MEMORY.md. When done (or if nothing needs saving) reply with exactly NO_REPLY."""
-)
-
-SUMMARY_SYSTEM = """You compact an agent's conversation history. Write a faithful, dense summary that
-lets the agent continue without the original messages. Keep, as bullet lists under these headings:
-Active tasks, Decisions, Open questions, Identifiers and file names, Other facts.
-Preserve exact identifiers, paths, numbers, names and commands. Do not invent anything."""
-
-SUMMARY_USER = _env.from_string(
-    """Summarise this earlier part of the conversation ({{ count }} messages{% if cut %}, the oldest
-{{ cut }} characters omitted{% endif %}):
-{% if focus %}
-The user asked the summary to focus on: {{ focus }}
-{% endif %}
-{{ transcript }}"""
-)
+Render = Callable[..., str]  # (template name, **context) -> text
 
 SUMMARY_PREFIX = "<conversation-summary>\nSummary of the earlier conversation, written by Kit's compaction:\n"
 SUMMARY_SUFFIX = "\n</conversation-summary>"
-
-
 
 
 def needs_flush(tokens: int, window: int) -> bool:
@@ -99,12 +74,13 @@ def render_for_summary(old: list[dict[str, Any]]) -> tuple[str, int]:
     return text[cut:], cut
 
 
-def summary_messages(old: list[dict[str, Any]], *, focus: str = "") -> list[dict[str, Any]]:
+def summary_messages(old: list[dict[str, Any]], render: Render, *, focus: str = "") -> list[dict[str, Any]]:
+    """The summarising call's messages; `render(name, **context)` gives a template's text."""
     transcript, cut = render_for_summary(old)
     return [
-        {"role": "system", "content": SUMMARY_SYSTEM},
-        {"role": "user", "content": SUMMARY_USER.render(count=len(old), cut=cut, transcript=transcript,
-                                                        focus=focus.strip())},
+        {"role": "system", "content": render("compaction-system.md.j2")},
+        {"role": "user", "content": render("compaction-request.md.j2", count=len(old), cut=cut,
+                                           transcript=transcript, focus=focus.strip())},
     ]
 
 

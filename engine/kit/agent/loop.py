@@ -38,6 +38,7 @@ from kit.providers.base import (
     system_message,
 )
 from kit.providers.events import Assembler, ModelCall, Reply
+from kit.templating import templates_for
 from kit.tools import ToolContext, ToolOutcome, ToolRegistry, builtin_registry, execute_tool
 
 REPEAT_WARN = 3  # identical consecutive calls before Kit tells the model to change approach
@@ -47,21 +48,7 @@ FLUSH_TOOLS = ("memory_write", "memory_search", "memory_get")
 
 HEARTBEAT_SKIPPED = "HEARTBEAT.md has no tasks"
 KIT_NOTE = "[kit note]"  # a message from Kit to the model, not the user's words
-CUT_CALL_NOTE = (
-    KIT_NOTE + " Your reply reached the max_tokens cap ({cap}) while you were writing the tool call(s) "
-    "{names}; the arguments were incomplete, so nothing was run. Call again with shorter arguments "
-    "(write a large file in parts), or answer without the tool."
-)
-CUT_AFTER_CALLS_NOTE = (
-    "\n\n" + KIT_NOTE + " Your reply reached the max_tokens cap ({cap}) after this call: anything you "
-    "meant to write after it was lost."
-)
 INTERRUPTED = "[kit] not run: the turn was interrupted before this call"
-REPEAT_NOTE = (
-    "\n\n[kit note] You have made this exact call ({name} with the same arguments) {count} times in "
-    "a row and the result will not change. Change approach: use different arguments, another tool, "
-    "or answer with what you have."
-)
 
 
 class Client:
@@ -590,6 +577,18 @@ class Agent:
         if self.on_event is not None:
             self.on_event(event)
 
+    def _text(self, template: str, /, **context: Any) -> str:
+        """A template's text for the model; a broken workspace override is said on the status
+        line and the fallback (its last good version, or the built-in one) is used."""
+        rendered = templates_for(self.ws).render(template, **context)
+        if rendered.problem is not None:
+            self.status(f"{rendered.problem}; using {rendered.fallback}")
+        return rendered.text
+
+    def _note(self, template: str, /, **context: Any) -> str:
+        """A Kit note appended to a tool result: marked, so it reads as Kit's, not the tool's."""
+        return f"\n\n{KIT_NOTE} " + self._text(template, **context)
+
     def _say(self, kind: str, line: str, data: dict[str, Any] | None = None) -> None:
         """A status line: `status` gets the text, `on_event` the structured event."""
         self.status(line)
@@ -804,8 +803,8 @@ class Agent:
                            "--max-tokens), or ask for smaller steps.", finish_reason=response.finish_reason)
                 return True
             # tell the model, which sees its unfinished call as not made, and let it try again
-            self._append({"role": "user", "content": CUT_CALL_NOTE.format(
-                cap=cap or "the server's", names=", ".join(cut_calls))}, kind="notice")
+            note = self._text("cut-call-note.md.j2", cap=cap or "the server's", names=", ".join(cut_calls))
+            self._append({"role": "user", "content": f"{KIT_NOTE} {note}"}, kind="notice")
             return False
         if not response.tool_calls:
             react.reply = response.text or ""
@@ -844,10 +843,10 @@ class Agent:
             react.outcomes.append(outcome)
             content = outcome.result
             if count >= REPEAT_WARN:
-                content += REPEAT_NOTE.format(name=call.name, count=count)
+                content += self._note("repeat-note.md.j2", name=call.name, count=count)
             if call is response.tool_calls[-1] and cut:
                 # whatever followed the last complete call (a cut call, text) is lost: say so
-                content += CUT_AFTER_CALLS_NOTE.format(cap=react.max_tokens or "the server's")
+                content += self._note("cut-after-calls-note.md.j2", cap=react.max_tokens or "the server's")
             self._append(tool_message(call, content))
 
     def _execute(self, calls: list[ToolCall], ctx: ToolContext, step: int) -> list[ToolOutcome]:
@@ -940,8 +939,8 @@ class Agent:
     def _memory_flush(self, system: str, state: _TurnState, tokens: int, window: int) -> None:
         """A silent turn asking the model to save what matters to today's daily note."""
         self._say("flush", f"memory flush: context at {tokens / window:.0%} of the window")
-        prompt = cp.FLUSH_PROMPT.render(percent=int(100 * tokens / window), window=window,
-                                        today=clock.today().isoformat())
+        prompt = self._text("memory-flush.md.j2", percent=int(100 * tokens / window), window=window,
+                            today=clock.today().isoformat())
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}, *self.history]
         flush_user = {"role": "user", "content": prompt}
         messages.append(flush_user)
@@ -1001,7 +1000,7 @@ class Agent:
         if summary or cp.needs_summary(after, window):
             try:
                 # the summariser reads the old part as it was, tool outputs included
-                response = self._call(cp.summary_messages(old, focus=focus), [], state)
+                response = self._call(cp.summary_messages(old, self._text, focus=focus), [], state)
                 text = (response.text or "").strip() or None
                 if text is None:
                     error = "the model returned an empty summary"

@@ -13,22 +13,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-import jinja2
-
 from kit.core import WorkspaceCore
-
-_env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
-# The format is chosen so models do not echo it (measured against SmolLM2-135M on the real
-# llama.cpp server, docs/agent.md "Active recall"): bare facts, a daily note's date in brackets,
-# no header sentence and no `path:line` references — those read like a document the model went
-# on to copy. The tag stays: Kit strips the block by it from transcripts, titles and archives.
-BLOCK = _env.from_string(
-    """<memory-context>
-{% for hit in hits -%}
-- {{ hit.snippet }}{% if hit.day %} ({{ hit.day }}){% endif %}
-{% endfor -%}
-</memory-context>"""
-)
+from kit.templating import templates_for
 
 
 @dataclass(frozen=True)
@@ -124,7 +110,10 @@ def active_recall(ws: WorkspaceCore, message: str, *, exclude: Collection[str] =
         return ActiveRecall("", withheld=withheld)
     hits = tuple(hit for _, hit in chosen)
     recorded = _record(ws, message, [r for r, _ in chosen])
-    return ActiveRecall(BLOCK.render(hits=hits), hits, recorded, withheld=withheld)
+    # the format is chosen so models do not echo it (templates/memory-context.md.j2, docs/agent.md)
+    rendered = templates_for(ws).render("memory-context.md.j2", hits=hits)
+    error = f"{rendered.problem}; using {rendered.fallback}" if rendered.problem else None
+    return ActiveRecall(rendered.text, hits, recorded, error=error, withheld=withheld)
 
 
 def _other_memory_files(ws: WorkspaceCore, exclude: Collection[str]) -> bool:

@@ -17,6 +17,7 @@ from kit.dreaming.light import LightResult
 from kit.dreaming.ranking import Ranked
 from kit.dreaming.rem import RemResult
 from kit.dreaming.store import Promotion, VerifyItem
+from kit.templating import templates_for
 
 DIARY_TEMPLATE = "dream-diary.md.j2"
 REPORT_TOP = 25
@@ -103,47 +104,15 @@ def deep_report(day: date, ranked: Sequence[Ranked], promoted_today: Sequence[Pr
 
 
 def render_diary(ws: WorkspaceCore, context: Mapping[str, Any]) -> tuple[str, str | None]:
-    """The diary entry for one run and a problem note. A workspace template that cannot be read or
-    rendered falls back to the built-in one (the note names file and line): a diary must never
-    break a dream that has already written MEMORY.md."""
-    from kit.errors import KitError
-    from kit.fsutil import read_text
-    from kit.paths import templates_dir
-
-    rel = f"templates/{DIARY_TEMPLATE}"
-    custom = ws.root / "templates" / DIARY_TEMPLATE
-    if custom.is_file():
-        try:
-            return _render(read_text(custom, display=rel), context, rel), None
-        except KitError as exc:
-            problem = f"diary: {exc}; used the built-in template"
-    else:
-        problem = None
-    builtin = (templates_dir() / DIARY_TEMPLATE).read_text(encoding="utf-8")
-    return _render(builtin, context, f"built-in {DIARY_TEMPLATE}"), problem
+    """The diary entry for one run and a problem note. A workspace template that cannot be
+    rendered falls back to its last good version or the built-in one (the note names file and
+    line): a diary must never break a dream that has already written MEMORY.md."""
+    rendered = templates_for(ws).render(DIARY_TEMPLATE, **context)
+    problem = f"diary: {rendered.problem}; used {rendered.fallback}" if rendered.problem else None
+    return rendered.text.strip("\n") + "\n", problem
 
 
-def _render(source: str, context: Mapping[str, Any], where: str) -> str:
-    import jinja2
-
-    from kit import jinja_bounds
-    from kit.errors import KitError
-
-    # a workspace's dream-diary.md.j2 is bounded like the prompt template (time, size, sandbox)
-    env = jinja_bounds.environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
-    try:
-        text = jinja_bounds.render(env.from_string(source), context)
-    except (jinja2.TemplateError, jinja_bounds.RenderLimit, RecursionError, ArithmeticError, TypeError,
-            ValueError) as exc:
-        raise KitError(f"template failed: {exc}", path=where, line=getattr(exc, "lineno", None)) from exc
-    return text.strip("\n") + "\n"
-
-
-LLM_SYSTEM = (
-    "You keep a dream diary for a personal assistant. Rewrite the notes below as a short, warm diary entry "
-    "of at most 120 words, in the first person, in plain Markdown without headings. Do not invent facts: "
-    "mention only what the notes say."
-)
+LLM_SYSTEM = "diary-llm-system.md.j2"  # the instructions of the retelling call (dreaming.diary: llm)
 
 
 def llm_diary(ws: WorkspaceCore, entry: str) -> tuple[str, str | None]:
@@ -156,7 +125,8 @@ def llm_diary(ws: WorkspaceCore, entry: str) -> tuple[str, str | None]:
 
         provider, model = resolve(ws.config.get("agent.model"), ws.config, positions=positions_for(ws))
         reply = provider.complete(
-            [{"role": "system", "content": LLM_SYSTEM}, {"role": "user", "content": body.strip()}], [], model=model
+            [{"role": "system", "content": templates_for(ws).render(LLM_SYSTEM).text},
+             {"role": "user", "content": body.strip()}], [], model=model
         )
     except Exception as exc:  # noqa: BLE001 - any provider failure falls back to the template
         return entry, f"diary: llm failed ({exc}); used the template"

@@ -39,24 +39,14 @@ from kit.kinds import BOOTSTRAP_FILES, run_kind
 from kit.problems import Problem
 from kit.prompt.budget import FileBudget, apply_budgets, strip_kit_comments
 from kit.prompt.skills_block import SkillEntry, SkillsBlock, build_skills_block
-from kit.prompt.template import OVERRIDE, render_prompt
-from kit.prompt.warning import WarningState, decide_warning, describe_cut
+from kit.prompt.warning import WarningState, describe_cut, should_warn
+from kit.templating import OVERRIDE_DIR, SYSTEM, templates_for
 from kit.tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from kit.tools.registry import ToolRegistry
 
-KIND_NOTES = {
-    "default": "",
-    "subagent": "This is a subagent run: do the delegated task and report back. Your long-term memory "
-    "is not loaded here; search it with memory_search when the task needs it.",
-    "cron": "This is a scheduled run with no one watching: do the task, write down what matters with "
-    "memory_write, and keep the reply short.",
-    "heartbeat": "This is a heartbeat run: go through the checklist in HEARTBEAT.md at the end of this "
-    "prompt. If nothing needs attention, reply exactly HEARTBEAT_OK.",
-    "shared": "This conversation is shared with several people: do not reveal private notes or "
-    "personal details about anyone.",
-}
+OVERRIDE = f"{OVERRIDE_DIR}/{SYSTEM}"  # the workspace's system prompt template
 MEMORY = "MEMORY.md"
 HEARTBEAT = "HEARTBEAT.md"
 
@@ -306,6 +296,14 @@ def _file_ctx(b: FileBudget) -> dict[str, Any]:
     return {"name": b.name, "text": b.text, "truncated": b.truncated}
 
 
+def _piece(templates, template: str, warnings: list[str], /, **context: Any) -> str:
+    """A template rendered into the system prompt; a broken override is named in `warnings`."""
+    rendered = templates.render(template, **context)
+    if rendered.problem is not None:
+        warnings.append(f"{rendered.problem}; using {rendered.fallback}")
+    return rendered.text
+
+
 def _builtin_tools() -> ToolRegistry:
     from kit.tools.builtin import builtin_registry
 
@@ -343,11 +341,14 @@ def build_prompt(
     assembly: _Assembly = ws.cached(key, lambda: _assemble(ws, kind, hooks))
     snap = ws.snapshot
     cuts = [f for f in assembly.files if f.truncated]
-    block = decide_warning(cuts, str(snap.config.get("bootstrap.warning")), warning_state)
-    override = snap.get(OVERRIDE)
+    templates = templates_for(ws)
+    warnings = [describe_cut(c) for c in cuts]
+    block = ""
+    if should_warn(cuts, str(snap.config.get("bootstrap.warning")), warning_state):
+        block = _piece(templates, "truncation-warning.md.j2", warnings, cuts=[describe_cut(c) for c in cuts])
     context = {
         "kind": kind,
-        "kind_note": KIND_NOTES[kind],
+        "kind_note": _piece(templates, "kind-note.md.j2", warnings, kind=kind),
         "workspace_name": snap.root.name,
         "tools": (tools if tools is not None else _builtin_tools()).summaries(),
         "skills_block": assembly.skills.text,
@@ -357,16 +358,14 @@ def build_prompt(
         "now": _now_context(),
         "warning": block,
     }
-    rendered = render_prompt(str(snap.root), override.text if override else None, context)
+    rendered = templates.render(SYSTEM, **context)
     # the stable prefix ends where another moment renders differently (a template may put the time
     # anywhere): everything before it is byte-identical from call to call
-    other = render_prompt(str(snap.root), override.text if override else None,
-                          {**context, "now": _now_context(clock.now() + timedelta(days=367, hours=1, minutes=1))})
+    later = _now_context(clock.now() + timedelta(days=367, hours=1, minutes=1))
+    other = templates.render(SYSTEM, **{**context, "now": later})
     stable = _common_prefix(rendered.text, other.text)
-    warnings = [describe_cut(c) for c in cuts]
-    if rendered.issue is not None:
-        fallback = "the last good template" if rendered.template.endswith("(last good)") else "the built-in template"
-        warnings.append(f"{rendered.issue}; using {fallback}")
+    if rendered.problem is not None:
+        warnings.append(f"{rendered.problem}; using {rendered.fallback}")
     warnings.extend(assembly.notes)
     return PromptResult(
         kind=kind,
@@ -376,8 +375,8 @@ def build_prompt(
         skills=assembly.skills,
         warnings=tuple(warnings),
         warning_block=block,
-        template=rendered.template,
-        template_issue=rendered.issue,
+        template=rendered.source,
+        template_issue=rendered.problem,
         heartbeat_empty=assembly.heartbeat_empty,
         stable_chars=stable,
     )
@@ -413,9 +412,9 @@ class TemplateWatch:
 
 
 def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
-    """Bootstrap budget pressure (files cut), a broken prompt template, skills left out."""
+    """Bootstrap budget pressure (files cut), broken template overrides, skills left out."""
     result = build_prompt(ws, "default")
-    out = []
+    out = templates_for(ws).check()
     for cut in result.cuts:
         setting = "bootstrap.max_total_chars" if cut.reason == "max_total" else "bootstrap.max_chars_per_file"
         out.append(Problem(

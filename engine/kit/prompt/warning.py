@@ -1,4 +1,5 @@
-"""The truncation warning block (§4) and its modes: off | once | always.
+"""When to show the truncation warning (§4): off | once | always. Its text is the template
+`truncation-warning.md.j2`.
 
 "once" means once per distinct set of cuts per session. The agent loop keeps one `WarningState`
 per session and passes it to every `build_prompt` call; without one, every build is a fresh
@@ -51,24 +52,9 @@ def describe_cut(cut: FileBudget, *, with_name: bool = True) -> str:
     return f"{cut.name}: {text}" if with_name else text
 
 
-def warning_block(cuts: Sequence[FileBudget]) -> str:
-    """The short block telling the model what was cut, by how much and why."""
-    lines = [
-        "## Truncated workspace files",
-        "",
-        "These files were cut to fit the prompt budget; read them in full with read_file when "
-        "their contents matter:",
-    ]
-    lines += [f"- {describe_cut(c)}" for c in cuts]
-    return "\n".join(lines)
-
-
-def decide_warning(
-    cuts: Sequence[FileBudget], mode: str, state: WarningState | None
-) -> str:
-    """The warning block to inject for this build, or "" (mode off, nothing cut, already warned)."""
+def should_warn(cuts: Sequence[FileBudget], mode: str, state: WarningState | None) -> bool:
+    """Whether this build shows the model the truncation warning (`truncation-warning.md.j2`):
+    not with mode off or nothing cut, and in mode once not for cuts this session was warned of."""
     if not cuts or mode == "off":
-        return ""
-    if mode == "once" and state is not None and not state.should_warn(cut_signature(cuts)):
-        return ""
-    return warning_block(cuts)
+        return False
+    return mode != "once" or state is None or state.should_warn(cut_signature(cuts))
