@@ -43,10 +43,18 @@ def test_the_built_in_texts_are_what_kit_sent_before(workspace):
         assert rendered.source == "builtin" and rendered.problem is None
         return rendered.text
 
+    # the notes: Kit adds the "[kit note] " marker (it recognises its own notes by it)
     assert text("repeat-note.md.j2", name="exec", count=3) == (
-        "[kit note] You have made this exact call (exec with the same arguments) 3 times in a row and the "
+        "You have made this exact call (exec with the same arguments) 3 times in a row and the "
         "result will not change. Change approach: use different arguments, another tool, or answer with "
         "what you have.")
+    assert text("cut-call-note.md.j2", cap=1024, names="write_file, exec") == (
+        "Your reply reached the max_tokens cap (1024) while you were writing the tool call(s) write_file, "
+        "exec; the arguments were incomplete, so nothing was run. Call again with shorter arguments (write "
+        "a large file in parts), or answer without the tool.")
+    assert text("cut-after-calls-note.md.j2", cap="the server's") == (
+        "Your reply reached the max_tokens cap (the server's) after this call: anything you meant to write "
+        "after it was lost.")
     assert text("memory-flush.md.j2", percent=71, window=8000, today="2026-05-07") == (
         "[kit: pre-compaction memory flush — silent, the user does not see this turn]\n"
         "The conversation is close to the context limit (71% of 8000 tokens); older turns\n"
@@ -100,7 +108,7 @@ def test_overrides_change_what_the_model_receives(ws_path, tmp_path):
     assert "\n\nKind: subagent. Be terse.\n\n## Tools" in system
     assert user.startswith("[RECALLED 1] memory/") and user.endswith("\n\nwhen is the deploy window?")
     third_result = calls[3]["messages"][-1]["content"]
-    assert third_result.endswith("\n\nSTOP REPEATING read_file (3)")
+    assert third_result.endswith("\n\n[kit note] STOP REPEATING read_file (3)")
     assert calls[2]["messages"][-1]["content"].count("STOP REPEATING") == 0  # the second call: no note yet
 
 
@@ -150,17 +158,17 @@ def test_a_broken_override_falls_back_and_says_where(ws_path, tmp_path):
     agent = agent_for(ws, script, status=(statuses := []).append)
     agent.turn("read it three times")
     calls = recorded_calls(script)
-    assert calls[3]["messages"][-1]["content"].endswith("\n\nagain: read_file") and statuses == []
+    assert calls[3]["messages"][-1]["content"].endswith("\n\n[kit note] again: read_file") and statuses == []
     # broken: a misspelt variable on line 2 — the last version that rendered stays in force
     _override(ws, "repeat-note.md.j2", "again:\n{{ nmae }}\n")
     agent.turn("and again")
     assert statuses[-1] == ("templates/repeat-note.md.j2:2: template error: 'nmae' is undefined; "
                             "using the last good template")
-    assert recorded_calls(script)[-1]["messages"][-1]["content"].endswith("\n\nagain: read_file")
+    assert recorded_calls(script)[-1]["messages"][-1]["content"].endswith("\n\n[kit note] again: read_file")
     # a fresh workspace has no last good version: the built-in text is used
     fresh = Workspace.open(ws_path)
     rendered = templates_for(fresh).render("repeat-note.md.j2", name="exec", count=3)
-    assert rendered.source == "builtin" and rendered.text.startswith("[kit note] You have made this exact call")
+    assert rendered.source == "builtin" and rendered.text.startswith("You have made this exact call")
     assert str(rendered.problem) == "templates/repeat-note.md.j2:2: template error: 'nmae' is undefined"
     # doctor names every broken or unknown override with file and line
     _override(fresh, "memory-flush.md.j2", "{% if %}\n")
