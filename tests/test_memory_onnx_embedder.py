@@ -17,7 +17,6 @@ from helpers_memory import LONG, PARITY_TEXTS, write
 from kit.memory import embeddings, onnx_embedder, onnx_export
 from kit.memory.embeddings import (
     Embedders,
-    EmbeddingSettings,
     SentenceTransformerEmbedder,
     resolve_model,
 )
@@ -115,7 +114,7 @@ def test_threads_come_from_the_cores_this_process_may_use(onnx_backend):
     assert onnx_backend.session.session.get_session_options().intra_op_num_threads == cores
     pinned = Embedders().get({"threads": 1, "backend": "onnx"})
     assert pinned.threads == 1
-    assert EmbeddingSettings.from_config({"memory": {"embedding": {"threads": 3}}}).threads == 3
+    assert embeddings.embedding_settings({"memory": {"embedding": {"threads": 3}}}).threads == 3
 
 
 def test_auto_falls_back_to_numpy_when_the_onnx_model_cannot_load(monkeypatch):

@@ -10,8 +10,9 @@ import difflib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -20,254 +21,69 @@ import yaml
 from kit.errors import ConfigError, DocumentError
 from kit.fsutil import read_text
 from kit.paths import CONFIG_FILE, user_config_file
+from kit.settings import (  # re-exported: the schema's pieces, where callers look for them
+    GENERATION_FIELDS,
+    PROVIDER_FIELDS,
+    AgentSettings,
+    BootstrapSettings,
+    DreamingSettings,
+    FleetConfig,
+    GitSettings,
+    HooksSettings,
+    McpSettings,
+    MemorySettings,
+    Settings,
+    SkillsSettings,
+    ToolsSettings,
+    WatchSettings,
+    build,
+    schema_of,
+)
+from kit.settings import Field as Field
 from kit.yamlsafe import MAX_YAML_CHARS, YamlError, load_yaml, safe_values
 
-
-@dataclass(frozen=True)
-class Field:
-    kind: str  # int | float | bool | str | list | choice
-    default: Any
-    nullable: bool = False
-    choices: tuple[str, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
-    doc: str = ""
-    check: Any = None  # optional value -> problem text (or None)
+__all__ = ["GENERATION_FIELDS", "LAYERS", "PROVIDER_FIELDS", "SCHEMA", "Config", "Field", "config_errors",
+           "defaults", "load_config"]
 
 
-def _f(kind: str, default: Any, **kw: Any) -> Field:
-    return Field(kind, default, **kw)
+# The schema is derived from the typed sections (kit.settings): defaults and limits live there, once.
+SCHEMA: dict[str, Any] = schema_of(Settings)
 
-
-def _valid_timezone(value: str) -> str | None:
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    try:
-        ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
-        return f"is not a known time zone (e.g. Europe/Berlin, America/New_York, UTC), not {value!r}"
-    return None
-
-
-def _valid_cron(value: str) -> str | None:
-    from croniter import croniter
-
-    if not croniter.is_valid(value):
-        return f"is not a valid cron expression (five fields, e.g. \"0 3 * * *\"), not {value!r}"
-    return None
-
-
-# Generation settings: what a request asks of the model. None (or an empty stop list) leaves it
-# to the next level: run flag > providers.<p>.models.<m> > providers.<p> > agent > server default.
-GENERATION_FIELDS: dict[str, Field] = {
-    "max_tokens": _f("int", None, nullable=True, minimum=1),
-    "temperature": _f("float", None, nullable=True, minimum=0, maximum=2),
-    "top_p": _f("float", None, nullable=True, minimum=0, maximum=1),
-    "stop": _f("list", []),
-}
 POLICIES = ("allow", "ask", "deny")
 
 # One MCP server under mcp.servers.<name> (docs/mcp.md): stdio (command, args, env, cwd) or
 # streamable HTTP (url, headers); what the agent may call (policy, per-tool overrides) and how long
-# Kit waits for it.
+# Kit waits for it. mcp.servers is open, like providers: checked server by server.
 MCP_SERVER_FIELDS: dict[str, Field] = {
-    "command": _f("str", None, nullable=True),
-    "args": _f("list", []),
-    "env": _f("map", {}),  # values may name Kit's environment: ${GITHUB_TOKEN}
-    "cwd": _f("str", None, nullable=True),  # relative to the workspace; default: the workspace
-    "url": _f("str", None, nullable=True),
-    "headers": _f("map", {}),
-    "enabled": _f("bool", True),
-    "policy": _f("choice", "ask", choices=POLICIES),
-    "tools": _f("map", {}, choices=POLICIES),  # per-tool policy overrides; deny wins
-    "timeout_s": _f("float", 60.0, minimum=0.1),  # one tool call
-    "startup_timeout_s": _f("float", 30.0, minimum=0.1),  # spawn + initialize + tools/list
+    "command": Field("str", None, nullable=True),
+    "args": Field("list", []),
+    "env": Field("map", {}),  # values may name Kit's environment: ${GITHUB_TOKEN}
+    "cwd": Field("str", None, nullable=True),  # relative to the workspace; default: the workspace
+    "url": Field("str", None, nullable=True),
+    "headers": Field("map", {}),
+    "enabled": Field("bool", True),
+    "policy": Field("choice", "ask", choices=POLICIES),
+    "tools": Field("map", {}, choices=POLICIES),  # per-tool policy overrides; deny wins
+    "timeout_s": Field("float", 60.0, minimum=0.1),  # one tool call
+    "startup_timeout_s": Field("float", 30.0, minimum=0.1),  # spawn + initialize + tools/list
 }
 MCP_NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$")  # no "__": it separates server and tool
 # env/header names that hold secrets: their value must be a ${VAR} reference, never the secret itself
 _SECRET_NAME_RE = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTHORIZATION)", re.IGNORECASE)
 _ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
-PROVIDER_FIELDS: dict[str, Field] = {
-    "type": _f("choice", None, nullable=True, choices=("openai", "anthropic", "ollama")),
-    "base_url": _f("str", None, nullable=True),
-    "api_key_env": _f("str", None, nullable=True),
-    "timeout_s": _f("float", 120.0, minimum=1),
-    # stream replies (SSE); false asks for one JSON reply (a server whose streaming is broken)
-    "stream": _f("bool", True),
-    # Anthropic: cache_control breakpoints after the tools, the stable prompt prefix, the last message
-    "prompt_cache": _f("bool", True),
-    **GENERATION_FIELDS,
-    # per model: {model name: {max_tokens, temperature, top_p, stop}}
-    "models": _f("models", {}),
-}
-
-SCHEMA: dict[str, Any] = {
-    "agent": {
-        "model": _f("str", "ollama/llama3.2"),
-        "fallbacks": _f("list", []),
-        "max_iterations": _f("int", 25, minimum=1),
-        # tool calls of one reply run at the same time, at most this many (1: one after another);
-        # tools that change state are serialised as they declare (kit.tools.registry.Tool.serial)
-        "parallel_tools": _f("int", 4, minimum=1),
-        "context_window": _f("int", 32000, minimum=1000),
-        # the reply cap for hosted models, and for models served on this machine (type ollama or a
-        # loopback base_url), where a rambling small model costs minutes (docs/providers.md)
-        "max_tokens": _f("int", 4096, minimum=1),
-        "max_tokens_local": _f("int", 1024, minimum=1),
-        "temperature": _f("float", None, nullable=True, minimum=0, maximum=2),
-        "top_p": _f("float", None, nullable=True, minimum=0, maximum=1),
-        "stop": _f("list", []),
-        # retries of the same model before failing over (kit.providers.failover)
-        "retry": {
-            "max_attempts": _f("int", 3, minimum=1),  # requests per model and call, the first included
-            "max_wait_s": _f("float", 30.0, minimum=0),  # total pause across the retries of a call
-            "backoff_s": _f("float", 1.0, minimum=0),  # first pause; doubles, plus up to as much jitter
-        },
-    },
-    # providers is open: any name may be added; these three exist by default
-    "providers": {
-        "openai": {"type": "openai", "base_url": None, "api_key_env": "OPENAI_API_KEY"},
-        "anthropic": {"type": "anthropic", "base_url": None, "api_key_env": "ANTHROPIC_API_KEY"},
-        "ollama": {"type": "ollama", "base_url": "http://127.0.0.1:11434/v1", "api_key_env": None},
-    },
-    "bootstrap": {
-        "max_chars_per_file": _f("int", 20000, minimum=100),
-        "max_total_chars": _f("int", 60000, minimum=100),
-        "head_ratio": _f("float", 0.7, minimum=0, maximum=1),
-        "tail_ratio": _f("float", 0.2, minimum=0, maximum=1),
-        "warning": _f("choice", "once", choices=("off", "once", "always")),
-    },
-    "skills": {
-        "max_in_prompt": _f("int", 150, minimum=0),
-        "max_prompt_chars": _f("int", 18000, minimum=0),
-        "extra_dirs": _f("list", []),
-        "compat_dirs": _f("bool", True),
-    },
-    "hooks": {
-        "enabled": _f("bool", True),
-        "timeout_s": _f("float", 10.0, minimum=0.1),
-        # run the hooks of .claude/settings*.json and ~/.claude/settings.json (trust-gated)
-        "claude_code": _f("bool", False),
-    },
-    "watch": {
-        "debounce_ms": _f("int", 250, minimum=0),
-        "backend": _f("choice", "auto", choices=("auto", "native", "polling")),
-    },
-    "memory": {
-        "search": {
-            "max_results": _f("int", 6, minimum=1),
-            "min_score": _f("float", 0.35, minimum=0, maximum=1),
-            "min_vector_score": _f("float", 0.35, minimum=0, maximum=1),
-            "vector_weight": _f("float", 0.7, minimum=0),
-            "text_weight": _f("float", 0.3, minimum=0),
-            "candidate_multiplier": _f("int", 4, minimum=1),
-            "candidates": _f("int", 40, minimum=1),
-            "half_life_days": _f("float", 30.0, minimum=0),
-            "same_topic": _f("float", 0.6, minimum=-1, maximum=1),
-            "recency_weight": _f("float", 0.1, minimum=0, maximum=1),
-            "recency_query_weight": _f("float", 0.35, minimum=0, maximum=1),
-            "outside_period": _f("float", 0.25, minimum=0, maximum=1),
-            "min_relative": _f("float", 0.0, minimum=0, maximum=1),
-            "second_hop": _f("float", 0.8, minimum=0, maximum=1),
-            "mmr_lambda": _f("float", 0.7, minimum=0, maximum=1),
-            "snippet_chars": _f("int", 700, minimum=20),
-            "context_share": _f("float", 0.5, minimum=0, maximum=1),
-        },
-        "chunk": {
-            "tokens": _f("int", 400, minimum=16),
-            "overlap": _f("int", 80, minimum=0),
-        },
-        "embedding": {
-            "model": _f("str", "all-MiniLM-L6-v2"),
-            "device": _f("str", "cpu"),
-            "batch_size": _f("int", 64, minimum=1),
-            # auto: onnx, else numpy (no onnxruntime), else torch (a model only torch runs)
-            "backend": _f("choice", "auto", choices=("auto", "onnx", "numpy", "torch")),
-            "quantize": _f("choice", "none", choices=("none", "int8")),  # onnx: int8 weights
-            "threads": _f("int", 0, minimum=0),  # onnx intra-op threads; 0: the cores available
-        },
-        "active_recall": {
-            "enabled": _f("bool", True),
-            "max_chars": _f("int", 600, minimum=0),
-        },
-        "extra_paths": _f("list", []),
-    },
-    "dreaming": {
-        "enabled": _f("bool", False),
-        "schedule": _f("str", "0 3 * * *", check=_valid_cron),
-        "timezone": _f("str", None, nullable=True, check=_valid_timezone),
-        "light": {
-            "lookback_days": _f("int", 2, minimum=0),
-            "limit": _f("int", 100, minimum=0),
-            "dedupe": _f("float", 0.9, minimum=0, maximum=1),
-        },
-        "rem": {
-            "lookback_days": _f("int", 7, minimum=0),
-            "limit": _f("int", 10, minimum=0),
-            "min_pattern_strength": _f("float", 0.75, minimum=0, maximum=1),
-            "truth_min_confidence": _f("float", 0.45, minimum=0, maximum=1),
-        },
-        "deep": {
-            "limit": _f("int", 10, minimum=0),
-            "min_score": _f("float", 0.75, minimum=0, maximum=1),
-            "min_recall_count": _f("int", 3, minimum=0),
-            "min_unique_queries": _f("int", 2, minimum=0),
-            "min_recall_days": _f("int", 2, minimum=0),
-            "max_age_days": _f("int", 30, minimum=0),
-            "half_life_days": _f("float", 14.0, minimum=0),
-        },
-        "weights": {
-            "relevance": _f("float", 0.30, minimum=0),
-            "frequency": _f("float", 0.24, minimum=0),
-            "diversity": _f("float", 0.15, minimum=0),
-            "recency": _f("float", 0.15, minimum=0),
-            "consolidation": _f("float", 0.10, minimum=0),
-            "conceptual": _f("float", 0.06, minimum=0),
-        },
-        "memory_max_chars": _f("int", 10000, minimum=0),
-        "diary": _f("choice", "template", choices=("template", "llm", "off")),
-    },
-    "git": {"autocommit": _f("bool", False)},
-    # the fleet controller's and workers' settings (kit fleet, docs/fleet.md); set them in the user
-    # file or the environment (KIT_FLEET__BROKER=redis://…), not in one workspace's kit.yaml
-    "fleet": {
-        "broker": _f("str", "redis://127.0.0.1:6379/0"),
-        "backend": _f("str", None, nullable=True),  # result backend; null = the broker's URL
-        "queue": _f("str", "kit"),
-        "registry": _f("str", None, nullable=True),  # null = $XDG_CONFIG_HOME/kit/fleet.yaml
-        "visibility_timeout_s": _f("float", 3600.0, minimum=1),
-        "task_time_limit_s": _f("float", 1800.0, minimum=1),  # keep it below the visibility timeout
-        "heartbeat_schedule": _f("str", None, nullable=True, check=_valid_cron),
-        "beat_refresh_s": _f("float", 300.0, minimum=1),
-    },
-    # MCP servers whose tools join the agent's (kit.mcp); an open mapping like providers
-    "mcp": {
-        "servers": {},
-    },
-    "tools": {
-        "exec": {
-            "mode": _f("choice", "ask", choices=("deny", "ask", "allow")),
-            "allow": _f("list", []),
-            "deny": _f("list", []),
-            "timeout_s": _f("float", 60.0, minimum=1),
-        },
-        "max_result_chars": _f("int", 16000, minimum=100),
-    },
-}
-
 LAYERS = ("default", "user", "workspace", "env", "flag")
 
 
 def defaults() -> dict[str, Any]:
-    def build(node: Any) -> Any:
+    def fill(node: Any) -> Any:
         if isinstance(node, Field):
             return copy.deepcopy(node.default)
         if isinstance(node, dict):
-            return {k: build(v) for k, v in node.items()}
+            return {k: fill(v) for k, v in node.items()}
         return copy.deepcopy(node)
 
-    return build(SCHEMA)
+    return fill(SCHEMA)
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -283,13 +99,20 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Config:
-    """The effective configuration: nested values plus the layer each came from."""
+    """The effective configuration: nested values plus the layer each came from.
+
+    Read settings through the typed sections (`cfg.memory.search.max_results`); `get("a.b")`
+    is the dotted form for a key that comes from the user (`kit config get`, a skill's
+    `requires.config`) or a section the schema does not have yet, and only those pass a default.
+    """
 
     data: Mapping[str, Any]
     sources: Mapping[str, str]
     files: tuple[str, ...] = ()
 
     def get(self, dotted: str, default: Any = ...) -> Any:
+        """The value at a dotted key; `default` (else KeyError) when there is no such key. A
+        schema key always has a value: its default is the schema's, never the caller's."""
         node: Any = self.data
         for part in dotted.split("."):
             if not isinstance(node, Mapping) or part not in node:
@@ -307,6 +130,59 @@ class Config:
 
     def source(self, dotted: str) -> str:
         return self.sources.get(dotted, "default")
+
+    @cached_property
+    def settings(self) -> Settings:
+        return build(Settings, self.data)
+
+    # the typed sections
+    @property
+    def agent(self) -> AgentSettings:
+        return self.settings.agent
+
+    @property
+    def providers(self) -> Mapping[str, Mapping[str, Any]]:
+        return self.settings.providers
+
+    @property
+    def bootstrap(self) -> BootstrapSettings:
+        return self.settings.bootstrap
+
+    @property
+    def skills(self) -> SkillsSettings:
+        return self.settings.skills
+
+    @property
+    def hooks(self) -> HooksSettings:
+        return self.settings.hooks
+
+    @property
+    def watch(self) -> WatchSettings:
+        return self.settings.watch
+
+    @property
+    def memory(self) -> MemorySettings:
+        return self.settings.memory
+
+    @property
+    def dreaming(self) -> DreamingSettings:
+        return self.settings.dreaming
+
+    @property
+    def git(self) -> GitSettings:
+        return self.settings.git
+
+    @property
+    def fleet(self) -> FleetConfig:
+        return self.settings.fleet
+
+    @property
+    def mcp(self) -> McpSettings:
+        return self.settings.mcp
+
+    @property
+    def tools(self) -> ToolsSettings:
+        return self.settings.tools
 
 
 @dataclass
@@ -372,61 +248,100 @@ def _show(value: Any) -> str:
     return shown if len(shown) <= 60 else shown[:57] + "…" + shown[-1]
 
 
+# One function per kind: the value checked (and converted), or ValueError("must be …, not …").
+
+
+def _as_bool(value: Any, spec: Field) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError(f"must be true or false, not {_show(value)}")
+
+
+def _as_int(value: Any, spec: Field) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"must be an integer, not {_show(value)}")
+    return value
+
+
+def _as_float(value: Any, spec: Field) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"must be a number, not {_show(value)}")
+    return float(value)
+
+
+def _as_str(value: Any, spec: Field) -> str:
+    if isinstance(value, (dict, list, bool)):
+        raise ValueError(f"must be a string, not {_show(value)}")
+    return str(value)
+
+
+def _as_list(value: Any, spec: Field) -> list[str]:
+    if isinstance(value, str):  # "a, b" from an environment variable or a flag
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+        raise ValueError(f"must be a list of strings, not {_show(value)}")
+    return [str(v) for v in value]
+
+
+class _ItemError(ValueError):
+    """A problem with one item of a map, named by its own dotted key (`tools.x`)."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(message)
+        self.key = key
+
+
+def _as_map(value: Any, spec: Field) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"must be a mapping of names to strings, not {_show(value)}")
+    for k, v in value.items():
+        if spec.choices and v not in spec.choices:
+            raise _ItemError(str(k), f"must be one of {', '.join(spec.choices)}, not {_show(v)}")
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise _ItemError(str(k), f"must be a string, not {_show(v)}")
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _as_choice(value: Any, spec: Field) -> str:
+    if isinstance(value, bool):  # YAML 1.1 reads a bare off/on/no/yes as a boolean
+        value = "on" if value else "off"
+    if not isinstance(value, str) or value not in spec.choices:
+        raise ValueError(f"must be one of {', '.join(spec.choices)}, not {_show(value)}")
+    return value
+
+
+_KIND_COERCIONS: dict[str, Callable[[Any, Field], Any]] = {
+    "bool": _as_bool, "int": _as_int, "float": _as_float, "str": _as_str, "list": _as_list, "choice": _as_choice,
+    "map": _as_map,
+}
+
+
+def _limit_problem(value: Any, spec: Field) -> str | None:
+    if spec.kind not in ("int", "float"):
+        return None
+    if spec.minimum is not None and value < spec.minimum:
+        return f"must be at least {spec.minimum:g}, not {_show(value)}"
+    if spec.maximum is not None and value > spec.maximum:
+        return f"must be at most {spec.maximum:g}, not {_show(value)}"
+    return None
+
+
 def _coerce(value: Any, spec: Field, dotted: str) -> Any:
     """Return the validated value or raise ValueError with a human reason."""
     if value is None:
         if spec.nullable:
             return None
         raise ValueError(f"'{dotted}' must not be null")
-    kind = spec.kind
-    if kind == "bool":
-        if isinstance(value, bool):
-            return value
-        raise ValueError(f"'{dotted}' must be true or false, not {_show(value)}")
-    if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"'{dotted}' must be an integer, not {_show(value)}")
-    elif kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"'{dotted}' must be a number, not {_show(value)}")
-        value = float(value)
-    elif kind == "str":
-        if isinstance(value, (dict, list)) or isinstance(value, bool):
-            raise ValueError(f"'{dotted}' must be a string, not {_show(value)}")
-        value = str(value)
-    elif kind == "list":
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
-            raise ValueError(f"'{dotted}' must be a list of strings, not {_show(value)}")
-        value = [str(v) for v in value]
-    elif kind == "map":
-        if not isinstance(value, Mapping):
-            raise ValueError(f"'{dotted}' must be a mapping of names to strings, not {_show(value)}")
-        for k, v in value.items():
-            if spec.choices and v not in spec.choices:
-                raise ValueError(f"'{dotted}.{k}' must be one of {', '.join(spec.choices)}, not {_show(v)}")
-            if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-                raise ValueError(f"'{dotted}.{k}' must be a string, not {_show(v)}")
-        value = {str(k): str(v) for k, v in value.items()}
-    elif kind == "choice":
-        # YAML 1.1 reads a bare off/on/no/yes as a boolean
-        if value is False:
-            value = "off"
-        elif value is True:
-            value = "on"
-        if not isinstance(value, str) or value not in spec.choices:
-            raise ValueError(f"'{dotted}' must be one of {', '.join(spec.choices)}, not {_show(value)}")
-    if kind in ("int", "float"):
-        if spec.minimum is not None and value < spec.minimum:
-            raise ValueError(f"'{dotted}' must be at least {spec.minimum:g}, not {_show(value)}")
-        if spec.maximum is not None and value > spec.maximum:
-            raise ValueError(f"'{dotted}' must be at most {spec.maximum:g}, not {_show(value)}")
-    if spec.check is not None:
-        problem = spec.check(value)
-        if problem:
-            raise ValueError(f"'{dotted}' {problem}")
-    return value
+    try:
+        coerced = _KIND_COERCIONS[spec.kind](value, spec)
+    except _ItemError as exc:
+        raise ValueError(f"'{dotted}.{exc.key}' {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"'{dotted}' {exc}") from None
+    problem = _limit_problem(coerced, spec) or (spec.check(coerced) if spec.check is not None else None)
+    if problem:
+        raise ValueError(f"'{dotted}' {problem}")
+    return coerced
 
 
 SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "secret", "password"})
@@ -516,6 +431,7 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
                     err(dotted, str(exc))
             models[str(model)] = good
         out[dotted] = models
+
     def walk_mcp_server(name: str, value: Any, dotted: str) -> None:
         if not MCP_NAME_RE.match(name) or len(name) > 40:
             err(dotted, f"MCP server name '{name}' must be up to 40 letters, digits, '-' and single '_' "
@@ -704,10 +620,10 @@ def load_config(
     return Config(data=data, sources=sources, files=files)
 
 
-def mcp_server_names(config: Config) -> tuple[str, ...]:
+def mcp_server_names(config: Any) -> tuple[str, ...]:
     """The MCP servers configured and enabled in `mcp.servers` (what skills' `requires.mcp` needs);
-    reads the config only: nothing is started."""
-    servers = config.get("mcp.servers", {}) or {}
+    reads the config only: nothing is started. Anything with a dotted `get` will do too."""
+    servers = config.mcp.servers if isinstance(config, Config) else (config.get("mcp.servers", {}) or {})
     return tuple(sorted(n for n, s in servers.items() if isinstance(s, Mapping) and s.get("enabled", True)))
 
 

@@ -152,7 +152,7 @@ class Watcher:
         self.ws = ws
         self.root = Path(ws.root)
         self.on_reload = on_reload
-        self.requested_backend = backend or str(ws.config.get("watch.backend", "auto"))
+        self.requested_backend = backend or ws.config.watch.backend
         if self.requested_backend not in BACKENDS:
             from kit.errors import ConfigError
 
@@ -193,7 +193,7 @@ class Watcher:
     def debounce_s(self) -> float:
         ms = self._debounce_override
         if ms is None:
-            ms = self.ws.config.get("watch.debounce_ms", 250)
+            ms = self.ws.config.watch.debounce_ms
         return max(0.0, float(ms)) / 1000.0
 
     @property

@@ -365,7 +365,7 @@ class Agent:
         if info is None:
             session_id, ts = new_session_id(), clock.timestamp()
             info = SessionInfo(session_id, key or session_id, "", ts, ts, None, 0, 0, 0,
-                               self.model or str(self.ws.config.get("agent.model")))
+                               self.model or self.ws.config.agent.model)
             self._pending = []
         else:
             self._pending = None
@@ -625,10 +625,10 @@ class Agent:
         react (model calls and tools until a reply). Ctrl-C stops it cleanly: the partial reply
         is kept in the session and the result says `stopped: "cancelled"`. A heartbeat run fires
         `heartbeat` when it is done — also when it was skipped for an empty HEARTBEAT.md."""
-        state = _TurnState(window=int(self.ws.config.get("agent.context_window")))
+        state = _TurnState(window=self.ws.config.agent.context_window)
         turn_ts = clock.timestamp()  # recalls from here on are this turn's (reply credit)
         self._answer_interrupted_calls()
-        self._emit(ev.TurnStarted(self.session.id, str(self.model or self.ws.config.get("agent.model"))))
+        self._emit(ev.TurnStarted(self.session.id, self.model or self.ws.config.agent.model))
         gate = self._gate(text)
         if gate.stopped is not None:
             result = TurnResult(self.session.id, gate.reply, (), 0, state.usage.to_json(0, state.window),
@@ -728,7 +728,7 @@ class Agent:
 
     def _react(self, prepared: Prepared, state: _TurnState) -> Reaction:
         """Model calls and tool runs until the model answers without a tool, or a limit stops it."""
-        max_iterations = int(self.ws.config.get("agent.max_iterations"))
+        max_iterations = self.ws.config.agent.max_iterations
         react = _Reacting(system=self.system_prompt())
         try:
             while True:
@@ -854,7 +854,7 @@ class Agent:
         most agent.parallel_tools); a call that must run alone (exec) runs in this thread between
         them, so its approval question and Ctrl-C behave as without threads. Events go out from
         this thread in the model's order."""
-        workers = int(self.ws.config.get("agent.parallel_tools"))
+        workers = self.ws.config.agent.parallel_tools
         keys = tool_keys(calls, self.tools)
         out: list[ToolOutcome] = []
         batch: list[int] = []
@@ -931,7 +931,7 @@ class Agent:
         """Compact now (the REPL's `/compact [focus]`): old tool results become placeholders and
         everything before the last exchange is summarised, with `focus` telling the summariser
         what to keep."""
-        state = _TurnState(window=int(self.ws.config.get("agent.context_window")))
+        state = _TurnState(window=self.ws.config.agent.context_window)
         system = self.system_prompt()
         tokens = self._context_tokens(system)
         return self._compact(system, state, tokens, state.window, focus=focus or "", keep_tokens=0, summary=True)

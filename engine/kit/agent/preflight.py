@@ -42,7 +42,7 @@ def run_notices(ws: WorkspaceCore, model: str | None = None) -> list[str]:
     from kit.hooks.registry import registry_for
 
     notices = []
-    spec = model or str(ws.config.get("agent.model"))
+    spec = model or ws.config.agent.model
     if spec.startswith("script:"):
         notices.append(f"model {spec}: {LABEL}")
     notices.extend(f"warning: {problem} ({in_force(ws, problem)})" for problem in ws.snapshot.errors)

@@ -82,10 +82,10 @@ def active_recall(ws: WorkspaceCore, message: str, *, exclude: Collection[str] =
     `exclude`: files the model already has whole — the run's system prompt carries MEMORY.md
     (default kind), so recalling its chunks would only repeat it; the hits come from the other
     memory files (daily notes, extra paths)."""
-    config = ws.config
-    if not config.get("memory.active_recall.enabled", True):
+    memory = ws.config.memory
+    if not memory.active_recall.enabled:
         return ActiveRecall("")
-    max_chars = int(config.get("memory.active_recall.max_chars", 600))
+    max_chars = memory.active_recall.max_chars
     if max_chars <= 0 or not message.strip():
         return ActiveRecall("")
     if exclude and not _other_memory_files(ws, exclude):
@@ -94,7 +94,7 @@ def active_recall(ws: WorkspaceCore, message: str, *, exclude: Collection[str] =
     try:
         from kit.memory.service import memory_for
 
-        wanted = int(config.get("memory.search.max_results", 6))
+        wanted = memory.search.max_results
         # ask for more when some files are left out, so they do not take the places of others
         limit = wanted * 2 if exclude else None
         # screen: a flagged snippet (or a model's archived answer) never reaches the prompt
@@ -118,7 +118,7 @@ def active_recall(ws: WorkspaceCore, message: str, *, exclude: Collection[str] =
 
 def _other_memory_files(ws: WorkspaceCore, exclude: Collection[str]) -> bool:
     """True when something besides `exclude` could be recalled (daily notes, archive, extra paths)."""
-    if ws.config.get("memory.extra_paths", []):
+    if ws.config.memory.extra_paths:
         return True
     memory = ws.root / "memory"
     for path in memory.rglob("*.md"):

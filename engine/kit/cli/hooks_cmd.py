@@ -30,10 +30,10 @@ def list_cmd(workspace, as_json: bool) -> None:
     ws = open_workspace(workspace)
     rows = ws.hooks.listing()
     if as_json:
-        emit_json({"enabled": bool(ws.config.get("hooks.enabled")), "hooks": rows})
+        emit_json({"enabled": ws.config.hooks.enabled, "hooks": rows})
         return
     out = console()
-    if not ws.config.get("hooks.enabled"):
+    if not ws.config.hooks.enabled:
         out.print("[yellow]hooks are disabled (hooks.enabled: false)[/]")
     if not rows:
         out.print("no hooks")

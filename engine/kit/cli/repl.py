@@ -122,7 +122,7 @@ class Repl:
     def run(self) -> int:
         history = self._history_file()
         self._start_background()
-        spec = str(self.agent.model or self.ws.config.get("agent.model"))
+        spec = self.agent.model or self.ws.config.agent.model
         label = " (script: test/offline provider, no model involved)" if spec.startswith("script:") else ""
         self.console.print(
             f"[bold]kit[/bold] · session {self.agent.session_id} · model {escape(spec)}{label} · "

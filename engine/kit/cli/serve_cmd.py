@@ -43,9 +43,8 @@ def serve(workspace, no_watch: bool) -> None:
     err.print(f"serving {ws.root}; Ctrl-C to stop", markup=False, highlight=False)
     try:
         while not stop.is_set():
-            cfg = ws.config
-            enabled = bool(cfg.get("dreaming.enabled"))
-            schedule, tz = cfg.get("dreaming.schedule"), cfg.get("dreaming.timezone")
+            dreaming = ws.config.dreaming
+            enabled, schedule, tz = dreaming.enabled, dreaming.schedule, dreaming.timezone
             try:
                 if enabled:
                     if scheduler.due(schedule, tz, now()):

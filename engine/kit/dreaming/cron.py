@@ -64,7 +64,7 @@ def marker(root: Path) -> str:
 
 def cron_line(ws: WorkspaceCore) -> str:
     root = ws.root
-    schedule = ws.config.get("dreaming.schedule")
+    schedule = ws.config.dreaming.schedule
     from kit.dreaming.schedule import validate
 
     validate(schedule)
@@ -116,7 +116,7 @@ def install_cron(ws: WorkspaceCore) -> CronResult:
     changed = new != current
     if changed:
         write_crontab(new)
-    tz = ws.config.get("dreaming.timezone")
+    tz = ws.config.dreaming.timezone
     note = (f"cron runs in the system time zone; dreaming.timezone ({tz}) applies to `kit serve` and --systemd"
             if tz else "")
     return CronResult("install", "crontab", True, changed, line, note=note)
@@ -202,7 +202,7 @@ def _systemctl(*args: str) -> str | None:
 def install_systemd(ws: WorkspaceCore) -> CronResult:
     root = ws.root
     name = unit_name(root)
-    cal = on_calendar(ws.config.get("dreaming.schedule"), ws.config.get("dreaming.timezone"))
+    cal = on_calendar(ws.config.dreaming.schedule, ws.config.dreaming.timezone)
     log = root / LOG_REL
     log.parent.mkdir(parents=True, exist_ok=True)
     service = (

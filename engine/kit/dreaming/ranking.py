@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date
-from typing import Any
 
+from kit.config import Config
 from kit.dreaming import scoring
 from kit.dreaming.candidates import Candidate
 from kit.dreaming.store import DEMOTED, PhaseStats, Promotion
@@ -27,17 +27,17 @@ class DeepSettings:
     min_recall_days: int = 2
 
     @classmethod
-    def from_config(cls, config: Any) -> DeepSettings:
-        d = config.get("dreaming.deep")
+    def from_config(cls, config: Config) -> DeepSettings:
+        d = config.dreaming.deep
         return cls(
-            limit=int(d["limit"]),
-            min_score=float(d["min_score"]),
-            min_recall_count=int(d["min_recall_count"]),
-            min_unique_queries=int(d["min_unique_queries"]),
-            max_age_days=int(d["max_age_days"]),
-            half_life_days=float(d["half_life_days"]),
-            weights=dict(config.get("dreaming.weights")),
-            min_recall_days=int(d["min_recall_days"]),
+            limit=d.limit,
+            min_score=d.min_score,
+            min_recall_count=d.min_recall_count,
+            min_unique_queries=d.min_unique_queries,
+            max_age_days=d.max_age_days,
+            half_life_days=d.half_life_days,
+            weights=asdict(config.dreaming.weights),
+            min_recall_days=d.min_recall_days,
         )
 
 

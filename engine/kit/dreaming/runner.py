@@ -260,8 +260,9 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
 
     if "light" in wanted:
         report(progress, Status("dreaming: light", task="dream"))
-        light = run_light(cands, today=today, lookback_days=int(cfg.get("dreaming.light.lookback_days")),
-                          limit=int(cfg.get("dreaming.light.limit")), dedupe=float(cfg.get("dreaming.light.dedupe")))
+        phase = cfg.dreaming.light
+        light = run_light(cands, today=today, lookback_days=phase.lookback_days, limit=phase.limit,
+                          dedupe=phase.dedupe)
         staged = list(light.staged)
         new_light = _record(ctx, "light", staged)
         new_hits += new_light
@@ -270,10 +271,10 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
 
     if "rem" in wanted:
         report(progress, Status("dreaming: REM", task="dream"))
-        rem = run_rem(cands, today=today, lookback_days=int(cfg.get("dreaming.rem.lookback_days")),
-                      limit=int(cfg.get("dreaming.rem.limit")),
-                      min_pattern_strength=float(cfg.get("dreaming.rem.min_pattern_strength")),
-                      truth_min_confidence=float(cfg.get("dreaming.rem.truth_min_confidence")), embedder=embedder)
+        phase = cfg.dreaming.rem
+        rem = run_rem(cands, today=today, lookback_days=phase.lookback_days, limit=phase.limit,
+                      min_pattern_strength=phase.min_pattern_strength,
+                      truth_min_confidence=phase.truth_min_confidence, embedder=embedder)
         truths = [t.cand for t in rem.truths]
         new_hits += _record(ctx, "rem", truths)
         if rem.considered:
@@ -286,7 +287,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
     promoted = night.promoted
 
     wrote_diary = False
-    diary_mode = cfg.get("dreaming.diary")
+    diary_mode = cfg.dreaming.diary
     if diary_mode != "off" and (new_hits or promoted or night.to_verify):
         entry, problem = reports.render_diary(ws, _diary_context(ctx, light, rem, night, new_light))
         if problem:
@@ -301,7 +302,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
     if embedder is not None:
         embedder.prune()
     git = None
-    if not ctx.dry_run and cfg.get("git.autocommit") and ctx.changed:
+    if not ctx.dry_run and cfg.git.autocommit and ctx.changed:
         git = _commit(ctx, len(promoted))
     if not ctx.dry_run:
         reindex(ws, ctx.changed)
@@ -376,7 +377,7 @@ def _diary_context(ctx: _Ctx, light, rem, night: DeepOutcome, new_light: int) ->
         "retired": len(night.retired),
         "demoted": len(night.demoted),
         "memory_chars": managed.section_chars(text),
-        "memory_max_chars": int(cfg.get("dreaming.memory_max_chars")),
+        "memory_max_chars": cfg.dreaming.memory_max_chars,
     }
 
 
@@ -410,7 +411,7 @@ def apply_deep(ctx: _Ctx, night: deep_phase.DeepPlan, cands: list[Candidate]) ->
     """Write a Deep plan: demotions and promotions in state, MEMORY.md (additions, superseded
     entries out, the cap), the archive, the to-verify queue and the day's report."""
     today, day = ctx.today, ctx.today.isoformat()
-    cap = int(ctx.ws.config.get("dreaming.memory_max_chars"))
+    cap = ctx.ws.config.dreaming.memory_max_chars
     if not ctx.dry_run:
         with ctx.db.transaction():
             for p in night.demoted:
@@ -506,7 +507,7 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
             message=f"a dream is running (pid {info[0] if info else '?'})",
         ))
     cfg = ws.config
-    schedule, tz = cfg.get("dreaming.schedule"), cfg.get("dreaming.timezone")
+    schedule, tz = cfg.dreaming.schedule, cfg.dreaming.timezone
     try:
         from kit.dreaming.schedule import next_run
 
@@ -514,7 +515,7 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     except Exception as exc:  # a bad schedule or zone is a config problem the user must see
         out.append(Problem(area="dreaming", path=CONFIG_FILE, message=str(getattr(exc, "message", exc))))
         return out
-    if cfg.get("dreaming.enabled"):
+    if cfg.dreaming.enabled:
         out.append(Problem(
             area="dreaming", severity="info",
             message=f"schedule {schedule!r} ({tz or 'local time'}); next dream "

@@ -128,7 +128,7 @@ def reject(ws, item_id: int) -> VerifyOutcome:
 
 
 def _commit(ws, files: Files, message: str) -> dict[str, Any] | None:
-    if not ws.config.get("git.autocommit") or not files.changed:
+    if not ws.config.git.autocommit or not files.changed:
         return None
     from kit.dreaming.gitops import autocommit
 

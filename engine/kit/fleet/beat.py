@@ -105,7 +105,7 @@ class EntryPlanner:
             if cfg is None:
                 self._cache[path] = (stamp, None)
                 return None
-        value = (bool(cfg.get("dreaming.enabled")), str(cfg.get("dreaming.schedule")), cfg.get("dreaming.timezone"))
+        value = (cfg.dreaming.enabled, cfg.dreaming.schedule, cfg.dreaming.timezone)
         self._cache[path] = (stamp, value)
         return value
 

@@ -25,17 +25,16 @@ class FleetSettings:
 
     @classmethod
     def from_config(cls, cfg: Config) -> FleetSettings:
-        broker = str(cfg.get("fleet.broker"))
-        registry = cfg.get("fleet.registry")
+        fleet = cfg.fleet
         return cls(
-            broker=broker,
-            backend=str(cfg.get("fleet.backend") or broker),
-            queue=str(cfg.get("fleet.queue")),
-            registry=Path(registry).expanduser() if registry else fleet_registry_file(),
-            visibility_timeout_s=float(cfg.get("fleet.visibility_timeout_s")),
-            task_time_limit_s=float(cfg.get("fleet.task_time_limit_s")),
-            heartbeat_schedule=cfg.get("fleet.heartbeat_schedule"),
-            beat_refresh_s=float(cfg.get("fleet.beat_refresh_s")),
+            broker=fleet.broker,
+            backend=fleet.backend or fleet.broker,
+            queue=fleet.queue,
+            registry=Path(fleet.registry).expanduser() if fleet.registry else fleet_registry_file(),
+            visibility_timeout_s=fleet.visibility_timeout_s,
+            task_time_limit_s=fleet.task_time_limit_s,
+            heartbeat_schedule=fleet.heartbeat_schedule,
+            beat_refresh_s=fleet.beat_refresh_s,
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -269,7 +269,7 @@ class ClaudeCodeHooks:
 
     @property
     def enabled(self) -> bool:
-        return bool(self.ws.config.get("hooks.claude_code", False))
+        return self.ws.config.hooks.claude_code
 
     def digest(self) -> str:
         """sha256 over the three settings files and every file under .claude/hooks/."""
@@ -376,7 +376,7 @@ class ClaudeCodeHooks:
         env = clean_env()
         env.update({"CLAUDE_PROJECT_DIR": str(self.ws.root), "KIT_WORKSPACE": str(self.ws.root),
                     "KIT_HOOK_EVENT": hook.kit_event or "", "KIT_HOOK_NAME": hook.name})
-        timeout = float(hook.timeout_s or self.ws.config.get("hooks.timeout_s", 10.0))
+        timeout = float(hook.timeout_s or self.ws.config.hooks.timeout_s)
         stdin = json.dumps(fields, ensure_ascii=False, default=str).encode("utf-8")
         try:
             # a Claude Code hook is a command hook: whatever it starts (even with setsid) ends with it

@@ -154,7 +154,7 @@ class HookRegistry:
         return accepted
 
     def timeout_for(self, hook: HookSpec) -> float:
-        return float(hook.timeout_s or self.ws.config.get("hooks.timeout_s", 10.0))
+        return float(hook.timeout_s or self.ws.config.hooks.timeout_s)
 
     # ------------------------------------------------------------------ firing
 
@@ -169,7 +169,7 @@ class HookRegistry:
         """Kit's hooks, then (hooks.claude_code) Claude Code's on the same event: a block by
         either ends it; Claude Code's see the data as Kit's hooks rewrote it."""
         outcome = self._fire_own(event_type, data, session_key=session_key)
-        if outcome.blocked or not self.ws.config.get("hooks.enabled", True) or not self.claude.enabled:
+        if outcome.blocked or not self.ws.config.hooks.enabled or not self.claude.enabled:
             return outcome
         claude = self.claude.fire(event_type, outcome.data, session_key=session_key, store=self.trust_store,
                                   log=self.log)
@@ -188,7 +188,7 @@ class HookRegistry:
         ran: list[str] = []
         skipped: list[str] = []
         replies: list[str] = []
-        if not self.ws.config.get("hooks.enabled", True):
+        if not self.ws.config.hooks.enabled:
             return HookOutcome(False, None, data, errors, ran, ["*: hooks.enabled is false"])
         decision = is_decision(event_type)
         for hook in self.for_event(event_type):
@@ -316,7 +316,7 @@ def fire_hook(ws: WorkspaceCore, event: str, data: dict[str, Any], *, session_ke
 def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     registry = registry_for(ws)
     out = []
-    if not ws.config.get("hooks.enabled", True):
+    if not ws.config.hooks.enabled:
         out.append(Problem(area="hooks", severity="info", message="hooks are disabled (hooks.enabled: false)"))
     for hook in registry.hooks:
         for index, message in enumerate(hook.errors):

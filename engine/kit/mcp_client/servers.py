@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kit.config import Config
 from kit.fsutil import sha1_hex
 
 POLICIES = ("allow", "ask", "deny")
@@ -90,10 +91,10 @@ def _expand(values: Mapping[str, str], environ: Mapping[str, str] | None) -> dic
     return {k: _ENV_REF.sub(lambda m: source.get(m.group(1), ""), v) for k, v in values.items()}
 
 
-def server_specs(config: Any) -> tuple[ServerSpec, ...]:
+def server_specs(config: Config) -> tuple[ServerSpec, ...]:
     """Every server under mcp.servers (enabled or not), sorted by name. Defaults come from the
     config schema (kit.config.MCP_SERVER_FIELDS), which fills every key."""
-    servers = config.get("mcp.servers", {}) or {}
+    servers = config.mcp.servers
     out = []
     for name in sorted(servers):
         raw = servers[name]

@@ -35,12 +35,13 @@ import importlib.util
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from kit.config import Config
 from kit.memory.embedder_base import (  # re-exported: the names callers import from here
     DEFAULT_MODEL,
     Embedder,
@@ -53,62 +54,42 @@ from kit.memory.embedder_base import (  # re-exported: the names callers import 
     resolve_model,
 )
 from kit.memory.torch_embedder import SentenceTransformerEmbedder
+from kit.settings import EMBEDDING_BACKENDS, EMBEDDING_QUANTIZE, EmbeddingSettings, from_mapping
 
 __all__ = ["DEFAULT_MODEL", "Embedder", "EmbeddingError", "Embedders", "EmbeddingSettings", "FallbackEmbedder",
+           "embedding_settings",
            "SentenceTransformerEmbedder", "available_cores", "bundled_model_path", "load_embedder", "model_id_for",
            "model_problem", "normalise", "resolve_model"]
 
-BACKENDS = ("auto", "onnx", "numpy", "torch")
-QUANTIZE = ("none", "int8")
+BACKENDS = EMBEDDING_BACKENDS
+QUANTIZE = EMBEDDING_QUANTIZE
 
 
 # --------------------------------------------------------------------------- settings
 
 
-@dataclass(frozen=True)
-class EmbeddingSettings:
-    """The `memory.embedding` section."""
-
-    model: str = DEFAULT_MODEL
-    device: str = "cpu"
-    batch_size: int = 64  # texts per sentence-transformers batch (torch backend)
-    backend: str = "auto"
-    quantize: str = "none"  # onnx backend: none | int8
-    threads: int = 0  # onnx backend: intra-op threads, 0 = the cores this process may use
-
-    @classmethod
-    def from_config(cls, config: Any = None) -> EmbeddingSettings:
-        """From a kit Config, the whole config mapping, or the `memory.embedding` section."""
-        section = _embedding_section(config)
-        backend = str(section.get("backend") or "auto").lower()
-        quantize = str(section.get("quantize") or "none").lower()
-        return cls(
-            model=str(section.get("model") or DEFAULT_MODEL),
-            device=str(section.get("device") or "cpu"),
-            batch_size=int(section.get("batch_size") or 64),
-            backend=backend if backend in BACKENDS else "auto",
-            quantize=quantize if quantize in QUANTIZE else "none",
-            threads=max(0, int(section.get("threads") or 0)),
-        )
-
-
-def _embedding_section(config: Any) -> Mapping[str, Any]:
-    if config is None:
-        return {}
+def embedding_settings(config: Any = None) -> EmbeddingSettings:
+    """The `memory.embedding` section of a kit Config (validated there), or of a plain mapping
+    (the whole config or the section, from a library caller or a test), or the settings themselves."""
     if isinstance(config, EmbeddingSettings):
-        return config.__dict__
-    if hasattr(config, "get") and not isinstance(config, Mapping):  # kit.config.Config
-        return config.get("memory.embedding", {}) or {}
-    if isinstance(config, Mapping):
-        if "memory" in config:
-            return config["memory"].get("embedding", {}) or {}
         return config
-    return {}
+    if isinstance(config, Config):
+        return config.memory.embedding
+    section: Any = config if isinstance(config, Mapping) else {}
+    if isinstance(section.get("memory"), Mapping):
+        section = section["memory"].get("embedding") or {}
+    settings = from_mapping(EmbeddingSettings, section)
+    # a plain mapping was not validated: an unknown backend or quantisation counts as the default
+    defaults = EmbeddingSettings()
+    backend, quantize = str(settings.backend).lower(), str(settings.quantize).lower()
+    return replace(settings, backend=backend if backend in BACKENDS else defaults.backend,
+                   quantize=quantize if quantize in QUANTIZE else defaults.quantize,
+                   threads=max(0, int(settings.threads or 0)))
 
 
 def embedding_backend(config: Any = None) -> str:
     """`memory.embedding.backend`: auto | onnx | numpy | torch (anything else counts as auto)."""
-    return EmbeddingSettings.from_config(config).backend
+    return embedding_settings(config).backend
 
 
 # --------------------------------------------------------------------------- the model folder
@@ -128,7 +109,7 @@ def sentence_transformers_available() -> bool:
 
 
 def _folder_or_problem(config: Any, backend: str) -> tuple[str, str | None]:
-    name = EmbeddingSettings.from_config(config).model
+    name = embedding_settings(config).model
     location = resolve_model(name)
     if Path(location).is_dir():
         return location, None
@@ -162,7 +143,7 @@ def onnx_problem(config: Any = None) -> str | None:
     if problem is None and not installed("onnx"):
         from kit.memory.onnx_export import is_built
 
-        if not is_built(Path(location), EmbeddingSettings.from_config(config).quantize):
+        if not is_built(Path(location), embedding_settings(config).quantize):
             problem = "the onnx package is not installed (needed once, to build the model's ONNX graph)"
     return problem
 
@@ -172,7 +153,7 @@ def torch_problem(config: Any = None) -> str | None:
     importing it."""
     if not sentence_transformers_available():
         return "sentence-transformers is not installed"
-    name = EmbeddingSettings.from_config(config).model
+    name = embedding_settings(config).model
     location = resolve_model(name)
     if Path(location).is_dir():
         return None
@@ -199,7 +180,7 @@ def backend_problem(backend: str, config: Any = None) -> str | None:
 
 def auto_choice(config: Any = None) -> list[str]:
     """The backends `auto` would use, in order (empty: none can run the model; fts-only)."""
-    settings = EmbeddingSettings.from_config(config)
+    settings = embedding_settings(config)
     if settings.device != "cpu":  # an accelerator: only torch drives one
         return ["torch"] if torch_problem(config) is None else []
     light = [b for b in ("onnx", "numpy") if backend_problem(b, config) is None]
@@ -306,7 +287,7 @@ class Embedders:
     def get(self, config: Any = None) -> Embedder | None:
         """The configured embedder, or None (fts-only mode) when no backend can run the configured
         model (`model_problem` says why; checked without importing torch)."""
-        settings = EmbeddingSettings.from_config(config)
+        settings = embedding_settings(config)
         if settings.backend != "auto":
             ok = backend_problem(settings.backend, config) is None
             return self.backend(settings.backend, settings) if ok else None

@@ -28,6 +28,7 @@ import numpy as np
 from kit.memory.chunker import _CJK, has_cjk, strip_kit_comments
 from kit.memory.dates import WEEKDAYS, Period, QueryTime, find_times, query_time
 from kit.memory.index import ChunkRow, MemoryIndex
+from kit.settings import SearchSettings  # the memory.search section (re-exported)
 
 LIKE_RANK = -1.0  # a substring hit the trigram index cannot rank (1–2 CJK chars) maps to text score 0.5
 _WORD = re.compile(r"[^\W_]+")
@@ -39,33 +40,6 @@ STOP_WORDS = frozenset("""a an the and or but of to in on at for with by from in
 been am i me my we us our you your he him his she her it its they them their this that these those what which who
 whom whose when where why how do does did have has had can could will would should shall may might must not no so
 than then there here s t d ll re ve m just also any some""".split())
-
-
-@dataclass(frozen=True)
-class SearchSettings:
-    max_results: int = 6
-    min_score: float = 0.35  # relevance a result needs (or one of the other keep rules)
-    min_vector_score: float = 0.35
-    vector_weight: float = 0.7
-    text_weight: float = 0.3
-    candidate_multiplier: int = 4  # each side gathers max(candidates, limit × this)
-    candidates: int = 40
-    half_life_days: float = 30.0  # of the recency prior: age = days until a newer note on the same topic
-    same_topic: float = 0.6  # cosine at which a newer candidate counts as a later word on the same topic
-    recency_weight: float = 0.1  # the share of a score recency may take: floor = 1 − weight
-    recency_query_weight: float = 0.35  # the same for queries asking for the latest ("now", 最近)
-    outside_period: float = 0.25  # factor for results outside a period the query names ("in March")
-    min_relative: float = 0.0  # keep results scoring at least this share of the best one
-    mmr_lambda: float = 0.7
-    snippet_chars: int = 700
-    context_share: float = 0.5  # a neighbour joins the snippet with this share of the hit's relevance
-    second_hop: float = 0.8  # weight of notes found through the names in the best hit (0: off)
-
-    @classmethod
-    def from_config(cls, config: Any) -> SearchSettings:
-        section = config.get("memory.search", {}) if hasattr(config, "get") else {}
-        known = {k: section[k] for k in cls.__dataclass_fields__ if k in section}
-        return cls(**known)
 
 
 @dataclass(frozen=True)

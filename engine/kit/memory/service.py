@@ -48,7 +48,7 @@ from kit.memory.index import (
     stored_schema,
     sync_index,
 )
-from kit.memory.search import SearchResult, SearchSettings, hybrid_search
+from kit.memory.search import SearchResult, hybrid_search
 from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 from kit.progress import ProgressCallback, Step, report
@@ -107,7 +107,7 @@ class Memory:
 
     @property
     def extra_paths(self) -> list[str]:
-        return [str(p) for p in (self.ws.config.get("memory.extra_paths", []) or [])]
+        return list(self.ws.config.memory.extra_paths)
 
     def index(self) -> MemoryIndex:
         """This thread's connection to index.db (opened lazily, never shared across threads)."""
@@ -184,13 +184,13 @@ class Memory:
              progress: ProgressCallback | None = None) -> SyncResult:
         """Bring the index up to date (all files, or just `paths`); `rebuild` starts from scratch.
         `progress` receives `kit.progress.Step("embedding", done, total)` as chunks are embedded."""
-        cfg = self.ws.config
+        chunk = self.ws.config.memory.chunk
         paths_list = None if paths is None else sorted(set(paths))
         options = dict(
             paths=paths_list,
             extra_paths=self.extra_paths,
-            tokens=int(cfg.get("memory.chunk.tokens", 400)),
-            overlap=int(cfg.get("memory.chunk.overlap", 80)),
+            tokens=chunk.tokens,
+            overlap=chunk.overlap,
             rebuild=rebuild,
         )
         step = None if progress is None else (lambda done, total: report(progress, Step("embedding", done, total)))
@@ -280,7 +280,7 @@ class Memory:
         if refresh:
             self._refresh()
         idx = self.index()
-        settings = SearchSettings.from_config(self.ws.config)
+        settings = self.ws.config.memory.search
         embedder = self.embedder
         vectors = self.vector_set(idx, embedder.model_id) if embedder is not None else None
         try:
@@ -546,7 +546,7 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
             area="memory", severity="warning",
             message=f"this SQLite ({sqlite3.sqlite_version}) has no FTS5 trigram support: memory search runs vector-only",
         ))
-    extra = [str(p) for p in (ws.config.get("memory.extra_paths", []) or [])]
+    extra = list(ws.config.memory.extra_paths)
     _, problems = indexable_files(ws.root, extra)
     findings.extend(Problem(area="memory", severity="warning", path=CONFIG_FILE, message=p) for p in problems)
     path = ws.kit_dir / "index.db"

@@ -203,12 +203,13 @@ def _assemble(ws: WorkspaceCore, kind: str, hooks: Sequence[BootstrapHook]) -> _
         included, hook_notes = run_bootstrap_hooks(included, hooks, BootstrapContext(kind, snap.root, snap.version))
         notes += hook_notes
     stripped = [(f.name, strip_kit_comments(f.text)) for f in included]
+    bootstrap = cfg.bootstrap
     budgets = apply_budgets(
         stripped,
-        max_chars_per_file=int(cfg.get("bootstrap.max_chars_per_file")),
-        max_total_chars=int(cfg.get("bootstrap.max_total_chars")),
-        head_ratio=float(cfg.get("bootstrap.head_ratio")),
-        tail_ratio=float(cfg.get("bootstrap.tail_ratio")),
+        max_chars_per_file=bootstrap.max_chars_per_file,
+        max_total_chars=bootstrap.max_total_chars,
+        head_ratio=bootstrap.head_ratio,
+        tail_ratio=bootstrap.tail_ratio,
     )
     budgets = [replace(b, problem=_kept_problem(rejected, b.name)) if b.name in rejected else b for b in budgets]
     tail_heartbeat = kind == "heartbeat"
@@ -266,11 +267,11 @@ def _skills_block(ws: WorkspaceCore) -> tuple[SkillsBlock, int]:
 
     catalog = catalog_for(ws)
     entries = [SkillEntry(s.name, s.description, s.location) for s in catalog.eligible()]
-    cfg = ws.config
+    settings = ws.config.skills
     block = build_skills_block(
         entries,
-        max_in_prompt=int(cfg.get("skills.max_in_prompt")),
-        max_prompt_chars=int(cfg.get("skills.max_prompt_chars")),
+        max_in_prompt=settings.max_in_prompt,
+        max_prompt_chars=settings.max_prompt_chars,
         total=len(catalog),
     )
     return block, len({p.path for p in catalog.errors})
@@ -344,7 +345,7 @@ def build_prompt(
     templates = templates_for(ws)
     warnings = [describe_cut(c) for c in cuts]
     block = ""
-    if should_warn(cuts, str(snap.config.get("bootstrap.warning")), warning_state):
+    if should_warn(cuts, snap.config.bootstrap.warning, warning_state):
         block = _piece(templates, "truncation-warning.md.j2", warnings, cuts=[describe_cut(c) for c in cuts])
     context = {
         "kind": kind,

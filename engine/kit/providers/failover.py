@@ -197,8 +197,8 @@ class FailoverClient:
     @property
     def candidates(self) -> list[str]:
         """Primary then fallbacks, read from the current config unless given (hot reload)."""
-        primary = self._model or self.ws.config.get("agent.model")
-        fallbacks = self._fallbacks if self._fallbacks is not None else self.ws.config.get("agent.fallbacks", [])
+        primary = self._model or self.ws.config.agent.model
+        fallbacks = self._fallbacks if self._fallbacks is not None else self.ws.config.agent.fallbacks
         out: list[str] = []
         for spec in [primary, *fallbacks]:
             if spec and spec not in out:
@@ -283,10 +283,8 @@ class FailoverClient:
             wait_random,
         )
 
-        cfg = self.ws.config
-        max_attempts = int(cfg.get("agent.retry.max_attempts"))
-        max_wait = float(cfg.get("agent.retry.max_wait_s"))
-        backoff = float(cfg.get("agent.retry.backoff_s"))
+        retry = self.ws.config.agent.retry
+        max_attempts, max_wait, backoff = retry.max_attempts, retry.max_wait_s, retry.backoff_s
         # backoff, 2 × backoff, 4 × backoff … plus up to one backoff of jitter
         jittered = wait_exponential(multiplier=backoff, max=max(backoff, max_wait)) + wait_random(0, backoff)
 

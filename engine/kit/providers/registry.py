@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from kit.config import Config
 from kit.errors import ConfigError
 from kit.providers.base import GenerationSettings, Provider
+from kit.settings import PROVIDER_FIELDS, AgentSettings, from_mapping
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit.providers.script import ScriptPositions
@@ -55,9 +57,8 @@ def providers_config(config: Any) -> Mapping[str, Any]:
     """`providers` from a kit.config.Config or a plain dict (either the whole config or the section)."""
     if config is None:
         return {}
-    getter = getattr(config, "get", None)
-    if getter is not None and hasattr(config, "sources"):
-        return config.get("providers", {}) or {}
+    if isinstance(config, Config):
+        return config.providers
     if isinstance(config, Mapping):
         return config.get("providers", config) or {}
     return {}
@@ -110,8 +111,6 @@ def settings_for(name: str, config: Any) -> ProviderSettings:
 def _field(raw: Mapping[str, Any], key: str) -> Any:
     """A provider setting; a plain-dict config (tests, callers without kit.yaml) may leave it
     out, and then the schema's default applies."""
-    from kit.config import PROVIDER_FIELDS
-
     value = raw.get(key)
     return PROVIDER_FIELDS[key].default if value is None else value
 
@@ -129,10 +128,8 @@ def generation_for(spec: str, config: Any, overrides: GenerationSettings | None 
     """The generation settings of a request to `spec`, most specific first: `overrides` (the run's
     flags), providers.<p>.models.<m>, providers.<p>, then the agent's (agent.max_tokens, or
     agent.max_tokens_local for a model on this machine; agent.temperature/top_p/stop)."""
-    from kit.config import defaults
-
     name, model = split_spec(spec)
-    agent = {**defaults()["agent"], **((config.get("agent") if config is not None else None) or {})}
+    agent = _agent_settings(config)
     local = False  # the script provider gets the agent's own cap
     chain: list[GenerationSettings] = []
     if name != "script":
@@ -140,14 +137,20 @@ def generation_for(spec: str, config: Any, overrides: GenerationSettings | None 
         local = settings.local
         chain = [settings.models.get(model, GenerationSettings()), settings.generation]
     out = GenerationSettings(
-        max_tokens=agent["max_tokens_local"] if local else agent["max_tokens"],
-        temperature=agent["temperature"],
-        top_p=agent["top_p"],
-        stop=tuple(agent["stop"] or ()),
+        max_tokens=agent.max_tokens_local if local else agent.max_tokens,
+        temperature=agent.temperature,
+        top_p=agent.top_p,
+        stop=tuple(agent.stop),
     )
     for level in reversed([overrides or GenerationSettings(), *chain]):
         out = level.over(out)
     return out
+
+
+def _agent_settings(config: Any) -> AgentSettings:
+    if isinstance(config, Config):
+        return config.agent
+    return from_mapping(AgentSettings, config.get("agent") if isinstance(config, Mapping) else None)
 
 
 def build(settings: ProviderSettings) -> Provider:

@@ -232,13 +232,13 @@ def compact_home(path: Path) -> str:
 
 
 def skill_roots(ws: WorkspaceCore) -> tuple[Root, ...]:
-    cfg = ws.config
+    settings = ws.config.skills
     roots = [Root("bundled", bundled("skills"))]
-    for entry in cfg.get("skills.extra_dirs", []) or []:
+    for entry in settings.extra_dirs:
         path = Path(os.path.expandvars(str(entry))).expanduser()
         roots.append(Root("extra", path if path.is_absolute() else ws.root / path))
     roots.append(Root("user", user_skills_dir()))
-    if cfg.get("skills.compat_dirs", True):
+    if settings.compat_dirs:
         home = Path.home()
         roots.append(Root("claude-home", home / ".claude" / "skills"))
         roots.append(Root("agents-home", home / ".agents" / "skills"))

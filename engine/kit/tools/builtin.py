@@ -221,7 +221,7 @@ def _is_memory_door(ctx: ToolContext, path) -> bool:
     from kit.kinds import BOOTSTRAP_FILES
     from kit.memory.index import is_indexable
 
-    extra = [str(p) for p in (ctx.ws.config.get("memory.extra_paths", []) or [])]
+    extra = list(ctx.ws.config.memory.extra_paths)
     names = {_rel(ctx, path)}
     resolved = path.resolve()
     if resolved.is_relative_to(ctx.ws.root):
@@ -358,7 +358,7 @@ def exec_command(ctx: ToolContext, args: dict[str, Any]) -> str:
                 raise Blocked("exec refused: the user declined to run this command")
         else:
             raise Blocked(f"exec refused: {decision.reason}")
-    ceiling = float(config.get("tools.exec.timeout_s"))
+    ceiling = config.tools.exec.timeout_s
     timeout = min(float(args.get("timeout_s") or ceiling), ceiling)
     result = exec_policy.run(command, cwd=ctx.ws.root, timeout_s=timeout)
     parts = [f"exit_code: {result.exit_code}" + (" (timed out)" if result.timed_out else "")]

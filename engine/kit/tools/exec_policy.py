@@ -25,12 +25,14 @@ import fnmatch
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from kit.config import Config
 from kit.envsafe import clean_env
 from kit.errors import KitError
 from kit.hooks.runner import run_shell
+from kit.settings import ExecSettings, from_mapping
 
 _SYSTEM_DIRS = r"(?:/|/\*|~|~/|~/\*|\$HOME|\$\{HOME\}|\$HOME/\*|/(?:bin|boot|dev|etc|home|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var|System|Users|Library|Applications)(?:/\*?)?)"
 _RC_FILES = r"(?:(?:[^\s'\"]*/)?\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc)\b|/etc/(?:profile|bash\.bashrc|zsh/zshrc|environment)\b|(?:[^\s'\"]*/)?\.config/fish/config\.fish)"
@@ -88,19 +90,17 @@ class ExecBlocked(KitError):
     """run() was asked to run a hard-blocked command."""
 
 
-def _exec_settings(config: Any) -> tuple[str, list[str], list[str]]:
-    """(mode, allow, deny) from a Config, the whole config dict, or the tools.exec dict itself."""
-    section: Any
-    if hasattr(config, "sources") and hasattr(config, "get"):
-        section = config.get("tools.exec", {})
-    elif isinstance(config, Mapping):
-        section = config.get("tools", {}).get("exec", config) if "tools" in config else config
-    else:
-        section = {}
-    mode = section.get("mode", "ask")
-    if mode not in ("deny", "ask", "allow"):
-        mode = "deny"  # an unreadable setting must not widen permissions
-    return mode, list(section.get("allow") or []), list(section.get("deny") or [])
+def _exec_settings(config: Any) -> ExecSettings:
+    """The tools.exec section of a Config, of the whole config as a dict, or that dict itself."""
+    if isinstance(config, Config):
+        return config.tools.exec
+    section: Any = config if isinstance(config, Mapping) else {}
+    if isinstance(section.get("tools"), Mapping):
+        section = section["tools"].get("exec") or {}
+    settings = from_mapping(ExecSettings, section)
+    if settings.mode not in ("deny", "ask", "allow"):  # a plain dict is not validated
+        settings = replace(settings, mode="deny")  # an unreadable setting must not widen permissions
+    return settings
 
 
 def normalise(command: str) -> str:
@@ -137,7 +137,8 @@ def check(command: str, config: Any, *, interactive: bool) -> ExecDecision:
     blocked = hard_block(command)
     if blocked:
         return ExecDecision(False, False, f"hard-blocked: {blocked}; this is never run, in any mode")
-    mode, allow, deny = _exec_settings(config)
+    settings = _exec_settings(config)
+    mode, allow, deny = settings.mode, settings.allow, settings.deny
     parts = split_parts(command)
     for part in [normalise(command), *parts]:
         for pattern in deny:

@@ -109,7 +109,7 @@ def execute_tool(ctx: ToolContext, name: str, arguments: dict[str, Any], *, call
 
     text, ok, blocked = _run(ctx, name, arguments)
     cfg = ws.config
-    limit = result_limit(text, int(cfg.get("tools.max_result_chars")), int(cfg.get("agent.context_window")))
+    limit = result_limit(text, cfg.tools.max_result_chars, cfg.agent.context_window)
     cut = truncate_result(text, limit)
     outcome = ToolOutcome(name, arguments, ok, blocked, cut.text, cut.cut, call_id)
     return _with_context(outcome, list(getattr(before, "context", None) or []) + _after(ctx, outcome))

@@ -1,0 +1,88 @@
+"""Typed config sections (kit/settings.py): the schema's one home for defaults and limits."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import FrozenInstanceError, fields, replace
+from operator import attrgetter
+from pathlib import Path
+
+import pytest
+
+from kit.config import SCHEMA, Field, load_config
+from kit.memory.search import SearchSettings
+from kit.settings import AgentSettings, ExecSettings, Settings, from_mapping
+
+ENGINE = Path(__file__).resolve().parents[1] / "engine" / "kit"
+
+
+def _load(tmp_path: Path, text: str = "", environ: dict[str, str] | None = None):
+    (tmp_path / "kit.yaml").write_text(text, encoding="utf-8")
+    return load_config(tmp_path, environ=environ or {}, user_file=tmp_path / "no-user.yaml")
+
+
+def test_sections_are_typed_and_carry_every_layer(tmp_path):
+    cfg = _load(tmp_path, "agent:\n  fallbacks: [openai/gpt-4o-mini]\n  retry: {max_attempts: 5}\n"
+                          "memory:\n  search: {max_results: 9, min_score: 1}\n",
+                environ={"KIT_TOOLS__EXEC__MODE": "allow"})
+    assert cfg.agent.fallbacks == ("openai/gpt-4o-mini",)  # lists are tuples: the sections are frozen
+    assert cfg.agent.retry.max_attempts == 5 and cfg.agent.retry.max_wait_s == 30.0
+    assert cfg.memory.search == SearchSettings(max_results=9, min_score=1.0)
+    assert type(cfg.memory.search.min_score) is float  # an int in YAML is a float setting's float
+    assert cfg.tools.exec.mode == "allow" and cfg.tools.exec.timeout_s == 60.0
+    assert cfg.dreaming.timezone is None and cfg.providers["ollama"]["type"] == "ollama"
+    with pytest.raises(FrozenInstanceError):
+        cfg.memory.search.max_results = 1  # type: ignore[misc]
+    assert hash(cfg.memory.search) == hash(SearchSettings(max_results=9, min_score=1.0))
+    assert repr(cfg.agent.retry) == "RetrySettings(max_attempts=5, max_wait_s=30.0, backoff_s=1.0)"
+
+
+def test_every_schema_key_is_an_attribute_with_the_same_value(tmp_path):
+    cfg = _load(tmp_path)
+    keys = [k for k in cfg.flat() if not k.startswith("providers.")]
+    assert len(keys) > 80
+    for dotted in keys:
+        value = attrgetter(dotted)(cfg)
+        assert (list(value) if isinstance(value, tuple) else value) == cfg.get(dotted), dotted
+
+
+def test_the_defaults_are_the_dataclass_defaults(tmp_path):
+    # one place: a section built with no arguments is what an empty kit.yaml gives
+    loaded = _load(tmp_path).settings
+    assert replace(loaded, providers=Settings().providers) == Settings()  # providers: an open mapping
+    assert loaded.providers["openai"]["timeout_s"] == 120.0
+    assert SCHEMA["memory"]["search"]["max_results"] == Field("int", 6, minimum=1)
+    assert SCHEMA["tools"]["exec"]["mode"] == Field("choice", "ask", choices=("deny", "ask", "allow"))
+    assert SCHEMA["dreaming"]["timezone"].nullable and SCHEMA["agent"]["fallbacks"].kind == "list"
+
+
+def test_a_plain_mapping_takes_the_schema_defaults_for_what_it_leaves_out():
+    assert from_mapping(AgentSettings, {"max_tokens": 10, "unknown": 1}) == AgentSettings(max_tokens=10)
+    assert from_mapping(ExecSettings, {"allow": ["git *"]}).allow == ("git *",)
+    assert from_mapping(Settings, None) == Settings()
+
+
+def test_get_takes_a_default_only_for_keys_the_schema_does_not_have(tmp_path):
+    cfg = _load(tmp_path, "watch:\n  debounce_ms: 40\n")
+    assert cfg.get("watch.debounce_ms") == 40 and cfg.get("watch.debounce_ms", 250) == 40
+    assert cfg.get("mcp.servers", {}) == {}  # a section the schema does not have (yet)
+    with pytest.raises(KeyError):
+        cfg.get("watch.debounce")
+
+
+def test_the_engine_reads_settings_typed_never_by_dotted_key():
+    """`cfg.get("memory.search.max_results", 6)` repeated a default the schema already holds; the
+    engine reads `cfg.memory.search.max_results`. A dotted config key in a get() call fails here."""
+    sections = "|".join(f.name for f in fields(Settings))
+    dotted_get = re.compile(rf"""(config|cfg|conf)\.get\(\s*["']({sections})(\.[a-z_.]+)?["']""")
+    found = []
+    for path in sorted(ENGINE.rglob("*.py")):
+        if path.name in ("config.py", "settings.py"):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if dotted_get.search(line):
+                found.append(f"{path.relative_to(ENGINE)}:{number}: {line.strip()}")
+    # the provider registry also takes a plain dict config (library callers, tests): its two reads
+    # of a dict's own sections are not Config reads
+    allowed = {"providers/registry.py"}
+    assert [f for f in found if f.split(":")[0] not in allowed] == []
