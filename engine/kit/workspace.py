@@ -69,9 +69,9 @@ class Workspace(WorkspaceCore):
     @property
     def sessions(self) -> SessionStore:
         """Conversation transcripts and their search index (one per workspace)."""
-        from kit.agent.sessions import SessionStore
+        from kit.agent.sessions import sessions_for
 
-        return self.owned("sessions", lambda: SessionStore(self))
+        return sessions_for(self)
 
     # ------------------------------------------------------------------ actions
 

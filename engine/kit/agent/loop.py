@@ -20,7 +20,7 @@ from typing import Any
 from kit import clock
 from kit.agent import compaction as cp
 from kit.agent import events as ev
-from kit.agent.sessions import SessionInfo, SessionStore, new_session_id, skill_message, typed_text
+from kit.agent.sessions import SessionInfo, new_session_id, sessions_for, skill_message, typed_text
 from kit.core import WorkspaceCore
 from kit.fsutil import sha1_hex
 from kit.hooks.lifecycle import start as start_lifecycle
@@ -341,7 +341,7 @@ class Agent:
         self.tools = tools if tools is not None else builtin_registry()
         # the tools of the MCP servers in kit.yaml join the registry at each turn (kit.mcp_client)
         self.mcp = _mcp_clients(ws, self.status) if mcp else None
-        self.store = SessionStore(ws)
+        self.store = sessions_for(ws)  # the workspace's, shared with ws.sessions
         # the first agent (or watcher) of a workspace: workspace:loaded, then reload events
         start_lifecycle(ws, by="agent")
         self.history: list[dict[str, Any]] = []

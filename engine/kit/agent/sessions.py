@@ -171,6 +171,12 @@ def _row(r) -> SessionInfo:
     )
 
 
+def sessions_for(ws: WorkspaceCore) -> SessionStore:
+    """The workspace's one store (`ws.sessions`): every agent of a workspace writes through it,
+    so its write lock covers them all."""
+    return ws.owned("sessions", lambda: SessionStore(ws))
+
+
 class SessionStore:
     """Transcripts and their index for one workspace. One SQLite connection per thread."""
 
