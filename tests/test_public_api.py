@@ -60,6 +60,26 @@ def test_the_module_cache_check_catches_a_cache(tmp_path):
     assert _module_caches(module) == {"_cache", "_seen"}
 
 
+def _untyped_ws(path: Path, root: Path = ENGINE) -> list[str]:
+    """`ws` parameters without an annotation: a subsystem takes `ws: WorkspaceCore` (the facade's
+    callers `Workspace`), so what it may use of the workspace is stated and checked."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                if arg.arg == "ws" and arg.annotation is None:
+                    out.append(f"{path.relative_to(root).as_posix()}:{node.lineno} {node.name}")
+    return out
+
+
+def test_every_ws_parameter_is_typed(tmp_path):
+    assert [hit for path in sorted(ENGINE.rglob("*.py")) for hit in _untyped_ws(path)] == []
+    module = tmp_path / "m.py"
+    module.write_text("def f(ws, x):\n    pass\n\ndef g(ws: object):\n    pass\n")
+    assert _untyped_ws(module, tmp_path) == ["m.py:1 f"]
+
+
 def test_public_names_resolve_and_match_all():
     assert set(kit.__all__) == set(kit._EXPORTS) | {"__version__"}
     for name in kit._EXPORTS:
@@ -103,6 +123,9 @@ def test_the_workspace_holds_its_subsystems(workspace):
     try:
         assert isinstance(agent, Agent)
         assert agent.turn("hi").reply == "hello from the script"
+        # the agent writes through the workspace's one session store (one write lock for all)
+        assert agent.store is workspace.sessions
+        assert workspace.sessions.get(agent.session_id).messages == 2
     finally:
         agent.close()
     other = Workspace.open(workspace.root)

@@ -139,7 +139,7 @@ def _record(ws: WorkspaceCore, query: str, results: list[Any]) -> int:
         db.close()
 
 
-def credit_reply(ws, since_ts: float, reply: str) -> int:
+def credit_reply(ws: WorkspaceCore, since_ts: float, reply: str) -> int:
     """Log a `reply` use for each hit recalled during this turn (since `since_ts`) whose text
     reached the reply: dreaming gives those recalls extra credit."""
     from kit.memory.recall import credit_reply as log_reply_uses

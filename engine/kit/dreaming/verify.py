@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit import clock
+from kit.core import WorkspaceCore
 from kit.dreaming import deep, managed, store
 from kit.dreaming.writer import Files, write_memory
 from kit.errors import KitError, NotFoundError
@@ -34,7 +35,7 @@ class VerifyOutcome:
                 "archived": self.archived, "git": self.git}
 
 
-def items(ws, *, everything: bool = False) -> list[store.VerifyItem]:
+def items(ws: WorkspaceCore, *, everything: bool = False) -> list[store.VerifyItem]:
     """The pending items (all of them, accepted and rejected too, with `everything`)."""
     if not (ws.kit_dir / "state.db").exists():
         return []
@@ -45,7 +46,7 @@ def items(ws, *, everything: bool = False) -> list[store.VerifyItem]:
         db.close()
 
 
-def pending(ws) -> list[store.VerifyItem]:
+def pending(ws: WorkspaceCore) -> list[store.VerifyItem]:
     return items(ws)
 
 
@@ -58,7 +59,7 @@ def _item(db, item_id: int) -> store.VerifyItem:
     return found
 
 
-def accept(ws, item_id: int) -> VerifyOutcome:
+def accept(ws: WorkspaceCore, item_id: int) -> VerifyOutcome:
     """Promote item `item_id`'s text; retire what it contradicts to the archive."""
     from kit.dreaming.runner import acquire_lock
 
@@ -104,7 +105,7 @@ def accept(ws, item_id: int) -> VerifyOutcome:
     return VerifyOutcome(item, "accepted", tuple(sorted(files.changed)), archived.text if archived else None, git)
 
 
-def reject(ws, item_id: int) -> VerifyOutcome:
+def reject(ws: WorkspaceCore, item_id: int) -> VerifyOutcome:
     """Keep MEMORY.md as it is; item `item_id`'s text is never promoted or queued again."""
     from kit.dreaming.runner import acquire_lock
 
@@ -127,7 +128,7 @@ def reject(ws, item_id: int) -> VerifyOutcome:
     return VerifyOutcome(item, "rejected", (), None)
 
 
-def _commit(ws, files: Files, message: str) -> dict[str, Any] | None:
+def _commit(ws: WorkspaceCore, files: Files, message: str) -> dict[str, Any] | None:
     if not ws.config.git.autocommit or not files.changed:
         return None
     from kit.dreaming.gitops import autocommit
@@ -135,7 +136,7 @@ def _commit(ws, files: Files, message: str) -> dict[str, Any] | None:
     return autocommit(ws.root, sorted(files.changed), message).to_json()
 
 
-def _reindex(ws, changed: list[str]) -> None:
+def _reindex(ws: WorkspaceCore, changed: list[str]) -> None:
     from kit.dreaming.runner import reindex
 
     reindex(ws, changed)

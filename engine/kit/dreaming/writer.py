@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from kit.core import WorkspaceCore
 from kit.dreaming import managed
 from kit.errors import DocumentError
 from kit.fsutil import read_text
@@ -19,7 +20,7 @@ MEMORY_FILE = "MEMORY.md"
 class Files:
     """Reads and writes workspace files for one dream (or one verify step); `dry_run` writes nothing."""
 
-    def __init__(self, ws, dry_run: bool = False):
+    def __init__(self, ws: WorkspaceCore, dry_run: bool = False):
         self.ws = ws
         self.dry_run = dry_run
         self.changed: list[str] = []

@@ -26,13 +26,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kit import clock
 from kit.errors import BusyError, KitError
 from kit.fsutil import LockFile, atomic_write
 
+if TYPE_CHECKING:  # pragma: no cover
+    from kit.fleet.journal import JournaledWorkspace
+
 KINDS = ("dream", "index", "heartbeat")
+JobResult = tuple[str, str, dict[str, Any]]  # (state, one-line summary, the result's JSON)
 STATES = ("ok", "skipped", "busy", "failed")
 EXIT_CODES = {"ok": 0, "skipped": 0, "busy": 3, "failed": 1}
 HEARTBEAT_MESSAGE = "Heartbeat: go through HEARTBEAT.md now."
@@ -225,7 +229,7 @@ class Runtime:
             lock.release()
 
     @staticmethod
-    def _lock(ws, kind: str) -> LockFile:
+    def _lock(ws: JournaledWorkspace, kind: str) -> LockFile:
         if kind == "dream":
             from kit.dreaming.runner import acquire_lock
 
@@ -239,7 +243,7 @@ class Runtime:
 
     # ------------------------------------------------------------------ the kinds
 
-    def _dream(self, ws, lock, task_id: str, phase: str, notes: list[str]):
+    def _dream(self, ws: JournaledWorkspace, lock: LockFile, task_id: str, phase: str, notes: list[str]) -> JobResult:
         from kit.fleet.journal import Journal
 
         journal = Journal(ws, "dream")
@@ -265,7 +269,7 @@ class Runtime:
             parts.append(f"commit {str(result.git.get('commit'))[:10]}")
         return "ok", ", ".join(parts), data
 
-    def _index(self, ws, lock, task_id: str, phase: str, notes: list[str]):
+    def _index(self, ws: JournaledWorkspace, lock: LockFile, task_id: str, phase: str, notes: list[str]) -> JobResult:
         result = ws.memory.sync()
         data = result.to_json()
         summary = (f"{result.files} file(s): {len(result.added)} added, {len(result.updated)} updated, "
@@ -274,7 +278,8 @@ class Runtime:
             notes.extend(result.errors)
         return "ok", summary, data
 
-    def _heartbeat(self, ws, lock, task_id: str, phase: str, notes: list[str]):
+    def _heartbeat(self, ws: JournaledWorkspace, lock: LockFile, task_id: str, phase: str,
+                   notes: list[str]) -> JobResult:
         from kit.agent.loop import Agent
 
         # nobody can answer an approval prompt on a worker: exec asks are refused

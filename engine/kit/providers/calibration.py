@@ -12,9 +12,13 @@ schemas are left out of the estimate for that model.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kit import clock
 from kit.tokens import messages_tokens, tools_tokens
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kit.core import WorkspaceCore
 
 ALPHA = 0.3  # weight of a new sample in the factor's moving average
 FACTOR_RANGE = (0.25, 4.0)  # a ratio outside this is a server quirk, not the tokenizer
@@ -62,7 +66,7 @@ def next_factor(before: float | None, raw: int, real: int) -> float | None:
 class ModelStatsStore:
     """`model_stats` in state.db; a short-lived connection per call keeps threads apart."""
 
-    def __init__(self, ws):
+    def __init__(self, ws: WorkspaceCore):
         self.ws = ws
 
     def _db(self):
