@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kit.errors import BusyError, PathEscapeError
-from kit.fsutil import LockFile, atomic_write, read_text, safe_join
+from kit.fsutil import LockFile, atomic_write, pid_alive, read_text, safe_join
 
 
 def test_atomic_write_replaces_and_keeps_mode(tmp_path: Path):
@@ -116,3 +116,13 @@ def test_a_long_running_holder_keeps_its_lock(tmp_path: Path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_pid_alive_knows_a_live_a_dead_and_a_meaningless_pid():
+    """One definition (the locks, the temp-file sweep and the fleet's running markers use it)."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert pid_alive(os.getpid()) is True
+    assert pid_alive(gone.pid) is False
+    # 0 and negatives are not a process: os.kill(0, 0) would ask about our own process group
+    assert pid_alive(0) is False and pid_alive(-1) is False

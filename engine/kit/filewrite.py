@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.errors import ConflictError, DocumentError
-from kit.fsutil import MAX_TEXT_BYTES, decode_text, read_bytes, sha1_hex, special_kind
+from kit.fsutil import MAX_TEXT_BYTES, decode_text, pid_alive, read_bytes, sha1_hex, special_kind
 
 DEFAULT_ATTEMPTS = 40
 STALE_TEMP_S = 600.0  # a temp file this old is left over whatever its pid says
@@ -166,18 +166,6 @@ def _temp_name(target: Path) -> Path:
     return target.with_name(f".{stem}.kit-{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep_temps(folder: Path) -> list[str]:
     """Remove temp files a killed writer left in `folder` (its process gone, or older than 10 min).
     Returns the names removed."""
@@ -197,7 +185,7 @@ def sweep_temps(folder: Path) -> list[str]:
         except OSError:
             continue
         if match:
-            stale = not _pid_alive(int(match.group(1))) or age > STALE_TEMP_S
+            stale = not pid_alive(int(match.group(1))) or age > STALE_TEMP_S
         else:
             legacy = _LEGACY_TEMP_RE.match(name)
             stale = bool(legacy) and age > STALE_TEMP_S and os.path.exists(os.path.join(folder, legacy.group(1)))

@@ -22,6 +22,20 @@ _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u200e\u200f\u202a\u202b\u202c\u202d\u202e"))
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` exists on this machine (one we may not signal exists too). Not a
+    positive pid: no (os.kill(0, …) would ask about our own process group)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def sha1_hex(data: str | bytes, length: int | None = None) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     digest = hashlib.sha1(raw).hexdigest()

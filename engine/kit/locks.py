@@ -16,18 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kit.errors import BusyError
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+from kit.fsutil import pid_alive
 
 
 class LockFile:
@@ -47,7 +36,7 @@ class LockFile:
             pid, started = int(pid_text), float(ts_text)
         except (OSError, ValueError):
             return None
-        return (pid, started) if _pid_alive(pid) else None
+        return (pid, started) if pid_alive(pid) else None
 
     def is_locked(self) -> bool:
         """True when some process holds the lock right now (probed without waiting)."""

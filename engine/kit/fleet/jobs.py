@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from kit import clock
 from kit.errors import BusyError, KitError
-from kit.fsutil import LockFile, atomic_write
+from kit.fsutil import LockFile, atomic_write, pid_alive
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit.fleet.journal import JournaledWorkspace
@@ -129,16 +129,6 @@ class _Markers:
 
 def _safe(task_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in task_id) or "_"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Runtime:
@@ -320,7 +310,7 @@ def _dead_here(holder: dict[str, Any]) -> bool:
     if holder.get("host") != socket.gethostname():
         return False
     try:
-        return not _alive(int(holder.get("pid") or 0))
+        return not pid_alive(int(holder.get("pid") or 0))
     except (TypeError, ValueError):
         return True
 
