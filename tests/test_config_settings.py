@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.config import SCHEMA, Field, load_config
+from kit.config import SCHEMA, Field, load_config, section_of
 from kit.memory.search import SearchSettings
 from kit.settings import AgentSettings, ExecSettings, Settings, from_mapping
 
@@ -86,3 +86,13 @@ def test_the_engine_reads_settings_typed_never_by_dotted_key():
     # of a dict's own sections are not Config reads
     allowed = {"providers/registry.py"}
     assert [f for f in found if f.split(":")[0] not in allowed] == []
+
+
+def test_section_of_reads_a_config_a_whole_dict_or_the_section_itself(tmp_path):
+    cfg = _load(tmp_path, "tools:\n  exec: {mode: allow}\n")
+    assert section_of(cfg, "tools.exec", ExecSettings) is cfg.tools.exec
+    assert section_of({"tools": {"exec": {"mode": "deny"}}}, "tools.exec", ExecSettings).mode == "deny"
+    assert section_of({"allow": ["ls"]}, "tools.exec", ExecSettings) == ExecSettings(allow=("ls",))
+    assert section_of(None, "agent", AgentSettings) == AgentSettings()
+    given = ExecSettings(mode="allow")
+    assert section_of(given, "tools.exec", ExecSettings) is given

@@ -13,8 +13,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -37,6 +38,7 @@ from kit.settings import (  # re-exported: the schema's pieces, where callers lo
     ToolsSettings,
     WatchSettings,
     build,
+    from_mapping,
     schema_of,
 )
 from kit.settings import Field as Field
@@ -71,6 +73,8 @@ MCP_NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$")  # no "__": i
 # env/header names that hold secrets: their value must be a ${VAR} reference, never the secret itself
 _SECRET_NAME_RE = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTHORIZATION)", re.IGNORECASE)
 _ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+S = TypeVar("S")
 
 LAYERS = ("default", "user", "workspace", "env", "flag")
 
@@ -625,6 +629,22 @@ def mcp_server_names(config: Any) -> tuple[str, ...]:
     reads the config only: nothing is started. Anything with a dotted `get` will do too."""
     servers = config.mcp.servers if isinstance(config, Config) else (config.get("mcp.servers", {}) or {})
     return tuple(sorted(n for n, s in servers.items() if isinstance(s, Mapping) and s.get("enabled", True)))
+
+
+def section_of(config: Any, dotted: str, cls: type[S]) -> S:
+    """The typed section `dotted` (e.g. "tools.exec") of a Config; or of a plain mapping, which
+    may be the whole config or that section alone (library callers and tests without a kit.yaml:
+    what they leave out takes the schema's default); or the section itself; None: the defaults."""
+    if isinstance(config, cls):
+        return config
+    if isinstance(config, Config):
+        return attrgetter(dotted)(config)
+    data: Any = config if isinstance(config, Mapping) else {}
+    parts = dotted.split(".")
+    if isinstance(data.get(parts[0]), Mapping):  # the whole config
+        for part in parts:
+            data = data.get(part) if isinstance(data, Mapping) else None
+    return from_mapping(cls, data if isinstance(data, Mapping) else None)
 
 
 def config_errors(exc: ConfigError) -> list[ConfigError]:

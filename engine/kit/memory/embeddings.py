@@ -34,14 +34,14 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kit.config import Config
+from kit.config import Config, section_of
 from kit.memory.embedder_base import (  # re-exported: the names callers import from here
     DEFAULT_MODEL,
     Embedder,
@@ -54,7 +54,7 @@ from kit.memory.embedder_base import (  # re-exported: the names callers import 
     resolve_model,
 )
 from kit.memory.torch_embedder import SentenceTransformerEmbedder
-from kit.settings import EMBEDDING_BACKENDS, EMBEDDING_QUANTIZE, EmbeddingSettings, from_mapping
+from kit.settings import EMBEDDING_BACKENDS, EMBEDDING_QUANTIZE, EmbeddingSettings
 
 __all__ = ["DEFAULT_MODEL", "Embedder", "EmbeddingError", "Embedders", "EmbeddingSettings", "FallbackEmbedder",
            "embedding_settings",
@@ -71,14 +71,9 @@ QUANTIZE = EMBEDDING_QUANTIZE
 def embedding_settings(config: Any = None) -> EmbeddingSettings:
     """The `memory.embedding` section of a kit Config (validated there), or of a plain mapping
     (the whole config or the section, from a library caller or a test), or the settings themselves."""
-    if isinstance(config, EmbeddingSettings):
-        return config
-    if isinstance(config, Config):
-        return config.memory.embedding
-    section: Any = config if isinstance(config, Mapping) else {}
-    if isinstance(section.get("memory"), Mapping):
-        section = section["memory"].get("embedding") or {}
-    settings = from_mapping(EmbeddingSettings, section)
+    settings = section_of(config, "memory.embedding", EmbeddingSettings)
+    if isinstance(config, Config | EmbeddingSettings):
+        return settings
     # a plain mapping was not validated: an unknown backend or quantisation counts as the default
     defaults = EmbeddingSettings()
     backend, quantize = str(settings.backend).lower(), str(settings.quantize).lower()

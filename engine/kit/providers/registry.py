@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from kit.config import Config
+from kit.config import Config, section_of
 from kit.errors import ConfigError
 from kit.providers.base import GenerationSettings, Provider
-from kit.settings import PROVIDER_FIELDS, AgentSettings, from_mapping
+from kit.settings import PROVIDER_FIELDS, AgentSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit.providers.script import ScriptPositions
@@ -129,7 +129,7 @@ def generation_for(spec: str, config: Any, overrides: GenerationSettings | None 
     flags), providers.<p>.models.<m>, providers.<p>, then the agent's (agent.max_tokens, or
     agent.max_tokens_local for a model on this machine; agent.temperature/top_p/stop)."""
     name, model = split_spec(spec)
-    agent = _agent_settings(config)
+    agent = section_of(config, "agent", AgentSettings)
     local = False  # the script provider gets the agent's own cap
     chain: list[GenerationSettings] = []
     if name != "script":
@@ -145,12 +145,6 @@ def generation_for(spec: str, config: Any, overrides: GenerationSettings | None 
     for level in reversed([overrides or GenerationSettings(), *chain]):
         out = level.over(out)
     return out
-
-
-def _agent_settings(config: Any) -> AgentSettings:
-    if isinstance(config, Config):
-        return config.agent
-    return from_mapping(AgentSettings, config.get("agent") if isinstance(config, Mapping) else None)
 
 
 def build(settings: ProviderSettings) -> Provider:

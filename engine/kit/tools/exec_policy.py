@@ -28,11 +28,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kit.config import Config
+from kit.config import section_of
 from kit.envsafe import clean_env
 from kit.errors import KitError
 from kit.hooks.runner import run_shell
-from kit.settings import ExecSettings, from_mapping
+from kit.settings import ExecSettings
 
 _SYSTEM_DIRS = r"(?:/|/\*|~|~/|~/\*|\$HOME|\$\{HOME\}|\$HOME/\*|/(?:bin|boot|dev|etc|home|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var|System|Users|Library|Applications)(?:/\*?)?)"
 _RC_FILES = r"(?:(?:[^\s'\"]*/)?\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc)\b|/etc/(?:profile|bash\.bashrc|zsh/zshrc|environment)\b|(?:[^\s'\"]*/)?\.config/fish/config\.fish)"
@@ -92,12 +92,7 @@ class ExecBlocked(KitError):
 
 def _exec_settings(config: Any) -> ExecSettings:
     """The tools.exec section of a Config, of the whole config as a dict, or that dict itself."""
-    if isinstance(config, Config):
-        return config.tools.exec
-    section: Any = config if isinstance(config, Mapping) else {}
-    if isinstance(section.get("tools"), Mapping):
-        section = section["tools"].get("exec") or {}
-    settings = from_mapping(ExecSettings, section)
+    settings = section_of(config, "tools.exec", ExecSettings)
     if settings.mode not in ("deny", "ask", "allow"):  # a plain dict is not validated
         settings = replace(settings, mode="deny")  # an unreadable setting must not widen permissions
     return settings
