@@ -178,7 +178,7 @@ def main() -> int:
                           rss_torch_imported=done["stderr"].strip().endswith("torch imported: True"))
         models = Embedders()
         ws = Workspace.open(root, embedders=models)
-        section = dict(ws.config.get("memory.embedding", {}) or {})
+        section = dict(ws.config.get("memory.embedding"))
         backends = {"onnx": models.get({**section, "backend": "onnx"})}
         if not args.no_torch and torch_problem(section) is None:
             backends["torch"] = models.get({**section, "backend": "torch"})
