@@ -55,6 +55,7 @@ def test_the_built_in_texts_are_what_kit_sent_before(workspace):
     assert text("cut-after-calls-note.md.j2", cap="the server's") == (
         "Your reply reached the max_tokens cap (the server's) after this call: anything you meant to write "
         "after it was lost.")
+    assert text("heartbeat-request.md.j2") == "Heartbeat: go through HEARTBEAT.md now."
     assert text("memory-flush.md.j2", percent=71, window=8000, today="2026-05-07") == (
         "[kit: pre-compaction memory flush — silent, the user does not see this turn]\n"
         "The conversation is close to the context limit (71% of 8000 tokens); older turns\n"

@@ -77,6 +77,7 @@ SPECS: Mapping[str, TemplateSpec] = MappingProxyType({s.name: s for s in (
         "memory_chars": 10,
         "memory_max_chars": 10000}, document=True),
     TemplateSpec("diary-llm-system.md.j2", "dreaming.diary: llm — the instructions of the retelling call", {}),
+    TemplateSpec("heartbeat-request.md.j2", "the message of a heartbeat run the fleet starts", {}),
 )})
 
 

@@ -39,7 +39,7 @@ KINDS = ("dream", "index", "heartbeat")
 JobResult = tuple[str, str, dict[str, Any]]  # (state, one-line summary, the result's JSON)
 STATES = ("ok", "skipped", "busy", "failed")
 EXIT_CODES = {"ok": 0, "skipped": 0, "busy": 3, "failed": 1}
-HEARTBEAT_MESSAGE = "Heartbeat: go through HEARTBEAT.md now."
+HEARTBEAT_REQUEST = "heartbeat-request.md.j2"  # the run's message, a template (overridable)
 DONE_KEEP = 50  # finished task ids remembered per workspace (for duplicate deliveries)
 
 
@@ -271,12 +271,16 @@ class Runtime:
     def _heartbeat(self, ws: JournaledWorkspace, lock: LockFile, task_id: str, phase: str,
                    notes: list[str]) -> JobResult:
         from kit.agent.loop import Agent
+        from kit.templating import templates_for
 
+        request = templates_for(ws).render(HEARTBEAT_REQUEST)
+        if request.problem is not None:
+            notes.append(f"{request.problem}; using {request.fallback}")
         # nobody can answer an approval prompt on a worker: exec asks are refused
         agent = Agent(ws, kind="heartbeat", interactive=False, approve=lambda _c, _r: False,
                       status=notes.append)
         try:
-            turn = agent.turn(HEARTBEAT_MESSAGE)
+            turn = agent.turn(request.text)
         finally:
             agent.close()
         data = turn.to_json()
