@@ -117,7 +117,7 @@ def test_invalid_hooks_are_reported_and_never_break_loading(ws_path):
     invalid = {h.name: h.errors for h in registry.invalid()}
     assert invalid["no-events"] == ("'events' must be a non-empty list of event names, such as tool:before",)
     assert invalid["wrong-name"] == (
-        "name 'other' must equal the folder name 'wrong-name'",
+        "'name' 'other' must equal the folder name 'wrong-name'",
         "'timeout_s' must be a positive number of seconds, not -1",
         "no handler.py next to HOOK.md and no 'command' in its frontmatter",
     )
@@ -133,7 +133,7 @@ def test_invalid_hooks_are_reported_and_never_break_loading(ws_path):
     assert [f.line for f in broken] == [3]  # the unclosed list
     # a validation error names the line of its key; later errors of the same hook name the file
     assert [(f.line, f.message.split(": ", 1)[1]) for f in findings if f.path == "hooks/wrong-name/HOOK.md"] == [
-        (2, "name 'other' must equal the folder name 'wrong-name'"),
+        (2, "'name' 'other' must equal the folder name 'wrong-name'"),
         (None, "'timeout_s' must be a positive number of seconds, not -1"),
         (None, "no handler.py next to HOOK.md and no 'command' in its frontmatter"),
     ]

@@ -14,11 +14,12 @@ from kit import paths
 from kit.core import WorkspaceCore
 from kit.documents import split_frontmatter
 from kit.errors import DocumentError
+from kit.frontmatter import Key, check_keys, folder_problem, key_line, name_problem, unknown_keys
 from kit.fsutil import read_bytes, read_text
 from kit.hooks.events import unknown_event
+from kit.problems import Problem
 
 ROOTS = ("bundled", "user", "workspace")  # lowest precedence first
-NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,63}$")
 EVENT_RE = re.compile(r"^(?:\*|[a-z][a-z0-9_-]*(?::[a-z0-9_*?\[\]-]+)?)$")
 ALLOWED_KEYS = frozenset({"name", "description", "events", "enabled", "timeout_s", "command", "metadata"})
 MAX_HASHED_BYTES = 5 * 1024 * 1024
@@ -114,55 +115,60 @@ def parse_hook(folder: Path, root: str, text: str | None, *, default_line: int |
     return validate(meta, name, root, folder, text)
 
 
+# the keys checked by kind (the name, events and command have rules of their own, below)
+KEYS: dict[str, Key] = {
+    "description": Key("text", required=True, message="missing 'description'"),
+    "enabled": Key("bool"),
+    "timeout_s": Key("number", nullable=True, positive=True,
+                     message="'timeout_s' must be a positive number of seconds, not {value!r}"),
+}
+
+
 def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path, text: str = "") -> HookSpec:
     """Check the frontmatter; `text` (the HOOK.md) lets the first error name its line."""
     errors: list[str] = []
     warnings: list[str] = []
-    first_key: list[str] = []  # the key the first error is about
+    first_line: list[int] = []  # the line of the first error (1: the frontmatter as a whole)
 
-    def error(key: str, message: str) -> None:
+    def error(message: str, line: int | None = None) -> None:
         errors.append(message)
-        if not first_key:
-            first_key.append(key)
+        if not first_line:
+            first_line.append(line or 1)
+
+    def record(problems: list[Problem]) -> None:
+        for problem in problems:
+            error(problem.message, problem.line)
 
     if not meta:
-        error("", "HOOK.md needs YAML frontmatter with name, description and events")
-    name = meta.get("name", folder_name)
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        error("name", f"name {name!r} must be 1-64 chars of a-z, 0-9 and single hyphens")
+        error("HOOK.md needs YAML frontmatter with name, description and events")
+    name = meta.get("name")
+    problem = name_problem(name)
+    if problem:
+        error(problem, key_line(text, "name"))
         name = folder_name
-    elif meta.get("name") is None:
-        error("", "missing 'name'")
     elif name != folder_name:
-        error("name", f"name {name!r} must equal the folder name {folder_name!r}")
+        error(folder_problem(name, folder_name), key_line(text, "name"))
         name = folder_name  # reported under the folder it lives in
-    description = meta.get("description")
-    if not isinstance(description, str) or not description.strip():
-        error("", "missing 'description'")
-        description = ""
     raw_events = meta.get("events")
     events: list[str] = []
     if isinstance(raw_events, str):
         raw_events = [raw_events]
     if not isinstance(raw_events, list) or not raw_events:
-        error("events", "'events' must be a non-empty list of event names, such as tool:before")
+        error("'events' must be a non-empty list of event names, such as tool:before", key_line(text, "events"))
     else:
         for item in raw_events:
             if not isinstance(item, str) or not EVENT_RE.match(item):
-                error("events", f"event {item!r} is not an event name like 'tool:before' or 'command'")
+                error(f"event {item!r} is not an event name like 'tool:before' or 'command'", key_line(text, "events"))
                 continue
             unknown = unknown_event(item)
             if unknown:
                 warnings.append(unknown)
             events.append(item)
-    enabled = meta.get("enabled", True)
-    if not isinstance(enabled, bool):
-        error("enabled", f"'enabled' must be true or false, not {enabled!r}")
-        enabled = False
-    timeout = meta.get("timeout_s")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-        error("timeout_s", f"'timeout_s' must be a positive number of seconds, not {timeout!r}")
-        timeout = None
+    good, problems = check_keys(meta, KEYS, text=text, area="hooks", path=None)
+    record(problems)
+    description = str(good.get("description", "")).strip()
+    enabled = good.get("enabled", "enabled" not in meta)  # absent: enabled; refused: not
+    timeout = good.get("timeout_s")
     command = meta.get("command")
     if command is not None:
         if isinstance(command, list) and all(isinstance(c, str) for c in command):
@@ -170,22 +176,19 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path,
 
             command = shlex.join(command)
         if not isinstance(command, str) or not command.strip():
-            error("command", "'command' must be a non-empty string")
+            error("'command' must be a non-empty string", key_line(text, "command"))
             command = None
         else:
             for rel in _unhashed_files(command, folder):
                 warnings.append(f"'command' names {rel}, which the trust hash does not cover (dotfiles, "
                                 "*.log, *.pyc, __pycache__): editing it would not untrust the hook; rename it")
     elif enabled and not (folder / "handler.py").is_file():  # a disabled hook may be just HOOK.md
-        error("", "no handler.py next to HOOK.md and no 'command' in its frontmatter")
-    for key in meta:
-        if key not in ALLOWED_KEYS:
-            warnings.append(f"unknown key {key!r} ignored")
+        error("no handler.py next to HOOK.md and no 'command' in its frontmatter")
+    warnings += [p.message for p in unknown_keys(meta, ALLOWED_KEYS, text=text, area="hooks", path=None)]
     return HookSpec(
-        name=name, root=root, dir=folder, description=description.strip(), events=tuple(events),
+        name=name, root=root, dir=folder, description=description, events=tuple(events),
         enabled=enabled, timeout_s=float(timeout) if timeout is not None else None, command=command,
-        errors=tuple(errors), warnings=tuple(warnings),
-        line=_key_line(text, first_key[0]) if errors else None,
+        errors=tuple(errors), warnings=tuple(warnings), line=first_line[0] if errors else None,
     )
 
 
@@ -211,19 +214,6 @@ def _unhashed_files(command: str, folder: Path) -> list[str]:
         if skipped and (folder / token).is_file() and token not in out:
             out.append(token)
     return out
-
-
-def _key_line(text: str, key: str) -> int:
-    """The HOOK.md line of a frontmatter key (1-based); line 1 (the frontmatter) when the key is
-    missing or the problem is not about one key."""
-    if key:
-        pattern = re.compile(rf"^{re.escape(key)}\s*:")
-        for number, line in enumerate(text.split("\n")[1:], start=2):
-            if line.strip() in ("---", "..."):
-                break
-            if pattern.match(line):
-                return number
-    return 1
 
 
 def _scan_dir(root_dir: Path, root: str) -> list[HookSpec]:

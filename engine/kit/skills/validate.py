@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Mapping
 from typing import Any
 
+from kit.frontmatter import (  # name_problem re-exported: `kit skills new` checks a name with it
+    Key,
+    check_keys,
+    folder_problem,
+    key_line,
+    name_problem,
+    string_list,
+    unknown_keys,
+)
 from kit.problems import Problem
 
-NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_SKILL_BYTES = 256_000
 MAX_BODY_LINES = 500
@@ -34,41 +40,22 @@ REQUIRES_KEYS = ("bins", "any_bins", "env", "os", "mcp", "config")
 OPENCLAW_REQUIRES = {"bins": "bins", "anyBins": "any_bins", "env": "env", "config": "config"}
 OPENCLAW_KEYS = ("openclaw", "clawdbot")  # clawdbot: the older name, read when openclaw is absent
 OS_ALIASES = {"macos": "darwin", "mac": "darwin", "osx": "darwin", "windows": "win32", "win": "win32"}
+# the keys checked by kind alone (kit.frontmatter); the name, the description and `requires` have
+# rules of their own below
+KEYS: dict[str, Key] = {
+    "license": Key("text"),
+    "compatibility": Key("text", max_chars=MAX_COMPATIBILITY),
+    "metadata": Key("mapping", severity="warning", message="'metadata' must be a mapping of keys to values; ignored"),
+    "allowed-tools": Key("strings"),
+    "user-invocable": Key("bool"),
+    "disable-model-invocation": Key("bool"),
+    "always": Key("bool"),
+}
 
 
 def placeholder_description(name: str) -> str:
     """The description `kit skills new NAME` writes when none is given."""
     return f"What {name} does and when to use it."
-
-
-def key_line(text: str, key: str) -> int | None:
-    """1-based line of a top-level frontmatter key, for messages."""
-    pattern = re.compile(rf"^{re.escape(key)}\s*:", re.M)
-    match = pattern.search(text)
-    return text.count("\n", 0, match.start()) + 1 if match else None
-
-
-def name_problem(name: Any) -> str | None:
-    """Why `name` is not a valid skill name, or None."""
-    if not isinstance(name, str) or not name:
-        return "'name' is required (1-64 characters: a-z, 0-9 and single hyphens)"
-    if len(name) > MAX_NAME:
-        return f"'name' is {len(name)} characters, the limit is {MAX_NAME}"
-    if not NAME_RE.match(name):
-        if name.startswith("-") or name.endswith("-"):
-            return f"'name' {name!r} must not start or end with a hyphen"
-        if "--" in name:
-            return f"'name' {name!r} must not contain a double hyphen"
-        return f"'name' {name!r} may only use lowercase letters a-z, digits 0-9 and hyphens"
-    return None
-
-
-def _string_list(value: Any) -> list[str] | None:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return list(value)
-    return None
 
 
 def normalise_os(name: str) -> str:
@@ -107,7 +94,7 @@ def validate_skill(
     if problem:
         err(problem, "name")
     elif name != folder:
-        err(f"'name' {name!r} must equal the folder name {folder!r}", "name")
+        err(folder_problem(name, folder), "name")
 
     description = meta.get("description")
     if description is None and not meta:
@@ -125,21 +112,7 @@ def validate_skill(
         warn("'description' is still the placeholder from `kit skills new`: say what the skill does and "
              "when to use it (the model picks skills by their description)", "description")
 
-    if "license" in meta and not isinstance(meta["license"], str):
-        err("'license' must be a string", "license")
-    if "compatibility" in meta:
-        compat = meta["compatibility"]
-        if not isinstance(compat, str):
-            err("'compatibility' must be a string", "compatibility")
-        elif len(compat) > MAX_COMPATIBILITY:
-            err(f"'compatibility' is {len(compat)} characters, the limit is {MAX_COMPATIBILITY}", "compatibility")
-    if "metadata" in meta and not isinstance(meta["metadata"], Mapping):
-        warn("'metadata' must be a mapping of keys to values; ignored", "metadata")
-    if "allowed-tools" in meta and _string_list(meta["allowed-tools"]) is None:
-        err("'allowed-tools' must be a string or a list of strings", "allowed-tools")
-    for key in ("user-invocable", "disable-model-invocation", "always"):
-        if key in meta and not isinstance(meta[key], bool):
-            err(f"'{key}' must be true or false, not {meta[key]!r}", key)
+    problems += check_keys(meta, KEYS, text=text, area="skills", path=path)[1]
 
     if "requires" in meta:
         requires = meta["requires"]
@@ -150,7 +123,7 @@ def validate_skill(
             for key, value in requires.items():
                 if key not in REQUIRES_KEYS and key != "anyBins":
                     warn(f"unknown key 'requires.{key}' ignored (Kit reads {', '.join(REQUIRES_KEYS)})", "requires")
-                elif value is not None and _string_list(value) is None:
+                elif value is not None and string_list(value) is None:
                     err(f"'requires.{key}' must be a list of strings", "requires")
     metadata = meta.get("metadata") if isinstance(meta.get("metadata"), Mapping) else {}
     vendor_key, vendor = _openclaw(metadata)
@@ -161,14 +134,13 @@ def validate_skill(
         for key, value in (vendor_requires or {}).items() if isinstance(vendor_requires, Mapping) else ():
             if key not in OPENCLAW_REQUIRES:
                 warn(f"unknown key 'metadata.{vendor_key}.requires.{key}' ignored", "metadata")
-            elif value is not None and _string_list(value) is None:
+            elif value is not None and string_list(value) is None:
                 err(f"'metadata.{vendor_key}.requires.{key}' must be a list of strings", "metadata")
         primary = vendor.get("primaryEnv")
         if primary is not None and not isinstance(primary, str):
             err(f"'metadata.{vendor_key}.primaryEnv' must be the name of an environment variable", "metadata")
 
-    for key in sorted(set(meta) - KNOWN_KEYS - IGNORED_KEYS, key=str):
-        warn(f"unknown frontmatter key '{key}' (ignored)", str(key))
+    problems += unknown_keys(meta, KNOWN_KEYS | IGNORED_KEYS, text=text, area="skills", path=path)
 
     body_lines = body.count("\n") + (0 if body.endswith("\n") or not body else 1)
     if not body.strip():
@@ -210,7 +182,7 @@ def requirements(meta: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {key: [] for key in REQUIRES_KEYS}
 
     def add(key: str, values: Any) -> None:
-        for value in _string_list(values) or ():
+        for value in string_list(values) or ():
             if value not in out[key]:
                 out[key].append(value)
 
