@@ -132,6 +132,23 @@ def test_kit_yaml_linked_to_dev_zero_is_refused_at_once(ws_path):
         load_config(ws_path)
 
 
+def test_a_kit_yaml_that_is_no_regular_file_is_found_and_named_without_w(ws_path):
+    """Regression (new-user walkthrough): without -w, kit.yaml -> /dev/zero or a kit.yaml symlink
+    loop was 'no workspace found' instead of the one line naming the file."""
+    from kit.core import find_workspace
+
+    (ws_path / "kit.yaml").unlink()
+    (ws_path / "kit.yaml").symlink_to("/dev/zero")
+    assert find_workspace(ws_path / "memory") == ws_path.resolve()
+    out = run_kit("prompt", cwd=ws_path, env={"KIT_WORKSPACE": ""}, timeout=60)
+    assert "no workspace found" not in out.stderr
+    assert "kit.yaml: is a character device, expected a regular file; not read" in out.stderr
+    (ws_path / "kit.yaml").unlink()
+    (ws_path / "kit.yaml").symlink_to("kit.yaml")
+    out = run_kit("prompt", cwd=ws_path, env={"KIT_WORKSPACE": ""}, timeout=60)
+    assert "no workspace found" not in out.stderr and "kit.yaml: symlink loop" in out.stderr
+
+
 def test_a_fifo_in_a_hook_folder_does_not_block_loading_hooks(ws_path):
     folder = ws_path / "hooks" / "logger"
     folder.mkdir(parents=True)

@@ -74,7 +74,10 @@ def find_workspace(start: str | os.PathLike | None = None) -> Path:
         return Path(env)
     here = Path(start or os.getcwd()).resolve()
     for folder in (here, *here.parents):
-        if (folder / CONFIG_FILE).is_file():
+        # any entry named kit.yaml marks the workspace, even one that is not a regular file
+        # (a link to /dev/zero, a symlink loop): opening it then names the file and what is wrong
+        # with it, instead of "no workspace found"
+        if os.path.lexists(folder / CONFIG_FILE):
             return folder
     kind = foreign_workspace(here)
     if kind:
