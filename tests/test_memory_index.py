@@ -367,6 +367,23 @@ def test_snippets_leave_out_kit_provenance_comments(workspace):
     assert mem.search("3f2a9c1b0d4e").results == ()  # provenance is not searchable content
 
 
+def test_doctor_names_notes_sync_refuses_and_does_not_call_them_stale(workspace, counting):
+    """Regression (new-user walkthrough): a FIFO and a binary file in memory/ were never named by
+    doctor, and its 'index is stale: 2 new' advice stayed after every `kit memory index`."""
+    import os
+
+    write(workspace.root, "memory/2026-02-01.md", "- ibis\n")
+    os.mkfifo(workspace.root / "memory/2026-01-01.md")
+    (workspace.root / "memory/2026-01-02.md").write_bytes(b"a\x00b\xff")
+    Memory(workspace, embedder=counting).sync()
+    findings = [(f.severity, str(f)) for f in doctor_checks(workspace)]
+    assert ("warning", "memory/2026-01-01.md: is a FIFO (named pipe), expected a regular file; not read") in findings
+    assert ("warning", "memory/2026-01-02.md: binary file (4 bytes), expected UTF-8 text") in findings
+    assert not [message for _, message in findings if "stale" in message]
+    assert [m for _, m in findings if m.startswith("memory index fresh")] == [
+        "memory index fresh: 2 files, 1 chunks, 1 embedded"]
+
+
 def test_doctor_does_not_cry_fts_only_when_numpy_can_embed(workspace, monkeypatch):
     """Regression: doctor warned 'sentence-transformers is not installed → fts-only' though the
     numpy backend (under `auto` when onnxruntime is missing) embeds without it."""

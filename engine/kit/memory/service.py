@@ -27,7 +27,7 @@ import numpy as np
 from kit import clock
 from kit.core import WorkspaceCore
 from kit.documents import rel_posix
-from kit.errors import NotFoundError, PathEscapeError
+from kit.errors import DocumentError, NotFoundError, PathEscapeError
 from kit.fsutil import read_text
 from kit.memory import sources
 from kit.memory.daily import WriteResult, append_note
@@ -571,6 +571,16 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
         numbers = idx.counts()
     finally:
         idx.close()
+    # a new file sync would refuse (a FIFO, a binary file, a loop) is named here, and is not "stale":
+    # `kit memory index` cannot make it fresh, so advising it forever would be wrong
+    refused = []
+    for rel in stale["new"]:
+        try:
+            read_text(ws.root / rel, display=rel)
+        except (DocumentError, OSError, RuntimeError) as exc:
+            refused.append(rel)
+            findings.append(Problem.from_error(exc, path=rel, area="memory", severity="warning"))
+    stale["new"] = [rel for rel in stale["new"] if rel not in refused]
     if any(stale.values()):
         findings.append(Problem(
             area="memory", severity="warning",
