@@ -96,3 +96,49 @@ def test_a_bad_registry_is_one_error_with_its_line(tmp_path, text, line, message
         Registry(path).entries()
     assert info.value.path == str(path) and info.value.line == line
     assert message in info.value.message
+
+
+def test_an_edit_saved_while_kit_fleet_add_writes_is_merged_not_reverted(tmp_path, monkeypatch):
+    """Regression (issue 12): `add` read the file, then wrote its own version over a person's save."""
+    import os
+    import subprocess
+    import sys
+
+    a, b = spaces(tmp_path, "a", "b")
+    path = tmp_path / "fleet.yaml"
+    reg = Registry(path)
+    reg.add([str(a)])
+    real = os.fsync
+    fired: list[int] = []
+
+    def fsync(fd: int) -> None:  # another process saves the registry while Kit flushes its temp file
+        real(fd)
+        if not fired and os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(".fleet.yaml."):
+            fired.append(fd)
+            subprocess.run([sys.executable, "-c", "import sys; p = sys.argv[1]; t = open(p).read(); "
+                            "open(p, 'w').write(t.replace(sys.argv[2], sys.argv[2] + sys.argv[3]))",
+                            str(path), f"- {a}\n", f"- {tmp_path}/users/*\n"], check=True)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert reg.add([str(b)]).done == (str(b),)
+    assert fired
+    assert [e.pattern for e in reg.entries()] == [str(a), f"{tmp_path}/users/*", str(b)]
+
+
+def test_a_registry_nested_thousands_deep_is_one_line_not_a_crash(tmp_path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text("workspaces:\n  - " + "[" * 2000 + "]" * 2000 + "\n")  # was a RecursionError
+    with pytest.raises(ConfigError) as info:
+        Registry(path).entries()
+    assert "nested more than 64 levels" in info.value.message and (info.value.path, info.value.line) == (str(path), 2)
+
+
+def test_a_registry_that_is_a_fifo_is_refused_without_blocking(tmp_path):
+    import os
+
+    path = tmp_path / "fleet.yaml"
+    os.mkfifo(path)
+    with pytest.raises(ConfigError, match="FIFO"):
+        Registry(path).entries()
+    with pytest.raises(ConfigError, match="FIFO"):
+        Registry(path).add([str(spaces(tmp_path, "a")[0])])

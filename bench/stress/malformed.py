@@ -71,6 +71,9 @@ KINDS: dict[str, tuple[str, str, list[list[str]]]] = {
     "template": ("templates/system.md.j2", TEMPLATE, [["prompt"]]),
     "script": ("script.yaml", SCRIPT, [["run", "--model", "script:{script}", "hi"]]),
     "session": (".kit/sessions/{session}.jsonl", SESSION, [["sessions", "show", "{session}"]]),
+    # the fleet registry (no -w: it is the user's, not a workspace's); `add` rewrites it
+    "fleet.yaml": ("~/.config/kit/fleet.yaml", "workspaces:\n  - /srv/kit/team\n",
+                   [["fleet", "list", "--json"], ["fleet", "add", "{root}"]]),
 }
 
 
@@ -214,7 +217,7 @@ def _prepare(case: Case, base: Path, work: Path) -> tuple[Path, dict[str, str], 
     home = work / "home"
     home.mkdir()
     rel, valid, commands = KINDS[case.kind]
-    fills = {"script": str(root / "script.yaml"), "session": "s-stress"}
+    fills = {"script": str(root / "script.yaml"), "session": "s-stress", "root": str(root)}
     (root / "script.yaml").write_text(SCRIPT)
     target = home / rel[2:] if rel.startswith("~/") else root / rel.format(**fills)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -272,6 +275,10 @@ def _base_workspace(folder: Path) -> Path:
     return root
 
 
+def _argv(cmd: list[str], root: Path) -> list[str]:
+    return cmd if cmd[0] == "fleet" else [*cmd, "-w", str(root)]
+
+
 def run_inprocess(case: Case, base: Path, scratch: Path) -> dict:
     """Run the case's commands with CliRunner in this process; crash = anything but a typed exit."""
     import traceback
@@ -288,8 +295,7 @@ def run_inprocess(case: Case, base: Path, scratch: Path) -> dict:
             old = os.getcwd()
             os.chdir(root)
             try:
-                result = runner.invoke(cli, [*cmd, "-w", str(root)] if cmd[0] != "config" else [*cmd, "-w", str(root)],
-                                       env=env, catch_exceptions=True)
+                result = runner.invoke(cli, _argv(cmd, root), env=env, catch_exceptions=True)
             finally:
                 os.chdir(old)
             output = (result.output or "") + (getattr(result, "stderr", "") if result.stderr_bytes else "")
@@ -312,7 +318,7 @@ def run_subprocess(case: Case, base: Path, scratch: Path) -> dict:
         full = dict(os.environ, **env)
         for cmd in commands:
             try:
-                done = subprocess.run([sys.executable, "-m", "kit", *cmd, "-w", str(root)], cwd=root, env=full,
+                done = subprocess.run([sys.executable, "-m", "kit", *_argv(cmd, root)], cwd=root, env=full,
                                       capture_output=True, text=True, timeout=HANG_S, stdin=subprocess.DEVNULL)
             except subprocess.TimeoutExpired:
                 return {"id": case.id, "status": "hang", "command": cmd, "detail": "real kit process"}

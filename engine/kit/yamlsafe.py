@@ -160,12 +160,12 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     _LOADERS = (_Loader,)
 
 
-def _load(loader_class: type, text: str, max_nodes: int) -> tuple[Any, Any]:
+def _load(loader_class: type, text: str, max_nodes: int, construct: bool = True) -> tuple[Any, Any]:
     loader = loader_class(text)
     loader.max_nodes = max_nodes
     try:
         node = loader.get_single_node()
-        return (loader.construct_document(node) if node is not None else None), node
+        return (loader.construct_document(node) if node is not None and construct else None), node
     finally:
         loader.dispose()
 
@@ -217,15 +217,16 @@ def _flow_depth_line(text: str) -> int | None:
 
 
 def load_yaml(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHARS,
-              max_nodes: int = MAX_NODES) -> tuple[Any, Any]:
-    """(values, composed node) of one YAML document, or YamlError with its line (+ line_offset)."""
+              max_nodes: int = MAX_NODES, construct: bool = True) -> tuple[Any, Any]:
+    """(values, composed node) of one YAML document, or YamlError with its line (+ line_offset).
+    `construct=False`: only the node tree (values None), for readers that walk nodes themselves."""
     if len(text) > max_chars:
         raise YamlError(f"YAML of {len(text) / 1024:,.0f} KiB, over the {max_chars // 1024:,} KiB limit", None)
     deep = _flow_depth_line(text)
     if deep is not None:
         raise YamlError(f"brackets nested more than {MAX_DEPTH} levels deep", deep + line_offset)
     try:
-        return _load(_LOADERS[0], text, max_nodes)
+        return _load(_LOADERS[0], text, max_nodes, construct)
     except yaml.YAMLError as exc:
         error = exc
     except RecursionError:  # not reachable within MAX_DEPTH; kept so a bug is still one line
@@ -233,7 +234,7 @@ def load_yaml(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHAR
     if len(_LOADERS) > 1:
         # libyaml's messages and marks are vaguer: say what the pure-Python parser says
         try:
-            _load(_Loader, text, max_nodes)
+            _load(_Loader, text, max_nodes, construct)
         except yaml.YAMLError as precise:
             error = precise
         except RecursionError:

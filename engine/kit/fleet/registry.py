@@ -8,7 +8,8 @@
         queue: shard-b
 
 Paths are stored absolute. `add`/`remove` rewrite the file (its entries and this header; other
-comments are not kept). A malformed file is one error naming the file and line.
+comments are not kept) as a compare-and-swap: an edit saved meanwhile is merged, never reverted.
+A malformed file is one error naming the file and line.
 """
 
 from __future__ import annotations
@@ -16,16 +17,18 @@ from __future__ import annotations
 import fnmatch
 import glob
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from kit.errors import ConfigError, WorkspaceError
-from kit.fsutil import atomic_write
+from kit.errors import ConfigError, DocumentError, WorkspaceError
+from kit.filewrite import update_file
+from kit.fsutil import read_text
 from kit.paths import CONFIG_FILE
+from kit.yamlsafe import YamlError, load_yaml
 
 HEADER = """\
 # Kit fleet registry: the workspaces `kit fleet dream|index|heartbeat` dispatch to.
@@ -92,12 +95,12 @@ class Registry:
 
     def entries(self) -> list[Entry]:
         """The registered entries, in file order; [] when the file does not exist yet."""
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        if not os.path.lexists(self.path):
             return []
-        except UnicodeDecodeError:
-            raise ConfigError("not valid UTF-8 text", path=str(self.path)) from None
+        try:
+            text = read_text(self.path, display=str(self.path))
+        except DocumentError as exc:  # not UTF-8, a FIFO or device, a symlink loop: one line, no hang
+            raise ConfigError(exc.message, path=str(self.path), line=exc.line) from None
         return _parse(text, str(self.path))
 
     def members(self) -> list[Member]:
@@ -122,61 +125,81 @@ class Registry:
             cwd: str | os.PathLike | None = None) -> Change:
         """Register paths or globs. A plain path must be a workspace (a typo is an error, and then
         nothing is added); a glob may match nothing yet."""
-        entries = self.entries()
-        known = {e.pattern: e for e in entries}
-        done: list[str] = []
-        unchanged: list[str] = []
+        wanted = [Entry(normalise(raw, cwd), queue or None) for raw in patterns]
         notes: list[str] = []
-        for raw in patterns:
-            pattern = normalise(raw, cwd)
-            entry = Entry(pattern, queue or None)
+        for entry in wanted:
             if not entry.is_glob:
-                problem = _problem(pattern)
+                problem = _problem(entry.pattern)
                 if problem:
-                    raise WorkspaceError(f"{pattern}: {problem}; nothing was added")
-            elif not any(is_workspace(p) for p in glob.glob(pattern, recursive=True)):
-                notes.append(f"{pattern} matches no workspace yet")
-            old = known.get(pattern)
-            if old == entry:
-                unchanged.append(pattern)
-                continue
-            if old is not None:  # same pattern, new queue: update in place
-                entries[entries.index(old)] = entry
-            else:
-                entries.append(entry)
-            known[pattern] = entry
-            done.append(pattern)
-        if done:
-            self._write(entries)
-        return Change(tuple(done), tuple(unchanged), tuple(notes))
+                    raise WorkspaceError(f"{entry.pattern}: {problem}; nothing was added")
+            elif not any(is_workspace(p) for p in glob.glob(entry.pattern, recursive=True)):
+                notes.append(f"{entry.pattern} matches no workspace yet")
+
+        def change(entries: list[Entry]) -> Change:
+            known = {e.pattern: e for e in entries}
+            done: list[str] = []
+            unchanged: list[str] = []
+            for entry in wanted:
+                old = known.get(entry.pattern)
+                if old == entry:
+                    unchanged.append(entry.pattern)
+                    continue
+                if old is not None:  # same pattern, new queue: update in place
+                    entries[entries.index(old)] = entry
+                else:
+                    entries.append(entry)
+                known[entry.pattern] = entry
+                done.append(entry.pattern)
+            return Change(tuple(done), tuple(unchanged), tuple(notes))
+
+        return self._update(change)
 
     def remove(self, patterns: Iterable[str | os.PathLike], *, cwd: str | os.PathLike | None = None) -> Change:
         """Unregister entries by their pattern (as given to `add`). A path that only a glob covers
         cannot be removed alone: the note names the glob."""
-        entries = self.entries()
-        done: list[str] = []
-        unchanged: list[str] = []
-        notes: list[str] = []
-        for raw in patterns:
-            pattern = normalise(raw, cwd)
-            match = [e for e in entries if e.pattern == pattern]
-            if match:
-                entries = [e for e in entries if e.pattern != pattern]
-                done.append(pattern)
-                continue
-            unchanged.append(pattern)
-            covering = [e.pattern for e in entries if e.is_glob and fnmatch.fnmatch(pattern, e.pattern)]
-            if covering:
-                notes.append(f"{pattern} is not an entry of its own; the glob {covering[0]!r} covers it "
-                             "(remove that glob, or narrow it)")
-        if done:
-            self._write(entries)
-        return Change(tuple(done), tuple(unchanged), tuple(notes))
+        wanted = [normalise(raw, cwd) for raw in patterns]
 
-    def _write(self, entries: list[Entry]) -> None:
-        items: list[Any] = [e.pattern if e.queue is None else {"path": e.pattern, "queue": e.queue} for e in entries]
-        body = yaml.safe_dump({"workspaces": items}, sort_keys=False, allow_unicode=True, default_flow_style=False)
-        atomic_write(self.path, HEADER + body)
+        def change(entries: list[Entry]) -> Change:
+            done: list[str] = []
+            unchanged: list[str] = []
+            notes: list[str] = []
+            for pattern in wanted:
+                match = [e for e in entries if e.pattern == pattern]
+                if match:
+                    entries[:] = [e for e in entries if e.pattern != pattern]
+                    done.append(pattern)
+                    continue
+                unchanged.append(pattern)
+                covering = [e.pattern for e in entries if e.is_glob and fnmatch.fnmatch(pattern, e.pattern)]
+                if covering:
+                    notes.append(f"{pattern} is not an entry of its own; the glob {covering[0]!r} covers it "
+                                 "(remove that glob, or narrow it)")
+            return Change(tuple(done), tuple(unchanged), tuple(notes))
+
+        return self._update(change)
+
+    def _update(self, change: Callable[[list[Entry]], Change]) -> Change:
+        """Apply `change` to the entries as the file holds them at the moment of writing: a person
+        editing the registry meanwhile is re-read and merged, never overwritten (compare-and-swap)."""
+        display = str(self.path)
+        outcome: list[Change] = []
+
+        def merge(text: str | None) -> str | None:
+            entries = _parse(text, display) if text is not None else []
+            outcome[:] = [change(entries)]
+            return _render(entries) if outcome[0].done else None
+
+        try:
+            update_file(self.path, merge, display=display)
+        except DocumentError as exc:
+            raise ConfigError(exc.message, path=display, line=exc.line) from None
+        return outcome[0]
+
+
+def _render(entries: list[Entry]) -> str:
+    items: list[Any] = [e.pattern if e.queue is None else {"path": e.pattern, "queue": e.queue} for e in entries]
+    body = yaml.safe_dump({"workspaces": items}, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return HEADER + body
 
 
 def _problem(path: str) -> str | None:
@@ -191,12 +214,10 @@ def _problem(path: str) -> str | None:
 
 
 def _parse(text: str, display: str) -> list[Entry]:
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=display, line=line) from None
+    try:  # bounded: depth, aliases, string size (a registry nested 10,000 deep is one line, not a crash)
+        _, root = load_yaml(text, construct=False)
+    except YamlError as exc:
+        raise ConfigError(f"invalid YAML: {exc.message}", path=display, line=exc.line) from None
     if root is None:
         return []
 

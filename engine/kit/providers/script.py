@@ -125,6 +125,9 @@ def _turn_problem(turn: Any) -> str | None:
             value = usage.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 return f"`usage.{key}` must be a whole number"
+    delay = turn.get("delay_s")
+    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= 3600):
+        return "`delay_s` must be a number of seconds (0 to 3600)"
     error = turn.get("error")
     if error is not None and not isinstance(error, (dict, str)):
         return "`error` must be a mapping (kind, message) or a message"
