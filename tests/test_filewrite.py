@@ -74,10 +74,14 @@ def _seed_dream(ws, monkeypatch):
     return facts
 
 
-def test_a_dream_never_reverts_a_line_the_user_rewrote_while_it_wrote(workspace, monkeypatch, edit_during_flush):
+def test_a_dream_never_reverts_a_line_the_user_rewrote_while_it_wrote(ws_path, shared_embedders, monkeypatch,
+                                                                      edit_during_flush):
     """Regression (issue 12): a dream read MEMORY.md, merged its promotions and replaced the file
     over the user's newer text: the user's in-place rewrite came back as its previous version."""
     from kit.dreaming.runner import run_dream
+    from kit.workspace import Workspace
+
+    workspace = Workspace.open(ws_path, embedders=shared_embedders)  # the model loads once per test run
 
     facts = _seed_dream(workspace, monkeypatch)
     mem = workspace.root / "MEMORY.md"
