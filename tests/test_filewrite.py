@@ -223,6 +223,50 @@ def test_a_change_between_the_check_and_the_swap_is_given_back(tmp_path: Path, m
     assert sorted(p.name for p in tmp_path.iterdir()) == ["MEMORY.md"]
 
 
+LATE_SAVER = """
+import sys
+with open(sys.argv[1], "r+", encoding="utf-8") as f:   # opened before Kit's swap ...
+    print("open", flush=True)
+    sys.stdin.readline()                               # ... written after it (a descheduled editor)
+    text = f.read()
+    f.seek(0)
+    f.write(text.replace("- I live in Porto.", "- I live in Lisbon."))
+    f.truncate()
+print("saved", flush=True)
+"""
+
+
+def test_an_in_place_save_that_lands_after_the_swap_is_merged_not_lost(tmp_path: Path, monkeypatch):
+    """Regression (found by bench/stress races on a loaded machine): an editor that opened MEMORY.md
+    before Kit's swap and wrote after it wrote into the replaced version, which Kit then deleted:
+    the user's save vanished."""
+    from kit import filewrite
+
+    f = tmp_path / "MEMORY.md"
+    f.write_text("# Memory\n\n- I live in Porto.\n")
+    editor = subprocess.Popen([sys.executable, "-c", LATE_SAVER, str(f)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert editor.stdout.readline().strip() == "open"
+    real = filewrite._digest_at
+    fired = []
+
+    def post_check_then_editor_writes(path):
+        value = real(path)
+        if not fired and Path(path).name.endswith(".tmp"):  # Kit's check of what it swapped out
+            fired.append(path)
+            editor.stdin.write("go\n")
+            editor.stdin.flush()
+            assert editor.stdout.readline().strip() == "saved"
+        return value
+
+    monkeypatch.setattr(filewrite, "_digest_at", post_check_then_editor_writes)
+    update_file(f, lambda text: text + "- Kit: promoted fact.\n")
+    editor.wait(10)
+    assert fired
+    assert f.read_text() == "# Memory\n\n- I live in Lisbon.\n- Kit: promoted fact.\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["MEMORY.md"]
+
+
 def test_update_file_merges_into_the_newer_text(tmp_path: Path):
     f = tmp_path / "DREAMS.md"
     f.write_text("# Dream diary\n")

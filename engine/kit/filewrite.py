@@ -12,8 +12,11 @@ mode and owner), then the two names are exchanged atomically (Linux renameat2 RE
 macOS renamex_np RENAME_SWAP). The temp name now holds exactly what the target held at that
 instant: if that is not the version the change was based on, somebody wrote in between, so the
 names are exchanged back (their text is the file again, untouched) and the caller re-reads. A
-re-check right before the exchange keeps that rare. Where no exchange exists, the re-check is
-followed by os.replace (a window of microseconds instead of the whole read-compute-write).
+re-check right before the exchange keeps that rare. An in-place save (open, later write) that opened
+the file before the exchange writes into the replaced version: that version is watched for
+LATE_WRITE_S after the swap and, if it moves, given back and merged again. Where no exchange exists,
+the re-check is followed by os.replace (a window of microseconds instead of the whole
+read-compute-write).
 
 Temp files are `.<name>.kit-<pid>-<random>.tmp`: ignored by the watcher, the snapshot and the index
 (*.tmp), removed on every error, and one left by a killed process (kill -9) is removed by the next
@@ -41,7 +44,8 @@ from kit.fsutil import MAX_TEXT_BYTES, decode_text, pid_alive, read_bytes, sha1_
 
 DEFAULT_ATTEMPTS = 40
 STALE_TEMP_S = 600.0  # a temp file this old is left over whatever its pid says
-SETTLE_S = 0.02  # an empty or unterminated file is read again after this, in case a write is mid-way
+SETTLE_S = 0.02  # an empty or unterminated file is read again after this (doubling), in case a write is mid-way
+LATE_WRITE_S = 0.05  # after a swap, how long the replaced version is watched for an in-place save still landing
 _TEMP_RE = re.compile(r"^\..*\.kit-(\d+)-[0-9a-f]{8}\.tmp$")
 _LEGACY_TEMP_RE = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$")  # tempfile.mkstemp names of older Kits
 _ANY = object()  # write_file(expected=_ANY): no condition
@@ -104,17 +108,18 @@ def file_state(path: str | os.PathLike, *, display: str | None = None, max_bytes
     name = display or str(path)
     p = Path(path)
     previous: bytes | None = None
-    for _ in range(5):
+    for attempt in range(6):
         try:
             raw = read_bytes(p, max_bytes=max_bytes, display=name)
         except DocumentError:
             if not os.path.lexists(p):
                 return FileState(None, None)
             raise
-        if not settle or raw.endswith(b"\n") or raw == previous:
+        if not settle or raw.endswith(b"\n") or (raw == previous and raw):
             break
         previous = raw
-        time.sleep(SETTLE_S)
+        # an editor that truncated and was then descheduled (a loaded machine) may take a while
+        time.sleep(SETTLE_S * 2 ** attempt)
     return FileState(decode_text(raw, display=name), sha1_hex(raw))
 
 
@@ -243,7 +248,7 @@ def write_file(path: str | os.PathLike, data: str | bytes, *, expected: FileStat
         elif want is None:
             _create_from(tmp, target, name)
         else:
-            _swap_if(tmp, target, want, name)
+            _swap_if(tmp, target, want, name, sha1_hex(raw))
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -269,22 +274,53 @@ def _create_from(tmp: Path, target: Path, name: str) -> None:
         os.replace(tmp, target)
 
 
-def _swap_if(tmp: Path, target: Path, want: str, name: str) -> None:
+def _fd_stamp(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_size, st.st_mtime_ns
+
+
+def _digest_fd(fd: int) -> str:
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return sha1_hex(b"".join(chunks))
+
+
+def _swap_if(tmp: Path, target: Path, want: str, name: str, ours: str) -> None:
     if _digest_at(target) != want:  # the cheap re-check: most conflicts stop here
         raise _conflict(name)
     try:
-        exchanged = _rename_flags(tmp, target, _EXCHANGE)
-    except FileNotFoundError:  # the target was removed meanwhile
+        old_fd = os.open(target, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
         raise _conflict(name, "was removed") from None
-    if not exchanged:
-        os.replace(tmp, target)  # no atomic exchange on this system: the re-check above is all we have
-        return
-    # `tmp` now holds what `target` held at the instant of the exchange
-    if _digest_at(tmp) != want:
-        # someone wrote in between: give them their file back exactly as they left it
-        with contextlib.suppress(FileNotFoundError):
-            _rename_flags(tmp, target, _EXCHANGE)
-        raise _conflict(name)
+    try:
+        try:
+            exchanged = _rename_flags(tmp, target, _EXCHANGE)
+        except FileNotFoundError:  # the target was removed meanwhile
+            raise _conflict(name, "was removed") from None
+        if not exchanged:
+            os.replace(tmp, target)  # no atomic exchange on this system: the re-check above is all we have
+            return
+        # `tmp` now holds what `target` held at the instant of the exchange
+        if _digest_at(tmp) != want or os.fstat(old_fd).st_ino != os.lstat(tmp).st_ino:
+            # someone wrote in between: give them their file back exactly as they left it
+            with contextlib.suppress(FileNotFoundError):
+                _rename_flags(tmp, target, _EXCHANGE)
+            raise _conflict(name)
+        # An in-place save (open, then write) that opened the file before the exchange writes into the
+        # version now at `tmp`, which is about to be deleted: watch it a moment; if it moves, that save
+        # is given back (as long as the target still holds Kit's bytes) and the caller merges again.
+        seen = _fd_stamp(old_fd)
+        time.sleep(LATE_WRITE_S)
+        if _fd_stamp(old_fd) != seen or _digest_fd(old_fd) != want:
+            if _digest_at(target) == ours:
+                with contextlib.suppress(FileNotFoundError):
+                    _rename_flags(tmp, target, _EXCHANGE)
+            raise _conflict(name)
+    finally:
+        os.close(old_fd)
 
 
 def create_file(path: str | os.PathLike, data: str | bytes, *, display: str | None = None) -> None:
