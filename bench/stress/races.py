@@ -33,7 +33,8 @@ from pathlib import Path
 USER_LINE = re.compile(r"^- u(\d+): v(\d+)( .*)?$")
 CONFIG = textwrap.dedent("""\
     dreaming:
-      deep: {limit: 1000, min_score: 0.0, min_recall_count: 1, min_unique_queries: 1, max_age_days: 100000}
+      deep: {limit: 1000, min_score: 0.0, min_recall_count: 1, min_unique_queries: 1, min_recall_days: 1,
+             max_age_days: 100000}
       memory_max_chars: 10000000
     memory:
       embedding: {model: stress-no-such-model}
