@@ -40,6 +40,8 @@ CONFIG = textwrap.dedent("""\
       embedding: {model: stress-no-such-model}
     """)
 START = date(2026, 1, 1)
+FACT_WORDS = ("harbour lantern violin saffron glacier orchard compass meadow ember quartz falcon walnut "
+              "cobalt thistle canyon juniper marble pepper willow beacon velvet cedar").split()
 
 EDITOR = r'''
 import json, os, random, re, sys, time, select
@@ -132,10 +134,13 @@ while True:
 
 
 def _seed_fact(root: Path, n: int, day: date) -> None:
-    """memory/2026-01-01-cNNNN.md holds fact n; three recall events make it a candidate today."""
-    rel = f"memory/2026-01-01-c{n:04d}.md"
-    (root / rel).write_text(f"# Cycle {n}\n\n- Stress fact {n}: the {n}th deploy window is at {n % 24:02d}:00.\n")
-    snippet = f"- Stress fact {n}: the {n}th deploy window is at {n % 24:02d}:00."
+    """memory/DAY-cNNNN.md holds fact n; two recall events make it a candidate that day."""
+    rel = f"memory/{day.isoformat()}-c{n:04d}.md"  # a note of the day it is recalled (dreaming reads its date)
+    # a distinct claim each time, with no value to change: dreaming sends "the same thing with a new
+    # value" to its to-verify queue instead of promoting it
+    a, b, c = (FACT_WORDS[(n * k + k) % len(FACT_WORDS)] for k in (7, 11, 13))
+    snippet = f"- Stress fact {n}: {a.capitalize()} keeps the {b} beside the {c} (item {n})."
+    (root / rel).write_text(f"# Cycle {n}\n\n{snippet}\n")
     from kit.memory import recall as recall_log
 
     db = sqlite3.connect(root / ".kit" / "state.db", timeout=30)
