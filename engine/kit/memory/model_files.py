@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+
+from kit.memory.embedder_base import EmbeddingError, resolve_model
 
 REQUIRED_FILES = ("config.json", "tokenizer.json", "model.safetensors")
 ACTIVATIONS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "relu")
@@ -166,3 +169,87 @@ class Tokens:
                 types[row, :n] = e.type_ids
                 mask[row, :n] = e.attention_mask
             yield chunk, ids, types, mask
+
+
+# --------------------------------------------------------------------------- the shared embedder
+
+
+class LoadedBert(Protocol):
+    """One loaded model as a backend runs it: its config, its tokenizer and one batch's vectors."""
+
+    config: BertConfig
+    tokens: Tokens
+    width: int  # the columns `infer` returns
+
+    def infer(self, ids: np.ndarray, types: np.ndarray, mask: np.ndarray) -> np.ndarray: ...
+
+
+class LocalBertEmbedder:
+    """What the NumPy and ONNX backends share: the model loads on first use and a folder that
+    failed to load is not tried again by this object; the vector size comes from the config files
+    without loading the weights; texts are encoded in length-sorted batches of at most
+    `batch_size` texts and `token_budget` padded tokens. A backend says how it loads (`_load`)."""
+
+    backend = ""  # "numpy" / "onnx", as bert_folder_problem names it
+    runtime = ""  # what runs the model, for the load error
+
+    def __init__(self, name: str, model_id: str, *, batch_size: int, token_budget: int):
+        self.name = name
+        self.location = resolve_model(name)
+        self.model_id = model_id
+        self.batch_size = max(1, int(batch_size))
+        self.token_budget = max(1, int(token_budget))
+        self._dim: int | None = None
+        self._loaded: Any = None
+        self._failure: str | None = None
+        self._lock = threading.Lock()
+        self.calls = 0  # encode calls (texts counted in `encoded`), as the torch backend
+        self.encoded = 0
+
+    def _load(self, folder: Path) -> LoadedBert:
+        raise NotImplementedError
+
+    def _model(self) -> Any:
+        with self._lock:
+            if self._loaded is None:
+                if self._failure:
+                    raise EmbeddingError(self._failure)
+                problem = bert_folder_problem(self.location, self.backend)
+                if problem is None:
+                    try:
+                        self._loaded = self._load(Path(self.location))
+                    except EmbeddingError as exc:
+                        problem = str(exc)
+                    except Exception as exc:
+                        problem = (f"cannot load embedding model {self.location!r} with {self.runtime} "
+                                   f"({exc.__class__.__name__}: {exc})")
+                if self._loaded is None:
+                    self._failure = problem or "cannot load"
+                    raise EmbeddingError(self._failure)
+            return self._loaded
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            try:  # from the config files, without loading the model
+                self._dim = vector_dim(Path(self.location))
+            except (OSError, ValueError, KeyError):
+                self._dim = self._model().config.dim
+        return self._dim
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.encoded += len(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._model()
+        encodings = model.tokens.encode(texts)
+        out = np.empty((len(encodings), model.width), dtype=np.float32)
+        for rows, ids, types, mask in model.tokens.batches(encodings, batch_size=self.batch_size,
+                                                           token_budget=self.token_budget):
+            out[rows] = model.infer(ids, types, mask)
+        return out

@@ -17,7 +17,6 @@ import contextlib
 import functools
 import math
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -29,9 +28,14 @@ from kit.memory.embedder_base import (
     EmbeddingError,
     model_id_for,
     normalise,
-    resolve_model,
 )
-from kit.memory.model_files import BertConfig, Tokens, bert_folder_problem, load_weights, vector_dim
+from kit.memory.model_files import (
+    BertConfig,
+    LocalBertEmbedder,
+    Tokens,
+    bert_folder_problem,
+    load_weights,
+)
 
 # --------------------------------------------------------------------------- erf
 # NumPy has no erf. erf(|x|) is interpolated linearly on a table of math.erf at steps of 1/4096 over
@@ -114,6 +118,8 @@ class _Bert:
     def __init__(self, folder: Path):
         config = self.config = BertConfig.read(folder)
         self.layers, self.heads, self.hidden = config.layers, config.heads, config.hidden
+        self.width = config.hidden
+        self._forward_lock = threading.Lock()  # one forward at a time: BLAS thread limits are process-wide
         self.head_dim, self.eps = config.head_dim, config.eps
         self.activation = _ACTIVATIONS[config.activation]
         self.tokens = Tokens(folder, config)
@@ -158,6 +164,10 @@ class _Bert:
         var = np.mean(centred * centred, axis=-1, keepdims=True)
         return centred / np.sqrt(var + np.float32(self.eps)) * params[0] + params[1]
 
+    def infer(self, ids: np.ndarray, types: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        with self._forward_lock:
+            return self.forward(ids, types, mask)
+
     def forward(self, ids: np.ndarray, types: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Mean-pooled, L2-normalised sentence vectors for one padded batch (B, L)."""
         batch, length = ids.shape
@@ -193,74 +203,25 @@ class _Bert:
         return normalise(summed / counts)
 
 
-class NumpyEmbedder:
+class NumpyEmbedder(LocalBertEmbedder):
     """NumPy backend: same `model_id` and vectors as `SentenceTransformerEmbedder`; loads on first use.
 
     Texts are sorted by token count and encoded at most `batch_size` at a time and at most
     `token_budget` padded tokens per batch: padding stays small and the arrays stay in cache."""
 
     backend = "numpy"
+    runtime = "numpy"
 
     def __init__(self, name: str = DEFAULT_MODEL, *, batch_size: int = 32, token_budget: int = 2048):
-        self.name = name
-        self.location = resolve_model(name)
-        self.model_id = model_id_for(name)
-        self.batch_size = max(1, int(batch_size))
-        self.token_budget = max(1, int(token_budget))
-        self._dim: int | None = None
-        self._model: _Bert | None = None
-        self._failure: str | None = None
-        self._lock = threading.Lock()
-        self._forward_lock = threading.Lock()  # one forward at a time: BLAS thread limits are process-wide
-        self.calls = 0  # encode calls (texts counted in `encoded`), as SentenceTransformerEmbedder
-        self.encoded = 0
+        super().__init__(name, model_id_for(name), batch_size=batch_size, token_budget=token_budget)
+
+    def _load(self, folder: Path) -> _Bert:
+        return _Bert(folder)
 
     @property
     def model(self) -> _Bert:
         """The loaded model; a folder that failed to load is not tried again by this object."""
-        with self._lock:
-            if self._model is None:
-                if self._failure:
-                    raise EmbeddingError(self._failure)
-                problem = numpy_backend_problem(self.location)
-                if problem is None:
-                    try:
-                        self._model = _Bert(Path(self.location))
-                    except EmbeddingError as exc:
-                        problem = str(exc)
-                    except Exception as exc:
-                        problem = f"cannot load embedding model {self.location!r} with numpy ({exc.__class__.__name__}: {exc})"
-                if self._model is None:
-                    self._failure = problem or "cannot load"
-                    raise EmbeddingError(self._failure)
-            return self._model
-
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    @property
-    def dim(self) -> int:  # type: ignore[override]
-        if self._dim is None:
-            try:  # from the config files, without loading the weights
-                self._dim = vector_dim(Path(self.location))
-            except (OSError, ValueError, KeyError):
-                self._dim = self.model.config.dim
-        return self._dim
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls += 1
-        self.encoded += len(texts)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        model = self.model
-        encodings = model.tokens.encode(texts)
-        out = np.empty((len(encodings), model.hidden), dtype=np.float32)
-        for rows, ids, types, mask in model.tokens.batches(encodings, batch_size=self.batch_size,
-                                                           token_budget=self.token_budget):
-            with self._forward_lock:
-                out[rows] = model.forward(ids, types, mask)
-        return out
+        return self._model()
 
     def __repr__(self) -> str:
         return f"NumpyEmbedder({self.model_id!r}, location={self.location!r})"
