@@ -4,27 +4,13 @@ from archiving."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kit.hooks.registry import registry_for
 from kit.workspace import Workspace
 
-OPENCLAW_SESSION_MEMORY = """\
----
-name: session-memory
-description: "Save session context to memory when /new command is issued"
-homepage: https://docs.openclaw.ai/hooks#session-memory
-metadata:
-  {
-    "openclaw":
-      {
-        "emoji": "💾",
-        "events": ["command:new", "session:auto-reset"],
-        "requires": { "config": ["workspace.dir"] },
-        "install": [{ "id": "bundled", "kind": "bundled", "label": "Bundled with OpenClaw" }],
-      },
-  }
----
-# Session Memory Hook
-"""
+# OpenClaw's bundled session-memory HOOK.md, as OpenClaw ships it (one copy for the suite)
+OPENCLAW_SESSION_MEMORY = (Path(__file__).parent / "data" / "openclaw" / "session-memory" / "HOOK.md").read_text(encoding="utf-8")
 CONVERSATION = [{"role": "user", "content": "We ship the billing API on Fridays."},
                 {"role": "assistant", "content": "Noted."}]
 

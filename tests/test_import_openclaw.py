@@ -10,25 +10,8 @@ import pytest
 
 from kit import Workspace, WorkspaceError, apply_plan, plan_openclaw
 
-SESSION_MEMORY_HOOK = """---
-name: session-memory
-description: "Save session context to memory when /new command is issued"
-homepage: https://docs.openclaw.ai/hooks#session-memory
-metadata:
-  {
-    "openclaw":
-      {
-        "emoji": "💾",
-        "events": ["command:new", "session:auto-reset"],
-        "requires": { "config": ["workspace.dir"] },
-        "install": [{ "id": "bundled", "kind": "bundled", "label": "Bundled with OpenClaw" }],
-      },
-  }
----
-# Session Memory Hook
-
-Saves the session to memory/ on /new.
-"""
+# OpenClaw's bundled session-memory HOOK.md, as OpenClaw ships it (one copy for the suite)
+SESSION_MEMORY_HOOK = (Path(__file__).parent / "data" / "openclaw" / "session-memory" / "HOOK.md").read_text(encoding="utf-8")
 
 NANO_BANANA = """---
 name: nano-banana-pro
