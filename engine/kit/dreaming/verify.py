@@ -12,6 +12,8 @@ saying it changed and without being newer. `kit memory verify` lists the queue;
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,13 +63,7 @@ def _item(db, item_id: int) -> store.VerifyItem:
 
 def accept(ws: WorkspaceCore, item_id: int) -> VerifyOutcome:
     """Promote item `item_id`'s text; retire what it contradicts to the archive."""
-    from kit.dreaming.runner import acquire_lock
-
-    lock = acquire_lock(ws)
-    db = ws.open_state()
-    try:
-        store.ensure_schema(db)
-        item = _item(db, item_id)
+    with _locked_item(ws, item_id) as (db, item):
         today = clock.today()
         files = Files(ws)
         text = files.read(deep.MEMORY_FILE) or ""
@@ -97,9 +93,6 @@ def accept(ws: WorkspaceCore, item_id: int) -> VerifyOutcome:
                 store.set_status(db, old_entry.key, old_entry.claim, "superseded", today,
                                  note=f"superseded by {new.key} (you accepted #{item.id})")
         item = next(v for v in store.verify_items(db) if v.id == item_id)
-    finally:
-        db.close()
-        lock.release()
     git = _commit(ws, files, f"verify: accept #{item_id} ({today.isoformat()})")
     _reindex(ws, files.changed)
     return VerifyOutcome(item, "accepted", tuple(sorted(files.changed)), archived.text if archived else None, git)
@@ -107,13 +100,7 @@ def accept(ws: WorkspaceCore, item_id: int) -> VerifyOutcome:
 
 def reject(ws: WorkspaceCore, item_id: int) -> VerifyOutcome:
     """Keep MEMORY.md as it is; item `item_id`'s text is never promoted or queued again."""
-    from kit.dreaming.runner import acquire_lock
-
-    lock = acquire_lock(ws)
-    db = ws.open_state()
-    try:
-        store.ensure_schema(db)
-        item = _item(db, item_id)
+    with _locked_item(ws, item_id) as (db, item):
         today = clock.today()
         with db.transaction():
             store.set_verify_status(db, item.id, "rejected", today)
@@ -122,10 +109,23 @@ def reject(ws: WorkspaceCore, item_id: int) -> VerifyOutcome:
                 queries=item.queries, promoted_day="", last_recall_day=item.last_recall_day, status="rejected",
                 status_day=today.isoformat(), note=f"you rejected #{item.id}; MEMORY.md keeps: {item.old_text}"))
         item = next(v for v in store.verify_items(db) if v.id == item_id)
+    return VerifyOutcome(item, "rejected", (), None)
+
+
+@contextmanager
+def _locked_item(ws: WorkspaceCore, item_id: int) -> Iterator[tuple[Any, store.VerifyItem]]:
+    """The state db and pending item `item_id`, under the dream lock (accept and reject both
+    change what a dream would do)."""
+    from kit.dreaming.runner import acquire_lock
+
+    lock = acquire_lock(ws)
+    db = ws.open_state()
+    try:
+        store.ensure_schema(db)
+        yield db, _item(db, item_id)
     finally:
         db.close()
         lock.release()
-    return VerifyOutcome(item, "rejected", (), None)
 
 
 def _commit(ws: WorkspaceCore, files: Files, message: str) -> dict[str, Any] | None:
