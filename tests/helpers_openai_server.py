@@ -36,8 +36,10 @@ import json
 import re
 import socket
 import struct
+import sys
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -222,8 +224,22 @@ class FakeLLMServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout tests)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                # socketserver prints the traceback to sys.stderr — from this server's thread,
+                # into whatever CliRunner has swapped in at that moment, where it corrupted a
+                # concurrent `kit dream --json`'s output (CI, a worker's keep-alive connection
+                # reset). A client that went away is routine here; anything else is kept for the
+                # test and written to the real stderr.
+                error = sys.exc_info()[1]
+                outer.server_errors.append(error)
+                if not isinstance(error, (BrokenPipeError, ConnectionResetError)):
+                    traceback.print_exc(file=sys.__stderr__)
+
+        self.server_errors: list[BaseException] = []
+        self._server = Server(("127.0.0.1", 0), Handler)
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ lifecycle

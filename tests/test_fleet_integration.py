@@ -74,7 +74,7 @@ def cluster(tmp_path_factory):
 def local_dream(cli, copy: Path) -> dict:
     result = cli("dream", "--json", "-w", copy, env={"KIT_NOW": NOW, "OPENAI_API_KEY": "test-key"})
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return json.loads(result.stdout)  # the report alone: stderr is the place for warnings
 
 
 def same_result(fleet_json: dict, local_json: dict) -> None:
