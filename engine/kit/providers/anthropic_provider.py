@@ -10,25 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kit.providers.base import (
-    GenerationSettings,
-    ModelResponse,
-    ProviderError,
-    Usage,
-    api_key,
-    system_text,
-)
-from kit.providers.classify import from_sdk_exception
-from kit.providers.events import (
-    Assembler,
-    Finish,
-    Reply,
-    TextDelta,
-    ToolCallDelta,
-    UsageUpdate,
-    drain,
-    parse_arguments,
-)
+from kit.providers.base import GenerationSettings, Usage, system_text
+from kit.providers.events import Finish, TextDelta, ToolCallDelta, UsageUpdate, parse_arguments
+from kit.providers.streaming import SDKProvider
 
 MAX_TOKENS = 4096  # the API requires max_tokens; used only when no setting gives one
 CACHE = {"type": "ephemeral"}
@@ -44,7 +28,10 @@ FINISH = {
 }
 
 
-class AnthropicProvider:
+class AnthropicProvider(SDKProvider):
+    sdk = "anthropic"
+    client_class = "Anthropic"
+
     def __init__(
         self,
         name: str,
@@ -54,22 +41,8 @@ class AnthropicProvider:
         timeout_s: float = 120.0,
         prompt_cache: bool = True,
     ):
-        self.name = name
-        self.base_url = base_url
-        self.api_key_env = api_key_env
-        self.timeout_s = timeout_s
+        super().__init__(name, base_url=base_url, api_key_env=api_key_env, timeout_s=timeout_s)
         self.prompt_cache = prompt_cache
-        self._client = None
-
-    def client(self):
-        if self._client is None:
-            import anthropic
-
-            # max_retries=0: retrying (with backoff, visibly) and failing over is FailoverClient's job
-            self._client = anthropic.Anthropic(
-                api_key=api_key(self.name, self.api_key_env), base_url=self.base_url, timeout=self.timeout_s, max_retries=0
-            )
-        return self._client
 
     def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str,
                 generation: GenerationSettings | None = None) -> dict[str, Any]:
@@ -96,30 +69,13 @@ class AnthropicProvider:
             kwargs["stop_sequences"] = list(g.stop)
         return kwargs
 
-    def stream(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str,
-               generation: GenerationSettings | None = None) -> Iterator[Any]:
-        import anthropic
-
-        label = f"{self.name}/{model}"
-        kwargs = self.request(messages, tools, model=model, generation=generation)
-        try:
-            acc = Assembler(label)
-            translate = _Translator()
-            with self.client().messages.create(**kwargs) as events:
-                for raw in events:
-                    for event in translate(raw):
-                        acc.feed(event)
-                        yield event
-            if not translate.stopped:
-                raise ProviderError(f"{self.name}: the stream ended before the reply was complete",
-                                    kind="dropped", provider=self.name)
-            yield Reply(acc.response())
-        except Exception as exc:
-            raise from_sdk_exception(exc, self.name, anthropic) from exc
-
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str,
-                 generation: GenerationSettings | None = None) -> ModelResponse:
-        return drain(self.stream(messages, tools, model=model, generation=generation))
+    def events(self, kwargs: dict[str, Any]) -> Iterator[Any]:
+        translate = _Translator()
+        with self.client().messages.create(**kwargs) as raw_events:
+            for raw in raw_events:
+                yield from translate(raw)
+        if not translate.stopped:
+            raise self.dropped()
 
 
 class _Translator:

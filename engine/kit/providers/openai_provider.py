@@ -12,28 +12,16 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from kit.providers.base import (
-    GenerationSettings,
-    ModelResponse,
-    ProviderError,
-    Usage,
-    api_key,
-    system_text,
-)
-from kit.providers.classify import from_sdk_exception
-from kit.providers.events import (
-    Assembler,
-    Finish,
-    Reply,
-    TextDelta,
-    ToolCallDelta,
-    UsageUpdate,
-    drain,
-)
+from kit.providers.base import GenerationSettings, Usage, system_text
+from kit.providers.events import Finish, TextDelta, ToolCallDelta, UsageUpdate
+from kit.providers.streaming import SDKProvider
 
 
-class OpenAIProvider:
+class OpenAIProvider(SDKProvider):
     """One configured provider (`providers.<name>` in kit.yaml) of type openai or ollama."""
+
+    sdk = "openai"
+    client_class = "OpenAI"
 
     def __init__(
         self,
@@ -45,29 +33,15 @@ class OpenAIProvider:
         require_key: bool = True,
         stream: bool = True,
     ):
-        self.name = name
-        self.base_url = base_url
-        self.api_key_env = api_key_env
-        self.timeout_s = timeout_s
+        super().__init__(name, base_url=base_url, api_key_env=api_key_env, timeout_s=timeout_s)
         # local servers (Ollama) take any key; the hosted API needs a real one
         self.require_key = require_key
         self.streaming = stream
-        self._client = None
 
     def _api_key(self) -> str:
         if self.require_key:
-            return api_key(self.name, self.api_key_env)
+            return super()._api_key()
         return (os.environ.get(self.api_key_env) if self.api_key_env else None) or "kit-no-key"
-
-    def client(self):
-        if self._client is None:
-            import openai  # heavy: only when a model is actually called
-
-            # max_retries=0: retrying (with backoff, visibly) and failing over is FailoverClient's job
-            self._client = openai.OpenAI(
-                api_key=self._api_key(), base_url=self.base_url, timeout=self.timeout_s, max_retries=0
-            )
-        return self._client
 
     @property
     def hosted(self) -> bool:
@@ -95,34 +69,19 @@ class OpenAIProvider:
             kwargs["stream_options"] = {"include_usage": True}
         return kwargs
 
-    def stream(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str,
-               generation: GenerationSettings | None = None) -> Iterator[Any]:
-        import openai
-
-        label = f"{self.name}/{model}"
-        kwargs = self.request(messages, tools, model=model, generation=generation)
-        try:
-            result = self.client().chat.completions.create(**kwargs)
-            if not self.streaming:
-                yield from events_of_completion(result, label)
-                return
-            acc = Assembler(label)
-            with result:
-                for chunk in result:
-                    for event in events_of_chunk(chunk):
-                        acc.feed(event)
-                        yield event
-            if acc.finish_reason is None:
-                # the server closed the stream without saying the reply was complete
-                raise ProviderError(f"{self.name}: the stream ended before the reply was complete",
-                                    kind="dropped", provider=self.name)
-            yield Reply(acc.response())
-        except Exception as exc:  # classify everything: the caller decides what is retryable
-            raise from_sdk_exception(exc, self.name, openai) from exc
-
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str,
-                 generation: GenerationSettings | None = None) -> ModelResponse:
-        return drain(self.stream(messages, tools, model=model, generation=generation))
+    def events(self, kwargs: dict[str, Any]) -> Iterator[Any]:
+        result = self.client().chat.completions.create(**kwargs)
+        if not self.streaming:
+            yield from events_of_completion(result)
+            return
+        finished = False
+        with result:
+            for chunk in result:
+                for event in events_of_chunk(chunk):
+                    finished = finished or isinstance(event, Finish)
+                    yield event
+        if not finished:
+            raise self.dropped()  # the server closed the stream without saying the reply was complete
 
 
 def _plain(message: dict[str, Any]) -> dict[str, Any]:
@@ -167,13 +126,12 @@ def events_of_chunk(chunk: Any) -> Iterator[Any]:
         yield UsageUpdate(usage_of(usage))
 
 
-def events_of_completion(response: Any, label: str) -> Iterator[Any]:
+def events_of_completion(response: Any) -> list[Any]:
     """The same events for a reply that was not streamed."""
     if not getattr(response, "choices", None):
         raise ValueError("response has no choices")
     choice = response.choices[0]
     message = choice.message
-    acc = Assembler(label)
     events: list[Any] = []
     if message.content:
         events.append(TextDelta(message.content))
@@ -183,7 +141,4 @@ def events_of_completion(response: Any, label: str) -> Iterator[Any]:
     events.append(Finish(choice.finish_reason))
     if response.usage is not None:
         events.append(UsageUpdate(usage_of(response.usage)))
-    for event in events:
-        acc.feed(event)
-        yield event
-    yield Reply(acc.response())
+    return events

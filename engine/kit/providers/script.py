@@ -41,20 +41,12 @@ from kit.errors import ConfigError, DocumentError
 from kit.providers.base import (
     ERROR_KINDS,
     GenerationSettings,
-    ModelResponse,
     ProviderError,
     Usage,
     system_text,
 )
-from kit.providers.events import (
-    Assembler,
-    Finish,
-    Reply,
-    TextDelta,
-    ToolCallDelta,
-    UsageUpdate,
-    drain,
-)
+from kit.providers.events import Finish, TextDelta, ToolCallDelta, UsageUpdate
+from kit.providers.streaming import StreamingProvider, assembled
 
 LABEL = "script (test/offline provider: replays a YAML file, no model involved)"
 
@@ -139,7 +131,15 @@ def _estimate(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
 
 
-class ScriptProvider:
+def _paced(events: list[Any], delay: float) -> Iterator[Any]:
+    """The events, each text delta `delay` seconds after the one before (a slow model)."""
+    for event in events:
+        if delay and isinstance(event, TextDelta):
+            time.sleep(delay)
+        yield event
+
+
+class ScriptProvider(StreamingProvider):
     """Replays `turns` from a YAML file. Clearly labelled: it is for tests and offline demos."""
 
     name = "script"
@@ -196,12 +196,6 @@ class ScriptProvider:
             )
         return index, self.turns[index]
 
-    def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, model: str = "",
-        generation: GenerationSettings | None = None,
-    ) -> ModelResponse:
-        return drain(self.stream(messages, tools, model=model, generation=generation))
-
     def stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, model: str = "",
         generation: GenerationSettings | None = None,
@@ -238,14 +232,7 @@ class ScriptProvider:
             prompt_tokens=int(usage.get("prompt_tokens", max(1, prompt_chars // 4))),
             completion_tokens=int(usage.get("completion_tokens", _estimate(str(text or "")))),
         )))
-        delay = float(turn.get("delay_s") or 0)
-        acc = Assembler(f"script:{self.path.name}")
-        for event in events:
-            if delay and isinstance(event, TextDelta):
-                time.sleep(delay)
-            acc.feed(event)
-            yield event
-        yield Reply(acc.response())
+        yield from assembled(_paced(events, float(turn.get("delay_s") or 0)), f"script:{self.path.name}")
 
     def _record_request(self, index: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                         generation: GenerationSettings | None) -> None:

@@ -1,0 +1,86 @@
+"""What every provider shares: a stream of kit.providers.events assembled into its `Reply`, and
+`complete` as that stream drained. `SDKProvider` adds what the two SDK-backed providers
+(Anthropic, OpenAI) share: the lazily built client, the SDK's own retries off, a stream that ends
+early reported as `dropped`, and every SDK exception classified."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Iterator
+from typing import Any, ClassVar
+
+from kit.providers.base import GenerationSettings, ModelResponse, ProviderError, api_key
+from kit.providers.classify import from_sdk_exception
+from kit.providers.events import Assembler, Reply, drain
+
+
+def assembled(events: Iterable[Any], label: str) -> Iterator[Any]:
+    """`events` passed on as they come, then the `Reply` an Assembler made of them."""
+    acc = Assembler(label)
+    for event in events:
+        acc.feed(event)
+        yield event
+    yield Reply(acc.response())
+
+
+class StreamingProvider:
+    """`complete` is `stream` drained: one code path, so a reply read whole is the streamed one."""
+
+    name: str
+
+    def stream(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str = "",
+               generation: GenerationSettings | None = None) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str = "",
+                 generation: GenerationSettings | None = None) -> ModelResponse:
+        return drain(self.stream(messages, tools, model=model, generation=generation))
+
+
+class SDKProvider(StreamingProvider):
+    """A provider over an official SDK, imported on first use (heavy). A subclass names the SDK
+    module and its client class, builds the keyword arguments of one call (`request`) and turns
+    the call's raw events into Kit's (`events`)."""
+
+    sdk: ClassVar[str]  # the SDK's module, e.g. "openai"
+    client_class: ClassVar[str]  # its client, e.g. "OpenAI"
+
+    def __init__(self, name: str, *, base_url: str | None, api_key_env: str | None, timeout_s: float):
+        self.name = name
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.timeout_s = timeout_s
+        self._client: Any = None
+
+    def _api_key(self) -> str:
+        return api_key(self.name, self.api_key_env)
+
+    def client(self) -> Any:
+        if self._client is None:
+            make = getattr(importlib.import_module(self.sdk), self.client_class)
+            # max_retries=0: retrying (with backoff, visibly) and failing over is FailoverClient's job
+            self._client = make(api_key=self._api_key(), base_url=self.base_url, timeout=self.timeout_s,
+                                max_retries=0)
+        return self._client
+
+    def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str,
+                generation: GenerationSettings | None = None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def events(self, kwargs: dict[str, Any]) -> Iterator[Any]:
+        """Kit's events of one call made with `kwargs`; raises `self.dropped()` when the server
+        closes the stream before the reply is complete."""
+        raise NotImplementedError
+
+    def dropped(self) -> ProviderError:
+        return ProviderError(f"{self.name}: the stream ended before the reply was complete",
+                             kind="dropped", provider=self.name)
+
+    def stream(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str = "",
+               generation: GenerationSettings | None = None) -> Iterator[Any]:
+        sdk = importlib.import_module(self.sdk)
+        kwargs = self.request(messages, tools, model=model, generation=generation)
+        try:
+            yield from assembled(self.events(kwargs), f"{self.name}/{model}")
+        except Exception as exc:  # classify everything: the caller decides what is retryable
+            raise from_sdk_exception(exc, self.name, sdk) from exc
