@@ -31,19 +31,24 @@ def _short(text: str, n: int = 120) -> str:
     return managed.one_line(text, n)
 
 
+def _section(title: str, lines: list[str]) -> list[str]:
+    """A `## title` section of these lines, or nothing when there are none."""
+    return [f"## {title}", "", *lines, ""] if lines else []
+
+
+def _candidate_line(r: Ranked, notes: Mapping[str, str]) -> str:
+    c = r.cand
+    why = notes.get(c.id) or ("passed" if r.passed else "blocked: " + "; ".join(r.blocked_reasons))
+    return (f"- `{c.key}` score {r.score.total:.3f}, {c.recall_count} recalls, "
+            f"{c.unique_queries} queries, {c.recall_days} days — {why}: {_short(c.snippet, 80)}")
+
+
 def light_report(day: date, r: LightResult) -> str:
     out = [f"# Light sleep — {day.isoformat()}", "",
            f"Candidates recalled in the last {r.lookback_days} days: {r.considered}. Staged: {len(r.staged)}.", ""]
-    if r.staged:
-        out += ["## Staged", ""]
-        for c in r.staged:
-            out.append(f"- `{c.key}` — {c.recall_count} recalls, {c.unique_queries} queries, "
-                       f"{c.recall_days} days: {_short(c.snippet)}")
-        out.append("")
-    if r.duplicates:
-        out += ["## Near-duplicates dropped", ""]
-        out += [f"- `{d.key}` repeats `{k.key}`" for d, k in r.duplicates]
-        out.append("")
+    out += _section("Staged", [f"- `{c.key}` — {c.recall_count} recalls, {c.unique_queries} queries, "
+                                f"{c.recall_days} days: {_short(c.snippet)}" for c in r.staged])
+    out += _section("Near-duplicates dropped", [f"- `{d.key}` repeats `{k.key}`" for d, k in r.duplicates])
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -70,36 +75,20 @@ def deep_report(day: date, ranked: Sequence[Ranked], promoted_today: Sequence[Pr
                 to_verify: Sequence[VerifyItem] = ()) -> str:
     out = [f"# Deep sleep — {day.isoformat()}", ""]
     out += [f"Promoted to MEMORY.md today: {len(promoted_today)}.", ""]
-    if promoted_today:
-        out += ["## Promoted", ""]
-        out += [f"- `{p.key}` (score {p.score:.3f}, {p.recalls} recalls, {p.queries} queries): {_short(p.snippet)}"
-                + (f" — {p.note}" if p.note else "") for p in promoted_today]
-        out.append("")
-    if superseded_today:
-        out += ["## Superseded by a newer value (moved to memory/archive/promoted.md)", ""]
-        out += [f"- `{p.key}`: {_short(p.snippet)} — {p.note}" for p in superseded_today]
-        out.append("")
-    if to_verify:
-        out += ["## To verify (`kit memory verify`)", ""]
-        out += [f"- #{v.id or '?'} `{v.key}`: {_short(v.text)} — {v.reason}" for v in to_verify]
-        out.append("")
-    if demoted_today:
-        out += ["## Removed by you (never promoted again)", ""]
-        out += [f"- `{p.key}`: {_short(p.snippet)}" for p in demoted_today]
-        out.append("")
-    if retired_today:
-        out += ["## Retired to memory/archive/promoted.md (over memory_max_chars)", ""]
-        out += [f"- `{p.key}`: {_short(p.snippet)}" for p in retired_today]
-        out.append("")
+    out += _section("Promoted", [
+        f"- `{p.key}` (score {p.score:.3f}, {p.recalls} recalls, {p.queries} queries): {_short(p.snippet)}"
+        + (f" — {p.note}" if p.note else "") for p in promoted_today])
+    out += _section("Superseded by a newer value (moved to memory/archive/promoted.md)",
+                    [f"- `{p.key}`: {_short(p.snippet)} — {p.note}" for p in superseded_today])
+    out += _section("To verify (`kit memory verify`)",
+                    [f"- #{v.id or '?'} `{v.key}`: {_short(v.text)} — {v.reason}" for v in to_verify])
+    out += _section("Removed by you (never promoted again)",
+                    [f"- `{p.key}`: {_short(p.snippet)}" for p in demoted_today])
+    out += _section("Retired to memory/archive/promoted.md (over memory_max_chars)",
+                    [f"- `{p.key}`: {_short(p.snippet)}" for p in retired_today])
     done = {(p.key, p.claim) for p in promoted_today}
     rest = [r for r in ranked if (r.cand.key, r.cand.claim) not in done][:REPORT_TOP]
-    if rest:
-        out += [f"## Other candidates (top {REPORT_TOP} by score)", ""]
-        for r in rest:
-            c = r.cand
-            why = notes.get(c.id) or ("passed" if r.passed else "blocked: " + "; ".join(r.blocked_reasons))
-            out.append(f"- `{c.key}` score {r.score.total:.3f}, {c.recall_count} recalls, "
-                       f"{c.unique_queries} queries, {c.recall_days} days — {why}: {_short(c.snippet, 80)}")
+    out += _section(f"Other candidates (top {REPORT_TOP} by score)", [_candidate_line(r, notes) for r in rest])
     return "\n".join(out).rstrip("\n") + "\n"
 
 
