@@ -51,6 +51,22 @@ def handle_errors(func: Callable) -> Callable:
     return wrapper
 
 
+def stacked(*decorators: Callable) -> Callable:
+    """One decorator made of several, applied as if written in this order above the function (so
+    `--help` lists the options in this order)."""
+
+    def apply(func: Callable) -> Callable:
+        for decorator in reversed(decorators):
+            func = decorator(func)
+        return func
+
+    return apply
+
+
+# what most commands take: --workspace and --json, with errors as one line and an exit code
+workspace_command = stacked(workspace_option, json_option, handle_errors)
+
+
 def open_workspace(path: Path | None, flags: dict[str, Any] | None = None):
     from kit import open_workspace as open_
 

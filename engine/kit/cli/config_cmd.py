@@ -10,11 +10,9 @@ import click
 from kit.cli.common import (
     console,
     emit_json,
-    handle_errors,
     interactive,
-    json_option,
     open_workspace,
-    workspace_option,
+    workspace_command,
 )
 
 
@@ -24,9 +22,7 @@ def config() -> None:
 
 
 @config.command("show")
-@workspace_option
-@json_option
-@handle_errors
+@workspace_command
 def show(workspace, as_json: bool) -> None:
     """Print every effective value with its layer (default, user, workspace, env, flag)."""
     ws = open_workspace(workspace)

@@ -10,10 +10,12 @@ from kit.cli.common import (
     handle_errors,
     json_option,
     open_workspace,
+    stacked,
     workspace_option,
 )
 
 systemd_option = click.option("--systemd", is_flag=True, help="Use a user systemd timer instead of crontab.")
+cron_options = stacked(workspace_option, systemd_option, json_option, handle_errors)
 
 
 @click.group("cron")
@@ -40,33 +42,21 @@ def _render(result, as_json: bool) -> None:
 
 
 @cron.command("install")
-@workspace_option
-@systemd_option
-@json_option
-@handle_errors
+@cron_options
 def install(workspace, systemd: bool, as_json: bool) -> None:
     """Add (or update) the one crontab line for this workspace."""
-    ws = open_workspace(workspace)
-    _render(ws.cron("install", systemd=systemd), as_json)
+    _render(open_workspace(workspace).cron("install", systemd=systemd), as_json)
 
 
 @cron.command("show")
-@workspace_option
-@systemd_option
-@json_option
-@handle_errors
+@cron_options
 def show(workspace, systemd: bool, as_json: bool) -> None:
     """Print this workspace's crontab line (or timer schedule)."""
-    ws = open_workspace(workspace)
-    _render(ws.cron("show", systemd=systemd), as_json)
+    _render(open_workspace(workspace).cron("show", systemd=systemd), as_json)
 
 
 @cron.command("uninstall")
-@workspace_option
-@systemd_option
-@json_option
-@handle_errors
+@cron_options
 def uninstall(workspace, systemd: bool, as_json: bool) -> None:
     """Remove only Kit's line for this workspace; every other line stays."""
-    ws = open_workspace(workspace)
-    _render(ws.cron("uninstall", systemd=systemd), as_json)
+    _render(open_workspace(workspace).cron("uninstall", systemd=systemd), as_json)

@@ -7,12 +7,14 @@ from functools import partial
 
 import click
 
-from kit.cli.common import console, emit_json, fail, handle_errors, json_option
+from kit.cli.common import console, emit_json, fail, handle_errors, json_option, stacked
 
 wait_option = click.option("--wait", is_flag=True, help="Wait for every task, with a progress bar; exit 1 if any failed.")
 timeout_option = click.option("--timeout", type=float, default=None, metavar="SECONDS",
                               help="With --wait: stop waiting after this long (the tasks stay queued).")
 paths_argument = click.argument("paths", nargs=-1, metavar="[PATH]...")
+# the tail of every enqueuing command (dream, index, heartbeat)
+dispatch_options = stacked(wait_option, timeout_option, json_option, handle_errors, click.pass_context)
 
 
 def _fleet(ctx: click.Context):
@@ -177,11 +179,7 @@ def _render_waited(kind: str, waited) -> None:
 @fleet.command("dream")
 @paths_argument
 @click.option("--phase", type=click.Choice(["light", "rem", "deep", "all"]), default="all", show_default=True)
-@wait_option
-@timeout_option
-@json_option
-@handle_errors
-@click.pass_context
+@dispatch_options
 def dream(ctx, paths, phase, wait, timeout, as_json) -> None:
     """Enqueue one dream per workspace (all registered, or the PATHs given)."""
     _dispatch(ctx, "dream", paths, wait, timeout, as_json, phase=phase)
@@ -189,11 +187,7 @@ def dream(ctx, paths, phase, wait, timeout, as_json) -> None:
 
 @fleet.command("index")
 @paths_argument
-@wait_option
-@timeout_option
-@json_option
-@handle_errors
-@click.pass_context
+@dispatch_options
 def index(ctx, paths, wait, timeout, as_json) -> None:
     """Enqueue one memory index refresh per workspace."""
     _dispatch(ctx, "index", paths, wait, timeout, as_json)
@@ -201,11 +195,7 @@ def index(ctx, paths, wait, timeout, as_json) -> None:
 
 @fleet.command("heartbeat")
 @paths_argument
-@wait_option
-@timeout_option
-@json_option
-@handle_errors
-@click.pass_context
+@dispatch_options
 def heartbeat(ctx, paths, wait, timeout, as_json) -> None:
     """Enqueue one heartbeat run per workspace (skipped where HEARTBEAT.md has no tasks)."""
     _dispatch(ctx, "heartbeat", paths, wait, timeout, as_json)

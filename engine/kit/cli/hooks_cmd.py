@@ -9,10 +9,8 @@ import click
 from kit.cli.common import (
     console,
     emit_json,
-    handle_errors,
-    json_option,
     open_workspace,
-    workspace_option,
+    workspace_command,
 )
 
 
@@ -22,9 +20,7 @@ def hooks() -> None:
 
 
 @hooks.command("list")
-@workspace_option
-@json_option
-@handle_errors
+@workspace_command
 def list_cmd(workspace, as_json: bool) -> None:
     """Every hook with its root, events, kind and whether it runs (valid, enabled, trusted)."""
     ws = open_workspace(workspace)
@@ -68,9 +64,7 @@ def list_cmd(workspace, as_json: bool) -> None:
 @click.argument("event")
 @click.option("--data", "data_json", default="{}", help="Event data as a JSON object.")
 @click.option("--session", "session_key", default=None, help="Session key to put on the event.")
-@workspace_option
-@json_option
-@handle_errors
+@workspace_command
 def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_json: bool) -> None:
     """Fire EVENT through the hooks, as Kit would, and show the outcome."""
     from kit import unknown_event
@@ -108,9 +102,7 @@ def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_
 
 @hooks.command("trust")
 @click.argument("name")
-@workspace_option
-@json_option
-@handle_errors
+@workspace_command
 def trust_cmd(name: str, workspace, as_json: bool) -> None:
     """Allow NAME's current code to run (recorded by content hash outside the workspace).
 

@@ -7,7 +7,17 @@ from pathlib import Path
 
 import click
 
-from kit.cli.common import emit_json, handle_errors, json_option
+from kit.cli.common import emit_json, handle_errors, json_option, stacked
+
+# what every importer takes after its own arguments
+plan_options = stacked(
+    click.option("--dry-run", is_flag=True, help="Show the plan and write nothing."),
+    click.option("--force", is_flag=True, help="Overwrite DEST files whose content differs."),
+    click.option("--git", "use_git", is_flag=True, help="Commit exactly the imported files (git init when needed)."),
+    click.option("-v", "--verbose", is_flag=True, help="List unchanged files too."),
+    json_option,
+    handle_errors,
+)
 
 _LABEL = {"create": "create", "overwrite": "overwrite", "unchanged": "unchanged", "conflict": "CONFLICT",
           "withheld": "WITHHELD", "skip": "skip"}
@@ -23,12 +33,7 @@ def import_() -> None:
 @click.argument("dest", type=click.Path(path_type=Path), required=False)
 @click.option("--config", "config", type=click.Path(path_type=Path), default=None,
               help="openclaw.json (default: in SRC or its parent folder, as ~/.openclaw/ holds it).")
-@click.option("--dry-run", is_flag=True, help="Show the plan and write nothing.")
-@click.option("--force", is_flag=True, help="Overwrite DEST files whose content differs.")
-@click.option("--git", "use_git", is_flag=True, help="Commit exactly the imported files (git init when needed).")
-@click.option("-v", "--verbose", is_flag=True, help="List unchanged files too.")
-@json_option
-@handle_errors
+@plan_options
 def openclaw(src: Path, dest: Path | None, config: Path | None, dry_run: bool, force: bool, use_git: bool,
              verbose: bool, as_json: bool) -> None:
     """Import the OpenClaw workspace SRC into DEST (default: SRC itself, converted in place).
@@ -48,12 +53,7 @@ def openclaw(src: Path, dest: Path | None, config: Path | None, dry_run: bool, f
 @import_.command("hermes")
 @click.argument("src", type=click.Path(path_type=Path), required=False)
 @click.argument("dest", type=click.Path(path_type=Path), required=False)
-@click.option("--dry-run", is_flag=True, help="Show the plan and write nothing.")
-@click.option("--force", is_flag=True, help="Overwrite DEST files whose content differs.")
-@click.option("--git", "use_git", is_flag=True, help="Commit exactly the imported files (git init when needed).")
-@click.option("-v", "--verbose", is_flag=True, help="List unchanged files too.")
-@json_option
-@handle_errors
+@plan_options
 def hermes(src: Path | None, dest: Path | None, dry_run: bool, force: bool, use_git: bool, verbose: bool,
            as_json: bool) -> None:
     """Import the Hermes home SRC (default: $HERMES_HOME, else ~/.hermes) into DEST (default: the

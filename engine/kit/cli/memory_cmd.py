@@ -11,6 +11,7 @@ from kit.cli.common import (
     json_option,
     open_workspace,
     progress_display,
+    workspace_command,
     workspace_option,
 )
 
@@ -99,9 +100,7 @@ def _where(path: str, start: int, end: int) -> str:
 
 
 @memory.command("status")
-@workspace_option
-@json_option
-@handle_errors
+@workspace_command
 def status_cmd(workspace, as_json: bool) -> None:
     """Files, chunks, embeddings, model, mode, index freshness and recall counts."""
     ws = open_workspace(workspace)

@@ -13,8 +13,13 @@ from kit.cli.common import (
     handle_errors,
     json_option,
     open_workspace,
+    stacked,
     workspace_option,
 )
+
+# accept and reject take the same arguments
+verify_options = stacked(workspace_option, click.argument("item_id", metavar="N", type=int), json_option,
+                         handle_errors)
 
 FACT_CHARS = 60  # the fact column: one line, cut at a word
 
@@ -165,20 +170,14 @@ def _verify_step(action: str, workspace, item_id: int, as_json: bool) -> None:
 
 
 @verify.command("accept")
-@workspace_option
-@click.argument("item_id", metavar="N", type=int)
-@json_option
-@handle_errors
+@verify_options
 def verify_accept(workspace, item_id: int, as_json: bool) -> None:
     """Promote item N's new value; the entry or line it contradicts goes to the archive."""
     _verify_step("accept", workspace, item_id, as_json)
 
 
 @verify.command("reject")
-@workspace_option
-@click.argument("item_id", metavar="N", type=int)
-@json_option
-@handle_errors
+@verify_options
 def verify_reject(workspace, item_id: int, as_json: bool) -> None:
     """Keep MEMORY.md as it is; item N's text is never promoted or queued again."""
     _verify_step("reject", workspace, item_id, as_json)

@@ -10,6 +10,7 @@ from kit.cli.common import (
     handle_errors,
     json_option,
     open_workspace,
+    workspace_command,
     workspace_option,
 )
 
@@ -61,9 +62,7 @@ def list_cmd(workspace, limit, key, as_json):
 
 @sessions.command("show")
 @click.argument("session_id")
-@workspace_option
-@json_option
-@handle_errors
+@workspace_command
 def show_cmd(session_id, workspace, as_json):
     """One session's transcript (ID, a unique ID prefix, or a session key)."""
     store = _store(workspace)

@@ -9,10 +9,8 @@ import click
 from kit.cli.common import (
     console,
     emit_json,
-    handle_errors,
-    json_option,
     open_workspace,
-    workspace_option,
+    workspace_command,
 )
 
 STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "dim", "error": "bold red",
@@ -26,9 +24,7 @@ def skills() -> None:
 
 
 @skills.command("list")
-@workspace_option
-@json_option
-@handle_errors
+@workspace_command
 def list_cmd(workspace, as_json: bool) -> None:
     """Every skill: source root, readiness (or blocked / invalid), flags and description."""
     catalog = open_workspace(workspace).skills
@@ -77,9 +73,7 @@ def list_cmd(workspace, as_json: bool) -> None:
 @skills.command("view")
 @click.argument("name")
 @click.argument("file", required=False)
-@workspace_option
-@json_option
-@handle_errors
+@workspace_command
 def view_cmd(name: str, file: str | None, workspace, as_json: bool) -> None:
     """Show a skill's SKILL.md and linked files, or one FILE inside it."""
     from kit import SkillFile, skill_view
@@ -118,9 +112,7 @@ def _print_files(out, files: dict) -> None:
 @skills.command("new")
 @click.argument("name")
 @click.option("--description", "-d", default=None, help="One or two sentences: what it does and when to use it.")
-@workspace_option
-@json_option
-@handle_errors
+@workspace_command
 def new_cmd(name: str, description: str | None, workspace, as_json: bool) -> None:
     """Scaffold skills/NAME/SKILL.md in the workspace (it passes `kit skills check`).
 
@@ -141,9 +133,7 @@ def new_cmd(name: str, description: str | None, workspace, as_json: bool) -> Non
 
 @skills.command("check")
 @click.argument("name", required=False)
-@workspace_option
-@json_option
-@handle_errors
+@workspace_command
 def check_cmd(name: str | None, workspace, as_json: bool) -> None:
     """Validation problems and security findings; exit 1 on errors or untrusted critical code."""
     check = open_workspace(workspace).skills.check(name)
@@ -170,9 +160,7 @@ def check_cmd(name: str | None, workspace, as_json: bool) -> None:
 
 @skills.command("trust")
 @click.argument("name")
-@workspace_option
-@json_option
-@handle_errors
+@workspace_command
 def trust_cmd(name: str, workspace, as_json: bool) -> None:
     """Allow a skill's current code (by content hash); any later change needs trusting again."""
     from kit import trust_skill
