@@ -49,10 +49,14 @@ def test_long_section_splits_at_block_boundaries_with_whole_line_overlap():
 
 
 def test_no_overlap_when_overlap_is_zero():
-    text = "\n\n".join(f"Para {i} " + "x " * 60 for i in range(6)) + "\n"
+    # six paragraphs of four 9-token lines: whole lines fit in an overlap, so the control run
+    # with overlap=20 repeats the last two lines of each chunk; at 0 nothing is repeated
+    text = "\n\n".join("\n".join(f"para {i} line {j} " + "x " * 8 for j in range(4)) for i in range(6)) + "\n"
     chunks = chunk_markdown("a.md", text, tokens=80, overlap=0)
-    for prev, nxt in zip(chunks, chunks[1:], strict=False):
-        assert nxt.start_line > prev.end_line
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 9), (11, 19), (21, 29)]
+    assert all(c.text == lines_of(text, c) for c in chunks)
+    control = chunk_markdown("a.md", text, tokens=80, overlap=20)
+    assert [(c.start_line, c.end_line) for c in control] == [(1, 9), (8, 19), (18, 29)]
 
 
 def test_nested_lists_stay_with_their_top_level_item():
@@ -66,34 +70,38 @@ def test_nested_lists_stay_with_their_top_level_item():
 
 
 def test_fenced_code_is_never_split_unless_larger_than_a_chunk():
+    # a 232-token fence (lines 5-26) after a paragraph that fills most of a 300-token chunk: it
+    # moves whole into a chunk of its own, and the 60-token overlap carries none of its last lines
+    # into the next chunk (the paragraph after it starts that one)
     code = "\n".join(f"    line_{i} = compute({i})  # some code" for i in range(20))
-    text = "# Code\n\nBefore the code " + "w " * 40 + "\n\n```python\n" + code + "\n```\n\nAfter.\n"
-    fence_start = text.split("\n").index("```python") + 1
-    fence_end = fence_start + 21
-    chunks = chunk_markdown("a.md", text, tokens=300, overlap=40)
-    holders = [c for c in chunks if c.start_line <= fence_start + 1 <= c.end_line]
-    for c in chunks:
-        inside_start = fence_start < c.start_line <= fence_end
-        inside_end = fence_start <= c.end_line < fence_end
-        assert not inside_start and not inside_end, f"chunk {c.start_line}-{c.end_line} cuts the fence"
-    assert any(c.start_line <= fence_start and c.end_line >= fence_end for c in holders)
-    # a fence larger than one chunk is cut at line boundaries
+    text = ("# Code\n\nBefore the code " + "w " * 300 + "\n\n```python\n" + code + "\n```\n\nAfter "
+            + "z " * 300 + "\n")
+    lines = text.split("\n")
+    assert (lines[4], lines[25]) == ("```python", "```")
+    chunks = chunk_markdown("a.md", text, tokens=300, overlap=60)
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 3), (5, 26), (28, 28)]
+    assert chunks[1].text == "\n".join(lines[4:26])
+    # a fence larger than one chunk is cut at line boundaries, the pieces tiling it
     big = chunk_markdown("a.md", text, tokens=60, overlap=0)
-    fence_parts = [c for c in big if fence_start <= c.start_line <= fence_end]
-    assert len(fence_parts) >= 2
-    assert all(c.text == lines_of(text, c) for c in big)
+    fence_parts = [(c.start_line, c.end_line) for c in big if 5 <= c.start_line <= 26]
+    assert fence_parts == [(5, 11), (12, 17), (18, 23), (24, 26)]
+    assert all(c.text == lines_of(text, c) for c in big if c.start_line != 3 and c.start_line != 28)
 
 
 def test_tables_are_never_split():
-    rows = "\n".join(f"| row {i} | value {i * 3} | note about row {i} |" for i in range(12))
-    text = "Intro " + "w " * 50 + "\n\n| a | b | c |\n|---|---|---|\n" + rows + "\n\nAfter the table.\n"
-    all_lines = text.split("\n")
-    t_start = all_lines.index("| a | b | c |") + 1
-    t_end = t_start + 13
+    # a 153-token table (lines 3-16) between paragraphs that each fill most of a 200-token chunk:
+    # it moves whole into a chunk of its own, and the 60-token overlap does not carry its last
+    # rows into the next chunk
+    rows = [f"| row {i} | value {i * 3} | note about row {i} |" for i in range(12)]
+    table = "| a | b | c |\n|---|---|---|\n" + "\n".join(rows)
+    text = "Intro " + "w " * 300 + "\n\n" + table + "\n\nAfter the table " + "z " * 300 + "\n"
     chunks = chunk_markdown("a.md", text, tokens=200, overlap=60)
-    table_chunks = [c for c in chunks if c.start_line <= t_start <= c.end_line]
-    assert table_chunks and all(c.end_line >= t_end for c in table_chunks)
-    assert not any(t_start < c.start_line <= t_end for c in chunks), "a chunk starts inside the table"
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 1), (3, 16), (18, 18)]
+    assert chunks[1].text == table
+    # control: the same lines as a plain paragraph have their last five carried over
+    plain = text.replace("|", "¦")
+    assert [(c.start_line, c.end_line) for c in chunk_markdown("a.md", plain, tokens=200, overlap=60)] == \
+        [(1, 1), (3, 16), (12, 18)]
 
 
 def test_cjk_text_counts_characters_as_tokens():
