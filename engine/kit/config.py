@@ -10,7 +10,7 @@ import difflib
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
@@ -386,21 +386,34 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
                     continue
                 walk(value, spec, dotted + ".")
 
-    def walk_provider(name: str, value: Any, dotted: str) -> None:
+    def known_keys(value: Any, dotted: str, fields: Mapping[str, Field], must_be: str,
+                   refuse: Callable[[Any, str], str | None] | None = None) -> Iterator[tuple[Any, Any, str]]:
+        """(key, value, dotted key) of each known key of one entry of an open section (a provider,
+        an MCP server); an entry that is not a mapping, a key `refuse` has a reason for, and an
+        unknown key are reported instead."""
         if value is None:
             return
         if not isinstance(value, Mapping):
-            err(dotted, f"'{dotted}' must be a mapping of provider settings")
+            err(dotted, f"'{dotted}' must be {must_be}")
             return
         for key, item in value.items():
             sub = f"{dotted}.{key}"
+            reason = refuse(key, sub) if refuse is not None else None
+            if reason is None and key not in fields:
+                reason = f"unknown key '{sub}'" + _suggest(str(key), list(fields))
+            if reason is not None:
+                err(sub, reason)
+                continue
+            yield key, item, sub
+
+    def walk_provider(name: str, value: Any, dotted: str) -> None:
+        def secret(key: Any, sub: str) -> str | None:
             if key in SECRET_KEYS:  # §3: secrets never live in kit.yaml, which goes into git
-                err(sub, f"'{sub}': secrets are never stored in kit.yaml; put the key in an environment "
-                         f"variable and name it with '{dotted}.api_key_env'")
-                continue
-            if key not in PROVIDER_FIELDS:
-                err(sub, f"unknown key '{sub}'" + _suggest(str(key), list(PROVIDER_FIELDS)))
-                continue
+                return (f"'{sub}': secrets are never stored in kit.yaml; put the key in an environment "
+                        f"variable and name it with '{dotted}.api_key_env'")
+            return None
+
+        for key, item, sub in known_keys(value, dotted, PROVIDER_FIELDS, "a mapping of provider settings", secret):
             if key == "models":
                 walk_models(item, sub)
                 continue
@@ -441,16 +454,7 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
             err(dotted, f"MCP server name '{name}' must be up to 40 letters, digits, '-' and single '_' "
                         "(a double underscore separates server and tool in the agent's tool names)")
             return
-        if value is None:
-            return
-        if not isinstance(value, Mapping):
-            err(dotted, f"'{dotted}' must be a mapping (command/args/env, or url)")
-            return
-        for key, item in value.items():
-            sub = f"{dotted}.{key}"
-            if key not in MCP_SERVER_FIELDS:
-                err(sub, f"unknown key '{sub}'" + _suggest(str(key), list(MCP_SERVER_FIELDS)))
-                continue
+        for key, item, sub in known_keys(value, dotted, MCP_SERVER_FIELDS, "a mapping (command/args/env, or url)"):
             try:
                 coerced = _coerce(item, MCP_SERVER_FIELDS[key], sub)
             except ValueError as exc:

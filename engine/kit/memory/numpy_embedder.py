@@ -25,7 +25,6 @@ import numpy as np
 
 from kit.memory.embedder_base import (
     DEFAULT_MODEL,
-    EmbeddingError,
     model_id_for,
     normalise,
 )
@@ -35,6 +34,7 @@ from kit.memory.model_files import (
     Tokens,
     bert_folder_problem,
     load_weights,
+    weight,
 )
 
 # --------------------------------------------------------------------------- erf
@@ -124,13 +124,7 @@ class _Bert:
         self.activation = _ACTIVATIONS[config.activation]
         self.tokens = Tokens(folder, config)
         self.blas = _blas_controller()
-        weights = load_weights(folder)
-
-        def get(name: str) -> np.ndarray:
-            try:
-                return np.ascontiguousarray(weights[name], dtype=np.float32)
-            except KeyError as exc:
-                raise EmbeddingError(f"{folder / 'model.safetensors'} has no weight {name!r}") from exc
+        get = functools.partial(weight, load_weights(folder), folder)
 
         self.word = get("embeddings.word_embeddings.weight")
         self.position = get("embeddings.position_embeddings.weight")

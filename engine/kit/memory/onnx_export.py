@@ -21,6 +21,7 @@ A new graph layout must bump BUILDER_VERSION: cached files of another version ar
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -32,8 +33,7 @@ from typing import Any
 import numpy as np
 
 from kit.fsutil import atomic_write
-from kit.memory.embedder_base import EmbeddingError
-from kit.memory.model_files import BertConfig, load_weights
+from kit.memory.model_files import BertConfig, load_weights, weight
 from kit.paths import xdg_data_home
 
 BUILDER_VERSION = 1  # bump when the graph changes: cached models of another version are rebuilt
@@ -68,13 +68,7 @@ def build_model(folder: Path) -> bytes:
     from onnx import TensorProto, helper
 
     config = BertConfig.read(folder)
-    weights = load_weights(folder)
-
-    def w(name: str) -> np.ndarray:
-        try:
-            return np.asarray(weights[name], dtype=np.float32)
-        except KeyError as exc:
-            raise EmbeddingError(f"{folder / 'model.safetensors'} has no weight {name!r}") from exc
+    w = functools.partial(weight, load_weights(folder), folder)
 
     g = _Graph()
     f32 = np.float32

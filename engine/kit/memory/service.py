@@ -582,17 +582,13 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
             findings.append(Problem.from_error(exc, path=rel, area="memory", severity="warning"))
     stale["new"] = [rel for rel in stale["new"] if rel not in refused]
     if any(stale.values()):
-        findings.append(Problem(
-            area="memory", severity="warning",
-            message=f"memory index is stale: {len(stale['new'])} new, {len(stale['changed'])} changed, "
-                    f"{len(stale['deleted'])} deleted files; run `kit memory index` (kit watch keeps it fresh)",
-        ))
+        severity, message = "warning", (
+            f"memory index is stale: {len(stale['new'])} new, {len(stale['changed'])} changed, "
+            f"{len(stale['deleted'])} deleted files; run `kit memory index` (kit watch keeps it fresh)")
     else:
-        findings.append(Problem(
-            area="memory", severity="info",
-            message=f"memory index fresh: {numbers['files']} files, {numbers['chunks']} chunks, "
-                    f"{numbers['embedded_chunks']} embedded",
-        ))
+        severity, message = "info", (f"memory index fresh: {numbers['files']} files, {numbers['chunks']} chunks, "
+                                     f"{numbers['embedded_chunks']} embedded")
+    findings.append(Problem(area="memory", severity=severity, message=message))
     return findings
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from kit.memory.embedder_base import (
     DEFAULT_MODEL,
+    CountingEmbedder,
     EmbeddingError,
     model_id_for,
     normalise,
@@ -20,7 +21,7 @@ from kit.memory.embedder_base import (
 )
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(CountingEmbedder):
     """sentence-transformers backend; the model loads on first use (so `kit doctor` stays light).
     A model that failed to load is not tried again by this object: every later call fails at once
     with the same reason."""
@@ -37,8 +38,7 @@ class SentenceTransformerEmbedder:
         self._model: Any = None
         self._failure: str | None = None
         self._lock = threading.Lock()
-        self.calls = 0  # encode calls (texts counted in `encoded`): incremental sync is observable
-        self.encoded = 0
+        super().__init__()
 
     @property
     def model(self) -> Any:
@@ -77,11 +77,7 @@ class SentenceTransformerEmbedder:
             self._dim = int(getter())
         return self._dim
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls += 1
-        self.encoded += len(texts)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.model.encode(
             list(texts),
             batch_size=self.batch_size,

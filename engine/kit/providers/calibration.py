@@ -19,6 +19,7 @@ from kit.tokens import messages_tokens, tools_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit.core import WorkspaceCore
+    from kit.state import StateDB
 
 ALPHA = 0.3  # weight of a new sample in the factor's moving average
 FACTOR_RANGE = (0.25, 4.0)  # a ratio outside this is a server quirk, not the tokenizer
@@ -69,10 +70,8 @@ class ModelStatsStore:
     def __init__(self, ws: WorkspaceCore):
         self.ws = ws
 
-    def _db(self):
-        db = self.ws.open_state()
-        db.migrate("model_stats", MIGRATIONS)
-        return db
+    def _db(self) -> StateDB:
+        return self.ws.open_state("model_stats", MIGRATIONS)
 
     def get(self, target: str) -> ModelStats:
         with self._db() as db:

@@ -73,6 +73,8 @@ from kit.tokens import messages_tokens, tools_tokens
 if TYPE_CHECKING:  # pragma: no cover
     from tenacity import RetryCallState, Retrying
 
+    from kit.state import StateDB
+
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 COOLDOWN_STEPS = (30.0, 60.0, 300.0)  # seconds: 30 s → 1 min → 5 min (and 5 min thereafter)
 ESCALATION_RESET_S = 3600.0  # an hour without trouble after a cooldown ends resets the steps
@@ -120,10 +122,8 @@ class CooldownStore:
     def __init__(self, ws: WorkspaceCore):
         self.ws = ws
 
-    def _db(self):
-        db = self.ws.open_state()
-        db.migrate("failover", MIGRATIONS)
-        return db
+    def _db(self) -> StateDB:
+        return self.ws.open_state("failover", MIGRATIONS)
 
     def get(self, target: str) -> Cooldown | None:
         with self._db() as db:
