@@ -17,7 +17,15 @@ from typing import Any
 import yaml
 
 from kit.errors import WorkspaceError
-from kit.importers.openclaw import _files, _has_values, _nest, _Planner, _skill_dirs, _withhold
+from kit.importers.openclaw import (
+    _files,
+    _has_values,
+    _hook_dirs,
+    _nest,
+    _Planner,
+    _skill_dirs,
+    _withhold,
+)
 from kit.importers.plan import Action, ImportPlan
 from kit.paths import CONFIG_FILE
 
@@ -203,25 +211,22 @@ def plan_hermes(src: str | os.PathLike | None = None, dest: str | os.PathLike | 
             p.copy(rel, target + rel[len(rel_dir):], f"from {rel_dir}/ (flattened)" if rel.endswith("/SKILL.md") else "")
             done.add(rel)
 
-    if (src_path / "hooks").is_dir():
-        for folder in sorted(d for d in (src_path / "hooks").iterdir() if d.is_dir() and not d.is_symlink()):
-            spec = folder / "HOOK.yaml"
-            if not spec.is_file():
-                continue
-            name = folder.name
-            kit_name = f"hermes-{name}"
-            text, missing = convert_hook(spec.read_text(encoding="utf-8"), kit_name)
-            p.text(f"hooks/{kit_name}/HOOK.md", f"hooks/{name}/HOOK.yaml", text, "Kit's HOOK.md, enabled: false",
-                   converted=True)
-            done.add(f"hooks/{name}/HOOK.yaml")
-            for rel in _files(src_path, f"hooks/{name}"):
-                if rel not in done:
-                    p.copy(rel, f"hooks/{kit_name}" + rel[len(f"hooks/{name}"):])
-                    done.add(rel)
-            p.notes.append(f"hooks/{kit_name}/handler.py: not runnable as is: port handle(event_type, context) "
-                           "to handle(event) (the hook is imported disabled)")
-            if missing:
-                p.notes.append(f"hooks/{kit_name}: Kit has no {', '.join(missing)} event")
+    for folder in _hook_dirs(src_path, "HOOK.yaml"):
+        spec = folder / "HOOK.yaml"
+        name = folder.name
+        kit_name = f"hermes-{name}"
+        text, missing = convert_hook(spec.read_text(encoding="utf-8"), kit_name)
+        p.text(f"hooks/{kit_name}/HOOK.md", f"hooks/{name}/HOOK.yaml", text, "Kit's HOOK.md, enabled: false",
+               converted=True)
+        done.add(f"hooks/{name}/HOOK.yaml")
+        for rel in _files(src_path, f"hooks/{name}"):
+            if rel not in done:
+                p.copy(rel, f"hooks/{kit_name}" + rel[len(f"hooks/{name}"):])
+                done.add(rel)
+        p.notes.append(f"hooks/{kit_name}/handler.py: not runnable as is: port handle(event_type, context) "
+                       "to handle(event) (the hook is imported disabled)")
+        if missing:
+            p.notes.append(f"hooks/{kit_name}: Kit has no {', '.join(missing)} event")
 
     for name, why in NOT_IMPORTED.items():
         if (src_path / name).exists():

@@ -324,6 +324,14 @@ def _skill_dirs(src: Path) -> list[Path]:
     return found
 
 
+def _hook_dirs(src: Path, spec: str) -> list[Path]:
+    """The folders of SRC's hooks/ that hold a `spec` file (HOOK.md, Hermes' HOOK.yaml), by name."""
+    root = src / "hooks"
+    if not root.is_dir():
+        return []
+    return sorted(d for d in root.iterdir() if d.is_dir() and not d.is_symlink() and (d / spec).is_file())
+
+
 def _bundled_hooks() -> set[str]:
     folder = bundled("hooks")
     return {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
@@ -507,33 +515,30 @@ def plan_openclaw(src: str | os.PathLike, dest: str | os.PathLike | None = None,
 
     # hooks: Kit's frontmatter, disabled; TypeScript handlers kept and reported
     bundled_names = _bundled_hooks()
-    if (src_path / "hooks").is_dir():
-        for folder in sorted(d for d in (src_path / "hooks").iterdir() if d.is_dir() and not d.is_symlink()):
-            hook_md = folder / "HOOK.md"
-            if not hook_md.is_file():
+    for folder in _hook_dirs(src_path, "HOOK.md"):
+        hook_md = folder / "HOOK.md"
+        name = folder.name
+        kit_name = f"openclaw-{name}" if name in bundled_names else name
+        target = f"hooks/{kit_name}"
+        text, events, missing = convert_hook(hook_md.read_text(encoding="utf-8"), kit_name)
+        src_rel = f"hooks/{name}"
+        p.text(f"{target}/HOOK.md", f"{src_rel}/HOOK.md", text, "Kit's frontmatter, enabled: false",
+               converted=True)
+        done.add(f"{src_rel}/HOOK.md")
+        for rel in _files(src_path, src_rel):
+            if rel == f"{src_rel}/HOOK.md":
                 continue
-            name = folder.name
-            kit_name = f"openclaw-{name}" if name in bundled_names else name
-            target = f"hooks/{kit_name}"
-            text, events, missing = convert_hook(hook_md.read_text(encoding="utf-8"), kit_name)
-            src_rel = f"hooks/{name}"
-            p.text(f"{target}/HOOK.md", f"{src_rel}/HOOK.md", text, "Kit's frontmatter, enabled: false",
-                   converted=True)
-            done.add(f"{src_rel}/HOOK.md")
-            for rel in _files(src_path, src_rel):
-                if rel == f"{src_rel}/HOOK.md":
-                    continue
-                p.copy(rel, target + rel[len(src_rel):])
-                done.add(rel)
-            handlers = [f for f in ("handler.ts", "handler.js", "index.ts", "index.js") if (folder / f).is_file()]
-            if handlers:
-                p.notes.append(f"{target}/{handlers[0]}: not runnable: port to handler.py or a command "
-                               f"(the hook is imported disabled)")
-            if kit_name != name:
-                p.notes.append(f"hooks/{name} is imported as {target}: Kit bundles a '{name}' hook, which "
-                               "stays in force")
-            if missing:
-                p.notes.append(f"{target}: Kit has no {', '.join(missing)} event")
+            p.copy(rel, target + rel[len(src_rel):])
+            done.add(rel)
+        handlers = [f for f in ("handler.ts", "handler.js", "index.ts", "index.js") if (folder / f).is_file()]
+        if handlers:
+            p.notes.append(f"{target}/{handlers[0]}: not runnable: port to handler.py or a command "
+                           f"(the hook is imported disabled)")
+        if kit_name != name:
+            p.notes.append(f"hooks/{name} is imported as {target}: Kit bundles a '{name}' hook, which "
+                           "stays in force")
+        if missing:
+            p.notes.append(f"{target}: Kit has no {', '.join(missing)} event")
 
     # everything else is kept as it is and reported
     for rel in _files(src_path):
