@@ -71,7 +71,7 @@ def test_deleting_a_note_under_the_watcher_drops_it(watched):
     assert counting.calls == 0
 
 
-def test_unsubscribing_stops_indexing(workspace, real_embedder):
+def test_unsubscribing_stops_indexing(workspace, real_embedder, monkeypatch):
     mem = memory_for(workspace)
     mem.use_embedder(real_embedder)
     stop = start_auto_index(workspace, initial_sync=False)
@@ -79,9 +79,13 @@ def test_unsubscribing_stops_indexing(workspace, real_embedder):
     workspace.reload(["memory/2026-05-06.md"])
     assert stop.wait_until_synced(1, 60), stop.last_error  # subscribed: the change is indexed
     stop()
+    asked: list[str] = []  # the indexer's listener asks the memory which changed paths it indexes
+    monkeypatch.setattr(mem, "is_indexable", lambda rel: asked.append(rel) or True)
     write(workspace.root, "memory/2026-05-07.md", "- after unsubscribe\n")
     result = workspace.reload(["memory/2026-05-07.md"])
     assert result.changed == ("memory/2026-05-07.md",)
+    # unsubscribed, not just stopped: the reload no longer reaches the indexer at all
+    assert asked == []
     # a worker that still listened would sync within seconds; a stopped one never does
     assert not stop.wait_until_synced(2, timeout=5)
     assert stop.syncs == 1
