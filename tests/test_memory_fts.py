@@ -33,17 +33,22 @@ def seed(root, fillers: int = 40) -> None:
 
 @pytest.mark.parametrize("fillers", [0, 4, 40])
 def test_fts_only_keeps_every_keyword_match_even_below_min_score(workspace, fillers):
-    """A small workspace gives BM25 little to go on: with 4 other notes the matches score 0.24-0.26,
-    with none they score 0 (FTS5 floors the IDF of a word in half the chunks). All are real matches.
-    (The untouched MEMORY.md template is no chunk, so it no longer lends the IDF a document.)"""
+    """A note holding the question's one word scores 1 however small the workspace (keyword cover:
+    bm25() alone is 0 with no other notes, FTS5 floors the IDF of a word half the chunks hold).
+    A note holding one of two words scores less, below min_score in a small workspace; in fts-only
+    mode every match is kept all the same. (The untouched MEMORY.md template is no chunk.)"""
     seed(workspace.root, fillers)
     mem = Memory(workspace, embedder=None)
     result = mem.search("deploy")
     assert result.mode == "fts-only"
     assert sorted(h.path for h in result.results) == sorted(DEPLOY_NOTES)
     assert all(h.vector_score is None for h in result.results)
-    below = [h for h in result.results if h.relevance < SearchSettings().min_score]
-    assert len(below) == {0: 3, 4: 3, 40: 0}[fillers]  # what a min_score-only keep rule would drop
+    assert [h.text_score for h in result.results] == [1.0, 1.0, 1.0]
+    both = mem.search("deploy tuesday")
+    assert both.results[0].path == "memory/2026-05-01.md" and both.results[0].text_score == 1.0
+    assert sorted(h.path for h in both.results) == sorted(DEPLOY_NOTES)
+    below = [h for h in both.results if h.relevance < SearchSettings().min_score]
+    assert len(below) == {0: 2, 4: 2, 40: 0}[fillers]  # what a min_score-only keep rule would drop
     assert mem.search("armadillo").results == ()  # no match is still no match
 
 

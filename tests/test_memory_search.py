@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import date
 
 import pytest
@@ -139,13 +140,36 @@ def test_bm25_mapping_and_weights_give_the_documented_scores(corpus):
     by_path = {h.path: h for h in result.results}
     for path, rank in ranks.items():
         hit = by_path[path]
-        assert hit.text_score == pytest.approx(abs(rank) / (1 + abs(rank)))
+        assert abs(rank) / (1 + abs(rank)) < 1  # bm25 alone; each of them holds every word: cover 1
+        assert hit.text_score == 1.0
         assert hit.relevance == pytest.approx(0.7 * hit.vector_score + 0.3 * hit.text_score)
         # age from the newest candidate (2026-05-06): 0 for it, 59 days for 2026-03-08; MEMORY.md evergreen
         age = {"MEMORY.md": None, "memory/2026-05-06.md": 0, "memory/2026-03-08.md": 59}[path]
         assert hit.score == pytest.approx(hit.relevance * recency_prior(age, 30, 0.1))
         assert hit.relative == pytest.approx(hit.score / result.results[0].score)
     assert [h.rank for h in result.results] == list(range(1, len(result.results) + 1))
+
+
+def test_text_score_is_bm25_or_the_idf_weighted_share_of_the_words_held(corpus):
+    """text score = max(|r|/(1+|r|), Σ idf(held) / Σ idf(asked)), idf = ln(1 + (N − n + 0.5)/(n + 0.5))."""
+    idx = corpus.index()
+    n = idx.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+
+    def holders(word):
+        return {r[0] for r in idx.conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (word,))}
+
+    garage, lantern = holders("garage"), holders("lantern")
+    assert garage and lantern and not garage & lantern
+    w = {word: math.log(1 + (n - len(ids) + 0.5) / (len(ids) + 0.5)) for word, ids in
+         (("garage", garage), ("lantern", lantern))}
+    ranks = dict(idx.conn.execute("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH "
+                                  "'\"garage\" OR \"lantern\"'").fetchall())
+    scores = text_candidates(idx, "garage lantern", 50)
+    assert scores.keys() == ranks.keys()
+    for chunk_id, rank in ranks.items():
+        cover = w["garage" if chunk_id in garage else "lantern"] / (w["garage"] + w["lantern"])
+        assert scores[chunk_id] == pytest.approx(max(abs(rank) / (1 + abs(rank)), cover))
+    assert list(scores.values()) == sorted(scores.values(), reverse=True)
 
 
 def test_equal_notes_rank_by_age_and_memory_md_is_evergreen(corpus):

@@ -66,9 +66,9 @@ Method = Callable[[object, str, int], list[Hit]]
 
 def _kit(settings_changes: dict) -> Method:
     def search(mem, query: str, k: int) -> list[Hit]:
-        from kit.memory.search import SearchSettings, hybrid_search
+        from kit.memory.search import hybrid_search
 
-        settings = dataclasses.replace(SearchSettings.from_config(mem.ws.config), **settings_changes)
+        settings = dataclasses.replace(mem.ws.config.memory.search, **settings_changes)
         idx = mem.index()
         result = hybrid_search(idx, query, settings, today=TODAY, limit=k,
                                vectors=mem.vector_set(idx, mem.embedder.model_id), encode_query=mem.encode_query)

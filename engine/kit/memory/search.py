@@ -73,7 +73,7 @@ class SearchHit:
     end_line: int
     score: float  # relevance × recency prior × period factor
     vector_score: float | None  # cosine similarity (None in fts-only mode)
-    text_score: float | None  # |r|/(1+|r|) of the BM25 rank; 0 when the text side did not find it
+    text_score: float | None  # max(|r|/(1+|r|) of the BM25 rank, keyword cover); 0 when the text side did not find it
     snippet: str
     heading: str = ""
     relevance: float = 0.0  # vw·vector + tw·text, before recency and period
@@ -292,37 +292,72 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     return (content if content else words), cjk
 
 
+def idf(chunks: int, holding: int) -> float:
+    """BM25's inverse document frequency as Lucene computes it: ln(1 + (N − n + 0.5) / (n + 0.5)).
+    It never reaches 0, where FTS5's ln((N − n + 0.5) / (n + 0.5)) is clamped to ~0 for a word half
+    the chunks hold: in a workspace of one or two notes, every word."""
+    return math.log(1.0 + (chunks - holding + 0.5) / (holding + 0.5))
+
+
+def keyword_cover(index: MemoryIndex, terms: Sequence[str], *, trigram: bool = False) -> dict[int, float]:
+    """Chunk id → the IDF-weighted share of `terms` it holds, Σ idf(held) / Σ idf(all), in [0, 1]:
+    1 for a chunk holding every word of the question however small the index. A word no chunk
+    holds still weighs in the sum (a question about something never written is not fully met)."""
+    if not terms:
+        return {}
+    chunks = max(1, index.chunk_count())
+    holders = {t: index.postings(_quote(t), trigram=trigram) for t in terms}
+    weights = {t: idf(chunks, len(ids)) for t, ids in holders.items()}
+    total = sum(weights.values())
+    held: dict[int, float] = {}
+    for t, ids in holders.items():  # in the order of `total`'s sum: holding every term gives exactly 1
+        for chunk_id in ids:
+            held[chunk_id] = held.get(chunk_id, 0.0) + weights[t]
+    return {chunk_id: w / total for chunk_id, w in held.items()}
+
+
+def _scored(index: MemoryIndex, terms: list[str], limit: int, *, trigram: bool = False) -> dict[int, float]:
+    """The chunks an OR of `terms` finds (bm25 order, `limit` of them) → text score, best first."""
+    hits = index.text_search(" OR ".join(map(_quote, terms)), limit, trigram=trigram)
+    if not hits:
+        return {}
+    cover = keyword_cover(index, terms, trigram=trigram)
+    scores = {i: max(bm25_to_score(rank), min(1.0, cover.get(i, 0.0))) for i, rank in hits}
+    return dict(sorted(scores.items(), key=lambda kv: -kv[1]))  # stable: bm25 order among equals
+
+
 def text_candidates(index: MemoryIndex, query: str, limit: int) -> dict[int, float]:
-    """Chunk id → BM25 rank, best first: the query's words joined with OR (a chunk holding all of
+    """Chunk id → text score, best first: the query's words joined with OR (a chunk holding all of
     them ranks above one holding some, since bm25() sums over the words it holds); CJK through the
-    trigram table. When the words find nothing: their substrings (trigrams of words of 3+ chars),
-    and for 1–2 CJK characters a plain substring scan, ranked flat."""
+    trigram table. The score is the larger of |r|/(1+|r|) of the BM25 rank r and the IDF-weighted
+    share of the words the chunk holds (keyword_cover), so an exact word match still scores in an
+    index of one note, where bm25() is ~0 for every word. When the words find nothing: their
+    substrings (trigrams of words of 3+ chars), and for 1–2 CJK characters a plain substring scan,
+    scored flat (0.5)."""
     words, cjk = query_terms(query)
     if not words and not cjk:
         return {}
     if not cjk:
-        hits = index.text_search(" OR ".join(map(_quote, words)), limit)
+        hits = _scored(index, words, limit)
         if hits:
-            return dict(hits)
+            return hits
         # substrings ("deploy" in "redeployed", "v2" in "api/v2"): trigram index, terms of 3+ chars
         long_words = [w for w in words if len(w) >= 3]
-        if long_words:
-            return dict(index.text_search(" OR ".join(map(_quote, long_words)), limit, trigram=True))
-        return {}
+        return _scored(index, long_words, limit, trigram=True) if long_words else {}
     grams: list[str] = []
     for run in cjk:
         grams.extend(run[i : i + 3] for i in range(len(run) - 2))
     grams.extend(w for w in words if len(w) >= 3)
     grams = list(dict.fromkeys(grams))
     if grams:
-        hits = index.text_search(" OR ".join(map(_quote, grams)), limit, trigram=True)
+        hits = _scored(index, grams, limit, trigram=True)
         if hits:
-            return dict(hits)
+            return hits
     short = [run for run in cjk if len(run) < 3]
     found: dict[int, float] = {}
-    for run in short:  # too short for trigrams: a plain substring scan, ranked flat
+    for run in short:  # too short for trigrams: a plain substring scan, scored flat
         for chunk_id in index.substring_search(run, limit):
-            found.setdefault(chunk_id, LIKE_RANK)
+            found.setdefault(chunk_id, bm25_to_score(LIKE_RANK))
     return found
 
 
@@ -408,10 +443,10 @@ def plan_query(query: str, when: QueryTime, anchor_day: date | None) -> Plan:
 
 def gather(index: MemoryIndex, text: str, pool: int, vectors: Vectors | None,
            period: Period | None) -> tuple[dict[int, float], dict[int, float]]:
-    """(chunk id → cosine, chunk id → BM25 rank) of the candidates: the top `pool` of each side,
+    """(chunk id → cosine, chunk id → text score) of the candidates: the top `pool` of each side,
     and of each side inside the period, so a dated note weakly worded still reaches the ranking.
-    Every candidate gets both scores (a text rank from the first TEXT_DEPTH × pool text hits)."""
-    ranked = text_candidates(index, text, pool * TEXT_DEPTH)  # one query: its order is BM25's
+    Every candidate gets both scores (a text score from the first TEXT_DEPTH × pool text hits)."""
+    ranked = text_candidates(index, text, pool * TEXT_DEPTH)  # one query: best text score first
     in_period = set(index.ids_between(period.start.isoformat(), period.end.isoformat())) if period else set()
     chosen = list(ranked)[:pool] + [i for i in list(ranked)[pool:] if i in in_period][:pool]
     sims: dict[int, float] = {}
@@ -427,13 +462,13 @@ def gather(index: MemoryIndex, text: str, pool: int, vectors: Vectors | None,
             if chunk_id not in sims and (cos := vectors.of(chunk_id)) is not None:
                 sims[chunk_id] = cos
     ranks = {i: ranked[i] for i in chosen}
-    ranks.update((i, ranked[i]) for i in sims if i in ranked)  # vector-side candidates their BM25 rank
+    ranks.update((i, ranked[i]) for i in sims if i in ranked)  # vector-side candidates their text score
     return sims, ranks
 
 
 def score_candidates(rows: dict[int, ChunkRow], sims: dict[int, float], ranks: dict[int, float],
                      weights: tuple[float, float], use_vectors: bool) -> list[Candidate]:
-    """relevance = vw·cosine (clamped to [0, 1]) + tw·|r|/(1+|r|) for every gathered chunk."""
+    """relevance = vw·cosine (clamped to [0, 1]) + tw·text score for every gathered chunk."""
     vw, tw = weights
     out = []
     for chunk_id in sims.keys() | ranks.keys():
@@ -442,7 +477,7 @@ def score_candidates(rows: dict[int, ChunkRow], sims: dict[int, float], ranks: d
             continue
         v = max(0.0, min(1.0, sims.get(chunk_id, 0.0))) if use_vectors else None
         hit = chunk_id in ranks
-        t = bm25_to_score(ranks[chunk_id]) if hit else 0.0
+        t = ranks[chunk_id] if hit else 0.0
         out.append(Candidate(row, v, t, hit, vw * (v or 0.0) + tw * t))
     return out
 
@@ -659,7 +694,7 @@ def hybrid_search(
 
     def relevance_of(row: ChunkRow) -> float:
         cos = (vecs.of(row.id) or 0.0) if vecs is not None else 0.0
-        text = bm25_to_score(ranks[row.id]) if row.id in ranks else 0.0
+        text = ranks.get(row.id, 0.0)
         return weights[0] * max(0.0, cos) + weights[1] * text
 
     picked = {r.candidate.row.id for r in chosen}
