@@ -19,7 +19,7 @@ import pytest
 
 from helpers_dream import days, recall, write_note
 from kit.errors import ConflictError
-from kit.filewrite import create_file, file_state, sweep_temps, update_file, write_file
+from kit.filewrite import create_file, file_state, remove_file, sweep_temps, update_file, write_file
 from kit.fsutil import atomic_write
 
 EDIT = """
@@ -305,6 +305,36 @@ def test_create_file_is_create_only(tmp_path: Path):
     with pytest.raises(ConflictError, match="created by someone else"):
         write_file(f, "third\n", expected=None)
     assert f.read_text() == "first\n"
+
+
+def test_remove_file_removes_only_the_version_it_was_given(tmp_path: Path, monkeypatch):
+    f = tmp_path / "report.md"
+    f.write_text("kit's\n")
+    seen = file_state(f)
+    f.write_text("kit's\nand mine\n")
+    with pytest.raises(ConflictError):
+        remove_file(f, expected=seen)
+    assert f.read_text() == "kit's\nand mine\n"
+    # a save that lands in the moment between the check and the removal is given back
+    import kit.filewrite as fw
+
+    real = fw._digest_at
+    seen = file_state(f)
+
+    def late(path):
+        if path != f:  # the renamed-aside copy: the user's in-place save lands now
+            with open(path, "a", encoding="utf-8") as out:
+                out.write("late\n")
+        return real(path)
+
+    monkeypatch.setattr(fw, "_digest_at", late)
+    with pytest.raises(ConflictError):
+        remove_file(f, expected=seen)
+    monkeypatch.undo()
+    assert f.read_text() == "kit's\nand mine\nlate\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
+    remove_file(f, expected=file_state(f))
+    assert not f.exists()
 
 
 def test_mode_owner_and_symlinks_are_kept(tmp_path: Path):

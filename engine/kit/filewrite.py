@@ -5,6 +5,7 @@
                                   change (a merge with the newer text); ConflictError after N tries
     write_file(path, data, expected=state)   one conditional swap (ConflictError when it moved on)
     create_file(path, data)       create only if absent (ConflictError when it exists)
+    remove_file(path, expected=state)   remove only if it still holds that version
     atomic_write(path, data)      an unconditional atomic replace, for files only Kit writes
 
 How one swap works: the new bytes go to a temp file beside the target (fsynced, with the target's
@@ -60,8 +61,8 @@ def _read_umask() -> int:
 
 _UMASK = _read_umask()
 
-__all__ = ["ConflictError", "FileState", "Update", "atomic_write", "create_file", "file_state", "update_file",
-           "write_file"]
+__all__ = ["ConflictError", "FileState", "Update", "atomic_write", "create_file", "file_state", "remove_file",
+           "update_file", "write_file"]
 
 
 @dataclass(frozen=True)
@@ -328,6 +329,50 @@ def create_file(path: str | os.PathLike, data: str | bytes, *, display: str | No
     if os.path.lexists(path):
         raise _conflict(display or str(path), "already exists")
     write_file(path, data, expected=None, display=display)
+
+
+def remove_file(path: str | os.PathLike, *, expected: FileState, display: str | None = None) -> None:
+    """Remove `path` only if it still holds `expected`: else ConflictError and the file is left as the
+    other writer left it. The file is first renamed aside (atomic), its content checked there and
+    watched LATE_WRITE_S for an in-place save still landing, then deleted or given back."""
+    p = Path(path)  # a symlink is removed itself, never the file it points to
+    name = display or str(path)
+    if _digest_at(p) != expected.digest:
+        raise _conflict(name)
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) |
+                     getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        raise _conflict(name, "was removed") from None
+    except OSError:  # a symlink (O_NOFOLLOW): nothing to watch, the link itself is what goes
+        fd = None
+    aside = _temp_name(p)
+    try:
+        try:
+            os.rename(p, aside)
+        except FileNotFoundError:
+            raise _conflict(name, "was removed") from None
+        seen = _fd_stamp(fd) if fd is not None else None
+        same = _digest_at(aside) == expected.digest and (fd is None or os.fstat(fd).st_ino == os.lstat(aside).st_ino)
+        if same and fd is not None:
+            time.sleep(LATE_WRITE_S)
+            same = _fd_stamp(fd) == seen and _digest_fd(fd) == expected.digest
+        if not same:
+            # someone wrote in between: their file goes back where it was
+            try:
+                _create_from(aside, p, name)
+            except ConflictError:  # and the name was taken again meanwhile: keep theirs beside it
+                kept = p.with_name(f"{p.name[:100]}.kept-{secrets.token_hex(4)}")
+                os.rename(aside, kept)
+                raise ConflictError(f"was written twice while Kit removed it; the earlier version is kept "
+                                    f"as {kept.name}", path=name) from None
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(aside)  # the hard-link fallback leaves the aside name behind
+            raise _conflict(name)
+        os.unlink(aside)
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def atomic_write(path: str | os.PathLike, data: str | bytes, *, mode: int | None = None) -> None:

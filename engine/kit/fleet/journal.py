@@ -3,7 +3,13 @@ rerun, and the rerun leaves the workspace exactly as one clean run would.
 
 What a dream writes, and how each is undone:
 - workspace files: every write goes through `ws.write_text`; `JournaledWorkspace` saves the file's
-  original (or notes that it did not exist) in the journal *before* the write (an undo log);
+  original (or notes that it did not exist) in the journal *before* the first write (an undo log),
+  and, before each write, the text it changes and the text it writes. The rollback is a
+  compare-and-swap like every other write, because a person may have saved the file during the
+  run: each of the run's changes is taken out of the file as it is now (as `git revert` takes out
+  a commit), so an edit saved meanwhile, before or after the run's write, stays. Where it cannot be
+  taken out cleanly (the person changed the very lines), the file is kept as it is and a note
+  says so;
 - the dreaming tables of `.kit/state.db` (`DREAM_TABLES`): copied into the journal when it begins;
 - git: HEAD at the start; dream commits made since are reset (`--soft`, then the files are restored)
   and anything the dream staged is unstaged. A commit that is not a dream's is never touched;
@@ -18,13 +24,19 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import shutil
 import subprocess
+import time
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
 from kit import clock
-from kit.fsutil import atomic_write
+from kit.core import ANY
+from kit.errors import ConflictError, DocumentError
+from kit.filewrite import FileState, file_state, remove_file, write_file
+from kit.fsutil import atomic_write, sha1_hex
 from kit.workspace import Workspace
 
 # the tables kit.dreaming.store owns (tests check this matches what its schema creates)
@@ -39,9 +51,63 @@ class JournaledWorkspace(Workspace):
 
     def write_text(self, rel: str, text: str, **options):
         # every write goes through here (ws.update_text's compare-and-swap too); options: expected=
-        if self.journal is not None:
-            self.journal.save(rel)
-        return super().write_text(rel, text, **options)
+        journal = self.journal
+        if journal is None:
+            return super().write_text(rel, text, **options)
+        with self.writing():
+            journal.save(rel)
+            expected = options.get("expected", ANY)
+            if isinstance(expected, FileState):
+                before: str | None | object = expected.text
+            elif expected is None:
+                before = None
+            else:  # an unconditional write (Kit's own reports): what it replaces is what is there now
+                try:
+                    before = file_state(self.path(rel), display=rel, settle=False).text
+                except DocumentError:
+                    before = UNKNOWN
+            mark = journal.intend(rel, before, text)
+            try:
+                done = super().write_text(rel, text, **options)
+            except ConflictError:
+                journal.forget(rel, mark)  # nothing was written: nothing to take out
+                raise
+            journal.landed(rel, mark)
+            return done
+
+
+UNKNOWN = object()  # a write whose previous text could not be read: only undone if the file is still its text
+
+
+def revert_change(before: str, after: str, current: str) -> str | None:
+    """`current` with the change `before` → `after` taken out, line by line, as `git revert` takes a
+    commit out of a newer tree; None when `current` no longer holds the lines that change wrote (or
+    the neighbours of lines it removed), i.e. someone changed those very lines since."""
+    if current == after:
+        return before
+    b, a, c = (t.splitlines(keepends=True) for t in (before, after, current))
+    at: dict[int, int] = {}  # line of `after` → the same line in `current`, for the lines still there
+    for block in SequenceMatcher(None, a, c, autojunk=False).get_matching_blocks():
+        for k in range(block.size):
+            at[block.a + k] = block.b + k
+    edits: list[tuple[int, int, list[str]]] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, b, a, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if j1 < j2:  # the change wrote a[j1:j2]: they must all still be there, together
+            if any(j not in at for j in range(j1, j2)) or at[j2 - 1] - at[j1] != j2 - 1 - j1:
+                return None
+            edits.append((at[j1], at[j2 - 1] + 1, b[i1:i2]))
+            continue
+        # the change only removed b[i1:i2]: they go back between the same two neighbours
+        left = at.get(j1 - 1) if j1 > 0 else -1
+        right = at.get(j1) if j1 < len(a) else len(c)
+        if left is None or right is None or right != left + 1:
+            return None
+        edits.append((right, right, b[i1:i2]))
+    for start, end, lines in reversed(edits):
+        c[start:end] = lines
+    return "".join(c)
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -95,6 +161,39 @@ class Journal:
                           "git": git, "head": head, "staged_at_start": staged, "files": {}}
         self._flush()  # from here on the journal is valid: the workspace may change
 
+    def _blob(self, text: str | None) -> str | None:
+        if text is None:
+            return None
+        digest = sha1_hex(text)
+        path = self.dir / "blobs" / digest
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, text)
+        return digest
+
+    def _text(self, digest: str | None) -> str | None:
+        return None if digest is None else (self.dir / "blobs" / digest).read_text(encoding="utf-8")
+
+    def intend(self, rel: str, before: str | None | object, after: str) -> int:
+        """Record, before it happens, that this run is about to change `rel` from `before` to `after`
+        (flushed first: a run killed during the write leaves it recorded as pending)."""
+        assert self._manifest is not None
+        writes = self._manifest.setdefault("writes", {}).setdefault(rel, [])
+        writes.append({"before": "?" if before is UNKNOWN else self._blob(before),  # type: ignore[arg-type]
+                       "after": self._blob(after), "landed": False})
+        self._flush()
+        return len(writes) - 1
+
+    def landed(self, rel: str, mark: int) -> None:
+        assert self._manifest is not None
+        self._manifest["writes"][rel][mark]["landed"] = True
+        self._flush()
+
+    def forget(self, rel: str, mark: int) -> None:
+        assert self._manifest is not None
+        del self._manifest["writes"][rel][mark]
+        self._flush()
+
     def save(self, rel: str) -> None:
         """Keep `rel`'s original before its first write in this run."""
         if self._manifest is None or rel in self._manifest["files"]:
@@ -146,13 +245,15 @@ class Journal:
         restored = list(manifest["files"])
         if manifest.get("git"):
             notes += self._rollback_git(manifest, restored)
+        kept = 0
         for rel, how in manifest["files"].items():
-            target = self.ws.path(rel)
-            if how == "saved":
-                atomic_write(target, (self.dir / "files" / rel).read_bytes())
-            else:
-                with contextlib.suppress(FileNotFoundError):
-                    target.unlink()
+            if "writes" not in manifest:  # a journal of an older Kit: it recorded no texts to compare
+                self._restore_blindly(rel, how)
+                continue
+            note = self._restore(rel, how, manifest["writes"].get(rel, []))
+            if note:
+                notes.append(note)
+                kept += note.startswith(f"{rel}: kept")
         self._restore_tables()
         if restored:
             self.ws.reload(restored)
@@ -165,10 +266,83 @@ class Journal:
                     mem.sync(indexable)
             finally:
                 mem.close()
+        told = f"; {kept} kept as edited meanwhile" if kept else ""
         notes.insert(0, f"rolled back an interrupted run of task {manifest['task_id']} "
-                        f"(started {manifest['started']}; {len(restored)} file(s) restored)")
+                        f"(started {manifest['started']}; {len(restored) - kept} file(s) restored{told})")
         self.discard()
         return notes
+
+    def _restore_blindly(self, rel: str, how: str) -> None:
+        target = self.ws.path(rel)
+        if how == "saved":
+            atomic_write(target, (self.dir / "files" / rel).read_bytes())
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+
+    def _undo(self, original: str | None, writes: list[dict[str, Any]], current: str | None) -> tuple[str, str | None]:
+        """What `rel` should become: ("same", _) nothing to do, ("write", text), ("original", _) its
+        saved bytes back (they were not text), ("remove", _), or ("keep", _) when the run's change
+        cannot be taken out of what someone saved since."""
+        if current == original:
+            return "same", None
+        if current is None:  # a run never removes a file: somebody else did, after the run began
+            return "keep", None
+        landed = [w for w in writes if w["landed"]]
+        pending = [w for w in writes if not w["landed"]]
+        # a write killed mid-way may or may not have landed: try with it, then without
+        for chain in ([*landed, *pending], landed) if pending else (landed,):
+            text: str | None = current
+            for i in range(len(chain) - 1, -1, -1):
+                w = chain[i]
+                after = self._text(w["after"]) or ""
+                if w["before"] == "?":  # it replaced something that was not text: only undone whole
+                    if i == 0 and text == after:
+                        return "original", None
+                    text = None
+                else:
+                    text = revert_change(self._text(w["before"]) or "", after, text)
+                if text is None:
+                    break
+            else:
+                if original is None and text == "":
+                    return "remove", None
+                return "write", text
+        return "keep", None
+
+    def _restore(self, rel: str, how: str, writes: list[dict[str, Any]]) -> str | None:
+        """Take this run's changes out of `rel` as a compare-and-swap: when the file moves while we do,
+        the undo is worked out again on the newer text. Returns a note when the result is not
+        simply the original (an edit made meanwhile kept)."""
+        target = self.ws.path(rel)
+        raw = (self.dir / "files" / rel).read_bytes() if how == "saved" else None
+        try:
+            original = None if raw is None else raw.decode("utf-8")
+        except UnicodeDecodeError:
+            original = "\x00not text"  # never equal to a text read: only the "original" outcome restores it
+        for attempt in range(1, 41):
+            try:
+                state = file_state(target, display=rel)
+            except DocumentError as exc:  # someone saved something that is not text: theirs
+                return f"{rel}: kept as it is now (not restored: {exc.message})"
+            what, text = self._undo(original, writes, state.text)
+            try:
+                if what == "write" and text is not None:
+                    self.ws.write_text(rel, text, expected=state)
+                elif what == "original" and raw is not None:
+                    write_file(target, raw, expected=state, display=rel)
+                elif what == "remove":
+                    remove_file(target, expected=state, display=rel)
+            except ConflictError:
+                time.sleep(random.uniform(0, min(0.1, 0.001 * 2 ** min(attempt, 7))))
+                continue
+            if what == "keep":
+                return (f"{rel}: kept as it is now: it was edited after the interrupted run wrote it, and the "
+                        "run's change could not be taken out without touching that edit")
+            if what == "write" and text != original:
+                return f"{rel}: the interrupted run's change taken out; the edit saved meanwhile kept"
+            return None
+        return f"{rel}: kept as it is now: it kept changing while the rollback tried to restore it"
 
     def _restore_tables(self) -> None:
         saved = self.dir / "state.db"
