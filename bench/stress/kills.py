@@ -1,9 +1,15 @@
 """Part 3: kill -9 during `kit memory index` and during `kit dream`, then check what is left.
 
+Embeddings are ON (the workspace's default local MiniLM, offline): every index run re-embeds a
+third of the notes (rewritten since the last run, so the embedding cache has not got them) while
+the rest comes from the cache, and a kill lands at a random moment of that run — model load,
+encoding, vector writes, FTS writes or commit. The dream loads the model too.
+
 After every kill: the index passes SQLite's integrity check and `kit memory search` answers;
 MEMORY.md is whole UTF-8 text with the user's lines exactly as before and a parseable promoted
-section; the next `kit dream` / `kit memory index` succeeds at once (the OS released the locks);
-no temp file is left once the next write has run.
+section; the next `kit dream` / `kit memory index` succeeds at once (the OS released the locks),
+and after that index run every chunk has its vector and search is hybrid again; no temp file is
+left once the next write has run.
 """
 
 from __future__ import annotations
@@ -20,14 +26,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from races import _make_workspace, _seed_fact  # noqa: E402 - bench/stress is the import root
+from races import CONFIG, _make_workspace, _seed_fact  # noqa: E402 - bench/stress is the import root
+
+NO_MODEL = "memory:\n  embedding: {model: stress-no-such-model}\n"
 
 WORDS = ("deploy billing invoice tuesday oat milk dentist harbour standup release window budget kitchen "
          "router password lilies birthday cabin ferry porto lisbon python sqlite index vector").split()
 
 
-def _notes(root: Path, n: int, rng: random.Random) -> None:
-    for i in range(n):
+def _notes(root: Path, n: int, rng: random.Random, which: range | list[int] | None = None) -> None:
+    """Notes of random lines (new text each time: the embedding cache has not seen it)."""
+    for i in (range(n) if which is None else which):
         lines = [f"# 2025-{1 + i % 12:02d}-{1 + i % 28:02d}", ""]
         lines += [f"- {' '.join(rng.choice(WORDS) for _ in range(rng.randint(6, 18)))}" for _ in range(30)]
         (root / "memory" / f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}-n{i}.md").write_text("\n".join(lines) + "\n")
@@ -50,19 +59,29 @@ def _kill_after(args: list[str], env: dict, delay: float) -> int | None:
         return None
 
 
-def _index_ok(root: Path, env: dict) -> tuple[bool, str]:
+def _index_ok(root: Path, env: dict, *, complete: bool = False) -> tuple[bool, str]:
+    """Usable after a kill: integrity_check ok and search answers. `complete` (after a full index
+    run): also every chunk has its vector and search is hybrid."""
     db = root / ".kit" / "index.db"
     if db.exists():
         con = sqlite3.connect(db, timeout=30)
         try:
             check = con.execute("PRAGMA integrity_check").fetchone()[0]
+            missing = con.execute("SELECT count(*) FROM chunks WHERE embedding IS NULL").fetchone()[0] \
+                if complete else 0
         finally:
             con.close()
         if check != "ok":
             return False, f"integrity_check: {check}"
+        if missing:
+            return False, f"{missing} chunk(s) without a vector after a full index run"
     found = _kit(["memory", "search", "deploy billing", "--json", "-w", str(root)], env)
     if found.returncode != 0:
         return False, f"search exit {found.returncode}: {found.stderr.strip()[-200:]}"
+    if complete:
+        mode = json.loads(found.stdout).get("mode")
+        if mode != "hybrid":
+            return False, f"search mode {mode!r} after a full index run, expected 'hybrid'"
     return True, ""
 
 
@@ -89,21 +108,37 @@ def _memory_ok(root: Path, user_before: str) -> tuple[bool, str]:
     return True, ""
 
 
-def run(index_kills: int = 50, dream_kills: int = 50, seed: int = 12) -> dict:
+def run(index_kills: int = 50, dream_kills: int = 50, seed: int = 12, *, embeddings: bool = True,
+        notes: int = 36) -> dict:
     rng = random.Random(seed)
     env = dict(os.environ, HF_HUB_OFFLINE="1", KIT_NOW="2026-01-01T20:00:00+00:00")
     folder = Path(tempfile.mkdtemp(prefix="kit-stress-kill-"))
-    out = {"index_kills": 0, "index_usable": 0, "dream_kills": 0, "memory_usable": 0, "next_run_ok": 0,
-           "temps_left": 0, "finished_before_kill": 0, "problems": []}
+    out = {"embeddings": embeddings, "index_kills": 0, "index_usable": 0, "dream_kills": 0, "memory_usable": 0,
+           "next_run_ok": 0, "temps_left": 0, "finished_before_kill": 0, "problems": []}
     try:
         root = _make_workspace(folder)
-        _notes(root, 300, rng)
+        if embeddings:
+            assert NO_MODEL in CONFIG
+            (root / "kit.yaml").write_text(CONFIG.replace(NO_MODEL, ""))
+        _notes(root, notes, rng)
         user_before = _user_section((root / "MEMORY.md").read_text())
+        first = _kit(["memory", "index", "--rebuild", "-w", str(root)], env)
+        assert first.returncode == 0, first.stderr
+        assert ("(hybrid)" in first.stdout) == embeddings, first.stdout
+        fresh = max(1, notes // 3)
+
+        def rewrite() -> None:  # a third of the notes new: a real encode every run, the rest cached
+            _notes(root, notes, rng, rng.sample(range(notes), fresh))
+
+        rewrite()
         t0 = time.monotonic()
         full = _kit(["memory", "index", "--rebuild", "-w", str(root)], env)
         index_s = time.monotonic() - t0
         assert full.returncode == 0, full.stderr
+        out["index_full_s"] = round(index_s, 2)
+        out["index_run"] = full.stdout.strip()
         for i in range(index_kills):
+            rewrite()
             code = _kill_after(["memory", "index", "--rebuild", "-w", str(root)], env, rng.uniform(0.05, index_s))
             out["index_kills"] += 1
             out["finished_before_kill"] += code is not None
@@ -113,12 +148,14 @@ def run(index_kills: int = 50, dream_kills: int = 50, seed: int = 12) -> dict:
                 out["problems"].append(f"index kill {i}: {why}")
             if i % 10 == 9:  # and it comes back whole
                 again = _kit(["memory", "index", "-w", str(root)], env)
-                out["next_run_ok"] += again.returncode == 0
+                whole, why = _index_ok(root, env, complete=embeddings)
+                out["next_run_ok"] += again.returncode == 0 and whole
+                if not (again.returncode == 0 and whole) and len(out["problems"]) < 5:
+                    out["problems"].append(f"index after kill {i}: exit {again.returncode} {why}")
         for i in range(dream_kills):
             for k in range(3):  # something to promote every time
                 _seed_fact(root, 10_000 + i * 3 + k, __import__("datetime").date(2026, 1, 1))
-            t0 = time.monotonic()
-            code = _kill_after(["dream", "-w", str(root)], env, rng.uniform(0.2, 4.0))
+            code = _kill_after(["dream", "-w", str(root)], env, rng.uniform(0.2, 6.0 if embeddings else 4.0))
             out["dream_kills"] += 1
             out["finished_before_kill"] += code is not None
             ok, why = _memory_ok(root, user_before)
@@ -130,9 +167,7 @@ def run(index_kills: int = 50, dream_kills: int = 50, seed: int = 12) -> dict:
             if again.returncode != 0 and len(out["problems"]) < 5:
                 out["problems"].append(f"dream after kill {i}: exit {again.returncode}: {again.stderr.strip()[-200:]}")
             out["temps_left"] += sum(1 for p in root.rglob("*.tmp") if ".kit/" not in str(p))
-            del t0
         out["next_run_expected"] = index_kills // 10 + dream_kills
-        out["index_full_s"] = round(index_s, 2)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return out

@@ -59,7 +59,8 @@ def _kills(quick: bool) -> tuple[str, bool, dict]:
     ok = (r["index_usable"] == r["index_kills"] and r["memory_usable"] == r["dream_kills"]
           and r["next_run_ok"] == r["next_run_expected"] and r["temps_left"] == 0
           and (quick or r["index_kills"] + r["dream_kills"] >= 100))
-    line = (f"kills: {r['index_kills'] + r['dream_kills']} kill -9 ({r['index_kills']} during kit memory index, "
+    line = (f"kills: {r['index_kills'] + r['dream_kills']} kill -9, embeddings {'on' if r['embeddings'] else 'off'} "
+            f"({r['index_kills']} during kit memory index, "
             f"{r['dream_kills']} during kit dream): index usable {r['index_usable']}/{r['index_kills']}, "
             f"MEMORY.md usable {r['memory_usable']}/{r['dream_kills']}, next run ok "
             f"{r['next_run_ok']}/{r['next_run_expected']}, temp files left {r['temps_left']} "
