@@ -81,9 +81,353 @@ class Rule:
     description: str
     pattern: re.Pattern[str]
 
+    @functools.cached_property
+    def branches(self) -> tuple[_Branch, ...]:
+        """The pattern's top-level alternatives, each with the words it cannot match without."""
+        return tuple(_Branch(re.compile(src, self.pattern.flags), *_words(src, self.pattern.flags),
+                             _line_prefix(src, self.pattern.flags))
+                     for src in _top_branches(self.pattern.pattern))
+
+    def search(self, view: _View) -> re.Match[str] | None:
+        """Exactly `self.pattern.search(view.text)`, faster: an alternative whose needed words are
+        not in the text is not tried; one that starts with a word is tried only where the text
+        has it; the leftmost match wins, and at the same start the earlier alternative, as the
+        whole pattern decides."""
+        best: re.Match[str] | None = None
+        for branch in self.branches:
+            if branch.needs is not None and not view.has_any(branch.needs):
+                continue
+            if branch.head is not None:
+                match = view.first_match(branch, best.start() if best else len(view.text))
+            else:
+                match = branch.pattern.search(view.text)
+            if match and (best is None or match.start() < best.start()):
+                best = match
+        return best
+
 
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE | re.MULTILINE)
+
+
+# --------------------------------------------------------------------------- fast, exact matching
+# A rule is an alternation of ~5-25 patterns, and Python's regex engine tries all of them at every
+# offset of the text: about 1 µs per character and rule, for every view. Most alternatives cannot
+# match without a word of their own ("ignore", "authorized_keys", "base64" …), read off the parsed
+# pattern below; an alternative whose words are all absent is skipped (a substring test), which
+# changes no verdict and no excerpt.
+
+LINE_START = "\x00^"  # a head "word" for `^` (MULTILINE): the match starts at a line's start
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})  # what IGNORECASE also equates
+
+
+@dataclass(frozen=True)
+class _Branch:
+    pattern: re.Pattern[str]
+    needs: frozenset[str] | None  # one of these (lowercase) must be in the text; None: no such words
+    head: frozenset[str] | None  # every match starts with one of these (lowercase ASCII); None: not known
+    # `WORDS[^S]*REST` (S holds the newline) with WORDS of fixed words: (WORDS alone, `[S]`). When
+    # WORDS matched at i (ending at e) and the whole failed, REST starts nowhere from e up to the
+    # next character of S: every start in between fails too, and is not tried (each try scanned
+    # the rest of the line: quadratic on a long line)
+    line_prefix: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+
+
+class _View:
+    """A view of the text with its case-folded copy for the substring tests."""
+
+    __slots__ = ("ascii", "folded", "text")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.ascii = text.isascii()
+        special = not self.ascii and any(c in text for c in "\u0130\u0131\u017f\u212a")
+        self.folded = (text.translate(_FOLD) if special else text).lower()
+
+    def has_any(self, words: frozenset[str]) -> bool:
+        # an ASCII word matches (case-insensitively) only text that folds to it; a word with other
+        # letters is tried whenever the text has any non-ASCII character (its case rules are wider)
+        return any((w in self.folded) if w.isascii() else not self.ascii for w in words)
+
+    def first_match(self, branch: _Branch, before: int) -> re.Match[str] | None:
+        """branch.pattern.search(text) for a pattern whose matches start with a word of its head,
+        trying only the offsets where one starts (folding keeps offsets: one character folds to
+        one), and only those below `before`. `match(text, pos)` sees the text before pos
+        (lookbehind, \\b, ^) as search does."""
+        pattern, head = branch.pattern, branch.head
+        assert head is not None
+        starts: set[int] = set()
+        for word in head:
+            if word == LINE_START:
+                starts.add(0)
+                i = self.text.find("\n", 0, before - 1)
+                while i != -1:
+                    starts.add(i + 1)
+                    i = self.text.find("\n", i + 1, before - 1)
+                continue
+            i = self.folded.find(word, 0, before + len(word) - 1)
+            while i != -1:
+                starts.add(i)
+                i = self.folded.find(word, i + 1, before + len(word) - 1)
+        skip_from = skip_to = -1
+        for i in sorted(starts):
+            if skip_from <= i <= skip_to:
+                continue
+            match = pattern.match(self.text, i)
+            if match:
+                return match
+            words = branch.line_prefix[0].match(self.text, i) if branch.line_prefix is not None else None
+            if words:
+                stop = branch.line_prefix[1].search(self.text, words.end())
+                skip_from, skip_to = words.end(), len(self.text) if stop is None else stop.start()
+        return None
+
+
+def _top_branches(src: str) -> list[str]:
+    """`A|B|C` → [A, B, C]; `(?:A|B)REST` → [A REST, B REST] (the same leftmost-first choices)."""
+    parts = _split_bars(src)
+    if len(parts) > 1:
+        return parts
+    if src.startswith("(?:"):
+        end = _group_end(src, 0)
+        rest = src[end + 1:]
+        if end > 0 and not rest.startswith(("?", "*", "+", "{")):
+            inner = _split_bars(src[3:end])
+            if len(inner) > 1:
+                return [f"(?:{part}){rest}" for part in inner]
+    return [src]
+
+
+def _scan_regex(src: str, start: int):
+    """Yield (index, char, depth) over `src` from `start`, skipping escapes and character classes."""
+    depth, i = 0, start
+    while i < len(src):
+        c = src[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            j = i + 1
+            if j < len(src) and src[j] == "^":
+                j += 1
+            if j < len(src) and src[j] == "]":
+                j += 1
+            while j < len(src) and src[j] != "]":
+                j += 2 if src[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        yield i, c, depth
+        i += 1
+
+
+def _split_bars(src: str) -> list[str]:
+    parts, last = [], 0
+    for i, c, depth in _scan_regex(src, 0):
+        if c == "|" and depth == 0:
+            parts.append(src[last:i])
+            last = i + 1
+    parts.append(src[last:])
+    return parts
+
+
+def _group_end(src: str, start: int) -> int:
+    for i, c, depth in _scan_regex(src, start):
+        if c == ")" and depth == 0:
+            return i
+    return -1
+
+
+def _words(src: str, flags: int) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """(needed, head): words (lowercase) one of which every match of `src` contains, and words one
+    of which every match starts with (ASCII only); None when there are none (or the pattern uses
+    what this reading does not follow: then it is simply always tried, in full)."""
+    if not flags & re.IGNORECASE:
+        return None, None
+    try:
+        from re import _constants as C  # noqa: N812 - CPython's own regex parser (3.11+)
+        from re import _parser
+
+        items = list(_parser.parse(src, flags))
+        need, _ = _seq(items, C)
+        head = _head(items, C, bool(flags & re.MULTILINE)) if need is not None else None
+    except Exception:  # noqa: BLE001 - another Python's internals: no shortcut, same verdicts
+        return None, None
+    return need, head
+
+
+def _line_prefix(src: str, flags: int) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    """For `WORDS[^S]*REST` (WORDS: fixed words and zero-width checks only, at the top level; S a
+    plain set holding the newline; no back-references anywhere): WORDS compiled and `[S]`."""
+    depth, i = 0, 0
+    while i < len(src):
+        c = src[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "()":
+            depth += 1 if c == "(" else -1
+        elif c == "|" and depth == 0:
+            return None
+        elif c == "[":
+            close = src.find("]", i + 2)
+            if close == -1:
+                return None
+            body = src[i + 1:close]
+            if body.endswith("\\"):  # an escaped bracket: a class this reading does not follow
+                return None
+            if (depth == 0 and body.startswith("^") and "\\n" in body and src[close + 1:close + 2] == "*"
+                    and src[close + 2:close + 3] not in ("?", "+") and "[" not in body):
+                break
+            i = close + 1
+            continue
+        i += 1
+    else:
+        return None
+    prefix, stops = src[:i], "[" + body[1:] + "]"
+    try:
+        from re import _constants as C  # noqa: N812 - as in _words
+        from re import _parser
+
+        if _has_backref(list(_parser.parse(src, flags)), C):
+            return None
+        _need, exact = _seq(list(_parser.parse(prefix, flags)), C)
+    except Exception:  # noqa: BLE001 - as in _words
+        return None
+    if not prefix or not exact or "" in exact:
+        return None
+    return re.compile(prefix, flags), re.compile(stops, flags)
+
+
+def _has_backref(items, C) -> bool:
+    for op, av in items:
+        if op in (C.GROUPREF, C.GROUPREF_EXISTS, C.GROUPREF_IGNORE, C.GROUPREF_UNI_IGNORE):
+            return True
+        subs = []
+        if op is C.SUBPATTERN:
+            subs = [av[3]]
+        elif op is C.BRANCH:
+            subs = av[1]
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+            subs = [av[2]]
+        elif op in (C.ASSERT, C.ASSERT_NOT):
+            subs = [av[1]]
+        elif op is C.ATOMIC_GROUP:
+            subs = [av]
+        if any(_has_backref(list(sub), C) for sub in subs):
+            return True
+    return False
+
+
+def _head(items, C, multiline: bool) -> frozenset[str] | None:
+    """The strings every match of the sequence starts with (None: not known): its leading exact
+    items concatenated, then what the first other item starts with (a group, an alternation or a
+    repeat of one). Only characters that match nothing but their own case forms (ASCII) or only
+    themselves (uncased symbols), so that a substring search finds every offset."""
+    run: set[str] = {""}
+    for op, av in items:
+        if op is C.AT and av is C.AT_BEGINNING and multiline and run == {""}:
+            return frozenset({LINE_START})  # `^` first: the match starts where a line does
+        if op in (C.AT, C.ASSERT, C.ASSERT_NOT):
+            continue
+        _need, exact = _item(op, av, C)
+        if exact is not None and len(run) * len(exact) <= _MAX_WORDS:
+            run = {a + b for a in run for b in exact}
+            continue
+        starts = _starts(op, av, C, multiline) if exact is None else None
+        if starts is not None and len(run) * len(starts) <= _MAX_WORDS and (run == {""} or LINE_START not in starts):
+            run = {a + b for a in run for b in starts}
+        break
+    if "" in run or not all(w == LINE_START or c.isascii() or c.lower() == c.upper() == c for w in run for c in w):
+        return None
+    # every match starts with a word's shortest-length prefix too: fewer, shorter words to find
+    words = [w for w in run if w != LINE_START]
+    shortest = min((len(w) for w in words), default=0)
+    return frozenset(w if w == LINE_START else w[:shortest] for w in run)
+
+
+def _starts(op, av, C, multiline: bool) -> frozenset[str] | None:
+    """What every match of one (non-exact) item starts with."""
+    if op is C.SUBPATTERN:
+        return None if av[1] or av[2] else _head(av[3], C, multiline)
+    if op is C.BRANCH:
+        heads = [_head(sub, C, multiline) for sub in av[1]]
+        return None if any(h is None for h in heads) else frozenset().union(*heads)
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
+        _need, exact = _seq(av[2], C)
+        if exact is not None and "" not in exact and len(exact) ** min(av[0], 4) <= _MAX_WORDS:
+            words: set[str] = {""}
+            for _ in range(min(av[0], 4)):
+                words = {a + b for a in words for b in exact}
+            return frozenset(words)
+        return _head(av[2], C, multiline)
+    return None
+
+
+_MAX_WORDS = 256
+
+
+def _best(candidates: list[frozenset[str]]) -> frozenset[str] | None:
+    good = [c for c in candidates if c and "" not in c]
+    return max(good, key=lambda c: (min(map(len, c)), -len(c)), default=None)
+
+
+def _seq(items, C) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """(needed words, exact set of strings matched or None) of a sequence of parsed items."""
+    run: set[str] = {""}
+    candidates: list[frozenset[str]] = []
+    whole = True
+    for op, av in items:
+        if op in (C.AT, C.ASSERT, C.ASSERT_NOT):  # zero-width: the text around them stays contiguous
+            continue
+        need, exact = _item(op, av, C)
+        if exact is not None and len(run) * len(exact) <= _MAX_WORDS:
+            run = {a + b for a in run for b in exact}
+            continue
+        candidates.append(frozenset(run))
+        whole = False
+        run = set(exact) if exact is not None else {""}
+        if need:
+            candidates.append(need)
+    candidates.append(frozenset(run))
+    return _best(candidates), (frozenset(run) if whole else None)
+
+
+def _item(op, av, C) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    if op is C.LITERAL:
+        char = chr(av)
+        if char.translate(_FOLD) != char:
+            return None, None
+        return frozenset({char.lower()}), frozenset({char.lower()})
+    if op is C.IN and av and all(o is C.LITERAL for o, _ in av):  # [.!?:;]
+        chars = [chr(a) for _, a in av]
+        if any(c.translate(_FOLD) != c for c in chars):
+            return None, None
+        words = frozenset(c.lower() for c in chars)
+        return words, words
+    if op is C.SUBPATTERN:
+        _group, add, remove, sub = av
+        return (None, None) if add or remove else _seq(sub, C)
+    if op is C.ATOMIC_GROUP:
+        return _seq(av, C)
+    if op is C.BRANCH:
+        parts = [_seq(sub, C) for sub in av[1]]
+        need = None if any(n is None for n, _ in parts) else frozenset().union(*(n for n, _ in parts))
+        exact = None
+        if all(e is not None for _, e in parts):
+            exact = frozenset().union(*(e for _, e in parts))
+            exact = exact if len(exact) <= _MAX_WORDS else None
+        return need, exact
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+        low, high, sub = av
+        need, exact = _seq(sub, C)
+        if low == 0:
+            return None, (exact | {""} if exact is not None and high == 1 else None)
+        return _best([c for c in (need, exact) if c is not None]), (exact if low == high == 1 else None)
+    return None, None  # a class, any character, a back-reference: no word
 
 
 # --------------------------------------------------------------------------- the rules
@@ -380,10 +724,10 @@ def scan(text: str) -> Threat | None:
     threat = _invisible(text)
     if threat:
         return threat
-    forms = views(text)
+    forms = [_View(form) for form in views(text)]
     for rule in RULES:
         for form in forms:
-            match = rule.pattern.search(form)
+            match = rule.search(form)
             if match:
                 excerpt = " ".join(match.group(0).split())[:60]
                 return Threat(rule.name, rule.description, excerpt)
