@@ -134,7 +134,7 @@ def _estimate(text: str) -> int:
 def _paced(events: list[Any], delay: float) -> Iterator[Any]:
     """The events, each text delta `delay` seconds after the one before (a slow model)."""
     for event in events:
-        if delay and isinstance(event, TextDelta):
+        if isinstance(event, TextDelta):
             time.sleep(delay)
         yield event
 
@@ -232,7 +232,8 @@ class ScriptProvider(StreamingProvider):
             prompt_tokens=int(usage.get("prompt_tokens", max(1, prompt_chars // 4))),
             completion_tokens=int(usage.get("completion_tokens", _estimate(str(text or "")))),
         )))
-        yield from assembled(_paced(events, float(turn.get("delay_s") or 0)), f"script:{self.path.name}")
+        delay = float(turn.get("delay_s") or 0)
+        yield from assembled(_paced(events, delay) if delay else events, f"script:{self.path.name}")
 
     def _record_request(self, index: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                         generation: GenerationSettings | None) -> None:
