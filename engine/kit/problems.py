@@ -8,7 +8,7 @@ A leaf module: it imports nothing of Kit, so every layer may use it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,3 +52,8 @@ class Problem:
         """The problem a located error (anything with message/path/line, e.g. KitError) describes."""
         return cls(path=getattr(exc, "path", None) or path, line=getattr(exc, "line", None),
                    message=getattr(exc, "message", None) or str(exc), **fields)
+
+
+def of_severity(problems: Iterable[Problem], severity: str) -> tuple[Problem, ...]:
+    """The problems of one severity, in their order."""
+    return tuple(p for p in problems if p.severity == severity)

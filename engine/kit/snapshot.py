@@ -14,7 +14,7 @@ from pathlib import Path
 
 from kit.config import Config
 from kit.documents import Document
-from kit.problems import Problem
+from kit.problems import Problem, of_severity
 
 TRACKED_PATTERNS = (
     "*.md",
@@ -61,4 +61,4 @@ class Snapshot:
 
     @property
     def errors(self) -> tuple[Problem, ...]:
-        return tuple(i for i in self.issues if i.severity == "error")
+        return of_severity(self.issues, "error")

@@ -26,7 +26,7 @@ from kit.documents import Document, split_frontmatter
 from kit.errors import DocumentError, NotFoundError
 from kit.fsutil import is_within, read_text
 from kit.paths import CONFIG_FILE, bundled, user_cache_dir, user_skills_dir
-from kit.problems import Problem
+from kit.problems import Problem, of_severity
 from kit.skills.scanner import ScanCache, ScanResult, scan_skill
 from kit.skills.validate import (
     MAX_SKILL_BYTES,
@@ -132,11 +132,11 @@ class SkillCheck:
 
     @property
     def errors(self) -> tuple[Problem, ...]:
-        return tuple(p for p in self.problems if p.severity == "error")
+        return of_severity(self.problems, "error")
 
     @property
     def warnings(self) -> tuple[Problem, ...]:
-        return tuple(p for p in self.problems if p.severity == "warning")
+        return of_severity(self.problems, "warning")
 
     @property
     def blocked(self) -> tuple[Skill, ...]:
@@ -185,7 +185,7 @@ class SkillCatalog:
 
     @property
     def errors(self) -> tuple[Problem, ...]:
-        return tuple(p for p in self.problems if p.severity == "error")
+        return of_severity(self.problems, "error")
 
     @property
     def invalid(self) -> tuple[Problem, ...]:
@@ -392,7 +392,7 @@ def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mappin
         missing=MappingProxyType(missing),
         scan=scan,
         trusted=trusted,
-        warnings=tuple(p for p in problems if p.severity == "warning"),
+        warnings=of_severity(problems, "warning"),
     )
     return skill, problems
 
