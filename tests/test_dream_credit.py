@@ -154,3 +154,60 @@ def test_same_inputs_give_a_byte_identical_memory(workspace, tmp_path):
         run_dream(ws)
     assert (workspace.root / "MEMORY.md").read_bytes() == (other.root / "MEMORY.md").read_bytes()
     assert LAUNCH in (workspace.root / "MEMORY.md").read_text()
+
+
+ADDRESS = "Our address is 22 Cotham Road, Bristol BS6 6DP."
+TESCO = "Tesco delivery came without the bread."
+
+
+def _tesco_month(ws, *, passed_over: bool) -> None:
+    """Bench tom's Tesco pattern: one real question about the delivery, then on three days the
+    delivery-address question, where the Tesco line trails the address in active recall and again in
+    the agent's own search — or (passed_over) tops active recall, and the agent searches on and
+    answers with the address."""
+    from kit.memory.recall import record_use
+
+    where = write_note(ws.root, "2026-05-01", [ADDRESS, *FILLER, TESCO])
+    searched(ws, "2026-05-02", "did the Tesco order come", [(TESCO, 0.7)], note_day="2026-05-01", source="active")
+    searched(ws, "2026-05-02", "Tesco delivery", [(TESCO, 0.75)], note_day="2026-05-01")
+    for day in days("2026-05-03", 3):
+        first = [(TESCO, 0.5), (ADDRESS, 0.45)] if passed_over else [(ADDRESS, 0.6), (TESCO, 0.55)]
+        searched(ws, day, "where do we live, for the delivery", first, note_day="2026-05-01", source="active")
+        searched(ws, day, "delivery address", [(ADDRESS, 0.62), (TESCO, 0.58)], note_day="2026-05-01")
+        if passed_over:
+            set_now(day, 10)
+            with ws.open_state() as db:
+                record_use(db, "memory/2026-05-01.md", where[ADDRESS] , where[ADDRESS], "reply")
+
+
+def test_side_hits_of_one_question_do_not_add_up_to_a_recall(workspace):
+    """Tesco trails the address twice a turn (active recall 0.347, the agent's search 0.379): the
+    two used to add up past 0.5 and credit the day, so three such days and one real question
+    promoted it. A turn counts once, at its best hit, and a day only when one hit answered."""
+    _tesco_month(workspace, passed_over=False)
+    set_now("2026-05-05", 20)
+    result = run_dream(workspace, dry_run=True)
+    tesco = next(r for r in result.ranked if r.cand.snippet == f"- {TESCO}")
+    side = ((((0.58 / 0.62) - 0.5) / 0.5) ** 2) / 2  # the better of the turn's two side hits
+    assert tesco.cand.credited_days == ("2026-05-02",)
+    assert tesco.cand.credited == pytest.approx(1 + 3 * side)
+    assert len(tesco.cand.credited_queries) == 2
+    assert tesco.blocked_by == ["min_score", "min_recall_count", "min_recall_days"]
+    assert "memory/2026-05-01.md:3:3" in result.promoted and "memory/2026-05-01.md:7:7" not in result.promoted
+
+
+def test_an_active_recall_hit_the_agent_passed_over_earns_side_credit_only(workspace):
+    """Tesco tops active recall for the address question; the agent searches on and answers with
+    the address. Rank 0 or not, it did not answer: SIDE_CREDIT at most, never a day."""
+    from kit.dreaming.scoring import SIDE_CREDIT
+
+    _tesco_month(workspace, passed_over=True)
+    set_now("2026-05-05", 20)
+    result = run_dream(workspace, dry_run=True)
+    tesco = next(r for r in result.ranked if r.cand.snippet == f"- {TESCO}")
+    assert tesco.cand.credited_days == ("2026-05-02",)
+    assert tesco.cand.credited == pytest.approx(1 + 3 * SIDE_CREDIT)
+    assert "min_recall_days" in tesco.blocked_by and result.promoted == ("memory/2026-05-01.md:3:3",)
+    history = explain(workspace, TESCO).to_json()["history"]
+    assert [(h["source"], h["rank"], h["credit"]) for h in history if h["day"] == "2026-05-03"] == [
+        ("active", 0, SIDE_CREDIT), ("tool", 1, SIDE_CREDIT)]

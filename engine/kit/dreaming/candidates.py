@@ -13,7 +13,8 @@ day or a query counts only when a hit there earned at least `scoring.CREDITED`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -21,7 +22,14 @@ from kit.dreaming import scoring
 from kit.dreaming.claims import ClaimIndex
 from kit.dreaming.junk import junk_rule
 from kit.dreaming.tags import concept_tags
-from kit.memory.recall import RecallEvent, RecallUse, claim_hash, normalise_claim
+from kit.memory.recall import (
+    USE_WINDOW_S,
+    RecallEvent,
+    RecallSearch,
+    RecallUse,
+    claim_hash,
+    normalise_claim,
+)
 
 
 @dataclass(frozen=True)
@@ -97,23 +105,48 @@ class Candidate:
         }
 
 
+def turn_of(starts: Mapping[str, Sequence[float]], day: str, ts: float) -> int:
+    """Which turn of its day a moment belongs to: how many active recalls (each one starts a turn,
+    the agent runs one per user message) began at or before it; 0 = before the first."""
+    return bisect_right(starts.get(day, ()), ts)
+
+
 def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], uses: Iterable[RecallUse] = (),
                   tops: Mapping[int, float] | None = None,
-                  quotes: Mapping[str, str] | None = None) -> dict[int, tuple[float, bool]]:
-    """Each event's (credit, used). The rank is taken among the promotable hits of the event's
-    search (a junk hit never pushes an answer down; one that quotes a note line stands for it),
-    the relative score against the search's top hit, whatever it was (`tops`: junk, MEMORY.md):
-    a weak line does not become an answer because junk crowded the real one out of the results."""
+                  quotes: Mapping[str, str] | None = None,
+                  searches: Iterable[RecallSearch] = ()) -> dict[int, tuple[float, bool, bool, tuple]]:
+    """Each event's (credit, used, passed over, turn). The rank is taken among the promotable hits of the
+    event's search (a junk hit never pushes an answer down; one that quotes a note line stands for
+    it), the relative score against the search's top hit, whatever it was (`tops`: junk, MEMORY.md):
+    a weak line does not become an answer because junk crowded the real one out of the results.
+
+    A hit is *passed over* when, in its turn, the agent used another hit and not this one, or — an
+    active-recall hit — searched again after seeing it, and that search did not find it: whatever
+    its rank, it did not answer (`scoring.recall_credit`). A turn runs from one active recall to the next, within
+    `USE_WINDOW_S`; `searches` (the recorded ones) mark where turns start."""
     tops, quotes = tops or {}, quotes or {}
+    searches = list(searches)
     by_place: dict[tuple[str, str], list[RecallUse]] = {}
+    by_day: dict[str, list[RecallUse]] = {}
     for u in uses:
         by_place.setdefault((u.path, u.day), []).append(u)
-    searches: dict[int, list[RecallEvent]] = {}
+        by_day.setdefault(u.day, []).append(u)
+    starts: dict[str, list[float]] = {}
+    for src in (searches or events):  # a log without searches (before v2): the active events
+        if src.source == "active":
+            starts.setdefault(src.day, []).append(src.ts)
+    starts = {day: sorted(ts) for day, ts in starts.items()}
+    tool_searches: dict[tuple[str, int], list[tuple[int, float]]] = {}
+    for s in searches:
+        if s.source != "active":
+            tool_searches.setdefault((s.day, turn_of(starts, s.day, s.ts)), []).append((s.id, s.ts))
+    grouped: dict[int, list[RecallEvent]] = {}
     for e in events:
         if e.search_id is not None:
-            searches.setdefault(e.search_id, []).append(e)
+            grouped.setdefault(e.search_id, []).append(e)
+    found = {sid: {e.key for e in evs} for sid, evs in grouped.items()}
     place: dict[int, tuple[int, float]] = {}
-    for evs in searches.values():
+    for evs in grouped.values():
         good = sorted((e for e in evs if junk.get(e.snippet) is None or e.snippet in quotes),
                       key=lambda e: (-e.score, e.id))
         ranked = good + sorted((e for e in evs if junk.get(e.snippet) is not None and e.snippet not in quotes),
@@ -121,18 +154,32 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
         top = max([e.score for e in ranked] + [tops.get(evs[0].search_id, 0.0)])
         for rank, e in enumerate(ranked):
             place[e.id] = (rank, e.score / top if top > 0 else 0.0)
-    out: dict[int, tuple[float, bool]] = {}
+    out: dict[int, tuple[float, bool, bool, tuple]] = {}
     for e in events:
         used = any(u.covers(e) for u in by_place.get((e.path, e.day), ()))
+        passed = False
+        turn = turn_of(starts, e.day, e.ts) if e.search_id is not None else 0
+        # the turn a hit counts in: its agent turn, else (before any active recall, a log before v2)
+        # its own search, or itself
+        key = (e.day, turn) if turn else (e.day, "search", e.search_id if e.search_id is not None else -e.id)
+        if not used and e.search_id is not None:
+
+            def mine(ts: float, turn=turn, e=e) -> bool:
+                return 0 <= ts - e.ts <= USE_WINDOW_S and turn_of(starts, e.day, ts) == turn
+
+            passed = any(mine(u.ts) for u in by_day.get(e.day, ())) or (e.source == "active" and any(
+                sid > e.search_id and mine(ts) and e.key not in found.get(sid, ())
+                for sid, ts in tool_searches.get((e.day, turn), ())))
         rank, relative = place.get(e.id, (None, None))
-        out[e.id] = (scoring.recall_credit(rank, relative, used), used)
+        out[e.id] = (scoring.recall_credit(rank, relative, used, passed_over=passed), used, passed, key)
     return out
 
 
 def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = (),
-                     tops: Mapping[int, float] | None = None) -> list[Candidate]:
-    """Candidates from the recall log: `uses` and `tops` (each search's best score) as logged by
-    `kit.memory.recall`."""
+                     tops: Mapping[int, float] | None = None,
+                     searches: Iterable[RecallSearch] = ()) -> list[Candidate]:
+    """Candidates from the recall log: `uses`, `tops` (each search's best score) and `searches` as
+    logged by `kit.memory.recall`."""
     events = sorted(events, key=lambda e: e.id)
     if not events:
         return []
@@ -142,7 +189,7 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
             junk[e.snippet] = junk_rule(e.snippet)
     reasons = {s: (j.reason if j else None) for s, j in junk.items()}
     quotes = quoted_wordings([s for s, j in junk.items() if j is not None], [s for s, j in junk.items() if j is None])
-    credits = event_credits(events, reasons, uses, tops, quotes)
+    credits = event_credits(events, reasons, uses, tops, quotes, searches)
     # claims: distinct wordings in first-seen order, rewordings folded into the first
     first_of: dict[str, str] = {}
     for e in events:
@@ -191,12 +238,21 @@ def _candidate(claim: str, evs: list[RecallEvent], quoted: list[RecallEvent], ju
     for e in evs:
         if e.query not in queries:
             queries.append(e.query)
-    day_credit: dict[str, float] = {}
-    query_credit: dict[str, float] = {}
+    # one question, one recall: a turn's searches (active recall, the agent's own, archive quotes)
+    # count once, at their best hit; a day or a query counts only when one hit there answered
+    turn_credit: dict[tuple, float] = {}
+    best_day: dict[str, float] = {}
+    best_query: dict[str, float] = {}
     for e in evs + quoted:
-        c = credits[e.id][0]
-        day_credit[e.day] = day_credit.get(e.day, 0.0) + c
-        query_credit[e.query_hash] = query_credit.get(e.query_hash, 0.0) + c
+        c, turn = credits[e.id][0], credits[e.id][3]
+        turn_credit[turn] = max(turn_credit.get(turn, 0.0), c)
+        best_day[e.day] = max(best_day.get(e.day, 0.0), c)
+        best_query[e.query_hash] = max(best_query.get(e.query_hash, 0.0), c)
+    day_credit: dict[str, float] = {}
+    for (day, *_), c in turn_credit.items():
+        day_credit[day] = day_credit.get(day, 0.0) + c
+    credited_days = sorted(d for d, c in day_credit.items()
+                           if best_day[d] >= scoring.CREDITED and min(scoring.DAY_CAP, c) >= scoring.CREDITED)
     locations: list[tuple[str, int, int]] = []
     for e in reversed(evs):
         if (e.path, e.start_line, e.end_line) not in locations:
@@ -209,10 +265,9 @@ def _candidate(claim: str, evs: list[RecallEvent], quoted: list[RecallEvent], ju
         queries=tuple(queries), days=tuple(sorted({e.day for e in evs})), first_ts=evs[0].ts, last_ts=last.ts,
         tags=concept_tags(last.snippet), junk=found.reason if found else None, junk_rule=found.rule if found else None,
         credit=sum(credits[e.id][0] for e in evs + quoted), credited=scoring.saturated(day_credit),
-        credited_days=tuple(sorted(d for d, c in day_credit.items() if min(scoring.DAY_CAP, c) >= scoring.CREDITED)),
-        credited_day_credit=sum(min(scoring.DAY_CAP, c) for c in day_credit.values()
-                                if min(scoring.DAY_CAP, c) >= scoring.CREDITED),
-        credited_queries=frozenset(q for q, c in query_credit.items() if c >= scoring.CREDITED),
+        credited_days=tuple(credited_days),
+        credited_day_credit=sum(min(scoring.DAY_CAP, day_credit[d]) for d in credited_days),
+        credited_queries=frozenset(q for q, c in best_query.items() if c >= scoring.CREDITED),
         used=sum(1 for e in evs + quoted if credits[e.id][1]),
         claims=frozenset({e.claim_hash for e in evs} | {claim}),
         locations=tuple(locations), first_snippet=first,

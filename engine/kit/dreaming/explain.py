@@ -16,6 +16,7 @@ from kit.dreaming.tags import jaccard, tokens
 from kit.errors import NotFoundError
 from kit.memory.recall import events as recall_events
 from kit.memory.recall import normalise_claim
+from kit.memory.recall import searches as recall_searches
 from kit.memory.recall import top_scores as recall_tops
 from kit.memory.recall import uses as recall_uses
 
@@ -127,7 +128,7 @@ def explain(ws: WorkspaceCore, target: str) -> Explanation:
     db = ws.open_state()
     try:
         evs = recall_events(db)
-        cands = build_candidates(evs, recall_uses(db), recall_tops(db))
+        cands = build_candidates(evs, recall_uses(db), recall_tops(db), recall_searches(db))
         cand = find(cands, target)
         have = db.execute("SELECT 1 FROM sqlite_master WHERE name='dream_phase_hits'").fetchone() is not None
         light = store.phase_stats(db, "light") if have else {}

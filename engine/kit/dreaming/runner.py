@@ -23,6 +23,7 @@ from kit.fsutil import LockFile
 from kit.memory.recall import ensure_schema as ensure_recall_schema
 from kit.memory.recall import events as recall_events
 from kit.memory.recall import normalise_claim
+from kit.memory.recall import searches as recall_searches
 from kit.memory.recall import top_scores as recall_tops
 from kit.memory.recall import uses as recall_uses
 from kit.paths import CONFIG_FILE
@@ -250,7 +251,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
     for rel in (deep_phase.MEMORY_FILE, deep_phase.ARCHIVE_FILE, "DREAMS.md"):
         ctx.read(rel)  # a file the dream appends to but cannot read stops it before it writes anything
     events = recall_events(ctx.db) if ctx.has("recall_events") else []
-    cands = build_candidates(events, recall_uses(ctx.db), recall_tops(ctx.db)) if ctx.db is not None else []
+    cands = build_candidates(events, recall_uses(ctx.db), recall_tops(ctx.db), recall_searches(ctx.db)) if ctx.db is not None else []
     notes: list[str] = []
     embedder = _embedder(ctx, cands, notes) if ({"rem", "deep"} & set(wanted)) else None
     new_hits = new_light = 0

@@ -18,28 +18,35 @@ COMPONENTS = ("relevance", "frequency", "diversity", "recency", "consolidation",
 CLOSENESS_FLOOR = 0.5  # a hit scoring half the top hit (or less) earns nothing for its closeness
 USE_BONUS = 0.75  # the agent read the hit in full (memory_get) or its text reached the reply
 DAY_CAP = 1.0  # a day's credit saturates: one day counts at most one recall, whatever the burst
-CREDITED = 0.5  # the credit at which a hit counts toward distinct days and queries
+CREDITED = 0.5  # the credit a hit needs for its day and its query to count (distinct days, queries)
+SIDE_CREDIT = 0.25  # at most, for a hit the agent passed over: below CREDITED, it never earns a day
 
 
-def recall_credit(rank: int | None, relative: float | None, used: bool = False) -> float:
+def recall_credit(rank: int | None, relative: float | None, used: bool = False, *,
+                  passed_over: bool = False) -> float:
     """One search hit's credit as a recall of its line, 0..1.
 
         closeness = clamp((relative − 0.5) / 0.5, 0, 1)²     relative = score / the search's top score
-        credit    = min(1, closeness / (1 + rank) + 0.5·used)
+        credit    = min(1, closeness / (1 + rank) + 0.75·used)
+        credit    = min(credit, 0.25)                          when the agent passed it over
 
     `rank` is the hit's place (0 = best) among the search's promotable hits — junk hits (transcripts,
     commands …) do not push an answer down — and `relative` its score over the search's top score.
     The answer (rank 0) earns full credit; a neighbour at 90 % of the top score in third place earns
     0.21, one at 70 % in fifth place 0.03. A hit the agent then used (read in full, or quoted in its
-    reply) earns 0.75 more: it answered. Events logged before ranks were kept (`rank` None) earn
-    full credit, as every hit did then.
+    reply) earns 0.75 more: it answered. A hit the agent *passed over* — in the same turn it used
+    another hit and not this one, or searched again after an active recall showed it, and did not
+    find it again — did not
+    answer, whatever its rank: at most SIDE_CREDIT, so it never earns a day or a query on its own.
+    Events logged before ranks were kept (`rank` None) earn full credit, as every hit did then.
     """
     if rank is None or relative is None:
         base = 1.0
     else:
         closeness = min(1.0, max(0.0, (relative - CLOSENESS_FLOOR) / (1 - CLOSENESS_FLOOR))) ** 2
         base = closeness / (1 + max(0, rank))
-    return min(1.0, base + (USE_BONUS if used else 0.0))
+    credit = min(1.0, base + (USE_BONUS if used else 0.0))
+    return min(credit, SIDE_CREDIT) if passed_over and not used else credit
 
 
 def saturated(day_credits: Mapping[str, float]) -> float:

@@ -147,7 +147,9 @@ def record_hits(db, query: str, results: Iterable[Any], source: str) -> int:
     Returns how many events were written. MEMORY.md and other non-daily files are skipped:
     they are already long-term memory, there is nothing to promote — but they count for the
     search's top score and each hit's rank (in the order given, best first), so a note line that
-    trails a MEMORY.md entry is a side hit.
+    trails a MEMORY.md entry is a side hit. A search that found only such files, or nothing, is
+    still logged (in `recall_searches`, without events): when the agent searched again after an
+    active recall, that recall's hits did not answer (see `kit.dreaming.candidates.event_credits`).
     """
     if source not in SOURCES:
         raise ValueError(f"recall source must be one of {', '.join(SOURCES)}, not {source!r}")
@@ -166,9 +168,7 @@ def record_hits(db, query: str, results: Iterable[Any], source: str) -> int:
             (candidate_key(path, start, end), path, start, end, snippet, claim_hash(snippet),
              query, qhash, float(_field(hit, "score")), day, ts, source, rank)
         )
-    if not rows:
-        return 0
-    top = max(float(_field(hit, "score")) for hit in results)
+    top = max((float(_field(hit, "score")) for hit in results), default=0.0)
     ensure_schema(db)
     with db.transaction():
         cur = db.execute(
@@ -176,6 +176,8 @@ def record_hits(db, query: str, results: Iterable[Any], source: str) -> int:
             (qhash, top, len(results), day, ts, source),
         )
         search_id = cur.lastrowid
+        if not rows:
+            return 0
         db.conn.executemany(
             "INSERT INTO recall_events(key, path, start_line, end_line, snippet, claim_hash, query, "
             "query_hash, score, day, ts, source, rank, search_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -235,6 +237,27 @@ def uses(db) -> list[RecallUse]:
         return []
     rows = db.execute("SELECT path, start_line, end_line, kind, day, ts FROM recall_uses ORDER BY id")
     return [RecallUse(*tuple(r)) for r in rows]
+
+
+@dataclass(frozen=True)
+class RecallSearch:
+    """One recorded search: its best score (MEMORY.md hits included) and how many results."""
+
+    id: int
+    query_hash: str
+    top_score: float
+    results: int
+    day: str
+    ts: float
+    source: str
+
+
+def searches(db) -> list[RecallSearch]:
+    """Every recorded search, oldest first ([] for a log from before v2)."""
+    if not _columns(db, "recall_searches"):
+        return []
+    rows = db.execute("SELECT id, query_hash, top_score, results, day, ts, source FROM recall_searches ORDER BY id")
+    return [RecallSearch(*tuple(r)) for r in rows]
 
 
 def top_scores(db) -> dict[int, float]:

@@ -294,7 +294,7 @@ class Memory:
         result = dataclasses.replace(result, results=tuple(sources.by_source(result.results)))
         if screen:
             result = sources.screen(result)
-        if record and result.results:
+        if record:  # an empty search too: the agent searched again, so what active recall showed did not answer
             from kit.memory.recall import record_hits
 
             with self.ws.open_state() as db:
