@@ -172,28 +172,31 @@ def _tesco_month(ws, *, passed_over: bool) -> None:
     searched(ws, "2026-05-02", "Tesco delivery", [(TESCO, 0.75)], note_day="2026-05-01")
     for day in days("2026-05-03", 3):
         first = [(TESCO, 0.5), (ADDRESS, 0.45)] if passed_over else [(ADDRESS, 0.6), (TESCO, 0.55)]
-        searched(ws, day, "where do we live, for the delivery", first, note_day="2026-05-01", source="active")
-        searched(ws, day, "delivery address", [(ADDRESS, 0.62), (TESCO, 0.58)], note_day="2026-05-01")
+        for hour in (10,) if passed_over else (10, 15):  # without uses: asked twice, morning and afternoon
+            searched(ws, day, "where do we live, for the delivery", first, note_day="2026-05-01", source="active",
+                     hour=hour)
+            searched(ws, day, "delivery address", [(ADDRESS, 0.62), (TESCO, 0.58)], note_day="2026-05-01", hour=hour)
         if passed_over:
             set_now(day, 10)
             with ws.open_state() as db:
-                record_use(db, "memory/2026-05-01.md", where[ADDRESS] , where[ADDRESS], "reply")
+                record_use(db, "memory/2026-05-01.md", where[ADDRESS], where[ADDRESS], "reply")
 
 
 def test_side_hits_of_one_question_do_not_add_up_to_a_recall(workspace):
-    """Tesco trails the address twice a turn (active recall 0.347, the agent's search 0.379): the
-    two used to add up past 0.5 and credit the day, so three such days and one real question
-    promoted it. A turn counts once, at its best hit, and a day only when one hit answered."""
+    """Tesco trails the address twice a turn (active recall 0.347, the agent's search 0.379), two
+    turns a day: summed, they credited each day (and each query), so three such days and one real
+    question promoted it. A turn counts once, at its best hit, and a day or a query only when one
+    hit there answered (reached 0.5)."""
     _tesco_month(workspace, passed_over=False)
     set_now("2026-05-05", 20)
     result = run_dream(workspace, dry_run=True)
     tesco = next(r for r in result.ranked if r.cand.snippet == f"- {TESCO}")
     side = ((((0.58 / 0.62) - 0.5) / 0.5) ** 2) / 2  # the better of the turn's two side hits
     assert tesco.cand.credited_days == ("2026-05-02",)
-    assert tesco.cand.credited == pytest.approx(1 + 3 * side)
-    assert len(tesco.cand.credited_queries) == 2
-    assert tesco.blocked_by == ["min_score", "min_recall_count", "min_recall_days"]
-    assert "memory/2026-05-01.md:3:3" in result.promoted and "memory/2026-05-01.md:7:7" not in result.promoted
+    assert tesco.cand.credited == pytest.approx(1 + 3 * 2 * side)  # two turns a day, still under 1
+    assert len(tesco.cand.credited_queries) == 2  # the two Tesco queries of 05-02, not the address ones
+    assert "min_recall_days" in tesco.blocked_by and "min_unique_queries" not in tesco.blocked_by
+    assert result.promoted == ("memory/2026-05-01.md:3:3",)
 
 
 def test_an_active_recall_hit_the_agent_passed_over_earns_side_credit_only(workspace):
@@ -211,3 +214,30 @@ def test_an_active_recall_hit_the_agent_passed_over_earns_side_credit_only(works
     history = explain(workspace, TESCO).to_json()["history"]
     assert [(h["source"], h["rank"], h["credit"]) for h in history if h["day"] == "2026-05-03"] == [
         ("active", 0, SIDE_CREDIT), ("tool", 1, SIDE_CREDIT)]
+
+
+def test_an_active_recall_hit_the_agent_searched_past_does_not_unlock_a_burst(workspace):
+    """Bench maya's hotel: a one-day burst, one stray question a week later, and in between the
+    hotel line tops active recall for "what book am I reading" (booking ≈ book); the agent searches
+    on, finds nothing and uses nothing. That top hit did not answer: no third credited recall."""
+    from kit.dreaming.scoring import SIDE_CREDIT
+    from kit.memory.recall import record_hits
+
+    hotel = "The conference hotel is the Midland; booking reference MX-20417."
+    write_note(workspace.root, "2026-05-01", [hotel, *FILLER])
+    for i, q in enumerate(["hotel booking reference", "which hotel for the conference", "Midland booking ref"]):
+        searched(workspace, "2026-05-02", q, [(hotel, 0.7)], note_day="2026-05-01", hour=14, minute=i)
+    searched(workspace, "2026-05-05", "what book am I reading", [(hotel, 0.3)], note_day="2026-05-01",
+             source="active")
+    set_now("2026-05-05", 10)
+    with workspace.open_state() as db:
+        assert record_hits(db, "book I am reading", [], "tool") == 0  # logged all the same
+        assert db.execute("SELECT results, source FROM recall_searches ORDER BY id DESC").fetchone()[:] == (0, "tool")
+    searched(workspace, "2026-05-08", "conference hotel again?", [(hotel, 0.66)], note_day="2026-05-01",
+             source="active")
+    set_now("2026-05-08", 20)
+    result = run_dream(workspace, dry_run=True)
+    burst = next(r for r in result.ranked if r.cand.snippet == f"- {hotel}")
+    assert burst.cand.credited_days == ("2026-05-02", "2026-05-08")
+    assert burst.cand.credited == pytest.approx(2 + SIDE_CREDIT)
+    assert burst.blocked_by == ["min_recall_count"] and result.promoted == ()
