@@ -276,15 +276,21 @@ def test_a_malformed_model_flag_is_a_usage_error(ws_path, cli):
     assert not (ws_path / ".kit" / "sessions").exists() or list((ws_path / ".kit" / "sessions").iterdir()) == []
 
 
-def test_a_missing_script_file_names_the_model_flag(ws_path, tmp_path, cli):
+def test_a_missing_or_malformed_script_file_is_a_usage_error_naming_it(ws_path, tmp_path, cli):
+    # a new user's typo in script:PATH was "no model available" (exit 1): it is the flag that is wrong
     set_config(ws_path, QUIET)
     missing = tmp_path / "missing.yaml"
-    result = cli("run", "hi", "-w", ws_path, "--model", f"script:{missing}")
-    assert result.exit_code == 1
-    line = result.stderr.splitlines()[-1]
-    assert line.startswith(f"kit: no model available (script:{missing} config: script provider: no such "
-                           f"script file {missing}). To fix: fix the --model value; or use a model")
-    assert "kit.yaml" not in line.split("To fix:")[1].split(";")[0]
+    malformed = tmp_path / "malformed.yaml"
+    malformed.write_text("turns:\n  - reply: hello\n")
+    for spec, why in (
+        (f"script:{missing}", f"script provider: no such script file {missing}"),
+        (f"script:{malformed}", f"{malformed}:2: script provider: turn 1 needs `text`, `tool_calls` or `error`"),
+    ):
+        for args in (("run", "hi"), ("run",)):  # one turn and the REPL alike
+            result = cli(*args, "-w", ws_path, "--model", spec)
+            assert result.exit_code == 2, (spec, result.output)
+            assert result.stderr.splitlines()[-1] == f"Error: Invalid value for '--model': {why}"
+            assert result.stdout == ""
 
 
 def test_a_run_that_fails_before_any_reply_leaves_no_session(ws_path, tmp_path, cli, monkeypatch):

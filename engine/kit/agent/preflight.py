@@ -16,10 +16,14 @@ from kit.providers.script import LABEL
 
 
 def check_model(spec: str, config: Any) -> None:
-    """Raise ConfigError when `spec` cannot name a model (no provider/ part, an unknown provider).
-    A script: file is checked when it is read."""
-    provider, _model = split_spec(spec)
-    if provider != "script":
+    """Raise ConfigError when `spec` cannot name a model (no provider/ part, an unknown provider,
+    a script: file that is missing or malformed — read now, so the error names the file)."""
+    provider, model = split_spec(spec)
+    if provider == "script":
+        from kit.providers.script import ScriptProvider
+
+        ScriptProvider(model)  # reads and checks the file; nothing is played
+    else:
         settings_for(provider, config)
 
 
