@@ -126,7 +126,7 @@ def test_script_out_of_turns_fails_clearly(ws_path, tmp_path, cli):
     script = write_script(tmp_path, [{"tool_calls": [{"name": "skills_list", "arguments": {}}]}])
     result = cli("run", "hi", "-w", ws_path, "--model", f"script:{script}")
     assert result.exit_code == 1
-    assert f"script {script} has only 1 turn(s) but the run asked for turn 2; add more turns" in result.stderr
+    assert f"script {script} has only 1 turn but the run asked for turn 2; add more turns" in result.stderr
 
 
 def test_iteration_limit_exits_1_after_printing_json(ws_path, tmp_path, cli):
@@ -300,7 +300,7 @@ def test_a_run_that_fails_before_any_reply_leaves_no_session(ws_path, tmp_path, 
     assert cli("run", "hi", "-w", ws_path, "--model", f"script:{failing}").exit_code == 1
     assert cli("run", "hi", "-w", ws_path, "--model", "openai/gpt-4o-mini").exit_code == 1
     assert cli("run", "hi", "--session", "chat", "-w", ws_path, "--model",
-               f"script:{tmp_path / 'missing.yaml'}").exit_code == 1
+               f"script:{tmp_path / 'missing.yaml'}").exit_code == 2  # a usage error, found first
     listed = json.loads(cli("sessions", "list", "--json", "-w", ws_path).stdout)
     assert listed["sessions"] == []
     assert list((ws_path / ".kit" / "sessions").glob("*.jsonl")) == []

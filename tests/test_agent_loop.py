@@ -122,7 +122,7 @@ def test_script_runs_out_of_turns_with_a_clear_error(ws, tmp_path):
     agent = agent_for(ws, script)
     with pytest.raises(ProviderError) as err:
         agent.turn("hi")
-    assert f"script {script} has only 1 turn(s) but the run asked for turn 2" in str(err.value)
+    assert f"script {script} has only 1 turn but the run asked for turn 2" in str(err.value)
 
 
 def test_system_prompt_is_stable_and_follows_edits(ws, tmp_path):

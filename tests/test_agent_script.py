@@ -36,7 +36,7 @@ def test_replays_turns_in_order_and_records(tmp_path):
     with pytest.raises(ProviderError) as err:
         provider.complete([], tools)
     assert err.value.kind == "format"
-    assert str(err.value) == (f"script {path} has only 2 turn(s) but the run asked for turn 3; "
+    assert str(err.value) == (f"script {path} has only 2 turns but the run asked for turn 3; "
                               "add more turns to the script")
     recorded = [json.loads(line) for line in (tmp_path / "script.yaml.calls.jsonl").read_text().splitlines()]
     assert [r["turn"] for r in recorded] == [1, 2, 1]

@@ -322,7 +322,7 @@ def test_quiet_nights_are_carried_into_the_next_memory_commit(tmp_path, monkeypa
             assert int(_git(root, "rev-list", "--count", "HEAD")) == count
     assert night.promoted == ("memory/2026-05-08.md:3:3",)
     assert night.git["committed"] is True
-    assert _git(root, "log", "-1", "--format=%s").strip() == "dream: promote 1 memories (2026-05-10)"
+    assert _git(root, "log", "-1", "--format=%s").strip() == "dream: promote 1 memory (2026-05-10)"  # was "1 memories"
     assert int(_git(root, "rev-list", "--count", "HEAD")) == count + 1
     files = set(_git(root, "show", "--name-only", "--format=", "HEAD").split())
     assert {"MEMORY.md", "DREAMS.md", "memory/dreaming/light/2026-05-08.md", "memory/dreaming/light/2026-05-09.md",

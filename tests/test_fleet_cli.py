@@ -54,7 +54,7 @@ def test_add_list_remove_round_trip_as_json(cli, tmp_path):
     assert [(w["path"], w["queue"]) for w in listed["workspaces"]] == [
         (str(tmp_path / "u" / "a"), "q1"), (str(tmp_path / "u" / "b"), None)]
     human = cli(*reg, "list").output
-    assert "→ queue q1" in human and "(1 workspace)" in human and "2 workspace(s)" in human
+    assert "→ queue q1" in human and "(1 workspace)" in human and "2 workspaces" in human
     gone = cli(*reg, "remove", tmp_path / "u" / "a", tmp_path / "nope")
     assert gone.exit_code == 1 and f"not registered: {tmp_path / 'nope'}" in gone.output
     assert [e["pattern"] for e in json.loads(cli(*reg, "list", "--json").output)["entries"]] == [str(tmp_path / "u" / "*")]

@@ -132,7 +132,7 @@ def test_a_rollback_also_undoes_a_dream_commit_but_never_a_users(ws_pair):
     w.journal = journal
     w.write_text("MEMORY.md", "# Memory\n\n- promoted then killed\n")
     env = ["-c", "user.name=K", "-c", "user.email=k@x"]
-    subprocess.run(["git", "-C", str(ws), *env, "commit", "-qam", "dream: promote 1 memories (2026-05-07)"], check=True)
+    subprocess.run(["git", "-C", str(ws), *env, "commit", "-qam", "dream: promote 1 memory (2026-05-07)"], check=True)
     journal.rollback()
     assert git_view(ws) == start and (ws / "MEMORY.md").read_text() == memory
     assert subprocess.run(["git", "-C", str(ws), "status", "--porcelain"], capture_output=True, text=True).stdout == ""

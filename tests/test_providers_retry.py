@@ -210,7 +210,7 @@ def test_kit_run_prints_retries_and_the_failover_and_reports_them_in_json(ws_pat
     assert (data["usage"]["cache_read_tokens"], assistant["usage"]["cache_read_tokens"]) == (640, 640)
     shown = run_kit("sessions", "show", data["session"], cwd=ws_path, env={"KIT_NOW": T0})
     assert "(640 read from the prompt cache, 0 written)" in shown.stdout.splitlines()[0]
-    assert "answered by the backup [answered by backup/gpt-b after 3 failed attempt(s)]" in shown.stdout
+    assert "answered by the backup [answered by backup/gpt-b after 3 failed attempts]" in shown.stdout
 
 
 def test_kit_run_keeps_a_reply_cut_mid_stream(ws_path, server):

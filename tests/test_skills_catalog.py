@@ -176,7 +176,7 @@ def test_a_broken_skill_md_is_reported_and_the_rest_load(ws_path):
     assert {f.path for f in doctor_checks(ws) if f.severity == "error"} == {"skills/broken-one/SKILL.md"}
     result = build_prompt(ws)
     assert "- good-one: " in result.prompt
-    assert "1 invalid skill file(s) left out; `kit skills check` says why" in result.warnings
+    assert "1 invalid skill file left out; `kit skills check` says why" in result.warnings
 
 
 def test_precedence_later_roots_override(ws_path, tmp_path):

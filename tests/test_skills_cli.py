@@ -121,7 +121,7 @@ def test_list_shows_blocked_and_invalid_skills(cli, ws_path):
                                            "the node content, but found '<stream end>')", "", ""]
     assert rows["wrong-folder"] == ["workspace", "invalid (skills/wrong-folder/SKILL.md:2: 'name' 'wrong' must "
                                                  "equal the folder name 'wrong-folder')", "", ""]
-    assert "2 invalid skill file(s) not loaded; `kit skills check` shows every problem" in table.output
+    assert "2 invalid skill files not loaded; `kit skills check` shows every problem" in table.output
 
 
 def test_new_without_description_warns_in_check_until_edited(cli, ws_path):
@@ -138,7 +138,7 @@ def test_new_without_description_warns_in_check_until_edited(cli, ws_path):
                    "to use it (the model picks skills by their description)",
     }]
     text = cli("skills", "check", "tidy-up", "-w", ws_path)
-    assert text.exit_code == 0 and "✓ skill 'tidy-up' OK (1 warning(s))" in text.output
+    assert text.exit_code == 0 and "✓ skill 'tidy-up' OK (1 warning)" in text.output
     skill_md = ws_path / "skills" / "tidy-up" / "SKILL.md"
     skill_md.write_text(skill_md.read_text().replace('"What tidy-up does and when to use it."',
                                                      "Tidy the notes folder. Use weekly."))

@@ -32,7 +32,7 @@ def test_write_read_edit_roundtrip(ctx, workspace):
     assert read.ok and read.result == "beta\n"
 
     edit = execute_tool(ctx, "edit_file", {"path": "notes/plan.md", "old_text": "beta", "new_text": "BETA"})
-    assert edit.ok and edit.result == "edited notes/plan.md: 1 replacement(s)"
+    assert edit.ok and edit.result == "edited notes/plan.md: 1 replacement"
     assert (workspace.root / "notes/plan.md").read_text() == "alpha\nBETA\ngamma\n"
 
     missing = execute_tool(ctx, "edit_file", {"path": "notes/plan.md", "old_text": "delta", "new_text": "x"})

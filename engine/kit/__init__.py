@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "PathEscapeError": "kit.errors",
     "BusyError": "kit.errors",
     "NotFoundError": "kit.errors",
+    "ListenError": "kit.errors",
     # result types a caller meets
     "Snapshot": "kit.snapshot",
     "Document": "kit.documents",
@@ -83,6 +84,7 @@ _EXPORTS: dict[str, str] = {
     "NEVER_OVERWRITTEN": "kit.init",
     "estimate_tokens": "kit.tokens",
     "now": "kit.clock",
+    "plural": "kit.wording",
     # progress events (long calls take progress=callback; the library never prints)
     "Step": "kit.progress",
     "Status": "kit.progress",
@@ -120,7 +122,9 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "KINDS",
     "plan_hermes",
     "plan_openclaw",
+    "plural",
     "KitError",
+    "ListenError",
     "McpServerStatus",
     "Memory",
     "NEVER_OVERWRITTEN",

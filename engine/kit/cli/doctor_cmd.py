@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from kit import plural
 from kit.cli.common import (
     console,
     emit_json,
@@ -47,6 +48,6 @@ def doctor(workspace, offline: bool, as_json: bool) -> None:
         for f in findings:
             out.print(f"[{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [dim]{f.area:<9}[/] {f}", markup=True)
         if errors:
-            out.print(f"[bold red]{len(errors)} error(s)[/]")
+            out.print(f"[bold red]{plural(len(errors), 'error')}[/]")
     if errors:
         sys.exit(1)

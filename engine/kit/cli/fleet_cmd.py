@@ -7,6 +7,7 @@ from functools import partial
 
 import click
 
+from kit import plural
 from kit.cli.common import console, emit_json, fail, handle_errors, json_option, stacked
 
 wait_option = click.option("--wait", is_flag=True, help="Wait for every task, with a progress bar; exit 1 if any failed.")
@@ -107,11 +108,11 @@ def list_(ctx, as_json) -> None:
     for e in entries:
         n = sum(1 for m in members if m.pattern == e.pattern)
         where = f" → queue {e.queue}" if e.queue else ""
-        say(f"{e.pattern}{where}" + (f"  ({n} workspace{'s' if n != 1 else ''})" if e.is_glob else ""))
+        say(f"{e.pattern}{where}" + (f"  ({plural(n, 'workspace')})" if e.is_glob else ""))
     for m in members:
         if m.problem:
             say(f"  problem: {m.path} {m.problem}")
-    say(f"{len(members)} workspace(s); registry: {f.registry.path}")
+    say(f"{plural(len(members), 'workspace')}; registry: {f.registry.path}")
 
 
 # ---------------------------------------------------------------------------- dispatch
@@ -125,7 +126,7 @@ def _dispatch(ctx, kind: str, paths, wait: bool, timeout, as_json: bool, **kw) -
         if as_json:
             emit_json(batch.to_json())
         else:
-            click.echo(f"queued {len(batch.tasks)} {kind} task(s) on {', '.join(queues)}; "
+            click.echo(f"queued {plural(len(batch.tasks), f'{kind} task')} on {', '.join(queues)}; "
                        "follow them with `kit fleet status`")
         return
     bar = None
@@ -158,7 +159,7 @@ def _dispatch(ctx, kind: str, paths, wait: bool, timeout, as_json: bool, **kw) -
     else:
         _render_waited(kind, waited)
     if waited.pending:
-        fail(f"timed out after {timeout:g} s: {len(waited.pending)} task(s) still queued or running "
+        fail(f"timed out after {timeout:g} s: {plural(len(waited.pending), 'task')} still queued or running "
              "(they go on; see `kit fleet status`)")
     if any(o.state == "failed" for o in waited.outcomes):
         sys.exit(1)
@@ -227,7 +228,7 @@ def status(ctx, kinds, show_workers, as_json) -> None:
     for r in rows:
         detail = r.error if r.result in ("failed", "busy") else (r.summary or "")
         if r.failures > 1:
-            detail = f"{detail} ({r.failures} failures in a row; last ok {r.last_ok_at or 'never'})"
+            detail = f"{detail} ({plural(r.failures, 'failure')} in a row; last ok {r.last_ok_at or 'never'})"
         if not r.registered:
             detail = f"{detail} [not in the registry]"
         state = r.state if r.state != "done" else "idle"
@@ -238,9 +239,9 @@ def status(ctx, kinds, show_workers, as_json) -> None:
     out = console()
     out.print(table)
     failed = sum(1 for r in rows if r.result == "failed")
-    line = f"{len({r.path for r in rows})} workspace(s); {failed} failing"
+    line = f"{plural(len({r.path for r in rows}), 'workspace')}; {failed} failing"
     if workers is not None:
-        line += f"; {len(workers)} worker(s) online" + (f": {', '.join(workers)}" if workers else "")
+        line += f"; {plural(len(workers), 'worker')} online" + (f": {', '.join(workers)}" if workers else "")
     out.print(line, markup=False)
 
 

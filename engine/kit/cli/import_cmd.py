@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from kit import plural
 from kit.cli.common import emit_json, handle_errors, json_option, stacked
 
 # what every importer takes after its own arguments
@@ -84,13 +85,13 @@ def _finish(plan, result, dry_run: bool, verbose: bool, as_json: bool) -> None:
         if plan.nothing_to_do:
             click.echo("Nothing to import: every file is already there.")
         elif result is None:
-            click.echo(f"Dry run: {len(plan.writes)} file(s) would be written to {plan.dest}; nothing was.")
+            click.echo(f"Dry run: {plural(len(plan.writes), 'file')} would be written to {plan.dest}; nothing was.")
         else:
-            click.echo(f"Imported {len(result.written)} file(s) into {plan.dest}."
+            click.echo(f"Imported {plural(len(result.written), 'file')} into {plan.dest}."
                        + (" Committed them." if result.committed else "")
                        + (" Next: `kit doctor`, `kit prompt`." if result.written else ""))
         if plan.conflicts:
-            click.echo(f"{len(plan.conflicts)} conflict(s) not overwritten: --force overwrites them.", err=True)
+            click.echo(f"{plural(len(plan.conflicts), 'conflict')} not overwritten: --force overwrites them.", err=True)
     if plan.conflicts:
         sys.exit(1)
 

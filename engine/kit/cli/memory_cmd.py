@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from kit import plural
 from kit.cli.common import (
     console,
     emit_json,
@@ -38,9 +39,9 @@ def index_cmd(workspace, rebuild: bool, as_json: bool) -> None:
         return
     out = console()
     out.print(
-        f"[bold]indexed[/] {result.files} files ({result.mode}): {len(result.added)} added, "
+        f"[bold]indexed[/] {plural(result.files, 'file')} ({result.mode}): {len(result.added)} added, "
         f"{len(result.updated)} updated, {len(result.removed)} removed, {result.unchanged} unchanged; "
-        f"{result.chunks} chunks written, {result.embedded} embedded, {result.cached} from cache "
+        f"{plural(result.chunks, 'chunk')} written, {result.embedded} embedded, {result.cached} from cache "
         f"in {result.seconds:.1f}s"
     )
     for error in result.errors:
@@ -91,7 +92,7 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
             out.print(f"[dim]  {escape(_where(hit.path, c.start_line, c.end_line))}: {escape(c.text)}[/]", soft_wrap=True)
         out.print()
     if record:
-        out.print(f"[dim]{result.recorded} recall event(s) recorded[/]")
+        out.print(f"[dim]{plural(result.recorded, 'recall event')} recorded[/]")
 
 
 def _where(path: str, start: int, end: int) -> str:
@@ -122,13 +123,13 @@ def status_cmd(workspace, as_json: bool) -> None:
     if status.embedding_error:
         out.print(f"          [dim]embeddings off: {escape(status.embedding_error)}[/]")
     out.print(
-        f"[bold]contents[/]  {status.files} files, {status.chunks} chunks, "
+        f"[bold]contents[/]  {plural(status.files, 'file')}, {plural(status.chunks, 'chunk')}, "
         f"{status.embedded_chunks} embedded, last sync {status.last_sync or 'never'}"
     )
     by_source = ", ".join(f"{k} {v}" for k, v in status.recall.by_source.items()) or "none"
     out.print(
-        f"[bold]recalls[/]   {status.recall.events} events on {status.recall.keys} notes "
-        f"over {status.recall.days} days ({by_source})"
+        f"[bold]recalls[/]   {plural(status.recall.events, 'event')} on {plural(status.recall.keys, 'note')} "
+        f"over {plural(status.recall.days, 'day')} ({by_source})"
     )
 
 

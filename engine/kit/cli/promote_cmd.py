@@ -7,6 +7,7 @@ from functools import partial
 
 import click
 
+from kit import plural
 from kit.cli.common import (
     console,
     emit_json,
@@ -90,7 +91,8 @@ def explain(workspace, target: str, as_json: bool) -> None:
     say(f"  {data['snippet']}")
     s = data["signals"]
     r = data["recalls"]
-    say(f"signals: {s['recall_count']} recalls, {s['unique_queries']} queries, {s['recall_days']} days "
+    say(f"signals: {plural(s['recall_count'], 'recall')}, {plural(s['unique_queries'], 'query')}, "
+        f"{plural(s['recall_days'], 'day')} "
         f"({s['first_day']} .. {s['last_day']}), tags: {', '.join(s['concept_tags'])}")
     say(f"credit:  {r['credited']:.2f} credited recalls (of {r['raw']} raw; one day counts at most 1), "
         f"{r['credited_queries']} credited queries, {r['credited_days']} credited days, {r['used']} used by the agent")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from kit import KitError, estimate_tokens
+from kit import KitError, estimate_tokens, plural
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit import Agent, Workspace
@@ -204,7 +204,7 @@ class Repl:
             self.console.print(f"[yellow]stopped: {result.stopped}[/yellow]")
         usage = result.usage
         self.console.print(
-            f"[dim]{result.iterations} step(s) · {usage['total_tokens']} tokens · context "
+            f"[dim]{plural(result.iterations, 'step')} · {plural(usage['total_tokens'], 'token')} · context "
             f"{usage['context_tokens']}/{usage['context_window']}[/dim]"
         )
 
@@ -298,7 +298,7 @@ class Repl:
         result = self.ws.dream()
         data = result.to_json() if hasattr(result, "to_json") else {}
         promoted = (data.get("deep") or {}).get("promoted") or []
-        self.console.print(f"dreamed: {len(promoted)} memories promoted"
+        self.console.print(f"dreamed: {plural(len(promoted), 'memory')} promoted"
                            + ("".join(f"\n  - {key}" for key in promoted)), markup=False)
 
     def cmd_skill(self, args: str) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kit import KINDS
+from kit import KINDS, plural
 from kit.cli.common import (
     _default,
     emit_json,
@@ -144,8 +144,8 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
         if marker:
             console().print(marker, style="yellow", markup=False, highlight=False)
         usage = result.usage
-        click.echo(f"kit: session {result.session} · {result.iterations} step(s) · "
-                   f"{usage['total_tokens']} tokens", err=True)
+        click.echo(f"kit: session {result.session} · {plural(result.iterations, 'step')} · "
+                   f"{plural(usage['total_tokens'], 'token')}", err=True)
     if result.stopped in ("max_iterations", "repeated_tool_call", "cut_tool_call", "interrupted"):
         status(f"stopped: {result.stopped}")
         sys.exit(1)

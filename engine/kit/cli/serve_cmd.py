@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kit import plural
 from kit.cli.common import console, handle_errors, workspace_option
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -84,5 +85,5 @@ def _dream(ws: Workspace, err) -> None:
     except KitError as exc:
         err.print(f"dreaming failed: {exc}", markup=False, highlight=False)
         return
-    err.print(f"dreamed {result.day}: promoted {len(result.promoted)}, changed {len(result.changed)} files",
+    err.print(f"dreamed {result.day}: promoted {len(result.promoted)}, changed {plural(len(result.changed), 'file')}",
               markup=False, highlight=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from kit import plural
 from kit.cli.common import (
     console,
     emit_json,
@@ -78,8 +79,8 @@ def show_cmd(session_id, workspace, as_json):
     written = sum(int((line.get("usage") or {}).get("cache_write_tokens") or 0) for line in lines)
     cache = f" ({cached} read from the prompt cache, {written} written)" if cached or written else ""
     out.print(f"[bold]{info.id}[/bold] · key {escape(info.key if info.key != info.id else '-')} · "
-              f"{info.messages} messages · "
-              f"{info.total_tokens} tokens{cache}")
+              f"{plural(info.messages, 'message')} · "
+              f"{plural(info.total_tokens, 'token')}{cache}")
     for line in lines:
         if line.get("hidden"):
             continue
@@ -97,7 +98,7 @@ def show_cmd(session_id, workspace, as_json):
             line.get("finish_reason") or "", "")
         failed = [a for a in line.get("attempts") or () if a.get("outcome") != "ok"]
         if failed and line.get("model"):
-            note += f" [answered by {line['model']} after {len(failed)} failed attempt(s)]"
+            note += f" [answered by {line['model']} after {plural(len(failed), 'failed attempt')}]"
         out.print(f"[bold]{role}[/bold] #{line.get('seq')}: ", end="")
         out.print(content + note, markup=False, highlight=False)
 

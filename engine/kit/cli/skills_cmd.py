@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from kit import plural
 from kit.cli.common import (
     console,
     emit_json,
@@ -63,10 +64,10 @@ def list_cmd(workspace, as_json: bool) -> None:
     out = console()
     out.print(table)
     if invalid:
-        out.print(f"[bold red]{len(invalid)} invalid skill file(s)[/] not loaded; `kit skills check` shows every problem")
+        out.print(f"[bold red]{plural(len(invalid), 'invalid skill file')}[/] not loaded; `kit skills check` shows every problem")
     stale = {p.path for p in catalog.errors} - {p.path for p in invalid}
     if stale:
-        out.print(f"[yellow]{len(stale)} skill file(s) have a broken edit[/]: their last good version is in use; "
+        out.print(f"[yellow]{plural(len(stale), 'skill file')} {'has' if len(stale) == 1 else 'have'} a broken edit[/]: their last good version is in use; "
                   "`kit skills check` says why")
 
 
@@ -150,10 +151,10 @@ def check_cmd(name: str | None, workspace, as_json: bool) -> None:
             if s.scan.critical:
                 state = "[green]trusted[/]" if s.trusted else "[red]blocked until trusted[/] (`kit skills trust " + s.name + "`)"
                 out.print(f"         {s.name}: {state}")
-        checked = f"skill '{name}'" if name else f"{len(check.skills)} skill(s)"
-        note = f" ({len(check.warnings)} warning(s))" if check.warnings else ""
+        checked = f"skill '{name}'" if name else plural(len(check.skills), "skill")
+        note = f" ({plural(len(check.warnings), 'warning')})" if check.warnings else ""
         out.print(f"[green]✓ {checked} OK[/]{note}" if check.ok
-                  else f"[bold red]✗ {len(check.errors)} error(s), {len(check.blocked)} blocked[/]")
+                  else f"[bold red]✗ {plural(len(check.errors), 'error')}, {len(check.blocked)} blocked[/]")
     if not check.ok:
         sys.exit(1)
 
@@ -170,4 +171,4 @@ def trust_cmd(name: str, workspace, as_json: bool) -> None:
         emit_json(result.to_json())
     else:
         console().print(f"trusted skill '{result.name}' (code sha256 {result.digest[:12]}…, "
-                        f"{result.critical} critical finding(s) accepted)", highlight=False)
+                        f"{plural(result.critical, 'critical finding')} accepted)", highlight=False)

@@ -18,6 +18,7 @@ from kit.dreaming.ranking import Ranked
 from kit.dreaming.rem import RemResult
 from kit.dreaming.store import Promotion, VerifyItem
 from kit.templating import templates_for
+from kit.wording import plural
 
 DIARY_TEMPLATE = "dream-diary.md.j2"
 REPORT_TOP = 25
@@ -39,26 +40,26 @@ def _section(title: str, lines: list[str]) -> list[str]:
 def _candidate_line(r: Ranked, notes: Mapping[str, str]) -> str:
     c = r.cand
     why = notes.get(c.id) or ("passed" if r.passed else "blocked: " + "; ".join(r.blocked_reasons))
-    return (f"- `{c.key}` score {r.score.total:.3f}, {c.recall_count} recalls, "
-            f"{c.unique_queries} queries, {c.recall_days} days — {why}: {_short(c.snippet, 80)}")
+    return (f"- `{c.key}` score {r.score.total:.3f}, {plural(c.recall_count, 'recall')}, "
+            f"{plural(c.unique_queries, 'query')}, {plural(c.recall_days, 'day')} — {why}: {_short(c.snippet, 80)}")
 
 
 def light_report(day: date, r: LightResult) -> str:
     out = [f"# Light sleep — {day.isoformat()}", "",
-           f"Candidates recalled in the last {r.lookback_days} days: {r.considered}. Staged: {len(r.staged)}.", ""]
-    out += _section("Staged", [f"- `{c.key}` — {c.recall_count} recalls, {c.unique_queries} queries, "
-                                f"{c.recall_days} days: {_short(c.snippet)}" for c in r.staged])
+           f"Candidates recalled in the last {plural(r.lookback_days, 'day')}: {r.considered}. Staged: {len(r.staged)}.", ""]
+    out += _section("Staged", [f"- `{c.key}` — {plural(c.recall_count, 'recall')}, {plural(c.unique_queries, 'query')}, "
+                                f"{plural(c.recall_days, 'day')}: {_short(c.snippet)}" for c in r.staged])
     out += _section("Near-duplicates dropped", [f"- `{d.key}` repeats `{k.key}`" for d, k in r.duplicates])
     return "\n".join(out).rstrip("\n") + "\n"
 
 
 def rem_report(day: date, r: RemResult) -> str:
     out = [f"# REM sleep — {day.isoformat()}", "",
-           f"Candidates recalled in the last {r.lookback_days} days: {r.considered}.", ""]
+           f"Candidates recalled in the last {plural(r.lookback_days, 'day')}: {r.considered}.", ""]
     out += ["## Themes", ""]
     if r.themes:
         for t in r.themes:
-            out.append(f"- **{t.name}** (strength {t.strength:.3f}, {len(t.members)} notes)")
+            out.append(f"- **{t.name}** (strength {t.strength:.3f}, {plural(len(t.members), 'note')})")
     else:
         out.append("- none strong enough")
     out += ["", "## Candidate truths", ""]
@@ -76,7 +77,7 @@ def deep_report(day: date, ranked: Sequence[Ranked], promoted_today: Sequence[Pr
     out = [f"# Deep sleep — {day.isoformat()}", ""]
     out += [f"Promoted to MEMORY.md today: {len(promoted_today)}.", ""]
     out += _section("Promoted", [
-        f"- `{p.key}` (score {p.score:.3f}, {p.recalls} recalls, {p.queries} queries): {_short(p.snippet)}"
+        f"- `{p.key}` (score {p.score:.3f}, {plural(p.recalls, 'recall')}, {plural(p.queries, 'query')}): {_short(p.snippet)}"
         + (f" — {p.note}" if p.note else "") for p in promoted_today])
     out += _section("Superseded by a newer value (moved to memory/archive/promoted.md)",
                     [f"- `{p.key}`: {_short(p.snippet)} — {p.note}" for p in superseded_today])

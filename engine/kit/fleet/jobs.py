@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from kit import clock
 from kit.errors import BusyError, KitError
 from kit.fsutil import LockFile, atomic_write, pid_alive
+from kit.wording import plural
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit.fleet.journal import JournaledWorkspace
@@ -254,7 +255,7 @@ class Runtime:
         parts = [f"promoted {len(result.promoted)}"]
         if result.retired:
             parts.append(f"retired {len(result.retired)}")
-        parts.append(f"changed {len(result.changed)} file(s)")
+        parts.append(f"changed {plural(len(result.changed), 'file')}")
         if result.git and result.git.get("committed"):
             parts.append(f"commit {str(result.git.get('commit'))[:10]}")
         return "ok", ", ".join(parts), data
@@ -262,7 +263,7 @@ class Runtime:
     def _index(self, ws: JournaledWorkspace, lock: LockFile, task_id: str, phase: str, notes: list[str]) -> JobResult:
         result = ws.memory.sync()
         data = result.to_json()
-        summary = (f"{result.files} file(s): {len(result.added)} added, {len(result.updated)} updated, "
+        summary = (f"{plural(result.files, 'file')}: {len(result.added)} added, {len(result.updated)} updated, "
                    f"{len(result.removed)} removed; {result.embedded} embedded")
         if result.errors:
             notes.extend(result.errors)

@@ -37,6 +37,7 @@ from kit.core import ANY
 from kit.errors import ConflictError, DocumentError
 from kit.filewrite import FileState, file_state, remove_file, write_file
 from kit.fsutil import atomic_write, sha1_hex
+from kit.wording import plural
 from kit.workspace import Workspace
 
 # the tables kit.dreaming.store owns (tests check this matches what its schema creates)
@@ -268,7 +269,7 @@ class Journal:
                 mem.close()
         told = f"; {kept} kept as edited meanwhile" if kept else ""
         notes.insert(0, f"rolled back an interrupted run of task {manifest['task_id']} "
-                        f"(started {manifest['started']}; {len(restored) - kept} file(s) restored{told})")
+                        f"(started {manifest['started']}; {plural(len(restored) - kept, 'file')} restored{told})")
         self.discard()
         return notes
 
@@ -371,7 +372,7 @@ class Journal:
             messages = _git(root, "log", "--format=%s", span).stdout.splitlines()
             if not messages or not all(m.startswith(DREAM_COMMIT_PREFIX) for m in messages):
                 return [f"git: HEAD moved since the interrupted run began and not only by dream commits; "
-                        f"history left as it is ({len(messages)} commit(s) since {head or 'the first'})"]
+                        f"history left as it is ({plural(len(messages), 'commit')} since {head or 'the first'})"]
             if head:
                 _git(root, "reset", "-q", "--soft", head)
             else:  # the dream made the repository's first commit: back to an unborn branch

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kit.threats import scan
+from kit.wording import plural
 
 FORMAT = 2  # v1 (before issue 12) kept one bullet per turn, assistant replies included
 MARKER = "kit:session-memory"
@@ -213,7 +214,7 @@ def render(summary: Summary, *, day: str, time: str, session_id: str | None, rea
         meta += f" (session {session_id})"
     meta += "; questions, requests and the assistant's replies are not kept"
     if summary.withheld:
-        meta += f"; {summary.withheld} statement(s) refused by the threat scan"
+        meta += f"; {plural(summary.withheld, 'statement')} refused by the threat scan"
     lines = [f"# Session {day} {time}", "", f"<!-- {meta} -->"]
     for name, title in SECTIONS:
         items = getattr(summary, name)

@@ -52,6 +52,7 @@ from kit.memory.search import SearchResult, hybrid_search
 from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 from kit.progress import ProgressCallback, Step, report
+from kit.wording import plural
 
 _QUERY_CACHE_SIZE = 256
 _UNSET = object()
@@ -586,7 +587,7 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
             f"memory index is stale: {len(stale['new'])} new, {len(stale['changed'])} changed, "
             f"{len(stale['deleted'])} deleted files; run `kit memory index` (kit watch keeps it fresh)")
     else:
-        severity, message = "info", (f"memory index fresh: {numbers['files']} files, {numbers['chunks']} chunks, "
+        severity, message = "info", (f"memory index fresh: {plural(numbers['files'], 'file')}, {plural(numbers['chunks'], 'chunk')}, "
                                      f"{numbers['embedded_chunks']} embedded")
     findings.append(Problem(area="memory", severity=severity, message=message))
     return findings

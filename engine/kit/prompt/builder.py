@@ -42,6 +42,7 @@ from kit.prompt.skills_block import SkillEntry, SkillsBlock, build_skills_block
 from kit.prompt.warning import WarningState, describe_cut, should_warn
 from kit.templating import OVERRIDE_DIR, SYSTEM, templates_for
 from kit.tokens import estimate_tokens
+from kit.wording import plural
 
 if TYPE_CHECKING:
     from kit.tools.registry import ToolRegistry
@@ -221,7 +222,7 @@ def _assemble(ws: WorkspaceCore, kind: str, hooks: Sequence[BootstrapHook]) -> _
     ordered = (*persona, *([memory] if memory else []), *([heartbeat] if heartbeat else []))
     skills, invalid = _skills_block(ws)
     if invalid:
-        notes.append(f"{invalid} invalid skill file(s) left out; `kit skills check` says why")
+        notes.append(f"{plural(invalid, 'invalid skill file')} left out; `kit skills check` says why")
     return _Assembly(
         files=(*ordered, *unloaded, *excluded),
         persona=persona,

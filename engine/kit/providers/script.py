@@ -47,6 +47,7 @@ from kit.providers.base import (
 )
 from kit.providers.events import Finish, TextDelta, ToolCallDelta, UsageUpdate
 from kit.providers.streaming import StreamingProvider, assembled
+from kit.wording import plural
 
 LABEL = "script (test/offline provider: replays a YAML file, no model involved)"
 
@@ -189,7 +190,7 @@ class ScriptProvider(StreamingProvider):
         index = self.positions.take(self.path, len(self.turns))
         if index is None:
             raise ProviderError(
-                f"script {self.path} has only {len(self.turns)} turn(s) but the run asked for "
+                f"script {self.path} has only {plural(len(self.turns), 'turn')} but the run asked for "
                 f"turn {len(self.turns) + 1}; add more turns to the script",
                 kind="format",
                 provider="script",

@@ -15,6 +15,7 @@ from kit.core import WorkspaceCore
 from kit.errors import PathEscapeError
 from kit.paths import CONFIG_FILE
 from kit.tools.registry import BOOL, INT, STR, Blocked, ToolContext, ToolError, ToolRegistry, tool
+from kit.wording import plural
 
 PROTECTED_DIRS = (".kit", ".git")  # machine state: the model may read, never write
 # kit.yaml holds the exec policy and hooks.enabled: a model (or text injected into it) that could
@@ -266,7 +267,7 @@ def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     all_lines = text.splitlines(keepends=True)
     first = (start or 1) - 1
     if first >= len(all_lines) and all_lines:
-        raise ToolError(f"{rel} has only {len(all_lines)} lines")
+        raise ToolError(f"{rel} has only {plural(len(all_lines), 'line')}")
     chosen = all_lines[first : first + lines] if lines else all_lines[first:]
     return "".join(chosen)
 
@@ -333,7 +334,7 @@ def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     done = ctx.ws.update_text(rel, edit)
     if done.text is not None:
         _remember(ctx, rel, done.text)
-    return f"edited {rel}: {counted[0] if replace_all else 1} replacement(s)"
+    return f"edited {rel}: {plural(counted[0] if replace_all else 1, 'replacement')}"
 
 
 # --------------------------------------------------------------------------- exec
