@@ -143,6 +143,23 @@ def test_the_user_moved_city_goes_to_verify_and_accept_retires_the_old_line(work
     assert again.exit_code == 1 and "#1 was already accepted on 2026-05-06" in again.stderr
 
 
+def test_kit_dream_says_when_it_queued_a_contradiction_and_where_to_review_it(workspace, cli):
+    # a new user's `kit dream` printed "promoted 0" and nothing else: the queued item went unseen
+    mem = workspace.root / "MEMORY.md"
+    mem.write_text(mem.read_text() + "\n- I live in Porto, near the Bolhão market.\n")
+    write_note(workspace.root, "2026-05-01", ["I live in Lisbon now, near the Gulbenkian.", *FILLER])
+    recalled(workspace, "I live in Lisbon now, near the Gulbenkian.", "2026-05-01", days("2026-05-02", 3), "where")
+    set_now("2026-05-04", 20)
+    dry = json.loads(cli("dream", "--dry-run", "--json", "-w", workspace.root).stdout)["deep"]
+    assert (dry["to_verify_count"], dry["review"]) == (1, "kit memory verify")
+    assert [v["text"] for v in dry["to_verify"]] == ["I live in Lisbon now, near the Gulbenkian."]
+    lines = cli("dream", "-w", workspace.root).stdout.splitlines()
+    assert "to verify: 1 contradiction with MEMORY.md queued; review with `kit memory verify`" in lines
+    set_now("2026-05-05", 20)  # already waiting: not queued again, so not announced again
+    again = cli("dream", "--json", "-w", workspace.root).stdout
+    assert (json.loads(again)["deep"]["to_verify_count"], json.loads(again)["deep"]["review"]) == (0, None)
+
+
 def test_a_changed_deploy_day_against_your_own_line_is_rejected_and_stays_out(workspace, cli):
     mem = workspace.root / "MEMORY.md"
     mem.write_text(mem.read_text() + "\n- Production deploys are on Tuesdays.\n")
@@ -187,3 +204,4 @@ def test_a_same_day_contradiction_of_a_promoted_entry_is_verified_and_accept_sup
     assert f"superseded_by={item.key}" in archive(workspace)
     with workspace.open_state() as db:
         assert {p.key: p.status for p in store.promotions(db)} == {old_key: "superseded", item.key: "active"}
+

@@ -6,6 +6,7 @@ from functools import partial
 
 import click
 
+from kit import plural
 from kit.cli.common import (
     console,
     emit_json,
@@ -46,13 +47,13 @@ def render(result) -> None:
     head = f"dream {result.day.isoformat()}" + (" (dry run: nothing written)" if not result.applied else "")
     say(head, style="bold")
     if result.light is not None:
-        say(f"light: staged {len(result.light.staged)} of {result.light.considered} recent candidates")
+        say(f"light: staged {len(result.light.staged)} of {plural(result.light.considered, 'recent candidate')}")
     if result.rem is not None:
-        say(f"rem:   {len(result.rem.themes)} themes, {len(result.rem.truths)} candidate truths")
+        say(f"rem:   {plural(len(result.rem.themes), 'theme')}, {plural(len(result.rem.truths), 'candidate truth')}")
         for t in result.rem.themes:
             say(f"       theme: {t.name} ({t.strength:.3f})")
     if "deep" in result.phases:
-        say(f"deep:  {verb} {len(result.promoted)}; ranked {len(result.ranked)} candidates")
+        say(f"deep:  {verb} {len(result.promoted)}; ranked {plural(len(result.ranked), 'candidate')}")
         for d in result.decisions:
             if d.action == "promoted":
                 say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}")
@@ -60,6 +61,11 @@ def render(result) -> None:
             say(f"  > retired {key} to memory/archive/promoted.md")
         for key in result.demoted:
             say(f"  - {key} was removed by you; it will not come back")
+        if result.to_verify:
+            # a contradiction is never promoted: it waits for the person, who must hear of it here
+            queued = "would be queued" if not result.applied else "queued"
+            say(f"to verify: {plural(len(result.to_verify), 'contradiction')} with MEMORY.md {queued}; "
+                "review with `kit memory verify`", style="yellow")
     if result.changed:
         say("changed: " + ", ".join(result.changed))
     if result.git:

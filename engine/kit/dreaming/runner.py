@@ -29,10 +29,12 @@ from kit.memory.recall import uses as recall_uses
 from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 from kit.progress import ProgressCallback, Status, report
+from kit.wording import plural
 
 PHASES = ("light", "rem", "deep")
 LOCK_REL = ".kit/locks/dream.lock"
 DEFAULT_LOCK_WAIT = 10.0
+VERIFY_COMMAND = "kit memory verify"  # where contradictions queued "to verify" are reviewed
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,9 @@ class DreamResult:
                 "demoted": list(self.demoted),
                 "superseded": list(self.superseded),
                 "to_verify": [v.to_json() for v in self.to_verify],
+                # what the human line says: how many were queued tonight and where to review them
+                "to_verify_count": len(self.to_verify),
+                "review": VERIFY_COMMAND if self.to_verify else None,
             },
             "changed": list(self.changed),
             "diary": self.diary,
@@ -328,7 +333,7 @@ def _commit(ctx: _Ctx, promoted: int) -> dict[str, Any]:
     if not any(p in MEMORY_FILES for p in ctx.changed):
         return CommitResult(False, "memory unchanged; reports and diary wait for the next dream that "
                                    "changes MEMORY.md").to_json()
-    message = f"dream: promote {promoted} memories ({ctx.today.isoformat()})"
+    message = f"dream: promote {plural(promoted, 'memory')} ({ctx.today.isoformat()})"
     return autocommit(ctx.ws.root, sorted(ctx.changed), message, carry=DREAM_OUTPUTS).to_json()
 
 
