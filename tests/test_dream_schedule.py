@@ -240,3 +240,18 @@ def test_cron_failure_without_stderr_names_exit_code(workspace, cli, tmp_path, m
         res = cli("cron", command, "-w", workspace.root)
         assert res.exit_code != 0
         assert "kit: crontab -l failed: exit code 3 and no error message" in res.output
+
+
+def test_no_crontab_command_is_one_sentence_with_the_way_out(workspace, cli, tmp_path, monkeypatch):
+    # was "crontab is not installed (crontab); use …": the command named twice, no subject
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    monkeypatch.delenv("KIT_CRONTAB", raising=False)
+    for command in ("install", "show"):
+        res = cli("cron", command, "-w", workspace.root)
+        assert res.exit_code == 1
+        assert res.stderr == ("kit: there is no crontab command on this machine, so the schedule cannot go into "
+                              "cron: use `kit cron install --systemd` (a systemd user timer) or keep `kit serve` "
+                              "running instead\n")
+    monkeypatch.setenv("KIT_CRONTAB", str(tmp_path / "nowhere" / "crontab"))
+    res = cli("cron", "install", "-w", workspace.root)
+    assert res.stderr.startswith(f"kit: there is no crontab command at {tmp_path / 'nowhere' / 'crontab'} (KIT_CRONTAB), ")

@@ -86,9 +86,8 @@ def _failure(done: subprocess.CompletedProcess) -> str:
 def read_crontab() -> str:
     try:
         done = subprocess.run([*_crontab(), "-l"], capture_output=True, text=True)
-    except FileNotFoundError as exc:
-        raise KitError(f"crontab is not installed ({exc.filename}); use `kit cron install --systemd` or "
-                       "`kit serve`") from None
+    except FileNotFoundError:
+        raise KitError(_no_crontab()) from None
     if done.returncode != 0:
         if "no crontab" in (done.stderr or "").lower():
             return ""
@@ -96,8 +95,18 @@ def read_crontab() -> str:
     return done.stdout
 
 
+def _no_crontab() -> str:
+    command = _crontab()[0]
+    where = "on this machine" if command == "crontab" else f"at {command} (KIT_CRONTAB)"
+    return (f"there is no crontab command {where}, so the schedule cannot go into cron: "
+            "use `kit cron install --systemd` (a systemd user timer) or keep `kit serve` running instead")
+
+
 def write_crontab(text: str) -> None:
-    done = subprocess.run([*_crontab(), "-"], input=text, capture_output=True, text=True)
+    try:
+        done = subprocess.run([*_crontab(), "-"], input=text, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise KitError(_no_crontab()) from None
     if done.returncode != 0:
         raise KitError(f"crontab failed to install the new table: {_failure(done)}")
 
