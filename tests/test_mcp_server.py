@@ -211,10 +211,25 @@ def test_kit_mcp_serve_over_streamable_http(ws_path):
     assert f"serving {ws_path} over MCP at http://127.0.0.1:{port}/mcp" in err
 
 
-def test_http_refuses_a_non_loopback_address(cli, ws_path):
-    result = cli("mcp", "serve", "-w", ws_path, "--http", "0.0.0.0:8765")
+def test_http_errors_name_the_option(cli, ws_path):
+    # each was "Error: Invalid value: …" with no option named, and a port in use was announced as
+    # "serving … at" before uvicorn's own error line and exit
+    for value, why in (("0.0.0.0:8765", "0.0.0.0 is not a loopback address: Kit serves memory without "
+                                        "authentication, so only 127.0.0.1, localhost or ::1"),
+                       ("8765", "expected HOST:PORT such as 127.0.0.1:8765, not '8765'")):
+        result = cli("mcp", "serve", "-w", ws_path, "--http", value)
+        assert result.exit_code == 2
+        assert result.stderr.splitlines()[-1] == f"Error: Invalid value for '--http': {why}"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = cli("mcp", "serve", "-w", ws_path, "--no-watch", "--http", f"127.0.0.1:{port}")
     assert result.exit_code == 2
-    assert "0.0.0.0 is not a loopback address" in result.output
+    assert result.stderr.splitlines()[-1] == (f"Error: Invalid value for '--http': cannot listen on 127.0.0.1:{port}: "
+                                              "address already in use; another server is listening there: "
+                                              "choose another port")
+    assert "serving" not in result.stderr
 
 
 def test_what_a_client_keeps_asking_over_mcp_is_what_dreaming_promotes(workspace, real_embedder, monkeypatch):

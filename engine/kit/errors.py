@@ -48,3 +48,7 @@ class ConflictError(BusyError):
 
 class NotFoundError(KitError):
     """A named thing (skill, hook, session, candidate) does not exist."""
+
+
+class ListenError(KitError):
+    """A server cannot listen on the address it was given (in use, not permitted)."""

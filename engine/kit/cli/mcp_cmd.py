@@ -22,7 +22,10 @@ def mcp() -> None:
     """MCP both ways: serve this workspace to Claude Code & co, list the servers the agent uses."""
 
 
-def _http_address(value: str) -> tuple[str, int]:
+def _http_address(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, int] | None:
+    """--http HOST:PORT, checked while click parses it (so its errors name the option)."""
+    if value is None:
+        return None
     host, sep, port = value.rpartition(":")
     host = host.strip("[]")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
@@ -35,11 +38,11 @@ def _http_address(value: str) -> tuple[str, int]:
 
 @mcp.command("serve")
 @workspace_option
-@click.option("--http", "http", metavar="HOST:PORT", default=None,
+@click.option("--http", "http", metavar="HOST:PORT", default=None, callback=_http_address,
               help="Serve streamable HTTP at http://HOST:PORT/mcp (loopback only) instead of stdio.")
 @click.option("--no-watch", is_flag=True, help="Do not hot-reload the workspace while serving.")
 @handle_errors
-def serve(workspace, http: str | None, no_watch: bool) -> None:
+def serve(workspace, http: tuple[str, int] | None, no_watch: bool) -> None:
     """Serve this workspace over MCP: memory, skills and sessions as tools, MEMORY.md, USER.md,
     daily notes and built prompts as resources, skills as prompts.
 
@@ -49,7 +52,6 @@ def serve(workspace, http: str | None, no_watch: bool) -> None:
     import logging
     import sys
 
-    address = _http_address(http) if http else None
     logging.basicConfig(level=logging.WARNING, format="kit: %(message)s", stream=sys.stderr)
     ws = open_workspace(workspace)
     try:
@@ -60,8 +62,12 @@ def serve(workspace, http: str | None, no_watch: bool) -> None:
     def ready(url: str) -> None:
         click.echo(f"kit: serving {ws.root} over MCP at {url}; Ctrl-C to stop", err=True)
 
+    from kit import ListenError
+
     try:
-        ws.serve_mcp(http=address, watch=not no_watch, on_ready=ready)
+        ws.serve_mcp(http=http, watch=not no_watch, on_ready=ready)
+    except ListenError as exc:  # the address --http gave cannot be used
+        raise click.BadParameter(str(exc), param_hint="'--http'") from None
     except KeyboardInterrupt:
         pass
 

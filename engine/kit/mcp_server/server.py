@@ -18,14 +18,16 @@ brought up on the first memory_search (or by the warm-up that starts after the h
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
+import socket
 import threading
 import weakref
 from typing import Any
 
 from kit.core import ReloadResult, WorkspaceCore
-from kit.errors import KitError
+from kit.errors import KitError, ListenError
 from kit.mcp_server.tools import served_tools
 from kit.memory.notes import is_daily_note
 from kit.tools import ToolContext, execute_tool
@@ -43,6 +45,21 @@ INSTRUCTIONS = (
     "memory_write (one fact per call). Skills: skills_list, then skill_view NAME."
 )
 
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to host:port (IPv6 for an address with a colon); ListenError if not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: TIME_WAIT is no conflict
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        reason = (exc.strerror or str(exc)).lower()
+        hint = "; another server is listening there: choose another port" if exc.errno == errno.EADDRINUSE else ""
+        raise ListenError(f"cannot listen on {host}:{port}: {reason}{hint}") from None
+    return sock
 
 class KitMcpServer:
     """One workspace served over MCP (stdio or streamable HTTP)."""
@@ -176,10 +193,16 @@ class KitMcpServer:
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
                                 lifespan="on")
         web = uvicorn.Server(config)
-        async with self._serving():
-            if on_ready is not None:
-                on_ready(f"http://{host}:{port}/mcp")
-            await web.serve()
+        # bound here, before anything is announced: a port in use is one ListenError, not a
+        # "serving at …" line followed by uvicorn's log and its exit
+        sock = listen_socket(host, port)
+        try:
+            async with self._serving():
+                if on_ready is not None:
+                    on_ready(f"http://{host}:{sock.getsockname()[1]}/mcp")
+                await web.serve(sockets=[sock])
+        finally:
+            sock.close()
 
     @contextlib.asynccontextmanager
     async def _serving(self):
