@@ -62,18 +62,23 @@ def test_doctor_names_a_server_that_fails_to_start_in_one_line(ws_path):
                             "gone": {"command": "no-such-mcp-server-here"},
                             "web": {"url": f"http://127.0.0.1:{port}/mcp"}})
     ws = Workspace.open(ws_path)
+    # each finding points at its server's entry in kit.yaml, as every other finding points at its line
+    lines = {text.strip().rstrip(":"): n for n, text in
+             enumerate((ws_path / "kit.yaml").read_text().splitlines(), 1) if text.startswith("    ") and
+             not text.startswith("     ") and text.endswith(":")}
     problems = [p for p in ws.doctor() if p.area == "mcp"]
-    offline = [(p.severity, p.path, p.message) for p in ws.doctor(offline=True) if p.area == "mcp"]
+    offline = [(p.severity, p.path, p.line, p.message) for p in ws.doctor(offline=True) if p.area == "mcp"]
     both = [
-        ("error", "kit.yaml", "MCP server 'gone' failed to start: command not found: no-such-mcp-server-here; "
-                              "the agent runs without its tools"),
-        ("error", "kit.yaml", "MCP server 'bad' failed to start: it exited before answering initialize; its "
-                              "stderr said: fatal: the test server was told to exit before serving; the agent "
-                              "runs without its tools"),
+        ("error", "kit.yaml", lines["gone"], "MCP server 'gone' failed to start: command not found: "
+                                             "no-such-mcp-server-here; the agent runs without its tools"),
+        ("error", "kit.yaml", lines["bad"], "MCP server 'bad' failed to start: it exited before answering "
+                                            "initialize; its stderr said: fatal: the test server was told to exit "
+                                            "before serving; the agent runs without its tools"),
     ]
-    assert [(p.severity, p.path, p.message) for p in problems] == [*both, (
-        "error", "kit.yaml", f"MCP server 'web' failed to start: cannot connect to http://127.0.0.1:{port}/mcp; "
-                             "the agent runs without its tools")]
+    assert [(p.severity, p.path, p.line, p.message) for p in problems] == [*both, (
+        "error", "kit.yaml", lines["web"], f"MCP server 'web' failed to start: cannot connect to "
+                                           f"http://127.0.0.1:{port}/mcp; the agent runs without its tools")]
+    assert str(problems[0]).startswith(f"kit.yaml:{lines['gone']}: MCP server 'gone'")
     assert offline == both  # --offline asks no URL
     # doctor writes nothing: no log, no tool cache
     assert not (ws_path / ".kit" / "logs" / "mcp-bad.log").exists()

@@ -113,6 +113,8 @@ class Config:
     data: Mapping[str, Any]
     sources: Mapping[str, str]
     files: tuple[str, ...] = ()
+    # dotted key -> (file, line) of the layer that set it: findings about a setting point there
+    lines: Mapping[str, tuple[str, int | None]] = field(default_factory=dict, compare=False, repr=False)
 
     def get(self, dotted: str, default: Any = ...) -> Any:
         """The value at a dotted key; `default` (else KeyError) when there is no such key. A
@@ -134,6 +136,12 @@ class Config:
 
     def source(self, dotted: str) -> str:
         return self.sources.get(dotted, "default")
+
+    def where(self, dotted: str) -> tuple[str | None, int | None]:
+        """The file and line that set `dotted` (kit.yaml, the user config), or (None, None) for a
+        default or a value from the environment."""
+        path, line = self.lines.get(dotted, (None, None))
+        return (path, line) if path in self.files else (None, None)
 
     @cached_property
     def settings(self) -> Settings:
@@ -623,9 +631,10 @@ def load_config(
         exc.errors = errors  # type: ignore[attr-defined]
         # Every valid value of every layer, for a first load that must start anyway: one typo
         # should not throw away the model and the rest. None when the combination is invalid.
-        exc.partial = Config(data=data, sources=sources, files=files) if len(errors) == value_errors else None  # type: ignore[attr-defined]
+        exc.partial = (Config(data=data, sources=sources, files=files, lines=lines)  # type: ignore[attr-defined]
+                       if len(errors) == value_errors else None)
         raise exc
-    return Config(data=data, sources=sources, files=files)
+    return Config(data=data, sources=sources, files=files, lines=lines)
 
 
 def mcp_server_names(config: Any) -> tuple[str, ...]:

@@ -17,21 +17,28 @@ def doctor_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
     if not specs:
         return []  # nothing configured: the SDK is never imported
     findings: list[Problem] = []
+
+    def at(name: str) -> dict:
+        """Where the server's entry is (`mcp.servers.<name>:` in kit.yaml or the user config)."""
+        path, line = ws.config.where(f"mcp.servers.{name}")
+        return {"path": path or CONFIG_FILE, "line": line}
+
     for spec in specs:
         missing = spec.missing_env()
         if missing:
-            findings.append(Problem(area="mcp", severity="warning", path=CONFIG_FILE,
+            findings.append(Problem(area="mcp", severity="warning", **at(spec.name),
                                     message=f"MCP server '{spec.name}': {', '.join(missing)} not set in Kit's "
                                             "environment (its env/headers pass them on empty)"))
         if spec.command and "/" not in spec.command and shutil.which(spec.command) is None:
-            findings.append(Problem(area="mcp", path=CONFIG_FILE,
+            findings.append(Problem(area="mcp", **at(spec.name),
                                     message=f"MCP server '{spec.name}' failed to start: command not found: "
                                             f"{spec.command}; the agent runs without its tools"))
     unstartable = {p.message.split("'")[1] for p in findings if p.severity == "error"}
     try:
         import mcp  # noqa: F401
     except ModuleNotFoundError:
-        return findings + [Problem(area="mcp", path=CONFIG_FILE,
+        first = next(iter(specs)).name
+        return findings + [Problem(area="mcp", path=at(first)["path"], line=ws.config.where("mcp.servers")[1],
                                    message="mcp.servers is configured but the MCP SDK is not installed: "
                                            "pip install 'kit-agent[mcp]'; the agent runs without those servers")]
     from kit.mcp_client.manager import McpClients
@@ -41,7 +48,7 @@ def doctor_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
         asked = {s.name for s in specs}
         for status in clients.statuses(probe=True, only=asked):
             if status.name in asked and status.enabled and status.error and status.name not in unstartable:
-                findings.append(Problem(area="mcp", path=CONFIG_FILE,
+                findings.append(Problem(area="mcp", **at(status.name),
                                         message=f"{status.error}; the agent runs without its tools"))
     finally:
         clients.close()
