@@ -234,8 +234,12 @@ def test_a_broken_workspace_fails_alone_with_its_error_in_status(cluster, tmp_pa
     assert "UTF-8" in rows["ws01"]["error"]
     assert rows["ws00"]["result"] == rows["ws02"]["result"] == "ok"
     assert git_view(spaces[1])["log"] == ["start"]  # nothing of the broken one was written
-    human = cli(*common, "status")
-    assert "ws01" in human.output and "failed" in human.output
+    human = cli(*common, "status", "--kind", "dream", env={"COLUMNS": "400"})  # one row per line
+    table = {line.split()[0]: line.split()[1:4] for line in human.stdout.splitlines() if "/mixed/" in line}
+    # the table says what --json says: done (nothing in flight) and the last result — it said "idle"
+    assert {Path(k).name: v for k, v in table.items()} == {"ws00": ["dream", "done", "ok"],
+                                                          "ws01": ["dream", "done", "failed"],
+                                                          "ws02": ["dream", "done", "ok"]}
 
 
 def test_index_and_heartbeat_tasks(cluster, tmp_path):

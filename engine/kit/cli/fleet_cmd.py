@@ -231,10 +231,9 @@ def status(ctx, kinds, show_workers, as_json) -> None:
             detail = f"{detail} ({plural(r.failures, 'failure')} in a row; last ok {r.last_ok_at or 'never'})"
         if not r.registered:
             detail = f"{detail} [not in the registry]"
-        state = r.state if r.state != "done" else "idle"
         took = f"{r.duration_s:.2f} s" if r.duration_s is not None else ""
         when = (r.finished_at or "")[:16].replace("T", " ")
-        table.add_row(r.path, r.kind or "-", state, r.result or "", when, took, detail,
+        table.add_row(r.path, r.kind or "-", r.state, r.result or "", when, took, detail,
                       style="red" if r.result == "failed" else None)
     out = console()
     out.print(table)
