@@ -249,6 +249,14 @@ def test_index_and_heartbeat_tasks(cluster, tmp_path):
         (ws / "kit.yaml").write_text(yaml)
     (spaces[0] / "HEARTBEAT.md").write_text("# Heartbeat\n\n- Check the inbox for anything urgent.\n")
     (spaces[1] / "HEARTBEAT.md").write_text("# Heartbeat\n\n<!-- nothing to check -->\n")
+    # the skipped one has an MCP server too (the suite's SDK server): skipping must spawn nothing
+    import sys
+
+    from helpers_mcp import SDK_SERVER
+
+    started = tmp_path / "mcp-started.log"
+    server = {"command": sys.executable, "args": [str(SDK_SERVER)], "env": {"KIT_TEST_START_LOG": str(started)}}
+    (spaces[1] / "kit.yaml").write_text(yaml + f"mcp:\n  servers:\n    t: {json.dumps(server)}\n")
     cluster.llm._queue.clear()
     cluster.llm.push(text_reply("HEARTBEAT_OK"))
     fleet = cluster.fleet(tmp_path / "fleet.yaml")
@@ -264,6 +272,7 @@ def test_index_and_heartbeat_tasks(cluster, tmp_path):
     assert (hb["ws00"].state, hb["ws00"].summary) == ("ok", "HEARTBEAT_OK")
     assert hb["ws01"].state == "skipped" and hb["ws01"].summary == "HEARTBEAT.md has no tasks"
     assert len(cluster.llm.requests_for("beat")) == 1  # the skipped one never asked the model
+    assert not started.exists()  # nor started its MCP server
 
 
 @pytest.mark.timeout(300)

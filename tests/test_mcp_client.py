@@ -283,6 +283,24 @@ def test_tools_are_cached_so_a_turn_that_calls_none_starts_no_server(ws, tmp_pat
         clients.close()
 
 
+def test_a_skipped_heartbeat_starts_no_mcp_server(ws, tmp_path):
+    # a heartbeat with nothing to do (HEARTBEAT.md has no tasks) spawned every configured server
+    # (9.5 s on a fleet worker) before it found out it had nothing to do
+    started = tmp_path / "started.log"
+    entry = sdk_server(policy="allow", env={"KIT_TEST_START_LOG": str(started)})
+    configure(ws, {"t": entry})
+    (ws.root / "HEARTBEAT.md").write_text("# Heartbeat\n\n<!-- nothing to check -->\n")
+    ws.reload()
+    result, statuses, names, _ = run(ws, tmp_path, [{"text": "HEARTBEAT_OK"}], kind="heartbeat")
+    assert (result.stopped, result.skip_reason) == ("skipped", "HEARTBEAT.md has no tasks")
+    assert not started.exists() and not [n for n in names if n.startswith("t__")]
+    # with a task, the same run starts it (the check above is not blind)
+    (ws.root / "HEARTBEAT.md").write_text("# Heartbeat\n\n- Check the inbox.\n")
+    ws.reload()
+    result, statuses, names, _ = run(ws, tmp_path, [{"text": "HEARTBEAT_OK"}], kind="heartbeat")
+    assert result.reply == "HEARTBEAT_OK" and len(started.read_text().split()) == 1 and "t__add" in names
+
+
 def test_the_server_list_hot_reloads_between_turns(ws, tmp_path):
     configure(ws, {"t": sdk_server(policy="allow")})
     script = write_script(tmp_path, [call("t__pid"), {"text": "one"}, {"text": "two"}, call("u__add", a=1, b=2),

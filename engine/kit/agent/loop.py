@@ -82,6 +82,13 @@ def build_system_prompt(ws: WorkspaceCore, kind: str, warning_state: Any = None,
     return build_prompt(ws, kind=kind, warning_state=warning_state, bootstrap=bootstrap, tools=tools)
 
 
+def _no_tasks(ws: WorkspaceCore) -> bool:
+    """HEARTBEAT.md has no tasks (kit.prompt decides what counts as one)."""
+    from kit.prompt.builder import heartbeat_has_no_tasks
+
+    return heartbeat_has_no_tasks(ws.snapshot)
+
+
 def _bootstrap_callback(ws: WorkspaceCore, session_key: str | None) -> Any:
     """agent:bootstrap hooks, applied by the prompt builder before budgeting."""
     from kit.hooks.bootstrap import bootstrap_callback
@@ -684,11 +691,12 @@ class Agent:
         context = (*getattr(self, "_hook_context", []), *(getattr(received, "context", None) or []))
         self._hook_context = []
 
+        if run_kind(self.kind).skip_without_tasks and _no_tasks(self.ws):
+            # §4: a heartbeat run is skipped while HEARTBEAT.md is effectively empty — decided
+            # before anything starts: no MCP server is spawned and no prompt built for nothing
+            return Gate(text, None, stopped="skipped")
         self.sync_tools()
         prompt = self.prompt_result()
-        if run_kind(self.kind).skip_without_tasks and getattr(prompt, "heartbeat_empty", False):
-            # §4: a heartbeat run is skipped while HEARTBEAT.md is effectively empty
-            return Gate(text, prompt, stopped="skipped")
         return Gate(text, prompt, context=tuple(context))
 
     def _prepare(self, gate: Gate) -> Prepared:

@@ -133,6 +133,13 @@ def heartbeat_is_empty(text: str) -> bool:
     return not _HEADING.sub("", _COMMENT.sub("", text)).strip()
 
 
+def heartbeat_has_no_tasks(snap: Any) -> bool:
+    """The snapshot's HEARTBEAT.md is missing or has no tasks (a heartbeat run is skipped). Read
+    from the file alone, so a run can decide before it builds a prompt or starts anything."""
+    doc = snap.get(HEARTBEAT)
+    return doc is None or heartbeat_is_empty(strip_kit_comments(doc.text))
+
+
 def _normalise(result: Any, hook: Any) -> list[BootstrapFile]:
     out = []
     for item in result:
@@ -217,8 +224,7 @@ def _assemble(ws: WorkspaceCore, kind: str, hooks: Sequence[BootstrapHook]) -> _
     persona = tuple(b for b in budgets if b.name != MEMORY and not (tail_heartbeat and b.name == HEARTBEAT))
     memory = next((b for b in budgets if b.name == MEMORY), None)
     heartbeat = next((b for b in budgets if b.name == HEARTBEAT), None) if tail_heartbeat else None
-    heartbeat_doc = snap.get(HEARTBEAT)
-    empty = heartbeat_doc is None or heartbeat_is_empty(strip_kit_comments(heartbeat_doc.text))
+    empty = heartbeat_has_no_tasks(snap)
     ordered = (*persona, *([memory] if memory else []), *([heartbeat] if heartbeat else []))
     skills, invalid = _skills_block(ws)
     if invalid:

@@ -3,7 +3,8 @@
     python sdk_server.py [--exit-on-start] [--hang-on-start] [--name NAME]
 
 Every call is appended to $KIT_TEST_CALL_LOG (when set), so a test can tell whether a call reached
-the server at all (a denied or refused call must not).
+the server at all (a denied or refused call must not); every start is a line in $KIT_TEST_START_LOG
+(when set), so a test can tell whether the process was spawned at all.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ parser.add_argument("--exit-on-start", action="store_true")
 parser.add_argument("--hang-on-start", action="store_true")
 parser.add_argument("--name", default="kit-test-server")
 opts = parser.parse_args()
+
+if os.environ.get("KIT_TEST_START_LOG"):
+    with open(os.environ["KIT_TEST_START_LOG"], "a", encoding="utf-8") as fh:
+        fh.write(f"{os.getpid()}\n")
 
 if opts.exit_on_start:
     print("fatal: the test server was told to exit before serving", file=sys.stderr, flush=True)
