@@ -381,7 +381,7 @@ def test_doctor_names_notes_sync_refuses_and_does_not_call_them_stale(workspace,
     assert ("warning", "memory/2026-01-02.md: binary file (4 bytes), expected UTF-8 text") in findings
     assert not [message for _, message in findings if "stale" in message]
     assert [m for _, m in findings if m.startswith("memory index fresh")] == [
-        "memory index fresh: 2 files, 1 chunks, 1 embedded"]
+        "memory index fresh: 2 files, 1 chunk, 1 embedded"]
 
 
 def test_doctor_does_not_cry_fts_only_when_numpy_can_embed(workspace, monkeypatch):
