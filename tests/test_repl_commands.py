@@ -258,3 +258,39 @@ def test_compact_command(ws, tmp_path):
     assert "compacted (summary):" in out.getvalue()
     assert "focus on: greetings" in recorded_calls(script)[-1]["messages"][1]["content"]
     assert [m["role"] for m in agent.history] == ["user", "user", "assistant"]
+
+
+def test_a_status_line_never_lands_on_the_prompt_line(ws_path, tmp_path, cli):
+    # `printf 'hi\n/exit\n' | kit run` printed "you> MCP server 'gone' failed to start: …": piped input
+    # is not echoed, so the prompt and the next line shared one line; the line typed is echoed now
+    set_config(ws_path, "memory:\n  active_recall: {enabled: false}\n"
+                        "mcp:\n  servers:\n    gone: {command: no-such-mcp-server-here}\n")
+    script = write_script(tmp_path, [{"text": "hello there"}])
+    result = cli("run", "-w", ws_path, "--model", f"script:{script}", input="hi\n/exit\n")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    warning = ("MCP server 'gone' failed to start: command not found: no-such-mcp-server-here; the agent runs "
+               "without its tools")
+    assert lines[1:5] == ["you> hi", warning, "hello there", "1 step · " + lines[4].split(" · ", 1)[1]]
+    assert lines[5:] == ["you> /exit", "bye"]
+
+
+def test_a_status_line_while_the_person_types_waits_for_the_next_prompt(ws, tmp_path):
+    out = io.StringIO()
+    repl_box = []
+
+    def typed(prompt: str) -> str:
+        out.write(prompt)
+        if len(typed.lines) == 2:  # a background status arrives while the person is at the prompt
+            repl_box[0].notify("mcp: a late warning")
+        return typed.lines.pop(0)
+
+    typed.lines = ["/help", "/exit"]
+    agent = agent_for(ws, write_script(tmp_path, [{"text": "unused"}]))
+    # echo: the line typed shows, as a terminal shows it
+    repl = Repl(ws, agent, console=Console(file=out, width=200), input_func=typed, echo=True)
+    repl_box.append(repl)
+    repl.run()
+    text = out.getvalue()
+    # queued while the person typed, printed on its own line once the line is in (before /help's output)
+    assert "you> mcp" not in text and "you> /help\nmcp: a late warning\n  /new" in text

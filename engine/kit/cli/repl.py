@@ -60,13 +60,18 @@ def parse_slash(line: str) -> SlashCommand | None:
 class Repl:
     """Read-eval-print over an Agent. `input_func` and `console` are injectable for tests."""
 
-    def __init__(self, ws: Workspace, agent: Agent, *, console=None, input_func: Callable[[str], str] | None = None):
+    def __init__(self, ws: Workspace, agent: Agent, *, console=None, input_func: Callable[[str], str] | None = None,
+                 echo: bool | None = None):
         from rich.console import Console
 
         self.ws = ws
         self.agent = agent
         self.console = console or Console(highlight=False, soft_wrap=True)
         self.input = input_func or input
+        # Piped input is not echoed by a terminal: without an echo "you> " and whatever comes next
+        # (a reply, an MCP warning) would share one line. Default: echo when reading a pipe.
+        self.echo = (input_func is None and not sys.stdin.isatty()) if echo is None else echo
+        self._reading = False  # at the prompt: a status line now would land after "you> "
         self.watcher: Any = None
         self.view: Any = None  # the live reply of the turn in progress (kit.cli.live.LiveTurn)
         self._stop_index: Callable[[], None] | None = None
@@ -98,8 +103,29 @@ class Repl:
         with self._notices_lock:
             self._notices.extend(notices)
 
+    def notify(self, markup: str) -> None:
+        """A status line (rich markup) from the agent or a background thread: printed now during a
+        turn, queued while the person is at the prompt (it would land after "you> ") and printed
+        on its own line before the next prompt."""
+        if self._reading or threading.current_thread() is not threading.main_thread():
+            with self._notices_lock:
+                self._notices.append(markup)
+        else:
+            self.console.print(markup)
+
+    def read(self, prompt: str) -> str:
+        """One line from the person (EOFError at the end of input)."""
+        self._reading = True
+        try:
+            line = self.input(prompt)
+        finally:
+            self._reading = False
+        if self.echo:
+            self.console.print(line, markup=False, highlight=False)
+        return line
+
     def flush_notices(self) -> None:
-        """Print the reload notices queued since the last flush."""
+        """Print the reload and status notices queued since the last flush."""
         with self._notices_lock:
             notices, self._notices = self._notices, []
         for notice in notices:
@@ -132,9 +158,9 @@ class Repl:
             while True:
                 try:
                     self.flush_notices()
-                    line = self.input(PROMPT)
+                    line = self.read(PROMPT)
                     while line.endswith("\\"):  # a trailing backslash continues the message
-                        line = line[:-1] + "\n" + self.input(CONTINUE)
+                        line = line[:-1] + "\n" + self.read(CONTINUE)
                 except EOFError:
                     self.console.print()
                     break
@@ -357,7 +383,10 @@ def run_repl(ws: Workspace, *, model: str | None = None, session_key: str | None
         return answer.strip().lower() in ("y", "yes")
 
     def status(message: str) -> None:
-        console.print(f"[dim]{escape(message)}[/dim]")
+        if repl is not None:
+            repl.notify(f"[dim]{escape(message)}[/dim]")  # never onto the prompt's line
+        else:
+            console.print(f"[dim]{escape(message)}[/dim]")
 
     for issue in ws.snapshot.errors:
         console.print(f"[yellow]workspace error: {escape(str(issue))} (previous/default version in force)[/yellow]")
