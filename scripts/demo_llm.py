@@ -29,6 +29,11 @@ import llm_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "demo-llm-workspace"
+# SmolLM2's own chat template renders no tools: llama.cpp would drop Kit's tools without a word and
+# Kit would warn about that at the first turn. The demo serves the model with a ChatML template that
+# renders them (Hermes/Qwen <tool_call> layout, llama.cpp's --jinja --chat-template-file), as
+# docs/providers.md ("Tools dropped by the server") advises for a model whose own template has none.
+TOOLS_TEMPLATE = ROOT / "scripts" / "llm_templates" / "chatml-tools.jinja"
 FACT = "The Wi-Fi password for the Harbour Street office is KESTREL-42."
 TOKEN = "KESTREL-42"
 QUESTION = "What is the Wi-Fi password for the Harbour Street office?"
@@ -64,10 +69,11 @@ def main() -> int:
         say(f"demo-llm: {found.get('error')}\n(`make demo-llm` installs the server packages into .venv-llm)")
         return 1
     say(f"starting llama.cpp (xllamacpp {found['xllamacpp']}) with {Path(found['model_path']).name} …")
-    with llm_server.LlamaServer(max_tokens=128) as server:
+    with llm_server.LlamaServer(max_tokens=128, chat_template=TOOLS_TEMPLATE) as server:
         s = server.settings
         say(f"  serving {server.model} at {server.base_url} (threads {s['threads']}, context {s['ctx']}, "
-            f"reply cap {s['max_tokens']} tokens), ready in {server.startup_s:.1f} s")
+            f"reply cap {s['max_tokens']} tokens, chat template {TOOLS_TEMPLATE.name}: it renders Kit's "
+            f"tools), ready in {server.startup_s:.1f} s")
         make_workspace(server)
         say(f"workspace: {DEMO.relative_to(ROOT)}/  (MEMORY.md says: \"{FACT}\")")
         say(f"\n$ cd {DEMO.relative_to(ROOT)} && kit run      # the REPL; the first prompt is slow (cold cache)\n")
