@@ -37,8 +37,8 @@ def doctor_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
     try:
         import mcp  # noqa: F401
     except ModuleNotFoundError:
-        first = next(iter(specs)).name
-        return findings + [Problem(area="mcp", path=at(first)["path"], line=ws.config.where("mcp.servers")[1],
+        path, line = ws.config.where("mcp.servers")
+        return findings + [Problem(area="mcp", path=path or CONFIG_FILE, line=line,
                                    message="mcp.servers is configured but the MCP SDK is not installed: "
                                            "pip install 'kit-agent[mcp]'; the agent runs without those servers")]
     from kit.mcp_client.manager import McpClients
