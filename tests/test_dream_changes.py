@@ -205,3 +205,16 @@ def test_a_same_day_contradiction_of_a_promoted_entry_is_verified_and_accept_sup
     with workspace.open_state() as db:
         assert {p.key: p.status for p in store.promotions(db)} == {old_key: "superseded", item.key: "active"}
 
+
+
+def test_a_night_that_promotes_nothing_says_where_the_gates_are_read(workspace, cli):
+    # a new user's first `kit dream` said "promoted 0; ranked 1 candidate" and nothing more
+    write_note(workspace.root, "2026-05-01", [TUESDAYS, *FILLER])
+    recalled(workspace, TUESDAYS, "2026-05-01", ["2026-05-02"], "deploy day")
+    set_now("2026-05-02", 20)
+    lines = cli("dream", "-w", workspace.root).stdout.splitlines()
+    at = lines.index("deep:  promoted 0; ranked 2 candidates")  # the fact and the side hit
+    assert lines[at + 1] == ("       none passed the promotion gates yet; `kit memory promote` shows which gate "
+                             "holds each back")
+    explained = cli("memory", "explain", TUESDAYS, "-w", workspace.root).stdout
+    assert "1 credited query, 1 credited day," in explained and "signals: 1 recall, 1 query, 1 day" in explained

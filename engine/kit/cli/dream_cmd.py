@@ -54,6 +54,10 @@ def render(result) -> None:
             say(f"       theme: {t.name} ({t.strength:.3f})")
     if "deep" in result.phases:
         say(f"deep:  {verb} {len(result.promoted)}; ranked {plural(len(result.ranked), 'candidate')}")
+        if result.ranked and not result.promoted and not result.to_verify:
+            # "promoted 0" alone reads like a failure: it is the gates, and they can be read
+            say("       none passed the promotion gates yet; `kit memory promote` shows which gate "
+                "holds each back")
         for d in result.decisions:
             if d.action == "promoted":
                 say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}")

@@ -95,7 +95,8 @@ def explain(workspace, target: str, as_json: bool) -> None:
         f"{plural(s['recall_days'], 'day')} "
         f"({s['first_day']} .. {s['last_day']}), tags: {', '.join(s['concept_tags'])}")
     say(f"credit:  {r['credited']:.2f} credited recalls (of {r['raw']} raw; one day counts at most 1), "
-        f"{r['credited_queries']} credited queries, {r['credited_days']} credited days, {r['used']} used by the agent")
+        f"{plural(r['credited_queries'], 'credited query')}, {plural(r['credited_days'], 'credited day')}, "
+        f"{r['used']} used by the agent")
     say(f"         light hits {s['light_hits']}, REM hits {s['rem_hits']}")
     for name, value in data["components"].items():
         say(f"  {name:<14} {value:.3f} × {data['weights'][name]:.3f}")
