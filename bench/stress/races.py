@@ -183,9 +183,12 @@ def _make_workspace(folder: Path) -> Path:
     return root
 
 
-def _check(root: Path, saved: dict[str, int]) -> dict[str, int]:
+def _check(root: Path, saved: dict[str, int], seen: set | None = None) -> dict:
+    """Count what is wrong now. With `seen` (per lane), a defect still there from an earlier
+    cycle (a resurrected line the editor never touches again stays for good) is counted once:
+    the totals are events, and `what` names each new one."""
     raw = (root / "MEMORY.md").read_bytes()
-    out = {"lost": 0, "reverted": 0, "torn": 0}
+    out: dict = {"lost": 0, "reverted": 0, "torn": 0, "what": []}
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -207,14 +210,25 @@ def _check(root: Path, saved: dict[str, int]) -> dict[str, int]:
             out["torn"] += 1  # a duplicate: two versions of one line
         found[k] = v
     want = {int(k): v for k, v in saved.items()}
+
+    def count(kind: str, what: str) -> None:
+        if seen is not None:
+            if what in seen:
+                return
+            seen.add(what)
+        out[kind] += 1
+        out["what"].append(what)
+
     for k, v in want.items():
         if k not in found:
-            out["lost"] += 1
+            count("lost", f"u{k} v{v} missing")
         elif found[k] < v:
-            out["reverted"] += 1
+            count("reverted", f"u{k} at v{found[k]}, saved v{v}")
         elif found[k] > v:
-            out["torn"] += 1  # newer than anything saved: cannot happen
-    out["reverted"] += sum(1 for k in found if k not in want)  # a deleted line came back
+            count("torn", f"u{k} at v{found[k]}, newer than saved v{v}")  # cannot happen
+    for k in found:
+        if k not in want:
+            count("reverted", f"u{k} v{found[k]} came back after the editor deleted it")
     return out
 
 
@@ -226,6 +240,7 @@ def _lane(lane: int, cycles: int, totals: dict, lock: threading.Lock, env: dict)
         editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(root / "MEMORY.md"), str(lane)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert editor.stdout.readline().strip() == "ready"
+        seen: set[str] = set()
         for i in range(cycles):
             n = lane * 100_000 + i
             day = START + timedelta(days=i)
@@ -238,7 +253,8 @@ def _lane(lane: int, cycles: int, totals: dict, lock: threading.Lock, env: dict)
             editor.stdin.write("pause\n")
             editor.stdin.flush()
             report = json.loads(editor.stdout.readline())
-            result = _check(root, report["state"])
+            result = _check(root, report["state"], seen)
+            what = result.pop("what")
             promoted = 0
             if done.returncode == 0:
                 promoted = len(json.loads(done.stdout).get("deep", {}).get("promoted", []))
@@ -257,7 +273,8 @@ def _lane(lane: int, cycles: int, totals: dict, lock: threading.Lock, env: dict)
                 if done.returncode != 0 and len(totals["failures"]) < 5:
                     totals["failures"].append(done.stderr.strip()[-300:])
                 if any(result.values()) and len(totals["examples"]) < 5:
-                    totals["examples"].append({"cycle": i, **result, "anomalies": report["anomalies"][:3]})
+                    totals["examples"].append({"cycle": i, **result, "what": what[:3],
+                                               "dream_s": round(seconds, 2), "anomalies": report["anomalies"][:3]})
     finally:
         if editor is not None:
             try:

@@ -46,7 +46,7 @@ def _races(quick: bool) -> tuple[str, bool, dict]:
     # a run where the dream promotes nothing races nobody: that is a broken harness, not a pass
     ok = bad == 0 and r["edit_anomalies"] == 0 and r["promoted"] > 0 and (quick or r["cycles"] >= 500)
     line = (f"races: {r['cycles']} dream-vs-edit cycles: {r['lost']} lost, {r['torn']} torn, {r['reverted']} reverted "
-            f"user lines ({r['edit_anomalies']} seen missing by the editor mid-run); {r['promoted']} facts promoted, "
+            f"user lines (a lost or reverted line counted once, when it appears; {r['edit_anomalies']} seen missing by the editor mid-run); {r['promoted']} facts promoted, "
             f"{r['dream_failed']} dreams gave up, {r['temps_left']} temp files left; median dream {r['median_dream_s']} s")
     return line, ok, r
 
