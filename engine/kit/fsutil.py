@@ -232,6 +232,15 @@ def safe_join(root: str | os.PathLike, relative: str | os.PathLike, *,
     return candidate
 
 
+def leads_into(root: str | os.PathLike, relative: str | os.PathLike, folder: str) -> bool:
+    """True when `relative` (under `root`) names the top-level `folder`, directly or by a look-alike
+    name, or lands in it through a symlink. Call it on a path safe_join accepted."""
+    base = _resolve(Path(root), str(root))
+    parts = Path(relative).parts
+    landed = _resolve(base.joinpath(*parts), str(relative)).relative_to(base).parts[:1]
+    return any(_plain(p) == _plain(folder) for p in (*parts[:1], *landed))
+
+
 def is_within(root: str | os.PathLike, path: str | os.PathLike) -> bool:
     """True when `path` (symlinks resolved) is `root` or below it; a symlink loop is not within."""
     try:

@@ -359,6 +359,10 @@ class ExecSettings(Section):
 class ToolsSettings(Section):
     exec: ExecSettings = section(ExecSettings)
     max_result_chars: int = setting(16000, minimum=100)
+    # whole outputs a cut left out, under .kit/tool-output/ (kit.tools.saved_output): kept this long
+    # after their session last saved one, and within this many megabytes in all
+    output_keep_days: float = setting(7.0, minimum=0)
+    output_keep_mb: float = setting(100.0, minimum=0)
 
 
 @frozen_section

@@ -196,13 +196,31 @@ def _confined(ctx: ToolContext, rel: str, *, for_write: bool = False):
     check_path_text(rel)  # a NUL byte or an absurd length: one clear line, not the OS's ValueError
     rel = rel.strip()
     if not for_write:
-        return ctx.ws.path(rel)  # refuses absolute paths, `..` and symlinks leading out
+        path = ctx.ws.path(rel)  # refuses absolute paths, `..` and symlinks leading out
+        _readable(ctx, rel, path)
+        return path
     # also refuses .kit/ and .git/, named directly, through a symlink or by a look-alike name
     path = safe_join(ctx.ws.root, rel, protected=PROTECTED_DIRS)
     if _rel(ctx, path) in PROTECTED_FILES or _rel(ctx, path.resolve()) in PROTECTED_FILES:
         raise PathEscapeError(f"{rel}: kit.yaml holds the agent's own permissions (exec policy, hooks) "
                               "and is not writable by tools; ask the user to edit it")
     return path
+
+
+def _readable(ctx: ToolContext, rel: str, path) -> None:
+    """Under .kit/ (named, look-alike or through a symlink) read_file reads only the whole tool
+    outputs a cut saved there; the rest (state.db, the index, locks, logs) is Kit's own."""
+    from kit.fsutil import leads_into
+    from kit.tools.saved_output import is_saved_output
+
+    if not leads_into(ctx.ws.root, rel, ".kit"):
+        return
+    resolved = path.resolve()
+    if resolved.is_relative_to(ctx.ws.root.resolve()) and is_saved_output(
+            resolved.relative_to(ctx.ws.root.resolve()).as_posix()):
+        return
+    raise PathEscapeError(f"{rel}: .kit/ holds Kit's machine state; read_file reads only the saved tool "
+                          "outputs in .kit/tool-output/")
 
 
 def _rel(ctx: ToolContext, path) -> str:

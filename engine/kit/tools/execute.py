@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kit.errors import KitError
 from kit.tools.registry import Blocked, ToolContext, ToolRegistry
-from kit.tools.truncate import result_limit, truncate_result
+from kit.tools.truncate import NARROWER, result_limit, saved_hint, truncate_result
 
 if TYPE_CHECKING:
     from kit.hooks.registry import HookOutcome
@@ -110,7 +110,8 @@ def execute_tool(ctx: ToolContext, name: str, arguments: dict[str, Any], *, call
     text, ok, blocked = _run(ctx, name, arguments)
     cfg = ws.config
     limit = result_limit(text, cfg.tools.max_result_chars, cfg.agent.context_window)
-    cut = truncate_result(text, limit)
+    more = _see_the_rest(ctx, name, arguments, text, call_id) if len(text) > limit else NARROWER
+    cut = truncate_result(text, limit, more=more)
     outcome = ToolOutcome(name, arguments, ok, blocked, cut.text, cut.cut, call_id)
     return _with_context(outcome, list(getattr(before, "context", None) or []) + _after(ctx, outcome))
 
@@ -138,6 +139,21 @@ def _with_context(outcome: ToolOutcome, context: list[str]) -> ToolOutcome:
 
     extra = "\n".join(f"[hook context] {text}" for text in context)
     return replace(outcome, result=f"{outcome.result}\n\n{extra}")
+
+
+def _see_the_rest(ctx: ToolContext, name: str, arguments: dict[str, Any], text: str, call_id: str) -> str:
+    """How the model can read what a cut left out: read_file's own file again (start/lines), or
+    the whole output saved under .kit/tool-output/ when the model has read_file to read it back."""
+    if name == "read_file":  # the file itself holds the rest; a copy would only fill the disk
+        return f"read_file {arguments.get('path')} with start/lines reads the rest"
+    if "read_file" not in _registry(ctx).names:  # e.g. an MCP client of `kit mcp serve`
+        return NARROWER
+    from kit.tools.saved_output import save_output
+
+    tools = ctx.ws.config.tools
+    saved = save_output(ctx.ws, text, session=ctx.session_id, call=call_id,
+                        keep_days=tools.output_keep_days, keep_mb=tools.output_keep_mb)
+    return NARROWER if saved is None else saved_hint(saved)
 
 
 def _after(ctx: ToolContext, outcome: ToolOutcome) -> list[str]:

@@ -45,8 +45,17 @@ def result_limit(text: str, max_result_chars: int, context_window: int) -> int:
     return max(MIN_HEAD_CHARS, limit)
 
 
-def truncate_result(text: str, limit: int) -> Truncation:
-    """Cut `text` to about `limit` chars: keep the head, or head + tail when the tail holds an error."""
+NARROWER = "ask for a narrower range (e.g. read_file with start/lines) to see the rest"
+
+
+def saved_hint(path: str) -> str:
+    """The marker's pointer to a whole output kept on disk (kit.tools.saved_output)."""
+    return f"the whole output is saved in {path} (read_file with start/lines reads any part)"
+
+
+def truncate_result(text: str, limit: int, *, more: str = NARROWER) -> Truncation:
+    """Cut `text` to about `limit` chars: keep the head, or head + tail when the tail holds an error.
+    `more`: how the model can see what was cut (the marker's last words)."""
     total = len(text)
     if total <= limit:
         return Truncation(text, False, total)
@@ -57,12 +66,12 @@ def truncate_result(text: str, limit: int) -> Truncation:
         cut = total - MIN_HEAD_CHARS - tail_len
         marker = (
             f"\n[… {cut} chars cut by Kit: the result had {total} chars, over the {limit}-char limit; "
-            "the beginning and the end (which holds an error) are kept …]\n"
+            f"the beginning and the end (which holds an error) are kept; {more} …]\n"
         )
         return Truncation(text[:MIN_HEAD_CHARS] + marker + tail, True, total, kept_tail=True)
     cut = total - head_only
     marker = (
         f"\n[… {cut} chars cut by Kit: the result had {total} chars, over the {limit}-char limit; "
-        "ask for a narrower range (e.g. read_file with start/lines) to see the rest …]"
+        f"{more} …]"
     )
     return Truncation(text[:head_only] + marker, True, total)
