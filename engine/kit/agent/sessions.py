@@ -147,10 +147,15 @@ class SessionHit:
     created: float | None = None  # when the session began
 
     def to_json(self) -> dict[str, Any]:
+        from datetime import datetime
+
         return {
             "session": self.session_id,
             "key": key_or_none(self.key, self.session_id),
             "title": self.title,
+            # when the session began, in local time: "what did we decide last week" needs the day
+            "started": None if self.created is None
+            else datetime.fromtimestamp(self.created).astimezone().isoformat(timespec="seconds"),
             "seq": self.seq,
             "role": self.role,
             "snippet": self.snippet,

@@ -301,7 +301,10 @@ class KitMcpServer:
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         """One call through Kit's tool pipeline (hooks, truncation), as a client of the workspace."""
-        ctx = ToolContext(self.ws, tools=self.tools, origin="mcp", interactive=False)
+        from kit.agent.sessions import sessions_for  # the workspace's one store (session_search)
+
+        ctx = ToolContext(self.ws, tools=self.tools, origin="mcp", interactive=False,
+                          sessions=sessions_for(self.ws))
         tool = self.tools.get(name)
         if tool is not None and tool.serial:
             with self._serial:

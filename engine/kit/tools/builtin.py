@@ -8,7 +8,6 @@ are imported when a tool runs, so listing the tools (for the prompt) stays cheap
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 
 from kit.core import WorkspaceCore
@@ -119,30 +118,29 @@ def memory_write(ctx: ToolContext, args: dict[str, Any]) -> str:
     return to_json_text(data)
 
 
+SESSION_SEARCH_LIMIT = 10
+
+
 @tool("session_search",
       summary="search your past conversations with the user (not this one): what was said or decided",
-      description="Full-text search over past sessions (this conversation excluded): finds what the "
-                  "user said or decided earlier, e.g. 'what did we decide about the deploy last week'.",
+      description="Full-text search over past conversations with this Kit agent (keywords; CJK too; the "
+                  "current conversation is left out): finds what the user said or decided earlier, e.g. "
+                  "'what did we decide about the deploy last week'. Returns each hit's session, when it "
+                  "started, the message number, role and a snippet.",
       params={"query": {**STR, "description": "words to look for"},
-              "limit": {**INT, "description": "maximum results (default 8)"}},
+              "limit": {**INT, "description": f"maximum results (default {SESSION_SEARCH_LIMIT})"}},
       required=("query",))
 def session_search(ctx: ToolContext, args: dict[str, Any]) -> str:
-    query = str(_require(args, "query"))
+    """The agent's tool and `kit mcp serve`'s: the caller hands in the session store (the tools
+    layer may not import the agent) and, for the agent, its own session to leave out."""
+    query = str(_require(args, "query")).strip()
+    if not query:
+        raise ToolError("missing required argument `query`")
     limit = min(_int_arg(args, "limit", None) or SESSION_SEARCH_LIMIT, 50)
     if ctx.sessions is None:
-        raise ToolError("session_search works in an agent run (no session store here)")
+        raise ToolError("session_search needs the workspace's session store (an agent run or kit mcp serve)")
     hits = ctx.sessions.search(query, limit=limit, exclude=ctx.session_id)
-    if not hits:
-        return f"no past session mentions {query!r}"
-    lines = []
-    for hit in hits:
-        when = datetime.fromtimestamp(hit.created).astimezone().date().isoformat() if hit.created else "?"
-        where = f"session {hit.session_id}" + (f" ({hit.key})" if hit.key != hit.session_id else "")
-        lines.append(f"- {when} · {where} · {hit.role} #{hit.seq}: {' '.join(hit.snippet.split())}")
-    return "\n".join(lines)
-
-
-SESSION_SEARCH_LIMIT = 8
+    return to_json_text({"query": query, "results": [h.to_json() for h in hits]})
 
 
 # --------------------------------------------------------------------------- skills tools

@@ -42,7 +42,9 @@ class ToolContext:
     seen: dict[str, Any] = field(default_factory=dict)
     # skills active this turn (kit.tools.allowed.ActiveSkills): their allowed-tools limit the calls
     skills: Any = None
-    sessions: Any = None  # the agent's SessionStore (session_search); None outside an agent run
+    # the workspace's SessionStore (session_search), handed in by the agent or `kit mcp serve`:
+    # the tools layer may not import the agent; None elsewhere
+    sessions: Any = None
     # who is calling: "agent" (Kit's own loop) or "mcp" (a client of `kit mcp serve`); recalls and
     # memory:write events carry it as their source, so dreaming knows what Claude Code asked
     origin: str = "agent"
