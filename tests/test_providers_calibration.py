@@ -125,12 +125,32 @@ def test_a_tool_call_is_proof_enough(ws, server):
         return None
 
     server.extra_post = apply_template
-    server.push(tool_reply("memory_search", {"query": "x"}), text_reply("found it"))
+    server.push(tool_reply("memory_search", {"query": "x"}), text_reply("found it"), text_reply("again"))
     client = FailoverClient(ws)
     client.complete(MESSAGES, TOOLS)
     client.complete(MESSAGES, TOOLS)
-    assert probes == []  # the first reply called a tool: the template renders them, no probe needed
-    assert client.stats.get("box/smollm2").tools_rendered is True
+    assert probes == ["/apply-template"]  # asked once, before the first request: no answer there
+    assert client.stats.get("box/smollm2").tools_rendered is True  # the tool call proved it
+    FailoverClient(ws).complete(MESSAGES, TOOLS)
+    assert probes == ["/apply-template"]  # a new process need not ask again
+
+
+def test_the_warning_comes_before_the_reply_text(ws, server):
+    """The template is asked before the request, so the Notice precedes the model call and every
+    text delta (it used to come at the end of the reply, after its text had been shown)."""
+    server.extra_post = llama_apply_template(renders_tools=False)
+    server.push(text_reply("It is sunny today.", prompt_tokens=300))
+    kinds = [e.type for e in FailoverClient(ws).stream(MESSAGES, TOOLS)]
+    assert kinds[:2] == ["notice", "model_call"] and kinds.count("notice") == 1
+    assert kinds.index("notice") < kinds.index("text_delta")
+
+
+def test_without_apply_template_the_warning_follows_the_text(ws, server):
+    """Only the reply's usage can tell: the Notice comes after its text, before the Reply."""
+    server.push(text_reply("no tools here", prompt_tokens=messages_tokens(MESSAGES)))
+    kinds = [e.type for e in FailoverClient(ws).stream(MESSAGES, TOOLS)]
+    last_text = len(kinds) - 1 - kinds[::-1].index("text_delta")
+    assert kinds.index("notice") > last_text and kinds[-1] == "reply"
 
 
 def test_kit_run_prints_the_warning_on_stderr_once(ws_path, ws, server):
@@ -142,6 +162,20 @@ def test_kit_run_prints_the_warning_on_stderr_once(ws_path, ws, server):
     assert first.returncode == second.returncode == 0
     assert "kit: warning: box/smollm2: the server's chat template dropped the tool list" in first.stderr
     assert "chat template" not in second.stderr
+
+
+def test_stream_json_has_the_warning_before_the_first_text(ws_path, ws, server):
+    server.extra_post = llama_apply_template(renders_tools=False)
+    server.push(text_reply("It is sunny today, as far as I know.", prompt_tokens=700))
+    done = run_kit("run", "--stream-json", "weather?", cwd=ws_path, env={"KIT_NOW": T0})
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [(e["type"], e.get("kind")) for e in events]
+    first_text = kinds.index(("text_delta", None))
+    assert kinds.index(("status", "notice")) < first_text and kinds.count(("status", "notice")) == 1
+    [notice] = [e for e in events if e.get("kind") == "notice"]
+    assert notice["code"] == "tools_dropped" and notice["target"] == "box/smollm2"
+    assert "".join(e["text"] for e in events if e["type"] == "text_delta") == "It is sunny today, as far as I know."
 
 
 # ---------------------------------------------------------------------------- kit doctor

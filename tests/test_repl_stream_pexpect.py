@@ -80,3 +80,36 @@ def test_repl_streams_and_ctrl_c_keeps_the_partial_reply(ws_path):
         ("user", "count", None),
         ("assistant", "Counting slowly: one ", "interrupted"),
     ]
+
+
+def test_the_tools_dropped_warning_is_on_screen_before_the_reply(ws_path):
+    """A llama.cpp server whose chat template drops the tools: the REPL shows the one-time
+    warning before the reply's first word, not in the middle of the streamed reply."""
+    from helpers_openai_server import llama_apply_template
+
+    with FakeLLMServer() as server:
+        (ws_path / "kit.yaml").write_text(textwrap.dedent(f"""\
+            agent: {{model: box/smollm2, retry: {{max_attempts: 1}}}}
+            providers:
+              box: {{type: openai, base_url: "{server.url}"}}
+            memory:
+              active_recall: {{enabled: false}}
+            """))
+        server.extra_post = llama_apply_template(renders_tools=False)
+        server.push(text_reply("Sunny weather all week, I believe."))
+        env = dict(os.environ, TERM="xterm-256color", COLUMNS="100", LINES="40", PYTHONUNBUFFERED="1", KIT_NOW=T0)
+        child = pexpect.spawn(sys.executable, ["-m", "kit", "run"], cwd=str(ws_path), env=env, encoding="utf-8",
+                              timeout=60, dimensions=(40, 100),
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        try:
+            child.expect_exact(PROMPT)
+            child.sendline("weather?")
+            child.expect_exact("dropped the tool list")
+            assert "Sunny" not in child.before  # nothing of the reply was drawn before the warning
+            child.expect_exact("Sunny weather all week, I believe.")
+            child.expect_exact(PROMPT)
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close()
+    assert child.exitstatus == 0

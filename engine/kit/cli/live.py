@@ -60,6 +60,7 @@ class LiveTurn:
         self.waiting: str | None = None  # the spinner's label, None: no spinner
         self.printed: list[str] = []  # every step's text, as printed
         self.running: list[str] = []  # tools running now (one reply's calls run together)
+        self.later: list[tuple[str, str]] = []  # status lines held until the step's text is printed
         self._spinner = Spinner("dots", style="cyan")
 
     # ------------------------------------------------------------------ events
@@ -93,8 +94,12 @@ class LiveTurn:
             self._commit()
 
     def note(self, line: str, style: str = "dim") -> None:
-        """A status line above the live area."""
-        self.console.print(line, markup=False, highlight=False, style=style)
+        """A status line: above the live area, or, once the step's text has begun, on its own line
+        right after that text (a line that lands in the middle of a reply would split it)."""
+        if self.text:
+            self.later.append((line, style))
+        else:
+            self.console.print(line, markup=False, highlight=False, style=style)
 
     @property
     def streamed(self) -> str:
@@ -133,6 +138,9 @@ class LiveTurn:
             self.console.print(Markdown(self.text))
             self.printed.append(self.text)
         self.text = ""
+        for line, style in self.later:
+            self.console.print(line, markup=False, highlight=False, style=style)
+        self.later.clear()
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:

@@ -383,7 +383,10 @@ def run_repl(ws: Workspace, *, model: str | None = None, session_key: str | None
         return answer.strip().lower() in ("y", "yes")
 
     def status(message: str) -> None:
-        if repl is not None:
+        view = repl.view if repl is not None else None
+        if view is not None and threading.current_thread() is threading.main_thread():
+            view.note(message)  # a reply is being drawn: the line goes above it, or after its text
+        elif repl is not None:
             repl.notify(f"[dim]{escape(message)}[/dim]")  # never onto the prompt's line
         else:
             console.print(f"[dim]{escape(message)}[/dim]")

@@ -323,6 +323,9 @@ class FailoverClient:
         except ConfigError as exc:
             attempts.append(Attempt(target, "config", str(exc)))
             return False
+        notice = self._probe_first(spec, target, tools)
+        if notice is not None:  # before the request: the warning is read before the reply, not in it
+            yield notice
         stats = self._stats(target)
         estimate = stats.estimate(list(messages), list(tools or []))
         pending: list[Retry] = []
@@ -437,6 +440,44 @@ class FailoverClient:
             return False, None
         return True, settings.base_url
 
+    def _probe_first(self, spec: str, target: str, tools: Sequence[dict[str, Any]] | None) -> Notice | None:
+        """Before a model's first request in this process with tools: ask llama.cpp's
+        /apply-template whether its chat template renders them (definitive, no generation), so a
+        dropped-tools Notice comes before the reply's text. Once per model and process, and not
+        once a reply proved the tools rendered; a server without the endpoint is judged by
+        `_learn` after the reply instead."""
+        if not tools or target.startswith("script:") or target in self._probed:
+            return None
+        stats = self._stats(target)
+        check, base_url = self._checks_tools(spec)
+        if not check or not base_url or stats.tools_rendered is True:
+            return None
+        self._probed.add(target)
+        rendered = probe_template(base_url)
+        if rendered is None:
+            return None
+        return self._judged(stats, rendered)
+
+    def _judged(self, stats: ModelStats, rendered: bool | None) -> Notice | None:
+        """Record whether `stats.target`'s server renders tools; the Notice the first time not."""
+        new = replace(stats, tools_rendered=rendered)
+        notice = None
+        if rendered is False and not stats.tools_warned:
+            notice = Notice(stats.target, "tools_dropped", dropped_message(stats.target))
+            new = replace(new, tools_warned=True)
+        elif rendered is True:
+            new = replace(new, tools_warned=False)  # warn again should it break later
+        self._save(stats, new)
+        return notice
+
+    def _save(self, old: ModelStats, new: ModelStats) -> None:
+        if new != old:
+            self._stats_cache[new.target] = new
+            try:
+                self.stats.save(new)
+            except Exception:  # noqa: BLE001 - a locked state.db must not lose the reply
+                pass
+
     def _learn(self, spec: str, target: str, stats: ModelStats, messages: list[dict[str, Any]],
                tools: list[dict[str, Any]], response: ModelResponse) -> Notice | None:
         """After a reply: did the server render the tools (a Notice the first time it did not),
@@ -460,23 +501,12 @@ class FailoverClient:
                     dropped = dropped_by_usage(response.usage.prompt_tokens, messages_tokens(messages),
                                                tools_tokens(tools))
                     rendered = None if dropped is None else not dropped
-        new = replace(stats, tools_rendered=rendered)
-        notice = None
-        if rendered is False and not stats.tools_warned:
-            notice = Notice(target, "tools_dropped", dropped_message(target))
-            new = replace(new, tools_warned=True)
-        elif rendered is True:
-            new = replace(new, tools_warned=False)  # warn again should it break later
+        notice = self._judged(stats, rendered)
+        judged = self._stats(target)
         real = response.usage.prompt_tokens
         if real > 0:
-            factor = next_factor(stats.token_factor, new.raw_estimate(messages, tools), real)
-            new = replace(new, token_factor=factor, samples=stats.samples + 1)
-        if new != stats:
-            self._stats_cache[target] = new
-            try:
-                self.stats.save(new)
-            except Exception:  # noqa: BLE001 - a locked state.db must not lose the reply
-                pass
+            factor = next_factor(judged.token_factor, judged.raw_estimate(messages, tools), real)
+            self._save(judged, replace(judged, token_factor=factor, samples=judged.samples + 1))
         return notice
 
     # ------------------------------------------------------------------ preflight
