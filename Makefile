@@ -22,6 +22,9 @@ $(STAMP): pyproject.toml setup.py
 	# CPU PyTorch first: any other torch requirement would pull a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[all,dev]'
+	# bytecode for Kit's own modules, as a wheel install has: an editable install has none, and
+	# with PYTHONDONTWRITEBYTECODE set every `kit` run compiled them from source (bench/first_token)
+	$(PY) -m compileall -q engine
 	touch $(STAMP)
 
 install: $(STAMP)

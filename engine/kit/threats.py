@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.errors import KitError
+from kit.lazyre import lazy
 
 SCANNER_VERSION = 2  # bump when RULES change
 
@@ -107,7 +108,8 @@ class Rule:
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE | re.MULTILINE)
+    # compiled at the first scan: importing the module (every memory search does) costs nothing
+    return lazy(pattern, re.IGNORECASE | re.MULTILINE)  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- fast, exact matching

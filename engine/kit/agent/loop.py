@@ -347,7 +347,9 @@ class Agent:
         # what the model may call: the built-in tools unless the caller brings more (or fewer)
         self.tools = tools if tools is not None else builtin_registry()
         # the tools of the MCP servers in kit.yaml join the registry at each turn (kit.mcp_client)
-        self.mcp = _mcp_clients(ws, self.status) if mcp else None
+        # built at the first turn whose kit.yaml names a server: no servers, no kit.mcp_client import
+        self.mcp: Any = None
+        self._mcp_allowed = mcp
         self.store = sessions_for(ws)  # the workspace's, shared with ws.sessions
         # the first agent (or watcher) of a workspace: workspace:loaded, then reload events
         start_lifecycle(ws, by="agent")
@@ -441,6 +443,8 @@ class Agent:
     def sync_tools(self) -> None:
         """Offer the tools of the MCP servers the current kit.yaml configures (hot reload: a server
         added, removed or changed applies from the next turn)."""
+        if self.mcp is None and self._mcp_allowed and self.ws.config.mcp.servers:
+            self.mcp = _mcp_clients(self.ws, self.status)
         if self.mcp is not None:
             self.mcp.sync(self.tools)
 

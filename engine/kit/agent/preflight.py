@@ -55,8 +55,9 @@ def run_notices(ws: WorkspaceCore, model: str | None = None) -> list[str]:
         f"(review hooks/{hook.name}/, then `kit hooks trust {hook.name}`)"
         for hook in registry_for(ws).untrusted()
     )
-    registry = registry_for(ws)
-    claude = registry.claude.untrusted_notice(registry.trust_store)
-    if claude:
-        notices.append(claude)
+    if ws.config.hooks.claude_code:  # off (the default): kit.hooks.claude is not even imported
+        registry = registry_for(ws)
+        claude = registry.claude.untrusted_notice(registry.trust_store)
+        if claude:
+            notices.append(claude)
     return notices

@@ -15,17 +15,33 @@ scrollback holds it exactly once, however long it is.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
 REFRESH_PER_SECOND = 12
+
+# Anything Markdown would draw differently from plain text. Until the reply has one, it is drawn
+# as plain text, so rich.markdown (markdown-it, ~0.2 s of imports) is not loaded before the first
+# words are on the screen; the step's text is printed as Markdown when it is complete.
+MARKDOWN_SYNTAX = re.compile(r"[`*_#\[\]|>~<&\\]|^\s*(?:[-+]|\d+[.)])\s|^\s*[-=]{3,}\s*$", re.MULTILINE)
+
+
+def markdown(text: str) -> Any:
+    from rich.markdown import Markdown  # when something is printed as Markdown, not before
+
+    return Markdown(text)
+
+
+def drawn(text: str) -> Any:
+    """What the live area shows for `text`: Markdown once it has Markdown syntax, else plain text."""
+    return markdown(text) if MARKDOWN_SYNTAX.search(text) else Text(text)
 
 
 class _Tail:
@@ -114,7 +130,7 @@ class LiveTurn:
         self._draw()
 
     def _renderable(self) -> Any:
-        body = Markdown(self.text) if self.text else None
+        body = drawn(self.text) if self.text else None
         return _Tail(body, self._spinner if self.waiting else None)
 
     def _draw(self) -> None:
@@ -135,7 +151,7 @@ class LiveTurn:
         """The step is over: the live area goes, its whole text is printed once."""
         self._stop()
         if self.text:
-            self.console.print(Markdown(self.text))
+            self.console.print(markdown(self.text))
             self.printed.append(self.text)
         self.text = ""
         for line, style in self.later:

@@ -194,8 +194,6 @@ class Repl:
             self.watcher.wait_idle(timeout=2.0)
 
     def message(self, text: str) -> None:
-        from rich.markdown import Markdown
-
         self._settle()
         self.flush_notices()  # an edit made while the user typed: say so before the reply
         view = self.view = self._live_view()
@@ -220,7 +218,9 @@ class Repl:
                                f"{compaction.after_tokens} tokens[/dim]")
         if view is None or view.streamed != result.reply or not result.reply:
             # not streamed (no terminal), or a reply that is not the model's text (a stop, a block)
-            self.console.print(Markdown(result.reply or "_(no reply)_"))
+            from kit.cli.live import markdown  # rich.markdown once there is something to print
+
+            self.console.print(markdown(result.reply or "_(no reply)_"))
         from kit import cut_marker
 
         marker = cut_marker(result)

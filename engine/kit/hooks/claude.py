@@ -442,8 +442,10 @@ class ClaudeCodeHooks:
         return out
 
     def untrusted_notice(self, store: Any) -> str | None:
+        if not self.enabled:
+            return None
         loaded = self.loaded()
-        if not self.enabled or not loaded.hooks or loaded.disabled_by or self.is_trusted(store):
+        if not loaded.hooks or loaded.disabled_by or self.is_trusted(store):
             return None
         return ("Claude Code hooks do not run: .claude/settings*.json or ~/.claude/settings.json is not trusted "
                 "(review them, then `kit hooks trust claude-code`)")

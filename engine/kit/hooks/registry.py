@@ -169,7 +169,9 @@ class HookRegistry:
         """Kit's hooks, then (hooks.claude_code) Claude Code's on the same event: a block by
         either ends it; Claude Code's see the data as Kit's hooks rewrote it."""
         outcome = self._fire_own(event_type, data, session_key=session_key)
-        if outcome.blocked or not self.ws.config.hooks.enabled or not self.claude.enabled:
+        hooks = self.ws.config.hooks
+        # the flag first: without it kit.hooks.claude is never imported (every turn fires hooks)
+        if outcome.blocked or not hooks.enabled or not hooks.claude_code or not self.claude.enabled:
             return outcome
         claude = self.claude.fire(event_type, outcome.data, session_key=session_key, store=self.trust_store,
                                   log=self.log)

@@ -23,7 +23,6 @@ anything else is an error.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib.util
 import inspect
@@ -122,6 +121,8 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str)
             module = load_handler(hook.handler, digest)
             value = module.handle(event)
             if inspect.isawaitable(value):
+                import asyncio  # ~0.1 s of imports: only for a handler that is a coroutine
+
                 value = asyncio.run(_await(value, timeout_s))
             box["value"] = value
         except TimeoutError:
@@ -148,6 +149,8 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str)
 
 
 async def _await(awaitable: Any, timeout_s: float) -> Any:
+    import asyncio
+
     return await asyncio.wait_for(awaitable, timeout_s)
 
 

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from kit.lazyre import lazy
+
 MONTHS = {name: i for i, name in enumerate(calendar.month_name) if name} | {
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10,
     "nov": 11, "dec": 12,
@@ -214,7 +216,8 @@ Handler = Callable[[re.Match, date, str], "Period | Anchor | None"]
 def _en(pattern: str) -> Callable[[Handler], Handler]:
     """Mark a handler with its English pattern (whole words, any case); the tables are built below."""
     def mark(fn: Handler) -> Handler:
-        fn.pattern = re.compile(r"(?<![\w-])" + pattern + r"(?![\w-])", re.IGNORECASE)  # type: ignore[attr-defined]
+        # compiled at first use: most text has no date word (_TRIGGER) and never needs them
+        fn.pattern = lazy(r"(?<![\w-])" + pattern + r"(?![\w-])", re.IGNORECASE)  # type: ignore[attr-defined]
         fn.language = "en"  # type: ignore[attr-defined]
         return fn
     return mark
@@ -222,7 +225,7 @@ def _en(pattern: str) -> Callable[[Handler], Handler]:
 
 def _zh(pattern: str) -> Callable[[Handler], Handler]:
     def mark(fn: Handler) -> Handler:
-        fn.pattern = re.compile(pattern)  # type: ignore[attr-defined]
+        fn.pattern = lazy(pattern)  # type: ignore[attr-defined]
         fn.language = "zh"  # type: ignore[attr-defined]
         return fn
     return mark

@@ -441,16 +441,17 @@ class FailoverClient:
         return True, settings.base_url
 
     def _probe_first(self, spec: str, target: str, tools: Sequence[dict[str, Any]] | None) -> Notice | None:
-        """Before a model's first request in this process with tools: ask llama.cpp's
-        /apply-template whether its chat template renders them (definitive, no generation), so a
-        dropped-tools Notice comes before the reply's text. Once per model and process, and not
-        once a reply proved the tools rendered; a server without the endpoint is judged by
-        `_learn` after the reply instead."""
+        """Before the first request with tools to a model whose template Kit knows nothing about
+        yet: ask llama.cpp's /apply-template whether it renders them (definitive, no generation),
+        so a dropped-tools Notice comes before the reply's text. Once per model and process; a
+        server without the endpoint is judged by `_learn` after the reply instead."""
         if not tools or target.startswith("script:") or target in self._probed:
             return None
         stats = self._stats(target)
         check, base_url = self._checks_tools(spec)
-        if not check or not base_url or stats.tools_rendered is True:
+        if not check or not base_url or stats.tools_rendered is not None:
+            # known either way: nothing to warn before the reply (a model found dropping them was
+            # warned once already; `_learn` still asks after a reply whether it was fixed)
             return None
         self._probed.add(target)
         rendered = probe_template(base_url)

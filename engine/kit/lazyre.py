@@ -1,0 +1,39 @@
+"""Regular expressions compiled at their first use, not at import.
+
+Compiling Kit's large patterns (the threat rules, the date parser's handlers) took about a tenth
+of a `kit run`'s own time before the first token, though a turn often uses none of them: the date
+handlers run only on text that has a date word, the threat rules only on text being scanned.
+A leaf module with no imports from Kit.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+class LazyPattern:
+    """Stands in for `re.compile(pattern, flags)`: the same methods, compiled on first use."""
+
+    __slots__ = ("_source", "_flags", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self._source = pattern
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:  # two threads may both compile: the same result, no harm
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
+
+    def __getattr__(self, name: str) -> Any:  # search, match, finditer, sub, pattern, flags …
+        return getattr(self.compiled, name)
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self._source[:40]!r}…)"
+
+
+def lazy(pattern: str, flags: int = 0) -> LazyPattern:
+    return LazyPattern(pattern, flags)
