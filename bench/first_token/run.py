@@ -12,7 +12,9 @@ from spawn:
   imports, workspace, hooks, active recall, the prompt);
 - `stream-json`: until the first `text_delta` line of `kit run --stream-json`;
 - `terminal`: until the reply's first word is on the screen of `kit run` on a pseudo-terminal
-  (the live view: time to first printed token).
+  (the live view: time to first printed token);
+- `cpu`: the CPU time (user + system) of the whole `--stream-json` process, which a loaded
+  machine inflates far less than the wall times above.
 
 Two bytecode settings: `pyc` (each tree compiled first, as a wheel install is) and `no pyc`
 (PYTHONDONTWRITEBYTECODE=1 over an uncompiled tree: every Kit module compiled from source on
@@ -140,8 +142,9 @@ def workspace(tmp: Path, url: str) -> Path:
     return ws
 
 
-def stream_json(ws: Path, env: dict[str, str], server: Server) -> tuple[float, float]:
-    """(seconds to the request at the server, seconds to the first text_delta line)."""
+def stream_json(ws: Path, env: dict[str, str], server: Server) -> tuple[float, float, float]:
+    """(seconds to the request at the server, seconds to the first text_delta line, CPU seconds
+    of the whole process: user + system, which a busy machine inflates far less than wall time)."""
     seen = len(server.arrived)
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "kit", "run", "--stream-json", QUESTION], cwd=ws, env=env,
@@ -150,10 +153,11 @@ def stream_json(ws: Path, env: dict[str, str], server: Server) -> tuple[float, f
     for line in proc.stdout:
         if first is None and b'"text_delta"' in line:
             first = time.perf_counter() - start
-    proc.wait()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if first is None or len(server.arrived) <= seen:
         raise RuntimeError("kit run --stream-json printed no text")
-    return server.arrived[seen] - start, first
+    return server.arrived[seen] - start, first, usage.ru_utime + usage.ru_stime
 
 
 def terminal(ws: Path, env: dict[str, str]) -> float:
@@ -211,19 +215,20 @@ def main() -> int:
                         for cache in engine.rglob("__pycache__"):
                             shutil.rmtree(cache)
                     stream_json(ws, env, server)  # untimed: indexes, builds the embedding graph once
-                    results[(mode, name)] = {"request": [], "stream-json": [], "terminal": []}
+                    results[(mode, name)] = {"request": [], "stream-json": [], "terminal": [], "cpu": []}
                 for _ in range(args.runs):
                     for name in trees:  # interleaved: a change in the machine's load hits both alike
                         figures = results[(mode, name)]
-                        request, first = stream_json(ws, envs[name], server)
+                        request, first, cpu = stream_json(ws, envs[name], server)
                         figures["request"].append(request)
                         figures["stream-json"].append(first)
+                        figures["cpu"].append(cpu)
                         figures["terminal"].append(terminal(ws, envs[name]))
         print(f"kit run against a server that answers at once; medians of {args.runs} runs, seconds from "
               f"spawn (before = {args.before}, after = this working copy)")
         print(f"{'bytecode':<8} {'measure':<12} {'before':>8} {'after':>8} {'after/before':>13}")
         for mode in ("pyc", "no pyc"):
-            for measure in ("request", "stream-json", "terminal"):
+            for measure in ("request", "stream-json", "terminal", "cpu"):
                 before = statistics.median(results[(mode, "before")][measure])
                 after = statistics.median(results[(mode, "after")][measure])
                 print(f"{mode:<8} {measure:<12} {before:>8.3f} {after:>8.3f} {after / before:>13.2f}")
