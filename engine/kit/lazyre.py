@@ -28,7 +28,15 @@ class LazyPattern:
             self._compiled = re.compile(self._source, self._flags)
         return self._compiled
 
-    def __getattr__(self, name: str) -> Any:  # search, match, finditer, sub, pattern, flags …
+    @property
+    def pattern(self) -> str:  # as re.Pattern has it, without compiling
+        return self._source
+
+    @property
+    def flags(self) -> int:  # the flags given (re.Pattern adds re.UNICODE for a str pattern)
+        return self._flags
+
+    def __getattr__(self, name: str) -> Any:  # search, match, finditer, sub …
         return getattr(self.compiled, name)
 
     def __repr__(self) -> str:
