@@ -300,3 +300,37 @@ def test_a_long_repetitive_line_is_found_by_its_opening_words_and_shows_once(tmp
         assert sorted(h.snippet.startswith("- Long line fact") for h in backups.results) == [False, True]
     finally:
         mem.close()
+
+
+def _plain_mmr(scores, sets, lam, limit, groups=None):
+    """MMR as its docstring defines it, every candidate rescored each round (the reference)."""
+    from kit.memory.search import NEAR_DUPLICATE, jaccard
+
+    remaining, penalty, picked = list(range(len(scores))), [0.0] * len(scores), []
+    while remaining and len(picked) < limit:
+        best = max(remaining, key=lambda i: (lam * scores[i] - (1 - lam) * penalty[i], -i))
+        picked.append(best)
+        remaining.remove(best)
+        keep = []
+        for i in remaining:
+            similarity = jaccard(sets[i], sets[best])
+            penalty[i] = max(penalty[i], similarity)
+            if not (groups is not None and lam < 1 and groups[i] == groups[best] and similarity >= NEAR_DUPLICATE):
+                keep.append(i)
+        remaining = keep
+    return picked
+
+
+def test_lazy_mmr_picks_exactly_what_rescoring_every_candidate_picks():
+    import random
+
+    rng = random.Random(13)
+    for _ in range(3000):
+        n = rng.randint(0, 20)
+        vocab = [f"w{k}" for k in range(rng.randint(2, 10))]
+        sets = [frozenset(rng.sample(vocab, rng.randint(1, len(vocab)))) for _ in range(n)]
+        scores = [rng.choice([rng.random(), 1.0, 0.5, 0.0]) for _ in range(n)]  # ties included
+        lam = rng.choice([0.0, 0.3, 0.7, 1.0])
+        groups = [rng.choice("ab") for _ in range(n)] if rng.random() < 0.5 else None
+        limit = rng.randint(1, 25)
+        assert mmr(scores, sets, lam, limit, groups) == _plain_mmr(scores, sets, lam, limit, groups)

@@ -65,13 +65,18 @@ Method = Callable[[object, str, int], list[Hit]]
 
 
 def _kit(settings_changes: dict) -> Method:
+    from kit.memory.blas import OneBlasThread
+
+    blas = OneBlasThread()  # as Memory.search runs it
+
     def search(mem, query: str, k: int) -> list[Hit]:
         from kit.memory.search import hybrid_search
 
         settings = dataclasses.replace(mem.ws.config.memory.search, **settings_changes)
         idx = mem.index()
-        result = hybrid_search(idx, query, settings, today=TODAY, limit=k,
-                               vectors=mem.vector_set(idx, mem.embedder.model_id), encode_query=mem.encode_query)
+        with blas.one_thread():
+            result = hybrid_search(idx, query, settings, today=TODAY, limit=k,
+                                   vectors=mem.vector_set(idx, mem.embedder.model_id), encode_query=mem.encode_query)
         return [(h.path, h.start_line, h.end_line) for h in result.results]
     return search
 

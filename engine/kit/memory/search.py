@@ -17,10 +17,10 @@ import calendar
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -221,21 +221,54 @@ def mmr(
     of the same group is at least NEAR_DUPLICATE is dropped, not just ranked lower: the pieces of a
     long repetitive line show once. Equal notes in different files are still all kept.
     """
-    remaining = list(range(len(scores)))
-    penalty = [0.0] * len(scores)  # max similarity to anything picked so far, updated per pick
+    # Lazily: a candidate's value λ·score − (1−λ)·penalty is at most λ·score, so each round looks at
+    # candidates in order of score only until that bound falls below the best value found, and
+    # brings a candidate's penalty up to date (its similarity to each pick since it was last looked
+    # at) only then. The picks, their order and the near-duplicate drops are those of the plain
+    # loop over every candidate; a search looks at a few dozen of ~150 instead of all each round.
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    penalty = [0.0] * len(scores)
+    seen = [0] * len(scores)  # how many of the picks each candidate's penalty accounts for
+    dropped = [False] * len(scores)
     picked: list[int] = []
-    while remaining and len(picked) < limit:
-        best = max(remaining, key=lambda i: (lam * scores[i] - (1 - lam) * penalty[i], -i))
+    while len(picked) < limit:
+        best, best_key = -1, (-math.inf, 0)
+        for i in order:
+            if lam * scores[i] < best_key[0]:  # (at equal bounds a lower index may still win the tie)
+                break
+            if dropped[i] or i in picked:
+                continue
+            for p in picked[seen[i]:]:
+                similarity = jaccard(token_sets[i], token_sets[p])
+                penalty[i] = max(penalty[i], similarity)
+                if groups is not None and lam < 1 and groups[i] == groups[p] and similarity >= NEAR_DUPLICATE:
+                    dropped[i] = True
+                    break
+            seen[i] = len(picked)
+            if dropped[i]:
+                continue
+            key = (lam * scores[i] - (1 - lam) * penalty[i], -i)
+            if key > best_key:
+                best, best_key = i, key
+        if best < 0:
+            break
         picked.append(best)
-        remaining.remove(best)
-        keep = []
-        for i in remaining:
-            similarity = jaccard(token_sets[i], token_sets[best])
-            penalty[i] = max(penalty[i], similarity)
-            if not (groups is not None and lam < 1 and groups[i] == groups[best] and similarity >= NEAR_DUPLICATE):
-                keep.append(i)
-        remaining = keep
     return picked
+
+
+class _Lazy(Sequence):
+    """f(item) for each item, computed when first asked for (MMR reads only the candidates it needs)."""
+
+    def __init__(self, items: Sequence[Any], f: Callable[[Any], Any]) -> None:
+        self._items, self._f, self._done = items, f, {}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if i not in self._done:
+            self._done[i] = self._f(self._items[i])
+        return self._done[i]
 
 
 def _words(text: str) -> str:
@@ -281,6 +314,12 @@ def _quote(term: str) -> str:
 def query_terms(query: str) -> tuple[list[str], list[str]]:
     """(non-CJK word terms, CJK runs) of a query, in order, without duplicates; stop words are
     dropped from a question that has other words ("which gym am I in" → gym)."""
+    words, cjk = _query_terms(query)
+    return list(words), list(cjk)
+
+
+@lru_cache(maxsize=64)  # the keep rules ask it of one query for every weak keyword hit
+def _query_terms(query: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     words: list[str] = []
     cjk: list[str] = []
     for token in _WORD.findall(unicodedata.normalize("NFKC", query).lower()):
@@ -289,7 +328,7 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
             if run not in target:
                 target.append(run)
     content = [w for w in words if w not in STOP_WORDS]
-    return (content if content else words), cjk
+    return tuple(content if content else words), tuple(cjk)
 
 
 def idf(chunks: int, holding: int) -> float:
@@ -299,21 +338,24 @@ def idf(chunks: int, holding: int) -> float:
     return math.log(1.0 + (chunks - holding + 0.5) / (holding + 0.5))
 
 
-def keyword_cover(index: MemoryIndex, terms: Sequence[str], *, trigram: bool = False) -> dict[int, float]:
-    """Chunk id → the IDF-weighted share of `terms` it holds, Σ idf(held) / Σ idf(all), in [0, 1]:
-    1 for a chunk holding every word of the question however small the index. A word no chunk
-    holds still weighs in the sum (a question about something never written is not fully met)."""
-    if not terms:
-        return {}
+def keyword_cover(index: MemoryIndex, terms: Sequence[str], chunk_ids: Iterable[int], *,
+                  trigram: bool = False) -> dict[int, float]:
+    """Chunk id → the IDF-weighted share of `terms` it holds, Σ idf(held) / Σ idf(all), in [0, 1],
+    for chunks an OR of the terms found: 1 for a chunk holding every word of the question however small the index.
+    A word no chunk holds still weighs in the sum (a question about something never written is not
+    fully met)."""
+    wanted = np.fromiter(chunk_ids, dtype=np.int64)
+    if len(terms) == 1:  # every chunk an OR of one term finds holds it: no need to look it up
+        return dict.fromkeys(wanted.tolist(), 1.0)
     chunks = max(1, index.chunk_count())
-    holders = {t: index.postings(_quote(t), trigram=trigram) for t in terms}
-    weights = {t: idf(chunks, len(ids)) for t, ids in holders.items()}
-    total = sum(weights.values())
-    held: dict[int, float] = {}
-    for t, ids in holders.items():  # in the order of `total`'s sum: holding every term gives exactly 1
-        for chunk_id in ids:
-            held[chunk_id] = held.get(chunk_id, 0.0) + weights[t]
-    return {chunk_id: w / total for chunk_id, w in held.items()}
+    held = np.zeros(len(wanted))
+    total = 0.0
+    for term in terms:
+        holding = index.postings(_quote(term), trigram=trigram)
+        weight = idf(chunks, len(holding))
+        held += weight * np.isin(wanted, holding)
+        total += weight
+    return dict(zip(wanted.tolist(), (held / total).tolist(), strict=True))
 
 
 def _scored(index: MemoryIndex, terms: list[str], limit: int, *, trigram: bool = False) -> dict[int, float]:
@@ -321,8 +363,8 @@ def _scored(index: MemoryIndex, terms: list[str], limit: int, *, trigram: bool =
     hits = index.text_search(" OR ".join(map(_quote, terms)), limit, trigram=trigram)
     if not hits:
         return {}
-    cover = keyword_cover(index, terms, trigram=trigram)
-    scores = {i: max(bm25_to_score(rank), min(1.0, cover.get(i, 0.0))) for i, rank in hits}
+    cover = keyword_cover(index, terms, (i for i, _ in hits), trigram=trigram)
+    scores = {i: max(bm25_to_score(rank), min(1.0, cover[i])) for i, rank in hits}
     return dict(sorted(scores.items(), key=lambda kv: -kv[1]))  # stable: bm25 order among equals
 
 
@@ -381,9 +423,9 @@ class Vectors:
         if (rows >= len(self.ids)).any() or (self.ids[np.minimum(rows, len(self.ids) - 1)] != wanted).any():
             return None
         m = self.matrix[rows]
-        # einsum, not m @ m.T: OpenBLAS runs even this ~100×384 product on all its threads, and on a
-        # busy machine waking them cost 50–150 ms a search (measured); einsum's own loop takes < 1 ms
-        return np.einsum("ik,jk->ij", m, m)
+        # Memory.search holds OpenBLAS to one thread (kit.memory.blas): on all of them, waking the
+        # threads cost 50–150 ms a search on a busy machine; numpy's einsum, without BLAS, 3–15 ms
+        return m @ m.T
 
     def of(self, chunk_id: int) -> float | None:
         row = int(np.searchsorted(self.ids, chunk_id))
@@ -545,7 +587,7 @@ def select(ranked: Sequence[Ranked], settings: SearchSettings, limit: int) -> li
     """Threshold on the normalised score, then MMR on it (ties: path, line)."""
     pool = sorted((r for r in ranked if r.relative >= settings.min_relative),
                   key=lambda r: (-r.score, r.candidate.row.path, r.candidate.row.start_line, r.candidate.row.id))
-    order = mmr([r.relative for r in pool], [tokens(r.candidate.row.text) for r in pool], settings.mmr_lambda,
+    order = mmr([r.relative for r in pool], _Lazy(pool, lambda r: tokens(r.candidate.row.text)), settings.mmr_lambda,
                 limit, groups=[(r.candidate.row.path, r.candidate.row.start_line, r.candidate.row.end_line)
                                for r in pool])
     return [pool[i] for i in order]
@@ -616,7 +658,7 @@ def second_hop(index: MemoryIndex, best: Candidate, query: str, pool: int, vecto
     if hop <= 0 or not terms:
         return []
     cjk = any(has_cjk(t) for t in terms)
-    found = dict(index.text_search(" OR ".join(map(_quote, terms)), pool, trigram=cjk))
+    found = {i: bm25_to_score(r) for i, r in index.text_search(" OR ".join(map(_quote, terms)), pool, trigram=cjk)}
     new = [i for i in found if i not in seen]
     rows = index.chunk_rows(new)
     vw, tw = weights
@@ -626,9 +668,10 @@ def second_hop(index: MemoryIndex, best: Candidate, query: str, pool: int, vecto
         if row is None:
             continue
         v = max(0.0, min(1.0, vectors.of(chunk_id) or 0.0)) if vectors is not None else None
-        t = bm25_to_score(found[chunk_id])
+        t = found[chunk_id]
         out.append(Candidate(row, v, t, True, hop * (vw * (v or 0.0) + tw * t)))
     return out
+
 
 
 # --------------------------------------------------------------------------- the search

@@ -30,6 +30,7 @@ from kit.documents import rel_posix
 from kit.errors import DocumentError, NotFoundError, PathEscapeError
 from kit.fsutil import read_text
 from kit.memory import sources
+from kit.memory.blas import OneBlasThread
 from kit.memory.daily import WriteResult, append_note
 from kit.memory.embeddings import (
     Embedder,
@@ -68,6 +69,7 @@ class Memory:
         self._lock = threading.RLock()
         self._sync_lock = threading.Lock()
         self._embedder = embedder
+        self._blas = OneBlasThread()  # a search's small matrix products run on one BLAS thread
         self._vectors: tuple[int, str, np.ndarray, np.ndarray] | None = None
         self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._synced = False
@@ -285,10 +287,11 @@ class Memory:
         embedder = self.embedder
         vectors = self.vector_set(idx, embedder.model_id) if embedder is not None else None
         try:
-            result = hybrid_search(
-                idx, query, settings, today=clock.today(), limit=limit, vectors=vectors,
-                encode_query=self.encode_query if embedder is not None else None,
-            )
+            with self._blas.one_thread():
+                result = hybrid_search(
+                    idx, query, settings, today=clock.today(), limit=limit, vectors=vectors,
+                    encode_query=self.encode_query if embedder is not None else None,
+                )
         except EmbeddingError as exc:
             self._embedding_failed(exc)
             result = hybrid_search(idx, query, settings, today=clock.today(), limit=limit)
