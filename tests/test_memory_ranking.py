@@ -300,3 +300,17 @@ def test_the_second_hop_follows_names_not_weekdays_or_months():
 
     text = "- Met Ben from Finance on Thursday in March about the Lupa booking."
     assert bridge_terms(text, "who did I meet about the booking") == ["met", "ben", "finance", "lupa"]
+
+
+def test_the_second_hop_skips_a_name_that_many_notes_hold(make):
+    from kit.memory.search import Candidate, second_hop
+
+    files = dict(note(f"2026-03-{d:02d}", f"Alice watered the plants, round {d}") for d in range(1, 26))
+    files.update([note("2026-04-01", "Tomasz fixed the bike brakes"), note("2026-04-02", "Alice and Tomasz planned the trip")])
+    mem = make(files)
+    idx = mem.index()
+    best = next(r for r in idx.chunk_rows(range(1, 200)).values() if "planned the trip" in r.text)
+    found = second_hop(idx, Candidate(best, None, 1.0, True, 1.0), "who planned the trip", 40, None,
+                       (0.0, 1.0), 0.8, {best.id})
+    # "alice" is in 26 of 27 notes (> 20 and > 5 %): only the rare name bridges
+    assert [c.row.text for c in found] == ["- Tomasz fixed the bike brakes"]

@@ -388,6 +388,16 @@ class MemoryIndex:
             return np.zeros(0, dtype=np.int64)
         return np.sort(np.array(row[0].split(), dtype=np.int64)) if row and row[0] else np.zeros(0, dtype=np.int64)
 
+    def match_count(self, term: str, *, trigram: bool = False) -> int:
+        """How many chunks hold `term` (counted inside FTS5: no row reaches Python)."""
+        if not self.fts5:
+            return 0
+        table = "chunks_tri" if trigram else "chunks_fts"
+        try:
+            return int(self.conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (term,)).fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
+
     def chunk_count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
 

@@ -33,6 +33,7 @@ from kit.settings import SearchSettings  # the memory.search section (re-exporte
 LIKE_RANK = -1.0  # a substring hit the trigram index cannot rank (1–2 CJK chars) maps to text score 0.5
 _WORD = re.compile(r"[^\W_]+")
 NEAR_DUPLICATE = 0.9  # token Jaccard at which MMR drops another piece of a picked result's lines
+BRIDGE_SHARE, BRIDGE_FLOOR = 0.05, 20  # the second hop follows names at most this share of chunks hold (or 20)
 TEXT_DEPTH = 10  # text hits read per candidate slot: beyond that a chunk's BM25 share is ~0 anyway
 EVERGREEN = ("MEMORY.md",)  # never older than anything: curated long-term memory
 # words that say nothing about what is searched for; dropped from the keyword side of a question
@@ -653,11 +654,18 @@ def second_hop(index: MemoryIndex, best: Candidate, query: str, pool: int, vecto
     """Multi-hop questions ("who recommended the place where we had our anniversary dinner?") are
     answered by two notes, and only one shares the question's words; the other shares a name with
     it. Notes holding the best hit's names, scored hop × (vw·cosine to the query + tw·text score
-    of the names), join the candidates."""
+    of the names), join the candidates. Names held by more than BRIDGE_SHARE of the chunks (and
+    more than BRIDGE_FLOOR) are no bridges."""
     terms = bridge_terms(best.row.text, query)
     if hop <= 0 or not terms:
         return []
     cjk = any(has_cjk(t) for t in terms)
+    # a name that many chunks hold ("Alice" in a tenth of the notes) links the hit to everything:
+    # no bridge, and ranking all its rows was the costliest query of a search (counting them is not)
+    most = max(BRIDGE_FLOOR, BRIDGE_SHARE * index.chunk_count())
+    terms = [t for t in terms if index.match_count(_quote(t), trigram=cjk) <= most]
+    if not terms:
+        return []
     found = {i: bm25_to_score(r) for i, r in index.text_search(" OR ".join(map(_quote, terms)), pool, trigram=cjk)}
     new = [i for i in found if i not in seen]
     rows = index.chunk_rows(new)
