@@ -13,7 +13,8 @@ torch, incremental, cold and warm search, int8, and peak RSS of a 1,000-note ind
    embedding cache serves them), and search is timed warm, with and without the query embedding.
 4. Cold `kit memory search` processes per backend (onnx, numpy, torch; median of --cold-runs,
    alternating): a new query (the model loads), and the same query again (its vector is kept in
-   the index: no model load), with the backends' top 3 compared.
+   the index: no model load). Then the backends' top 3 for one query, each embedding it itself:
+   the same hits, or hits whose scores differ by float noise only.
 5. int8 (`memory.embedding.quantize: int8`): encode time against fp32 on the same texts, and how
    many of fp32's top 10 chunks int8 still finds for the bench queries (recall@10 against fp32).
 6. A fresh `kit memory index` of M notes (default 1,000) in its own process: wall and CPU time,
@@ -27,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -54,6 +56,10 @@ QUERIES = ["what milk does Alice like", "when do we deploy", "database port", "w
            "garden shed", "hallway folder"]
 
 # a child process that runs `kit` and reports, on its last stderr line, whether torch was imported
+# the backends' top 3 are compared on one query. Their vectors agree to cosine ≥ 0.9999999, so
+# scores closer than one unit of `--json`'s 4th decimal are float noise: such hits may swap places
+AGREE_QUERY = "what milk does Alice like"
+SCORE_NOISE = 1e-4
 RUN_KIT = (
     "import runpy, sys\n"
     "sys.argv = ['kit', *sys.argv[1:]]\n"
@@ -104,6 +110,19 @@ def grow_corpus(root: Path, claims: list[str], first: int, notes: int, bullets: 
     start = date(2024, 1, 1)
     for i in range(first, first + notes):
         write_note(root, start + timedelta(days=i), rng.sample(claims, bullets))
+
+
+def top3_agreement(tops: dict[str, list], noise: float = SCORE_NOISE) -> tuple[float, bool]:
+    """(the largest score difference at one position, whether the lists agree): the same hit at each
+    position, or hits whose scores differ by float noise only (a near tie the backends may order
+    either way)."""
+    lists = list(tops.values())
+    delta, same = 0.0, True
+    for other in lists[1:]:
+        for (path, line, score), (o_path, o_line, o_score) in zip(lists[0], other, strict=False):
+            delta = max(delta, abs(score - o_score))
+            same = same and ((path, line) == (o_path, o_line) or abs(score - o_score) <= noise)
+    return round(delta, 9), same and len({len(t) for t in lists}) == 1
 
 
 def timed(fn) -> tuple[float, float, object]:
@@ -264,25 +283,37 @@ def main() -> int:
         # 4. cold `kit memory search` processes, per backend: a new query, then the same query again
         cold_backends = ["onnx", "numpy", *(["torch"] if "torch" in backends else [])]
         cold: dict[str, dict[str, list[float]]] = {b: {"new": [], "repeat": []} for b in cold_backends}
-        tops: dict[str, list] = {}
         torch_in_cold: dict[str, bool] = {}
+
+        def cold_search(backend: str, query: str) -> dict:
+            env = {**os.environ, "KIT_MEMORY__EMBEDDING__BACKEND": backend}
+            done = run_child([sys.executable, "-c", RUN_KIT, "memory", "search", "--json", "-w", str(root), query], env)
+            if done["returncode"] != 0:
+                raise SystemExit(f"kit memory search failed: {done['stderr']}")
+            done["found"] = found = json.loads(done["stdout"])
+            assert found["mode"] == "hybrid", found
+            torch_in_cold[backend] = done["stderr"].strip().endswith("torch imported: True")
+            return done
+
         for r in range(args.cold_runs):
             for backend in cold_backends:
-                env = {**os.environ, "KIT_MEMORY__EMBEDDING__BACKEND": backend}
+                # a query of its own per backend and run: the backends share one model_id, so a query
+                # another backend searched would come from the index's query vectors, loading no model
                 query = f"what milk does Alice like ({backend} run {r})"
                 for kind in ("new", "repeat"):
-                    done = run_child([sys.executable, "-c", RUN_KIT, "memory", "search", "--json", "-w", str(root),
-                                      query], env)
-                    if done["returncode"] != 0:
-                        raise SystemExit(f"kit memory search failed: {done['stderr']}")
-                    cold[backend][kind].append(done["wall"])
-                    found = json.loads(done["stdout"])
-                    assert found["mode"] == "hybrid", found
-                    tops[backend] = [(x["path"], x["start_line"]) for x in found["results"][:3]]
-                    torch_in_cold[backend] = done["stderr"].strip().endswith("torch imported: True")
+                    cold[backend][kind].append(cold_search(backend, query)["wall"])
         report["cold_search_s"] = {b: {k: round(statistics.median(v), 3) for k, v in c.items()} for b, c in cold.items()}
         report["cold_search_runs_s"] = {b: {k: [round(x, 3) for x in v] for k, v in c.items()} for b, c in cold.items()}
-        report["cold_same_top3"] = len({json.dumps(t) for t in tops.values()}) == 1
+        # the backends' top 3 for ONE query, each embedding it itself (the cached query vectors are
+        # forgotten before each): comparing the timing runs' queries above compared different texts
+        tops: dict[str, list] = {}
+        for backend in cold_backends:
+            with sqlite3.connect(root / ".kit" / "index.db") as db:
+                db.execute("DELETE FROM query_vectors")
+            found = cold_search(backend, AGREE_QUERY)["found"]
+            tops[backend] = [(x["path"], x["start_line"], x["score"]) for x in found["results"][:3]]
+        report["cold_top3"] = tops
+        report["cold_top3_score_delta"], report["cold_same_top3"] = top3_agreement(tops)
         report["cold_torch_imported"] = torch_in_cold
 
         # numpy encode throughput on the same texts (the fallback when onnxruntime is missing)
@@ -348,7 +379,10 @@ def print_report(r: dict, args) -> None:
     for b, c in r["cold_search_s"].items():
         print(f"  cold `kit memory search` {b:5}  new query {c['new']:.2f} s, same query again {c['repeat']:.2f} s "
               f"(median of {args.cold_runs}; torch imported: {r['cold_torch_imported'][b]})")
-    print(f"  cold searches agree on the top 3: {r['cold_same_top3']}")
+    print(f"  cold searches agree on the top 3 of {AGREE_QUERY!r}: {r['cold_same_top3']} (largest score "
+          f"difference {r['cold_top3_score_delta']:.2g}; float noise ≤ {SCORE_NOISE:g})")
+    for b, top in r["cold_top3"].items():
+        print(f"    {b:5} " + "; ".join(f"{p}:{line} {score:.6f}" for p, line, score in top))
     if "numpy_texts_per_s" in r:
         print(f"  numpy encode           {r['numpy_texts_per_s']} texts/s (fallback without onnxruntime)")
     print(f"  int8 / fp32 encode     {r['int8_encode_over_fp32']:.3f}  (medians); recall@10 of fp32's top 10: "

@@ -295,6 +295,7 @@ def main() -> int:
     parser.add_argument("--shim-backend", default="onnx", choices=("onnx", "numpy", "torch"))
     parser.add_argument("--install", action="store_true", help="install the peers and exit")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--save", type=Path, help="also write the JSON report to this file")
     args = parser.parse_args()
     if args.install:
         return install(args.peers_dir)
@@ -317,6 +318,8 @@ def main() -> int:
         finally:
             shim.stop()
     report["load_after"] = os.getloadavg()[0]
+    if args.save:
+        args.save.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -355,6 +358,9 @@ def run_rounds(args, base: Path, root: Path, env: dict[str, str], shim: Shim) ->
                 runs[tool.name]["version"].append(measure(tool, tool.version_cmd, shim))
             except RuntimeError as exc:
                 failed[tool.name] = str(exc)
+            # progress on stderr: a 200-note round takes ~20 minutes, stdout keeps the report alone
+            done = "failed" if tool.name in failed else {s: round(runs[tool.name][s][-1]["wall"], 2) for s in STEPS}
+            print(f"round {r + 1}/{args.rounds} {tool.name}: {done}", file=sys.stderr, flush=True)
         load.append(os.getloadavg()[0])
     table = {}
     for tool in tools:

@@ -177,22 +177,26 @@ def test_a_missing_or_broken_workspace_is_a_failed_outcome(tmp_path, monkeypatch
     assert git_view(ws)["log"] == ["start"]
 
 
-def test_the_runtime_loads_the_embedder_once_per_process(tmp_path, monkeypatch):
+def test_the_runtime_loads_the_model_once_per_process(tmp_path, monkeypatch):
+    from kit.memory.onnx_embedder import OnnxEmbedder
+
     monkeypatch.setenv("KIT_NOW", NOW)
     a, b = make_workspace(tmp_path / "a", 1), make_workspace(tmp_path / "b", 2)
+    loads = []
+    real_load = OnnxEmbedder._load
+
+    def counting_load(self, folder):
+        loads.append(self)
+        return real_load(self, folder)
+
+    monkeypatch.setattr(OnnxEmbedder, "_load", counting_load)
     rt = Runtime()
-    seen = []
-    real = rt.embedder_for
-
-    def spy(config):
-        e = real(config)
-        seen.append(e)
-        return e
-
-    rt.embedder_for = spy
-    rt.run("dream", str(a), task_id="x")
-    rt.run("index", str(b), task_id="y")
-    assert len(seen) == 2 and seen[0] is seen[1] is not None and seen[0] is rt.embedders.get(None)
+    outcomes = [rt.run("index", str(a), task_id="x"), rt.run("dream", str(a), task_id="y"),
+                rt.run("index", str(b), task_id="z")]
+    assert [o.state for o in outcomes] == ["ok", "ok", "ok"]
+    assert [o.result["embedded"] for o in outcomes[::2]] == [13, 14]  # both indexes embedded
+    # three tasks over two workspaces: one model load, by the worker's own Embedders
+    assert loads == [rt.embedders.get(None).active]
 
 
 def test_journal_tables_are_the_dreaming_stores_tables(tmp_path):

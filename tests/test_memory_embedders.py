@@ -91,6 +91,32 @@ def test_an_owner_loads_each_model_once_and_workspaces_share_it(ws_path, tmp_pat
     assert not alone.memory.embedder.active.loaded
 
 
+def test_a_served_workspace_loads_the_model_once_across_reloads(ws_path, monkeypatch):
+    """The shape of `kit mcp serve` / `kit watch`: one process, one Workspace opened without an
+    Embedders (as the CLI opens it), hot-reloaded on edits, kit.yaml included: one model load."""
+    from kit.workspace import Workspace
+
+    loads = []
+    real_load = OnnxEmbedder._load
+
+    def counting_load(self, folder):
+        loads.append(self)
+        return real_load(self, folder)
+
+    monkeypatch.setattr(OnnxEmbedder, "_load", counting_load)
+    write(ws_path, "memory/2026-02-01.md", "- The heron came back to the pond\n")
+    ws = Workspace.open(ws_path)
+    assert ws.memory.search("bird at the pond").results
+    (ws_path / "kit.yaml").write_text((ws_path / "kit.yaml").read_text() + "\nmemory:\n  search:\n    max_results: 4\n")
+    write(ws_path, "memory/2026-02-02.md", "- An otter swam past the heron\n")
+    assert "kit.yaml" in ws.reload().changed
+    assert ws.config.memory.search.max_results == 4
+    assert ws.memory.sync(["memory/2026-02-02.md"]).embedded == 1  # what the watcher's live indexer does
+    assert [h.path for h in ws.memory.search("otter in the water").results][0] == "memory/2026-02-02.md"
+    assert loads == [ws.memory.embedder.active]
+    ws.close()
+
+
 @pytest.mark.parametrize("module", [embeddings, embedder_base, torch_embedder, numpy_embedder, onnx_embedder,
                                     onnx_export, model_files])
 def test_no_module_level_mutable_state(module):

@@ -99,23 +99,29 @@ EXPECTED_TOP = {
 }
 
 
-def test_search_gives_the_same_results_with_numpy_and_torch(tmp_path, kit_now, torch_backend, numpy_backend):
+def test_search_gives_the_same_results_with_numpy_onnx_and_torch(tmp_path, kit_now, torch_backend, numpy_backend,
+                                                                   real_embedder):
+    """The three backends give one query the same hits in the same order with the same scores
+    (bench/memory.py's 'cold searches agree' once compared three different query texts)."""
     from kit.memory.service import Memory
 
     kit_now("2026-02-03T09:00:00+00:00")
-    by_numpy = Memory(_workspace(tmp_path / "a"), embedder=numpy_backend)
-    by_torch = Memory(_workspace(tmp_path / "b"), embedder=torch_backend)
+    assert real_embedder.backend == "onnx"
+    mems = {name: Memory(_workspace(tmp_path / name), embedder=e)
+            for name, e in (("numpy", numpy_backend), ("onnx", real_embedder.active), ("torch", torch_backend))}
     for query, (top_key, top_vector) in EXPECTED_TOP.items():
-        ours, theirs = by_numpy.search(query), by_torch.search(query)
-        assert ours.mode == theirs.mode == "hybrid"
+        found = {name: mem.search(query) for name, mem in mems.items()}
+        ours = found["numpy"]
         assert ours.results and ours.results[0].key == top_key, query
         assert ours.results[0].vector_score == pytest.approx(top_vector, abs=0.005), query
-        assert [h.key for h in ours.results] == [h.key for h in theirs.results], query
-        for a, b in zip(ours.results, theirs.results, strict=True):
-            assert a.score == pytest.approx(b.score, abs=1e-4)
-            assert a.vector_score is not None and a.vector_score == pytest.approx(b.vector_score, abs=1e-4)
-    by_numpy.close()
-    by_torch.close()
+        for name, theirs in found.items():
+            assert theirs.mode == "hybrid", name
+            assert [h.key for h in theirs.results] == [h.key for h in ours.results], (query, name)
+            for a, b in zip(ours.results, theirs.results, strict=True):
+                assert a.score == pytest.approx(b.score, abs=1e-5), (query, name)
+                assert b.vector_score is not None and a.vector_score == pytest.approx(b.vector_score, abs=1e-5)
+    for mem in mems.values():
+        mem.close()
 
 
 def test_numpy_backend_without_model_files_is_fts_only_with_a_clear_reason(ws_path, tmp_path):
