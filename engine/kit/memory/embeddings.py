@@ -20,9 +20,10 @@ indexes are shared between them:
 dynamic quantisation): faster, with slightly different vectors, so it has its own `model_id`
 (`…#int8`) and its own cache entries.
 
-Loaded models belong to an `Embedders` object that its creator owns and hands to workspaces — the
-CLI makes one per process, a fleet worker one per worker process, tests one per fixture — so each
-model loads once per owner and dies with it; nothing is cached in module globals.
+Loaded models belong to an `Embedders` object that its creator owns and hands to workspaces — a
+fleet worker one per worker process, tests one per session; a workspace opened without one (a CLI
+command's) makes its own — so each model loads once per owner and dies with it; nothing is cached
+in module globals.
 
 Layout: `embedder_base` (the protocol, the error, model resolution; imports no backend), the
 backends `onnx_embedder` (+ `onnx_export`), `numpy_embedder` and `torch_embedder`, which build on it,
