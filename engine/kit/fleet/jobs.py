@@ -145,6 +145,12 @@ class Runtime:
         self.embedders = Embedders()  # this process's models: each loads once, on its first encode
         self.jobs = 0
 
+    # ------------------------------------------------------------------ the model, once
+
+    def embedder_for(self, config) -> Any:
+        """This process's embedder for the workspace's `memory.embedding` settings (None: fts-only)."""
+        return self.embedders.get(config)
+
     # ------------------------------------------------------------------ one job
 
     def run(self, kind: str, path: str, *, task_id: str, phase: str = "all",
@@ -167,9 +173,7 @@ class Runtime:
         try:
             from kit.fleet.journal import JournaledWorkspace
 
-            # the workspace's memory takes its embedder from this process's Embedders: each model
-            # loads once per worker, whatever workspaces and kinds its tasks touch
-            ws = JournaledWorkspace.open(path, embedders=self.embedders)
+            ws = JournaledWorkspace.open(path)
         except KitError as exc:
             return finish("failed", error=str(exc))
         markers = _Markers(ws.kit_dir / "fleet", kind)
@@ -199,6 +203,7 @@ class Runtime:
             markers.set_running(task_id, self.worker)
             if on_start is not None:
                 on_start()
+            ws.memory.use_embedder(self.embedder_for(ws.config))
             try:
                 state, summary, result = getattr(self, f"_{kind}")(ws, lock, task_id, phase, notes)
                 outcome = finish(state, summary, result=result)
