@@ -144,7 +144,9 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
     for e in events:
         if e.search_id is not None:
             grouped.setdefault(e.search_id, []).append(e)
-    found = {sid: {e.key for e in evs} for sid, evs in grouped.items()}
+    found: dict[int, set[str]] = {s.id: set() for s in searches}
+    for sid, evs in grouped.items():
+        found.setdefault(sid, set()).update(e.key for e in evs)
     place: dict[int, tuple[int, float]] = {}
     for evs in grouped.values():
         good = sorted((e for e in evs if junk.get(e.snippet) is None or e.snippet in quotes),
@@ -163,13 +165,11 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
         # its own search, or itself
         key = (e.day, turn) if turn else (e.day, "search", e.search_id if e.search_id is not None else -e.id)
         if not used and e.search_id is not None:
-
-            def mine(ts: float, turn=turn, e=e) -> bool:
-                return 0 <= ts - e.ts <= USE_WINDOW_S and turn_of(starts, e.day, ts) == turn
-
-            passed = any(mine(u.ts) for u in by_day.get(e.day, ())) or (e.source == "active" and any(
-                sid > e.search_id and mine(ts) and e.key not in found.get(sid, ())
-                for sid, ts in tool_searches.get((e.day, turn), ())))
+            later = [u.ts for u in by_day.get(e.day, ())]
+            if e.source == "active":
+                later += [ts for sid, ts in tool_searches.get((e.day, turn), ())
+                          if sid > e.search_id and e.key not in found[sid]]
+            passed = any(0 <= ts - e.ts <= USE_WINDOW_S and turn_of(starts, e.day, ts) == turn for ts in later)
         rank, relative = place.get(e.id, (None, None))
         out[e.id] = (scoring.recall_credit(rank, relative, used, passed_over=passed), used, passed, key)
     return out
@@ -234,43 +234,47 @@ def quoted_wordings(junk: Iterable[str], wordings: Iterable[str]) -> dict[str, s
 def _candidate(claim: str, evs: list[RecallEvent], quoted: list[RecallEvent], junk, credits, first: str) -> Candidate:
     evs.sort(key=lambda e: (e.ts, e.id))
     last = evs[-1]
-    queries: list[str] = []
+    queries: dict[str, None] = {}
+    query_hashes, days, hashes = set(), set(), {claim}
     for e in evs:
-        if e.query not in queries:
-            queries.append(e.query)
+        queries.setdefault(e.query)
+        query_hashes.add(e.query_hash)
+        days.add(e.day)
+        hashes.add(e.claim_hash)
     # one question, one recall: a turn's searches (active recall, the agent's own, archive quotes)
     # count once, at their best hit; a day or a query counts only when one hit there answered
     turn_credit: dict[tuple, float] = {}
     best_day: dict[str, float] = {}
     best_query: dict[str, float] = {}
+    credit, used = 0.0, 0
     for e in evs + quoted:
-        c, turn = credits[e.id][0], credits[e.id][3]
-        turn_credit[turn] = max(turn_credit.get(turn, 0.0), c)
-        best_day[e.day] = max(best_day.get(e.day, 0.0), c)
-        best_query[e.query_hash] = max(best_query.get(e.query_hash, 0.0), c)
+        c, hit_used, _, turn = credits[e.id]
+        credit += c
+        used += hit_used
+        if c > turn_credit.get(turn, -1.0):
+            turn_credit[turn] = c
+        if c > best_day.get(e.day, -1.0):
+            best_day[e.day] = c
+        if c > best_query.get(e.query_hash, -1.0):
+            best_query[e.query_hash] = c
     day_credit: dict[str, float] = {}
     for (day, *_), c in turn_credit.items():
         day_credit[day] = day_credit.get(day, 0.0) + c
     credited_days = sorted(d for d, c in day_credit.items()
                            if best_day[d] >= scoring.CREDITED and min(scoring.DAY_CAP, c) >= scoring.CREDITED)
-    locations: list[tuple[str, int, int]] = []
-    for e in reversed(evs):
-        if (e.path, e.start_line, e.end_line) not in locations:
-            locations.append((e.path, e.start_line, e.end_line))
+    locations = tuple(dict.fromkeys((e.path, e.start_line, e.end_line) for e in reversed(evs)))
     found = junk[last.snippet]
     return Candidate(
         key=last.key, path=last.path, start_line=last.start_line, end_line=last.end_line, claim=claim,
         snippet=last.snippet, recall_count=len(evs), total_score=sum(e.score for e in evs),
-        max_score=max(e.score for e in evs), query_hashes=frozenset(e.query_hash for e in evs),
-        queries=tuple(queries), days=tuple(sorted({e.day for e in evs})), first_ts=evs[0].ts, last_ts=last.ts,
+        max_score=max(e.score for e in evs), query_hashes=frozenset(query_hashes),
+        queries=tuple(queries), days=tuple(sorted(days)), first_ts=evs[0].ts, last_ts=last.ts,
         tags=concept_tags(last.snippet), junk=found.reason if found else None, junk_rule=found.rule if found else None,
-        credit=sum(credits[e.id][0] for e in evs + quoted), credited=scoring.saturated(day_credit),
+        credit=credit, credited=scoring.saturated(day_credit),
         credited_days=tuple(credited_days),
         credited_day_credit=sum(min(scoring.DAY_CAP, day_credit[d]) for d in credited_days),
         credited_queries=frozenset(q for q, c in best_query.items() if c >= scoring.CREDITED),
-        used=sum(1 for e in evs + quoted if credits[e.id][1]),
-        claims=frozenset({e.claim_hash for e in evs} | {claim}),
-        locations=tuple(locations), first_snippet=first,
+        used=used, claims=frozenset(hashes), locations=locations, first_snippet=first,
         event_credit=tuple((e.id, credits[e.id][0], credits[e.id][1], False) for e in evs)
         + tuple((e.id, credits[e.id][0], credits[e.id][1], True) for e in sorted(quoted, key=lambda e: e.id)),
     )

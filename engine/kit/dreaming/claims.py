@@ -199,10 +199,12 @@ def subject(text: str) -> frozenset[str]:
 
 
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
-    a, b = set(a), set(b)
+    a = a if isinstance(a, (set, frozenset)) else set(a)
+    b = b if isinstance(b, (set, frozenset)) else set(b)
     if not a and not b:
         return 1.0
-    return len(a & b) / len(a | b)
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
 
 
 def same_claim(a: str, b: str) -> bool:
@@ -339,5 +341,9 @@ class ClaimIndex:
         return self._values[i]
 
     def _same(self, i: int, j: int) -> bool:
-        """`same_claim` on precomputed words and values (the words first: they rule out most pairs)."""
-        return jaccard(self._words[i], self._words[j]) >= SAME_WORDS and self._value(i) == self._value(j)
+        """`same_claim` on precomputed words and values (the words first: they rule out most pairs;
+        the sizes first of all, as Jaccard ≤ the smaller set's size over the larger's)."""
+        a, b = self._words[i], self._words[j]
+        if min(len(a), len(b)) < SAME_WORDS * max(len(a), len(b)):
+            return False
+        return jaccard(a, b) >= SAME_WORDS and self._value(i) == self._value(j)

@@ -181,6 +181,14 @@ class NoteLine:
     def values(self) -> claims.Values:
         return claims.values(self.text)
 
+    @cached_property
+    def states_change(self) -> bool:
+        return claims.states_change(self.text)
+
+    @cached_property
+    def junk(self) -> bool:
+        return junk_rule(self.text) is not None
+
 
 class NoteLines:
     """The claims (top-level list items and paragraph lines) of the daily notes, read once per plan."""
@@ -188,6 +196,7 @@ class NoteLines:
     def __init__(self, root: Path):
         self.root = root
         self._lines: list[NoteLine] | None = None
+        self._newer: dict[tuple[str, date], list[NoteLine]] = {}  # newer_lines, once per text and day
 
     def after(self, day: date) -> list[NoteLine]:
         """Every line of the notes dated after `day` (junk included: callers check the few they keep)."""
@@ -245,6 +254,12 @@ def newer_lines(text: str, day: date | None, notes: NoteLines) -> list[NoteLine]
     it changed and shares a subject word), not junk, the NEWER_LINES most alike."""
     if day is None:
         return []
+    if (text, day) not in notes._newer:
+        notes._newer[(text, day)] = _newer_lines(text, day, notes)
+    return notes._newer[(text, day)]
+
+
+def _newer_lines(text: str, day: date, notes: NoteLines) -> list[NoteLine]:
     mine, mine_values = claims.subject(text), claims.values(text)
     mine_words = claims.words(text) - claims.STOP_WORDS
     found = []
@@ -256,8 +271,7 @@ def newer_lines(text: str, day: date | None, notes: NoteLines) -> list[NoteLine]
             continue
         subj = claims.jaccard(mine, line.subject)
         values_only = any(kind not in ("name", "negation", "id") for kind, _, _ in changed)
-        if ((subj >= claims.CLEAR_SUBJECT and values_only) or claims.states_change(line.text)) \
-                and junk_rule(line.text) is None:
+        if ((subj >= claims.CLEAR_SUBJECT and values_only) or line.states_change) and not line.junk:
             found.append((-subj, line.day, line.path, line.text, line))
     return [row[-1] for row in sorted(found, key=lambda r: r[:4])[:NEWER_LINES]]
 
