@@ -382,3 +382,27 @@ def test_a_temp_file_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_pa
     update_file(tmp_path / "MEMORY.md", lambda text: text + "b\n")
     assert not left.exists() and not old_style.exists() and live.exists()
     assert sweep_temps(tmp_path) == []
+
+
+def test_a_dream_sweeps_what_a_killed_dream_left_where_it_writes_nothing_now(tmp_path: Path, monkeypatch,
+                                                                             shared_embedders):
+    """make stress (kills) found a temp file a kill -9'd dream left in a report folder still there
+    after the next dream: that dream had nothing new to write in that folder, so no write swept it."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from helpers_fleet import NOW, make_workspace
+    from kit.workspace import Workspace
+
+    monkeypatch.setenv("KIT_NOW", NOW)
+    root = make_workspace(tmp_path / "ws", 3, git=False)
+    Workspace.open(root, embedders=shared_embedders).dream()  # today's reports exist; a rerun keeps them
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    left = [root / "memory" / "dreaming" / "deep" / f".2026-05-07.md.kit-{pid}-0123abcd.tmp",
+            root / f".MEMORY.md.kit-{pid}-4567abcd.tmp"]
+    for p in left:
+        p.write_text("half a write")
+    before = (root / "memory" / "dreaming" / "deep" / "2026-05-07.md").read_text()
+    result = Workspace.open(root, embedders=shared_embedders).dream()
+    assert "memory/dreaming/deep/2026-05-07.md" not in result.changed
+    assert (root / "memory" / "dreaming" / "deep" / "2026-05-07.md").read_text() == before
+    assert [p for p in left if p.exists()] == []

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from kit.core import WorkspaceCore
 from kit.dreaming import managed
 from kit.errors import DocumentError
+from kit.filewrite import sweep_temps
 from kit.fsutil import read_text
 
 MEMORY_FILE = "MEMORY.md"
@@ -24,6 +25,16 @@ class Files:
         self.ws = ws
         self.dry_run = dry_run
         self.changed: list[str] = []
+        if not dry_run:
+            self.sweep()
+
+    def sweep(self) -> None:
+        """Remove the temp files a killed dream (kill -9) left where dreams write. A write sweeps its
+        own folder, but this run may write nothing there (an unchanged report is not rewritten)."""
+        root = self.ws.root
+        folders = [root, root / "memory", *sorted(p for p in (root / "memory" / "dreaming").glob("*") if p.is_dir())]
+        for folder in folders:
+            sweep_temps(folder)
 
     def read(self, rel: str) -> str | None:
         """The file's text, None when it does not exist; DocumentError (file and line) when it is not
