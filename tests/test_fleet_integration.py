@@ -150,7 +150,7 @@ class Gate:
 
 
 def _running_worker(fleet, path: str, cluster) -> Worker:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # a loaded 2-core machine took > 30 s to start the task
     while time.monotonic() < deadline:
         rec = fleet.store.records("dream").get(path)
         if rec and rec.get("state") == "running":
