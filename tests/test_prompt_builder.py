@@ -244,3 +244,25 @@ def test_load_problems_are_warnings_and_say_what_the_prompt_uses(ws_path):
     soul = next(f for f in heartbeat.files if f.name == "SOUL.md")
     assert soul.reason == "excluded_by_kind" and soul.problem == warning.removesuffix(
         "; the prompt uses its last good version")
+
+
+def test_common_prefix_ends_at_the_start_of_the_first_differing_line():
+    import random
+
+    from kit.prompt.builder import _common_prefix
+
+    def naive(a: str, b: str) -> int:
+        i = 0
+        while i < min(len(a), len(b)) and a[i] == b[i]:
+            i += 1
+        return a.rfind("\n", 0, i) + 1
+
+    assert _common_prefix("same\nThursday", "same\nTuesday") == 5
+    assert _common_prefix("abc\ndef", "abc\ndef") == 4  # identical: up to the last line's start
+    assert _common_prefix("", "x") == 0
+    rng = random.Random(7)
+    for _ in range(500):
+        a = "".join(rng.choice("ab\n") for _ in range(rng.randrange(0, 40)))
+        b = a[: rng.randrange(0, len(a) + 1)] + "".join(rng.choice("ab\n") for _ in range(rng.randrange(0, 5)))
+        assert _common_prefix(a, b) == naive(a, b), (a, b)
+

@@ -391,8 +391,16 @@ def build_prompt(
 
 
 def _common_prefix(a: str, b: str) -> int:
-    size = min(len(a), len(b))
-    index = next((i for i in range(size) if a[i] != b[i]), size)
+    # bisect on slice comparisons (done in C): a character-by-character loop in Python cost ~6 ms
+    # on a 60k-character prompt, 25x the rest of a cached build
+    lo, hi = 0, min(len(a), len(b))  # a[:lo] == b[:lo]; a[:hi + 1] != b[:hi + 1] (or hi is the end)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    index = lo
     # back to the start of that line: a partly equal line ("Thursday" / "Tuesday") is not stable
     return a.rfind("\n", 0, index) + 1
 
