@@ -115,3 +115,19 @@ PARITY_TEXTS = [
     LONG + " and a tail that truncation drops",
     "Café naïve résumé — déjà vu",
 ]
+
+
+def record_model_loads(monkeypatch) -> list:
+    """Each real load of the ONNX model from here on appends its embedder to the returned list
+    (the model still loads: the count is of real loads, not of a stand-in)."""
+    from kit.memory.onnx_embedder import OnnxEmbedder
+
+    loads: list = []
+    real_load = OnnxEmbedder._load
+
+    def counting_load(self, folder):
+        loads.append(self)
+        return real_load(self, folder)
+
+    monkeypatch.setattr(OnnxEmbedder, "_load", counting_load)
+    return loads

@@ -11,6 +11,7 @@ import pytest
 
 from helpers_dream import tree
 from helpers_fleet import NOW, dream_tables, git_view, make_workspace
+from helpers_memory import record_model_loads
 from kit.dreaming.runner import acquire_lock
 from kit.fleet.jobs import AlreadyRunning, Runtime
 from kit.fleet.journal import DREAM_TABLES, Journal, JournaledWorkspace
@@ -178,18 +179,9 @@ def test_a_missing_or_broken_workspace_is_a_failed_outcome(tmp_path, monkeypatch
 
 
 def test_the_runtime_loads_the_model_once_per_process(tmp_path, monkeypatch):
-    from kit.memory.onnx_embedder import OnnxEmbedder
-
     monkeypatch.setenv("KIT_NOW", NOW)
     a, b = make_workspace(tmp_path / "a", 1), make_workspace(tmp_path / "b", 2)
-    loads = []
-    real_load = OnnxEmbedder._load
-
-    def counting_load(self, folder):
-        loads.append(self)
-        return real_load(self, folder)
-
-    monkeypatch.setattr(OnnxEmbedder, "_load", counting_load)
+    loads = record_model_loads(monkeypatch)
     rt = Runtime()
     outcomes = [rt.run("index", str(a), task_id="x"), rt.run("dream", str(a), task_id="y"),
                 rt.run("index", str(b), task_id="z")]

@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from helpers_memory import write
+from helpers_memory import record_model_loads, write
 from kit.memory import (
     embedder_base,
     embeddings,
@@ -96,14 +96,7 @@ def test_a_served_workspace_loads_the_model_once_across_reloads(ws_path, monkeyp
     Embedders (as the CLI opens it), hot-reloaded on edits, kit.yaml included: one model load."""
     from kit.workspace import Workspace
 
-    loads = []
-    real_load = OnnxEmbedder._load
-
-    def counting_load(self, folder):
-        loads.append(self)
-        return real_load(self, folder)
-
-    monkeypatch.setattr(OnnxEmbedder, "_load", counting_load)
+    loads = record_model_loads(monkeypatch)
     write(ws_path, "memory/2026-02-01.md", "- The heron came back to the pond\n")
     ws = Workspace.open(ws_path)
     assert ws.memory.search("bird at the pond").results
