@@ -42,7 +42,7 @@ from kit.settings import (  # re-exported: the schema's pieces, where callers lo
     schema_of,
 )
 from kit.settings import Field as Field
-from kit.yamlsafe import MAX_YAML_CHARS, YamlError, load_yaml, safe_values
+from kit.yamlsafe import MAX_YAML_CHARS, NotAMapping, YamlError, load_mapping, safe_values
 
 __all__ = ["GENERATION_FIELDS", "LAYERS", "PROVIDER_FIELDS", "SCHEMA", "Config", "Field", "config_errors",
            "defaults", "load_config"]
@@ -231,13 +231,11 @@ def parse_yaml_file(path: Path, display: str) -> _Layer:
 
 def parse_yaml_text(text: str, display: str) -> _Layer:
     try:
-        values, node = load_yaml(text)
+        values, node = load_mapping(text)
+    except NotAMapping:
+        raise ConfigError("top level must be a mapping of sections", path=display, line=1) from None
     except YamlError as exc:
         raise ConfigError(f"invalid YAML: {exc.message}", path=display, line=exc.line) from None
-    if values is None:
-        values = {}
-    if not isinstance(values, dict):
-        raise ConfigError("top level must be a mapping of sections", path=display, line=1)
     return _Layer("", display, values, _key_lines(node) if node is not None else {})
 
 

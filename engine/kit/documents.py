@@ -11,7 +11,7 @@ from typing import Any
 
 from kit.errors import DocumentError
 from kit.fsutil import read_text, sha1_hex
-from kit.yamlsafe import YamlError, load_yaml
+from kit.yamlsafe import NotAMapping, YamlError, load_mapping
 
 
 @dataclass(frozen=True)
@@ -42,13 +42,11 @@ def split_frontmatter(text: str, display: str) -> tuple[dict[str, Any], str, int
     if close is None:
         raise DocumentError("frontmatter starts with '---' but is never closed", path=display, line=1)
     try:  # bounded: depth, aliases, string size, huge integers, surrogates (see kit.yamlsafe)
-        meta, _ = load_yaml("\n".join(lines[1:close]), line_offset=1)  # +1 for the opening ---
+        meta, _ = load_mapping("\n".join(lines[1:close]), line_offset=1)  # +1 for the opening ---
+    except NotAMapping:
+        raise DocumentError("frontmatter must be a mapping of keys", path=display, line=2) from None
     except YamlError as exc:
         raise DocumentError(f"invalid frontmatter YAML: {exc.message}", path=display, line=exc.line) from None
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        raise DocumentError("frontmatter must be a mapping of keys", path=display, line=2)
     body = "\n".join(lines[close + 1 :])
     return dict(meta), body, close + 2
 

@@ -7,6 +7,7 @@ surrogates ("\\ud800", which no UTF-8 file can hold and which crash any later wr
 aliases (`&a [*a]`, which loop any walker). Here each is a `YamlError` with its line:
 
     values, node = load_yaml(text)          # node: the composed tree (for key lines), or None
+    values, node = load_mapping(text)       # the same, for a document that must be a mapping
 """
 
 from __future__ import annotations
@@ -241,6 +242,22 @@ def load_yaml(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHAR
             pass
     line, problem = locate(error, offset=line_offset)
     raise YamlError(problem, line)
+
+
+class NotAMapping(YamlError):
+    """A document whose top level is a list or a scalar where a mapping was expected."""
+
+
+def load_mapping(text: str, **options: Any) -> tuple[dict[str, Any], Any]:
+    """`load_yaml` for a document that must be a mapping: an empty document is `{}`, any other
+    top level raises NotAMapping (a YamlError, so callers that do not care need no second clause)."""
+    values, node = load_yaml(text, **options)
+    if values is None:
+        return {}, node
+    if not isinstance(values, dict):
+        raise NotAMapping(f"the top level is a {type(values).__name__}, not a mapping",
+                          1 + options.get("line_offset", 0))
+    return values, node
 
 
 def safe_values(text: str, **options: Any) -> Any:

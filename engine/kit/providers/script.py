@@ -156,20 +156,21 @@ class ScriptProvider(StreamingProvider):
 
     def _load(self) -> tuple[list[dict[str, Any]], Path | None]:
         from kit.fsutil import read_text
-        from kit.yamlsafe import YamlError, load_yaml
+        from kit.yamlsafe import NotAMapping, YamlError, load_mapping
 
         display = str(self.path)
         if not os.path.lexists(self.path):
             raise ConfigError(f"script provider: no such script file {display}")
         try:
             text = read_text(self.path, display=display)
-            data, node = load_yaml(text, max_chars=len(text) + 1, max_nodes=MAX_SCRIPT_VALUES)
+            data, node = load_mapping(text, max_chars=len(text) + 1, max_nodes=MAX_SCRIPT_VALUES)
+        except NotAMapping:
+            data, node = {}, None  # said below: the file needs a top-level `turns:` list
         except DocumentError as exc:
             raise ConfigError(f"script provider: {exc.message}", path=display, line=exc.line) from None
         except YamlError as exc:
             raise ConfigError(f"script provider: invalid YAML: {exc.message}", path=display, line=exc.line) from None
-        data = data or {}
-        if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
+        if not isinstance(data.get("turns"), list):
             raise ConfigError("script provider: the file needs a top-level `turns:` list", path=display)
         lines = _turn_lines(node)
         for number, turn in enumerate(data["turns"], start=1):
