@@ -340,33 +340,89 @@ def idf(chunks: int, holding: int) -> float:
 
 
 def keyword_cover(index: MemoryIndex, terms: Sequence[str], chunk_ids: Iterable[int], *,
-                  trigram: bool = False) -> dict[int, float]:
+                  trigram: bool = False, holding: Sequence[np.ndarray] | None = None) -> dict[int, float]:
     """Chunk id → the IDF-weighted share of `terms` it holds, Σ idf(held) / Σ idf(all), in [0, 1],
     for chunks an OR of the terms found: 1 for a chunk holding every word of the question however small the index.
     A word no chunk holds still weighs in the sum (a question about something never written is not
-    fully met)."""
+    fully met). `holding`: each term's chunk ids (ascending), when already known."""
     wanted = np.fromiter(chunk_ids, dtype=np.int64)
+    return dict(zip(wanted.tolist(), _cover(index, terms, wanted, trigram, holding).tolist(), strict=True))
+
+
+def _cover(index: MemoryIndex, terms: Sequence[str], wanted: np.ndarray, trigram: bool,
+           holding: Sequence[np.ndarray] | None) -> np.ndarray:
     if len(terms) == 1:  # every chunk an OR of one term finds holds it: no need to look it up
-        return dict.fromkeys(wanted.tolist(), 1.0)
+        return np.ones(len(wanted))
     chunks = max(1, index.chunk_count())
     held = np.zeros(len(wanted))
     total = 0.0
-    for term in terms:
-        holding = index.postings(_quote(term), trigram=trigram)
-        weight = idf(chunks, len(holding))
-        held += weight * np.isin(wanted, holding)
+    for i, term in enumerate(terms):
+        ids = holding[i] if holding is not None else index.postings(_quote(term), trigram=trigram)
+        weight = idf(chunks, len(ids))
+        held += weight * np.isin(wanted, ids)
         total += weight
-    return dict(zip(wanted.tolist(), (held / total).tolist(), strict=True))
+    return held / total
+
+
+BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() constants
+
+
+def bm25_ranks(index: MemoryIndex, terms: Sequence[str], limit: int, *,
+               trigram: bool = False) -> tuple[list[tuple[int, float]], list[np.ndarray]] | None:
+    """What `index.text_search(" OR ".join(terms), limit)` returns, (chunk id, bm25 rank) best first
+    (ties: lower id), computed with FTS5's bm25() formula from FTS5's own statistics — and each
+    term's chunk ids. FTS5 ranks every row the OR matches before it cuts to `limit`; this ranks
+    them in numpy:
+
+        rank = −Σ_t idf(t) · f·(k1 + 1) / (f + k1·(1 − b + b·|D| / avgdl))
+        idf(t) = ln((N − n + 0.5) / (n + 0.5)), 1e-6 when that is ≤ 0
+
+    f: occurrences of t in the row, |D|: the row's tokens, N: rows, n: rows holding t. None when a
+    term is not exactly one of the index's tokens (FTS5 would match it as a phrase) or the
+    statistics disagree (a sync between two reads): the caller asks FTS5."""
+    tokens_of = [index.fts_tokens(term, trigram=trigram) for term in terms]
+    if any(len(t) != 1 for t in tokens_of):
+        return None
+    ids, lengths = index.row_lengths(trigram=trigram)
+    n_rows = float(len(ids))
+    avgdl = float(lengths.sum()) / n_rows if n_rows else 0.0
+    score = np.zeros(len(ids))
+    matched = np.zeros(len(ids), dtype=bool)
+    holding = []
+    for (token,) in tokens_of:
+        docs, f = np.unique(index.token_rows(token, trigram=trigram), return_counts=True)
+        holding.append(docs)
+        if not len(docs):
+            continue
+        rows = np.searchsorted(ids, docs)
+        if rows[-1] >= len(ids) or (ids[rows] != docs).any():
+            return None
+        n = float(len(docs))
+        weight = math.log((n_rows - n + 0.5) / (n + 0.5))
+        if weight <= 0.0:
+            weight = 1e-6
+        f = f.astype(np.float64)
+        score[rows] += weight * ((f * (BM25_K1 + 1.0)) / (f + BM25_K1 * (1 - BM25_B + BM25_B * lengths[rows] / avgdl)))
+        matched[rows] = True
+    found = np.flatnonzero(matched)
+    rank = -1.0 * score[found]
+    order = np.argsort(rank, kind="stable")[:limit]  # ties: lower id first (`found` ascends)
+    return list(zip(ids[found][order].tolist(), rank[order].tolist(), strict=True)), holding
 
 
 def _scored(index: MemoryIndex, terms: list[str], limit: int, *, trigram: bool = False) -> dict[int, float]:
     """The chunks an OR of `terms` finds (bm25 order, `limit` of them) → text score, best first."""
-    hits = index.text_search(" OR ".join(map(_quote, terms)), limit, trigram=trigram)
+    ranked = bm25_ranks(index, terms, limit, trigram=trigram)
+    hits, holding = ranked if ranked is not None else (
+        index.text_search(" OR ".join(map(_quote, terms)), limit, trigram=trigram), None)
     if not hits:
         return {}
-    cover = keyword_cover(index, terms, (i for i, _ in hits), trigram=trigram)
-    scores = {i: max(bm25_to_score(rank), min(1.0, cover[i])) for i, rank in hits}
-    return dict(sorted(scores.items(), key=lambda kv: -kv[1]))  # stable: bm25 order among equals
+    ids = np.fromiter((i for i, _ in hits), dtype=np.int64, count=len(hits))
+    rank = np.abs(np.fromiter((r for _, r in hits), dtype=np.float64, count=len(hits)))
+    # max(bm25_to_score(rank), min(1, cover)) for every hit at once
+    scores = np.maximum(rank / (1.0 + rank), np.minimum(1.0, _cover(index, terms, ids, trigram, holding)))
+    order = np.argsort(-scores, kind="stable")  # stable: bm25 order among equals
+    return dict(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
 
 
 def text_candidates(index: MemoryIndex, query: str, limit: int) -> dict[int, float]:
