@@ -295,6 +295,53 @@ def test_topic_ages_count_only_until_a_later_note_on_the_same_topic():
     assert topic_ages([], None, 0.6) == []
 
 
+def test_for_chinese_text_the_topic_is_the_words_two_lines_share_not_their_cosine():
+    """MiniLM gives unrelated Chinese lines cosine 0.6–0.9: for a pair where either text is CJK,
+    "same topic" is token Jaccard ≥ same_topic / 2 (CJK as bigrams), as without vectors; a pair of
+    Latin-script lines keeps its cosine, whatever the Jaccard."""
+    import numpy as np
+
+    from kit.memory.index import ChunkRow
+    from kit.memory.search import Candidate, same_topic_pairs, topic_ages
+
+    def cand(i: int, day: str, text: str) -> Candidate:
+        return Candidate(ChunkRow(i, f"memory/{day}.md", 1, 1, "", text, day), 0.5, 0.0, False, 0.5)
+
+    kept = [cand(1, "2026-01-25", "钢琴课改到周日上午十点了。"),
+            cand(2, "2026-06-10", "晚上早早睡了。"),  # unrelated, cosine 0.88 to the piano line
+            cand(3, "2026-03-01", "钢琴课改到周六上午十点了。"),  # the same fact restated
+            cand(4, "2026-01-01", "the team standup is at 9:30 daily"),
+            cand(5, "2026-03-01", "standup moved to ten"),  # Jaccard 0.1, cosine 0.9: same topic
+            cand(6, "2026-04-01", "the team standup is at 9:30 daily as ever")]  # Jaccard 0.78, cosine 0.1
+    sim = np.full((6, 6), 0.1)
+    for a, b in ((0, 1), (0, 2), (1, 2), (3, 4), (0, 3), (1, 4)):
+        sim[a, b] = sim[b, a] = 0.88
+    np.fill_diagonal(sim, 1.0)
+    pairs = same_topic_pairs(kept, sim, 0.6)
+    assert [[int(x) for x in row] for row in pairs] == [
+        [1, 0, 1, 0, 0, 0],
+        [0, 1, 0, 0, 0, 0],
+        [1, 0, 1, 0, 0, 0],
+        [0, 0, 0, 1, 1, 0],
+        [0, 0, 0, 1, 1, 0],
+        [0, 0, 0, 0, 0, 1]]
+    assert topic_ages(kept, sim, 0.6) == [35, 0, 0, 59, 0, 0]
+    latin = [kept[3], kept[4], kept[5]]
+    assert (same_topic_pairs(latin, sim[3:, 3:], 0.6) == (sim[3:, 3:] >= 0.6)).all()  # the cosine alone
+
+
+def test_an_unrelated_later_chinese_line_does_not_age_the_answer(make):
+    """The real model: "晚上早早睡了。" ("went to bed early") scores cosine 0.88 to the question and
+    0.6+ to the answer; it must not mark the answer superseded (bench/recall's lina persona)."""
+    mem = make(dict([note("2026-01-25", "钢琴课改到周日上午十点了。"),
+                     note("2025-06-26", "钢琴老师姓周，每周六下午三点上课。"),
+                     *(note(f"2026-{m:02d}-{d:02d}", "晚上早早睡了。", "晚上画了会儿插画。")
+                       for m in (2, 3, 4, 5, 6) for d in (3, 10))]))
+    hits = search(mem, "钢琴课现在是什么时候上？").results
+    assert hits[0].path == "memory/2026-01-25.md"
+    assert [h.path for h in hits].index("memory/2026-01-25.md") < [h.path for h in hits].index("memory/2025-06-26.md")
+
+
 def test_the_second_hop_follows_names_not_weekdays_or_months():
     from kit.memory.search import bridge_terms
 

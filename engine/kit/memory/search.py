@@ -600,20 +600,48 @@ def is_relevant(c: Candidate, settings: SearchSettings, text_weight: float, use_
             or has_phrase(c.row.text, query) or holds_query_words(c.row.text, query))
 
 
+def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
+    """[i, j] = jaccard(sets[i], sets[j]) for every pair at once (1 for two empty sets)."""
+    vocabulary: dict[str, int] = {}
+    rows, cols = [], []
+    for i, words in enumerate(sets):
+        for word in words:
+            rows.append(i)
+            cols.append(vocabulary.setdefault(word, len(vocabulary)))
+    held = np.zeros((len(sets), len(vocabulary)), dtype=np.float64)
+    held[rows, cols] = 1.0
+    both = held @ held.T
+    size = held.sum(axis=1)
+    union = size[:, None] + size[None, :] - both
+    return np.divide(both, union, out=np.ones_like(both), where=union > 0)
+
+
+def same_topic_pairs(kept: Sequence[Candidate], similarity: np.ndarray | None, same_topic: float) -> np.ndarray:
+    """[i, j]: the two candidates are about one thing — cosine ≥ `same_topic`, or token Jaccard ≥
+    same_topic / 2 (CJK as character bigrams) without vectors and for any pair where either text
+    is CJK. The embedding model reads Chinese poorly: unrelated Chinese lines ("晚上早早睡了。",
+    "钢琴课改到周日上午十点了。") score cosine 0.6–0.9 to each other, so their cosine says nothing
+    about a topic; the words two lines share do. Pairs of Latin-script text keep the cosine."""
+    n = len(kept)
+    cjk = np.array([has_cjk(c.row.text) for c in kept], dtype=bool)
+    if similarity is not None and not cjk.any():
+        return similarity >= same_topic
+    lexical = jaccard_matrix([tokens(c.row.text) for c in kept]).reshape(n, n) >= same_topic / 2
+    if similarity is None:
+        return lexical
+    either = cjk[:, None] | cjk[None, :]
+    return np.where(either, lexical, similarity >= same_topic)
+
+
 def topic_ages(kept: Sequence[Candidate], similarity: np.ndarray | None, same_topic: float) -> list[int | None]:
-    """For each candidate, the days until the newest later candidate on the same topic (cosine ≥
-    `same_topic`; token Jaccard ≥ same_topic / 2 without vectors): 0 when nothing later says more
-    about it, None for evergreen and undated text. Only what supersedes a note ages it, so an old
-    fact nobody restated keeps its whole score, and shifting every note by a year changes nothing."""
+    """For each candidate, the days until the newest later candidate on the same topic
+    (same_topic_pairs): 0 when nothing later says more about it, None for evergreen and undated
+    text. Only what supersedes a note ages it, so an old fact nobody restated keeps its whole score,
+    and shifting every note by a year changes nothing."""
     dated = [c.day is not None and c.row.path not in EVERGREEN for c in kept]
     day = np.array([c.day.toordinal() if ok else 0 for c, ok in zip(kept, dated, strict=True)],  # type: ignore[union-attr]
                    dtype=np.int64)
-    if similarity is not None:
-        close = similarity >= same_topic
-    else:
-        sets = [tokens(c.row.text) for c in kept]
-        close = np.array([[jaccard(a, b) >= same_topic / 2 for b in sets] for a in sets], dtype=bool).reshape(
-            len(kept), len(kept))
+    close = same_topic_pairs(kept, similarity, same_topic)
     # [i, j]: j is a later word on i's topic (evergreen and undated text has day 0: never later)
     later = close & (day[None, :] > day[:, None])
     newest = np.where(later, day[None, :], day[:, None]).max(axis=1, initial=0)
