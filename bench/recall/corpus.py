@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from personas import Fact, Persona, Question
+from personas import PARAPHRASES, Fact, Persona, Question
 
 TODAY = date(2026, 6, 15)  # the day every question is asked (KIT_NOW)
 BASE_START = date(2025, 6, 15)  # the base corpus covers BASE_START .. TODAY - 1
@@ -135,7 +135,50 @@ def build(persona: Persona, root: Path, shift_years: int = 0) -> Built:
     assert not missing, f"facts not written: {missing}"
     fact_days = {f.id: shifted(date.fromisoformat(f.day), shift_years) for f in persona.facts}
     asked = tuple(_ask(persona.name, q, located, fact_days) for q in persona.questions)
-    return Built(persona.name, root, asked, notes, total)
+    facts = {f.id: f.text for f in persona.facts}
+    paraphrased = []
+    for q in persona.questions:
+        if q.kind == "single":
+            assert q.text in PARAPHRASES, f"no paraphrase for {q.text!r}"
+            text, names = PARAPHRASES[q.text]
+            check_paraphrase(text, [facts[f] for group in q.needs for f in group], names)
+            paraphrased.append(AskedQuestion(persona.name, "paraphrase", text,
+                                             tuple(tuple(located[f] for f in group) for group in q.needs), ()))
+    return Built(persona.name, root, asked + tuple(paraphrased), notes, total)
+
+
+_STOP = frozenset("""a an the and or but of to in on at for with by from into about as is are was were be been am i
+me my we us our you your he him his she her it its they them their this that these those what which who whom whose
+when where why how do does did have has had can could will would should shall may might must not no so than then
+there here s t d ll re ve m just also any some get""".split())
+
+
+def _stems(text: str) -> set[str]:
+    """FTS5's porter tokens of `text` (as Kit's index stems them), stop words aside."""
+    import sqlite3
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61 remove_diacritics 2')")
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, row)")
+    words = [w for w in re.findall(r"[^\W_]+", text.lower()) if w not in _STOP and not re.search(r"[\u3400-\u9fff]", w)]
+    conn.execute("INSERT INTO t(x) VALUES (?)", (" ".join(words),))
+    return {r[0] for r in conn.execute("SELECT term FROM v")}
+
+
+def _bigrams(text: str, names: tuple[str, ...]) -> set[str]:
+    for name in names:
+        text = text.replace(name, " ")
+    return {run[i : i + 2] for run in re.findall(r"[\u3400-\u9fff]+", text) for i in range(len(run) - 1)}
+
+
+def check_paraphrase(question: str, evidence: list[str], names: tuple[str, ...]) -> None:
+    """The PARAPHRASES rule: no word stem (stop words aside) and no CJK bigram shared with the
+    evidence, except names (capitalised words, and `names`)."""
+    for line in evidence:
+        capitalised = {w.lower() for w in re.findall(r"\b[A-Z][\w'’-]*", line)}
+        shared = (_stems(question) & _stems(line)) - _stems(" ".join(capitalised)) - {""}
+        shared |= _bigrams(question, names) & _bigrams(line, names)
+        assert not shared, f"paraphrase {question!r} shares {sorted(shared)} with {line!r}"
 
 
 def _ask(name: str, q: Question, located: dict[str, Line], days: dict[str, date]) -> AskedQuestion:

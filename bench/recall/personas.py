@@ -34,6 +34,44 @@ class Question:
     when: tuple[str, str] | None = None  # (style, fact id): month | season | ago | month_zh | season_zh | ago_zh
 
 
+# Paraphrased single-fact questions (the "paraphrase" kind). The rule, for every single-fact question
+# and written before any was run: the same question as a person would ask it in other words, sharing
+# no content word with any of its evidence lines — no word stem (FTS5's porter stemmer, stop words
+# aside) and, in Chinese, no character bigram — except the names of people, places and brands
+# (capitalised words; `names` for Chinese), which a person cannot say otherwise. corpus.py checks
+# the rule and stops if a paraphrase breaks it. Kit's defaults were not changed for these questions.
+PARAPHRASES: dict[str, tuple[str, tuple[str, ...]]] = {
+    # maya
+    "what's the wifi password at the cabin?": ("What do I type to get online at the holiday hut?", ()),
+    "When is Priya's birthday?": ("On which day does Priya celebrate getting older?", ()),
+    "Which antibiotic am I allergic to?": ("Which medicine must doctors never give me?", ()),
+    "what size are my climbing shoes?": ("How big are the bouldering slippers I wear?", ()),
+    "what's the combination for my bike lock?": ("Which digits open the padlock on my bicycle?", ()),
+    "What are Mum's favourite flowers?": ("Which blooms does my mother like best?", ()),
+    "Which book did Ines lend me?": ("Which novel did Ines give me to borrow?", ()),
+    "How much does the Boulderklub cost per month?": ("How pricey is my Boulderklub membership?", ()),
+    # tom
+    "What's my locker code at school?": ("Which digits open my storage cubby at work?", ()),
+    "Who is Dad's consultant?": ("Which specialist is treating my father?", ()),
+    "Where's the key for the allotment water tap?": (
+        "What unlocks the outdoor faucet at my vegetable garden, and where is it?", ()),
+    "What's my marathon personal best?": ("What is my fastest time over 26.2 miles?", ()),
+    "What is Nina allergic to?": ("Which nut must Nina avoid?", ()),
+    "When is the car's MOT due?": ("When does the vehicle need its annual roadworthiness test?", ()),
+    "What pressure should the boiler be at?": ("What reading should the heating gauge show?", ()),
+    "What's the guest wifi password at school?": ("How do visitors get online at work?", ()),
+    # lina
+    "妈妈的生日是哪天？": ("我母亲是几月几号出生的？", ()),
+    "钢琴老师姓什么？": ("教我弹琴的人贵姓？", ()),
+    "公司打印机的密码是多少？": ("单位复印设备的口令是什么？", ()),
+    "阿杰对什么过敏？": ("阿杰不能吃哪种水果？", ("阿杰",)),
+    "我的护照放在哪里？": ("出国用的证件我收在什么地方？", ()),
+    "房东的电话是多少？": ("怎么联系把房子租给我的人？", ()),
+    "When does the Figma plan renew?": ("When is the next Figma charge?", ()),
+    "我最喜欢的咖啡店是哪家？": ("我最爱去哪家喝拿铁？", ()),
+}
+
+
 @dataclass(frozen=True)
 class Persona:
     name: str
