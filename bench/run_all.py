@@ -8,13 +8,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SKIP = {"stress"}
+NOT_BENCHES = {"run_all.py", "compare.py"}  # compare.py runs other benches in two trees (make bench-compare)
 
 
 def main() -> int:
     failures = 0
     # top-level bench/*.py scripts, then suites in folders (bench/<name>/run.py)
     scripts = [s for s in sorted(HERE.glob("*.py"))
-               if s.name != Path(__file__).name and not s.name.startswith("_")]
+               if s.name not in NOT_BENCHES and not s.name.startswith("_")]
     # bench/stress is `make stress` (a correctness stress of many minutes, not a benchmark)
     scripts += sorted(s for s in HERE.glob("*/run.py") if s.parent.name not in SKIP)
     for script in scripts:
