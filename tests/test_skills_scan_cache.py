@@ -114,3 +114,18 @@ def test_doctor_reads_the_cache_but_never_writes_it(ws_path):
     assert not (ws_path / ".kit" / "cache" / "skill-scan.json").exists()
     build_catalog(ws)
     assert (ws_path / ".kit" / "cache" / "skill-scan.json").is_file()
+
+
+def test_saving_keeps_what_another_process_wrote_meanwhile(tmp_path):
+    # a long-lived process (kit watch) holds its copy of the cache for hours: its save must not
+    # drop the entries another process saved since it read the file
+    path = tmp_path / "skill-scan.json"
+    ours, theirs = ScanCache(path), ScanCache(path)
+    ours.findings(b"import os\nos.system('ls')\n", "scripts/a.py")
+    theirs.findings(b"eval(x)\n", "scripts/b.py")
+    theirs.save()
+    ours.save()
+    again = ScanCache(path)
+    assert [f.details["rule"] for f in again.findings(b"eval(x)\n", "scripts/b.py")] == ["dynamic-code"]
+    assert [f.details["rule"] for f in again.findings(b"import os\nos.system('ls')\n", "scripts/a.py")] == ["shell-exec"]
+    assert again.hits == 2 and again.misses == 0

@@ -6,7 +6,8 @@ Roots, lowest precedence first (the same name in a later root overrides):
     < workspace skills/
 Roots inside the workspace come from the snapshot (so a broken edit keeps its last good version
 and hot reload works); the others are read from disk when the catalog is built. The catalog is
-cached per snapshot version (and per state of the trust store) via `ws.cached`.
+cached per snapshot version (and per state of the trust store) via `ws.cached`; a rebuild checks
+and scans only the skills whose files changed (SkillMemo).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from kit.errors import DocumentError, NotFoundError
 from kit.fsutil import is_within, read_text
 from kit.paths import CONFIG_FILE, bundled, user_cache_dir, user_skills_dir
 from kit.problems import Problem, of_severity
-from kit.skills.scanner import ScanCache, ScanResult, scan_skill
+from kit.skills.scanner import FolderStamp, ScanCache, ScanResult, folder_stamp, scan_skill, stamp
 from kit.skills.validate import (
     MAX_SKILL_BYTES,
     description_of,
@@ -259,7 +260,7 @@ class _Candidate:
     problems: list[Problem] = field(default_factory=list)
 
 
-def _disk_candidates(root: Root) -> list[_Candidate]:
+def _disk_candidates(root: Root, memo: SkillMemo) -> list[_Candidate]:
     out: list[_Candidate] = []
     try:
         entries = sorted(os.scandir(root.path), key=lambda e: e.name)
@@ -272,8 +273,12 @@ def _disk_candidates(root: Root) -> list[_Candidate]:
         if not skill_md.is_file():
             continue
         display = compact_home(skill_md)
-        cand = _Candidate(root, entry.name, Path(entry.path), display, None)
+        cand = _Candidate(root, entry.name, Path(entry.path), display, memo.disk_doc(skill_md))
+        if cand.doc is not None:
+            out.append(cand)
+            continue
         try:
+            file_stamp = stamp([os.fspath(skill_md)])  # before reading: an edit during the read is seen next time
             size = skill_md.stat().st_size
             if size > MAX_SKILL_BYTES:
                 raise DocumentError(f"SKILL.md is {size:,} bytes, over the {MAX_SKILL_BYTES:,}-byte limit",
@@ -282,6 +287,7 @@ def _disk_candidates(root: Root) -> list[_Candidate]:
             meta, body, body_line = split_frontmatter(text, display)
             cand.doc = Document(display, text, body, MappingProxyType(meta), body_line,
                                 size=len(text.encode("utf-8")))
+            memo.remember_disk_doc(skill_md, file_stamp, cand.doc)
         except DocumentError as exc:
             cand.problems.append(skill_problem(root, entry.name, display, exc.line, exc.message))
         out.append(cand)
@@ -341,9 +347,91 @@ class LastValid:
             return len(self._docs)
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """What a SKILL.md's text alone decides: its problems, requirements and description."""
+
+    problems: tuple[Problem, ...]
+    requires: Mapping[str, tuple[str, ...]]
+    description: str
+
+
+class SkillMemo:
+    """Each skill's checked SKILL.md and scan verdict, kept across snapshot versions: the catalog
+    is rebuilt for every new version (a SOUL.md edit makes one), and this is what lets that
+    rebuild check and scan only the skills whose files changed. A checked SKILL.md is found by
+    its text; a scan (and a SKILL.md read from disk, outside the workspace) by its folder's
+    FolderStamp. Readiness and trust are decided again on every build (PATH, the environment
+    and the trust store can change without a file of the skill changing). Owned by the
+    workspace; it holds only skills the last build saw. `parsed`, `scanned` and `read` count the
+    work done (for tests and benchmarks)."""
+
+    def __init__(self) -> None:
+        self._checked: dict[tuple[str, str, str], _Checked] = {}  # (display, folder, text) ->
+        self._scans: dict[str, tuple[FolderStamp, ScanResult]] = {}  # skill folder ->
+        self._docs: dict[str, tuple[FolderStamp, Document]] = {}  # SKILL.md outside the workspace ->
+        self._lock = threading.Lock()
+        self.parsed = self.scanned = self.read = 0
+
+    def checked(self, cand: _Candidate, doc: Document) -> _Checked:
+        key = (cand.display, cand.folder, doc.text)
+        with self._lock:
+            hit = self._checked.get(key)
+        if hit is not None:
+            return hit
+        problems = tuple(
+            replace(p, details={"skill": cand.folder, "source": cand.root.source})
+            for p in validate_skill(doc.meta, doc.body, folder=cand.folder, text=doc.text, size=doc.size,
+                                    path=cand.display)
+        )
+        found = _Checked(problems, requirements(doc.meta), description_of(doc.meta, doc.body))
+        with self._lock:
+            self._checked[key] = found
+            self.parsed += 1
+        return found
+
+    def scan(self, skill_dir: Path, caches: ScanCaches) -> ScanResult:
+        key = os.fspath(skill_dir)
+        with self._lock:
+            hit = self._scans.get(key)
+        if hit is not None and hit[0].unchanged():
+            return hit[1]
+        folder = folder_stamp(skill_dir)  # first: a change during the scan makes the stamp stale
+        result = caches.scan(skill_dir)
+        with self._lock:
+            self._scans[key] = (folder, result)
+            self.scanned += 1
+        return result
+
+    def disk_doc(self, skill_md: Path) -> Document | None:
+        with self._lock:
+            hit = self._docs.get(os.fspath(skill_md))
+        return hit[1] if hit is not None and hit[0].unchanged() else None
+
+    def remember_disk_doc(self, skill_md: Path, file_stamp: FolderStamp, doc: Document) -> None:
+        with self._lock:
+            self._docs[os.fspath(skill_md)] = (file_stamp, doc)
+            self.read += 1
+
+    def keep_only(self, used: Iterable[tuple[_Candidate, Document]]) -> None:
+        """Forget what the last build did not use (skills deleted, renamed, their text replaced)."""
+        pairs = list(used)
+        checked = {(c.display, c.folder, d.text) for c, d in pairs}
+        dirs = {os.fspath(c.dir) for c, _ in pairs}
+        with self._lock:
+            for key in [k for k in self._checked if k not in checked]:
+                del self._checked[key]
+            for key in [k for k in self._scans if k not in dirs]:
+                del self._scans[key]
+            for key in [k for k in self._docs if os.path.dirname(k) not in dirs]:
+                del self._docs[key]
+
+
 class ScanCaches:
-    """The two scan caches of one catalog build: `.kit/cache/skill-scan.json` for skills inside the
-    workspace, `$XDG_CACHE_HOME/kit/skill-scan.json` for the others (user, bundled, home folders)."""
+    """The two scan caches: `.kit/cache/skill-scan.json` for skills inside the workspace,
+    `$XDG_CACHE_HOME/kit/skill-scan.json` for the others (user, bundled, home folders). Owned by
+    the workspace, so a scan done under `read_only()` (doctor) is written by the next build that
+    may write."""
 
     FILE = "skill-scan.json"
 
@@ -351,43 +439,44 @@ class ScanCaches:
         self.root = ws.root
         self.workspace = ScanCache(ws.kit_dir / "cache" / self.FILE)
         self.user = ScanCache(user_cache_dir() / self.FILE)
-        self.read_only = ws.is_read_only  # doctor never writes
+        self._lock = threading.Lock()
 
     def for_dir(self, skill_dir: Path) -> ScanCache:
         return self.workspace if is_within(self.root, skill_dir) else self.user
 
-    def save(self) -> None:
-        if not self.read_only:
-            self.workspace.save()
-            self.user.save()
+    def scan(self, skill_dir: Path) -> ScanResult:
+        with self._lock:  # builds on other threads share the caches
+            return scan_skill(skill_dir, self.for_dir(skill_dir))
+
+    def save(self, read_only: bool = False) -> None:
+        if not read_only:  # doctor never writes
+            with self._lock:
+                self.workspace.save()
+                self.user.save()
 
 
 def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mapping[str, str],
-                 scans: ScanCaches, config: Any = None) -> tuple[Skill | None, list[Problem]]:
-    problems = [
-        replace(p, details={"skill": cand.folder, "source": cand.root.source})
-        for p in validate_skill(doc.meta, doc.body, folder=cand.folder, text=doc.text, size=doc.size,
-                                path=cand.display)
-    ]
+                 memo: SkillMemo, scans: ScanCaches, config: Any = None) -> tuple[Skill | None, list[Problem]]:
+    checked = memo.checked(cand, doc)
+    problems = list(checked.problems)
     if any(p.severity == "error" for p in problems):
         return None, problems
-    requires = requirements(doc.meta)
-    state, missing = readiness(requires, which=shutil.which, environ=env, config=config)
-    scan = scan_skill(cand.dir, scans.for_dir(cand.dir))
+    state, missing = readiness(checked.requires, which=shutil.which, environ=env, config=config)
+    scan = memo.scan(cand.dir, scans)
     name = str(doc.meta.get("name") or cand.folder)  # a missing name is the folder's
     trusted = cand.root.source == "bundled" or (
         bool(scan.critical) and store.is_trusted(TRUST_KIND, name, scan.digest)
     )
     skill = Skill(
         name=name,
-        description=description_of(doc.meta, doc.body),
+        description=checked.description,
         source=cand.root.source,
         dir=cand.dir,
         location=cand.display,
         meta=doc.meta,
         body=doc.body,
         body_line=doc.body_line,
-        requires=MappingProxyType(requires),
+        requires=MappingProxyType(checked.requires),
         readiness=state,
         missing=MappingProxyType(missing),
         scan=scan,
@@ -398,27 +487,32 @@ def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mappin
 
 
 def build_catalog(ws: WorkspaceCore, *, trust_store: TrustStore | None = None, environ: Mapping[str, str] | None = None) -> SkillCatalog:
-    """Load every root, validate, resolve precedence. Never raises for a bad skill."""
+    """Load every root, validate, resolve precedence. Never raises for a bad skill. Only skills
+    whose files changed since the workspace's last build are checked and scanned (SkillMemo)."""
     store = trust_store or TrustStore()
     env = os.environ if environ is None else environ
     roots = skill_roots(ws)
-    scans = ScanCaches(ws)
+    scans = ws.owned("skills.scan_caches", lambda: ScanCaches(ws))
+    memo = ws.owned("skills.memo", SkillMemo)
     last_valid = ws.owned("skills.last_valid", LastValid)
     seen: list[str] = []
+    used: list[tuple[_Candidate, Document]] = []
     chosen: dict[str, Skill] = {}
     problems: list[Problem] = []
     for root in roots:
-        candidates = _snapshot_candidates(ws, root) if root.snapshot_prefix else _disk_candidates(root)
+        candidates = _snapshot_candidates(ws, root) if root.snapshot_prefix else _disk_candidates(root, memo)
         for cand in candidates:
             problems.extend(cand.problems)
             if cand.doc is None:
                 continue
-            skill, found = _build_skill(cand, cand.doc, store, env, scans, ws.config)
+            used.append((cand, cand.doc))
+            skill, found = _build_skill(cand, cand.doc, store, env, memo, scans, ws.config)
             previous = last_valid.get(cand.display) if root.snapshot_prefix else None
             if root.snapshot_prefix:
                 seen.append(cand.display)
             if skill is None and previous is not None:
-                skill, _ = _build_skill(cand, previous, store, env, scans, ws.config)
+                used.append((cand, previous))
+                skill, _ = _build_skill(cand, previous, store, env, memo, scans, ws.config)
                 found = [replace(p, message=f"{p.message} (keeping the last good version)") for p in found]
             elif skill is not None and root.snapshot_prefix:
                 last_valid.remember(cand.display, cand.doc)
@@ -430,7 +524,8 @@ def build_catalog(ws: WorkspaceCore, *, trust_store: TrustStore | None = None, e
                 skill = _with_overrides(skill, (*shadowed.overrides, shadowed.source))
             chosen[skill.name] = skill
     last_valid.keep_only(seen)
-    scans.save()
+    memo.keep_only(used)
+    scans.save(read_only=ws.is_read_only)
     ordered = {name: chosen[name] for name in sorted(chosen)}
     return SkillCatalog(MappingProxyType(ordered), tuple(problems), roots)
 

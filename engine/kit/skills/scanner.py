@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -236,6 +237,64 @@ def code_files(skill_dir: Path) -> list[str]:
     return sorted(found)
 
 
+# a stamp taken this soon after a change cannot see a same-size edit within the clock's tick (file
+# times are coarse: a jiffy locally, up to seconds on network and FAT filesystems): rescan instead
+RACY_NS = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class FolderStamp:
+    """The stat of every folder and file a skill's scan looks at, so a later build knows the folder
+    is unchanged without reading it: adding, removing or renaming a file changes its folder's
+    mtime; an edit changes the file's size or mtime and always its ctime (which nothing can set
+    back). Compared like git's index, including its "racily clean" rule (RACY_NS)."""
+
+    entries: tuple[tuple[str, int, int, int, int], ...]  # (path, mtime_ns, ctime_ns, size, inode)
+    racy: bool
+
+    def unchanged(self) -> bool:
+        if self.racy:
+            return False
+        for path, *stat in self.entries:
+            try:
+                st = os.lstat(path)
+            except OSError:
+                return False
+            if (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino) != tuple(stat):
+                return False
+        return True
+
+
+def stamp(paths: list[str]) -> FolderStamp:
+    """The stamp of these paths now (a missing one is recorded as missing: it never matches)."""
+    now = time.time_ns()  # the filesystem's clock, not Kit's (KIT_NOW): compared with file times
+    entries = []
+    racy = False
+    for path in paths:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            entries.append((path, -1, -1, -1, -1))
+            continue
+        entries.append((path, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino))
+        racy = racy or max(st.st_mtime_ns, st.st_ctime_ns) >= now - RACY_NS
+    return FolderStamp(tuple(entries), racy)
+
+
+def folder_stamp(skill_dir: Path) -> FolderStamp:
+    """The stamp of a skill folder as `code_files` and SKILL.md's scan see it: every folder walked
+    and every file in them (a README that gains a shebang becomes code). Take it before scanning."""
+    base = os.fspath(skill_dir)
+    paths: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
+        paths.append(dirpath)
+        paths.extend(os.path.join(dirpath, name) for name in filenames)
+        if len(paths) >= 2 * MAX_FILES:
+            break
+    return stamp(paths)
+
+
 def _excerpt(line: str) -> str:
     line = line.strip()
     return line if len(line) <= 160 else line[:157] + "..."
@@ -369,8 +428,15 @@ class ScanCache:
         """Write the file if anything new was scanned (atomically; a failure only costs speed)."""
         if not self.dirty or self.path is None:
             return
+        # another process may have written the file since this one read it (a long `kit watch`
+        # holds its copy for hours): keep its entries too, ours winning
+        on_disk = ScanCache(self.path)._load()
+        entries = {**{k: v for k, v in on_disk.items() if k not in self._load()}, **self._load()}
+        while len(entries) > CACHE_ENTRIES:
+            entries.pop(next(iter(entries)))
+        self._entries = entries
         with contextlib.suppress(OSError):
-            atomic_write(self.path, json.dumps({"scanner": SCANNER_KEY, "entries": self._load()},
+            atomic_write(self.path, json.dumps({"scanner": SCANNER_KEY, "entries": entries},
                                                ensure_ascii=False, separators=(",", ":")))
             self.dirty = False
 
