@@ -124,7 +124,7 @@ def test_a_stamp_taken_right_after_a_change_is_not_trusted(tmp_path):
     # so a stamp of a file changed within RACY_NS of it is "racily clean" and never trusted
     path = tmp_path / "run.sh"
     path.write_text("#!/bin/sh\nls\n")
-    fresh = scanner.stamp([str(path)])
+    fresh = scanner.stamp_paths([str(path)])
     assert fresh.racy and not fresh.unchanged()
     settled = scanner.FolderStamp(fresh.entries, racy=False)
     assert settled.unchanged()

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 
 from kit.fsutil import atomic_write, looks_binary, sha256_hex
 from kit.ignore import IGNORED_DIRS
+from kit.lazyre import LazyPattern, lazy
 from kit.problems import Problem
 
 CODE_SUFFIXES = frozenset(
@@ -49,12 +51,14 @@ def finding(rule: str, severity: str, rel: str, line: int, message: str, excerpt
 class Rule:
     id: str
     severity: str
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     message: str
 
 
-def _r(pattern: str, flags: int = re.I) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
+def _r(pattern: str, flags: int = re.I) -> LazyPattern:
+    # compiled at first use: a cold `kit prompt` whose scans all come from the disk cache never
+    # runs a rule, and compiling them took ~15 ms of its start
+    return lazy(pattern, flags)
 
 
 RULES: tuple[Rule, ...] = (
@@ -101,12 +105,12 @@ _CREDENTIAL_FILE = _r(
     r"|\.kube/config|\.gnupg\b|\bkeychain\b|\.docker/config\.json|\.openclaw/|\.clawdbot/|\.config/gh/hosts"
 )
 _SECRET_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_ENV_READ = re.compile(
+_ENV_READ = lazy(
     rf"""os\.environ\s*(?:\[\s*|\.get\(\s*)['"]({_SECRET_NAME})['"]|getenv\(\s*['"]({_SECRET_NAME})['"]"""
     rf"""|process\.env\.({_SECRET_NAME})|process\.env\[\s*['"]({_SECRET_NAME})['"]|ENV\[\s*['"]({_SECRET_NAME})['"]"""
     rf"""|\$\{{?([A-Z][A-Z0-9_]*)\}}?"""
 )
-_SECRETISH = re.compile(r"KEY|TOKEN|SECRET|PASSW|CRED|AUTH|BEARER|PAT\b|SESSION", re.I)
+_SECRETISH = lazy(r"KEY|TOKEN|SECRET|PASSW|CRED|AUTH|BEARER|PAT\b|SESSION", re.I)
 _ENV_DUMP = _r(
     r"\bprintenv\b|^\s*env\s*(\||>|$)|\b(dict|str|json\.dumps|repr)\(\s*(dict\()?os\.environ\b"
     r"|os\.environ\.(items|copy)\(\)\s*[,)]?\s*$|JSON\.stringify\(\s*process\.env\s*\)"
@@ -117,8 +121,8 @@ _NETWORK_SEND = _r(
     r"|urlopen\s*\(|\bfetch\s*\(|\bcurl\b|\bwget\b|\bsocket\.(socket|create_connection)|\bnc\s+-?\w*\s*\S+\s+\d+"
     r"|axios(\.(post|get|put|request))?\s*\(|XMLHttpRequest|\bhttp\.client\b|aiohttp\.ClientSession|Invoke-WebRequest"
 )
-_HOST = re.compile(r"\b(?:https?|wss?)://([A-Za-z0-9.\-]+)(?::\d+)?", re.I)
-_IP_HOST = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+_HOST = lazy(r"\b(?:https?|wss?)://([A-Za-z0-9.\-]+)(?::\d+)?", re.I)
+_IP_HOST = lazy(r"^\d{1,3}(?:\.\d{1,3}){3}$")
 # where stolen data goes: request catchers, tunnels, chat webhooks, paste sites
 EXFIL_HOSTS = ("webhook.site", "requestbin", "pipedream.net", "ngrok", "hookbin", "beeceptor", "interact.sh",
                "oast.", "burpcollaborator", "discord.com", "discordapp.com", "hooks.slack.com", "telegram.org",
@@ -205,38 +209,6 @@ def _secret_findings(text: str, rel: str, lines: list[str]) -> list[Problem]:
     return []  # a key sent to its own API: a plain client
 
 
-def code_files(skill_dir: Path) -> list[str]:
-    """Code files of a skill (relative POSIX paths, sorted): everything under scripts/ plus code
-    elsewhere (by suffix or shebang), never SKILL.md. Symlinks are skipped."""
-    base = os.fspath(skill_dir)
-    found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
-        rel_dir = os.path.relpath(dirpath, base)
-        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-        in_scripts = rel_dir.startswith("scripts/")
-        for name in filenames:
-            full = os.path.join(dirpath, name)
-            if os.path.islink(full) or not os.path.isfile(full):
-                continue
-            rel = rel_dir + name
-            if rel == "SKILL.md":
-                continue
-            if in_scripts or os.path.splitext(name)[1].lower() in CODE_SUFFIXES:
-                found.append(rel)
-                continue
-            try:
-                with open(full, "rb") as handle:
-                    head = handle.read(2)
-            except OSError:
-                continue
-            if head.startswith(b"#!"):
-                found.append(rel)
-        if len(found) >= MAX_FILES:
-            break
-    return sorted(found)
-
-
 # a stamp taken this soon after a change cannot see a same-size edit within the clock's tick (file
 # times are coarse: a jiffy locally, up to seconds on network and FAT filesystems): rescan instead
 RACY_NS = 2_000_000_000
@@ -255,44 +227,86 @@ class FolderStamp:
     def unchanged(self) -> bool:
         if self.racy:
             return False
-        for path, *stat in self.entries:
+        for path, *recorded in self.entries:
             try:
                 st = os.lstat(path)
             except OSError:
                 return False
-            if (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino) != tuple(stat):
+            if (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino) != tuple(recorded):
                 return False
         return True
 
 
-def stamp(paths: list[str]) -> FolderStamp:
-    """The stamp of these paths now (a missing one is recorded as missing: it never matches)."""
-    now = time.time_ns()  # the filesystem's clock, not Kit's (KIT_NOW): compared with file times
-    entries = []
-    racy = False
-    for path in paths:
+class _Stamper:
+    """Collects the stamp of the paths it is shown, in order."""
+
+    def __init__(self) -> None:
+        self.settled_before = time.time_ns() - RACY_NS  # the filesystem's clock, not KIT_NOW: file times
+        self.entries: list[tuple[str, int, int, int, int]] = []
+        self.racy = False
+
+    def lstat(self, path: str) -> os.stat_result | None:
         try:
             st = os.lstat(path)
         except OSError:
-            entries.append((path, -1, -1, -1, -1))
-            continue
-        entries.append((path, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino))
-        racy = racy or max(st.st_mtime_ns, st.st_ctime_ns) >= now - RACY_NS
-    return FolderStamp(tuple(entries), racy)
+            self.entries.append((path, -1, -1, -1, -1))  # never matches
+            return None
+        self.entries.append((path, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino))
+        self.racy = self.racy or max(st.st_mtime_ns, st.st_ctime_ns) >= self.settled_before
+        return st
+
+    def stamp(self) -> FolderStamp:
+        return FolderStamp(tuple(self.entries), self.racy)
 
 
-def folder_stamp(skill_dir: Path) -> FolderStamp:
-    """The stamp of a skill folder as `code_files` and SKILL.md's scan see it: every folder walked
-    and every file in them (a README that gains a shebang becomes code). Take it before scanning."""
+def stamp_paths(paths: list[str]) -> FolderStamp:
+    """The stamp of these paths now (take it before reading them)."""
+    stamper = _Stamper()
+    for path in paths:
+        stamper.lstat(path)
+    return stamper.stamp()
+
+
+def inventory(skill_dir: Path) -> tuple[FolderStamp, list[str]]:
+    """One walk of a skill folder: its stamp — every folder walked and every file in them (a README
+    that gains a shebang becomes code), taken before any file is read — and its code files
+    (relative POSIX paths, sorted): everything under scripts/ plus code elsewhere (by suffix or
+    shebang), never SKILL.md. Symlinks are skipped."""
     base = os.fspath(skill_dir)
-    paths: list[str] = []
+    stamper = _Stamper()
+    found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
-        paths.append(dirpath)
-        paths.extend(os.path.join(dirpath, name) for name in filenames)
-        if len(paths) >= 2 * MAX_FILES:
+        stamper.lstat(dirpath)
+        rel_dir = os.path.relpath(dirpath, base)
+        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+        in_scripts = rel_dir.startswith("scripts/")
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            st = stamper.lstat(full)
+            if st is None or not stat.S_ISREG(st.st_mode):  # a symlink, a fifo …
+                continue
+            rel = rel_dir + name
+            if rel == "SKILL.md":
+                continue
+            if in_scripts or os.path.splitext(name)[1].lower() in CODE_SUFFIXES:
+                found.append(rel)
+                continue
+            try:
+                with open(full, "rb") as handle:
+                    head = handle.read(2)
+            except OSError:
+                continue
+            if head.startswith(b"#!"):
+                found.append(rel)
+        if len(found) >= MAX_FILES:
             break
-    return stamp(paths)
+    return stamper.stamp(), sorted(found)
+
+
+def code_files(skill_dir: Path) -> list[str]:
+    """The code files of a skill (see `inventory`)."""
+    return inventory(skill_dir)[1]
 
 
 def _excerpt(line: str) -> str:
@@ -459,14 +473,17 @@ def _skill_md_code(skill_dir: Path) -> tuple[bytes, str] | None:
             raw = handle.read(MAX_SCAN_BYTES)
     except OSError:
         return None
+    if b"```" not in raw and b"~~~" not in raw and b"!`" not in raw:
+        return None  # no fence, no `!`cmd``: what markdown_code would find in it is nothing
     code = markdown_code(raw.decode("utf-8", errors="replace"))
     if not code:
         return None
     return raw, "\n".join(f"{n}:{line}" for n, line in code)
 
 
-def scan_skill(skill_dir: Path, cache: ScanCache | None = None) -> ScanResult:
-    """Scan a skill folder's code and hash it (the digest changes whenever any code changes)."""
+def scan_skill(skill_dir: Path, cache: ScanCache | None = None, files: list[str] | None = None) -> ScanResult:
+    """Scan a skill folder's code and hash it (the digest changes whenever any code changes).
+    `files`: its code files when the caller walked the folder already (`inventory`)."""
     cache = cache if cache is not None else ScanCache()
     digest = hashlib.sha256()
     findings: list[Problem] = []
@@ -477,7 +494,7 @@ def scan_skill(skill_dir: Path, cache: ScanCache | None = None) -> ScanResult:
         scanned.append("SKILL.md")
         digest.update(b"SKILL.md#code\0" + code.encode("utf-8") + b"\0")
         findings.extend(cache.findings(raw, "SKILL.md"))
-    for rel in code_files(skill_dir):
+    for rel in code_files(skill_dir) if files is None else files:
         path = os.path.join(skill_dir, rel)
         try:
             size = os.path.getsize(path)
