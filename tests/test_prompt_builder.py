@@ -266,3 +266,31 @@ def test_common_prefix_ends_at_the_start_of_the_first_differing_line():
         b = a[: rng.randrange(0, len(a) + 1)] + "".join(rng.choice("ab\n") for _ in range(rng.randrange(0, 5)))
         assert _common_prefix(a, b) == naive(a, b), (a, b)
 
+
+
+def test_a_build_with_the_inputs_of_the_last_renders_nothing(workspace, kit_now, monkeypatch):
+    # the same snapshot, tools, warning and minute: the last result, without rendering the template
+    # (twice) again; any of them changed: rendered again
+    from kit.templating import Templates
+    from kit.tools import ToolRegistry
+
+    renders = []
+    real = Templates.render
+    monkeypatch.setattr(Templates, "render", lambda self, name, /, **ctx: renders.append(name) or real(self, name, **ctx))
+    kit_now("2026-05-07T09:00:10+00:00")
+    first = build_prompt(workspace)
+    assert renders.count("system.md.j2") == 2  # the prompt and its other moment (the stable prefix)
+    renders.clear()
+    kit_now("2026-05-07T09:00:50+00:00")  # the same minute
+    assert build_prompt(workspace) is first and renders == []
+    kit_now("2026-05-07T09:01:00+00:00")
+    later = build_prompt(workspace)
+    assert "09:01" in later.prompt and "09:00" not in later.prompt and renders.count("system.md.j2") == 2
+    renders.clear()
+    fewer = build_prompt(workspace, tools=ToolRegistry(list(builtin_registry())[:1]))
+    assert renders and fewer.prompt != later.prompt
+    renders.clear()
+    set_file(workspace, "SOUL.md", "# Soul\n\nA new soul line.\n")
+    edited = build_prompt(workspace)
+    assert renders and "A new soul line." in edited.prompt
+    assert build_prompt(workspace) is edited

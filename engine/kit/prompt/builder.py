@@ -9,7 +9,8 @@ skills, persona files, MEMORY.md, and last the dynamic tail (time, truncation wa
 heartbeat checklist on heartbeat runs).
 
 The expensive part (files, budgets, skills block) is cached per snapshot version with
-`ws.cached`; rendering is cheap and happens per call because the tail holds the time.
+`ws.cached`; rendering happens again when anything it reads changed: the snapshot, the tools, the
+truncation warning's decision, or the time to the minute (the tail holds it).
 
 **agent:bootstrap hooks.** Each hook is a callable `hook(files, *, kind, workspace, version)`
 (accept `**context` to stay compatible with future keywords):
@@ -27,6 +28,7 @@ snapshot version and hook identity (a hook's `cache_key` attribute, else its id(
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -349,21 +351,63 @@ def build_prompt(
     assembly: _Assembly = ws.cached(key, lambda: _assemble(ws, kind, hooks))
     snap = ws.snapshot
     cuts = [f for f in assembly.files if f.truncated]
+    warn = should_warn(cuts, snap.config.bootstrap.warning, warning_state)
+    summaries = (tools if tools is not None else _builtin_tools()).summaries()
+    now = _now_context()
+    # the same inputs as the last build of this kind (the time is to the minute): the same prompt,
+    # without rendering the template twice again (a cached build was 4x slower than before the
+    # templates; most calls are a turn's rebuild within the same minute)
+    inputs = (snap.version, assembly, warn, summaries, now)
+    renders = ws.owned("prompt.renders", _Renders)
+    last = renders.get(key, inputs)
+    if last is not None:
+        return last
+    result = _render(ws, kind, snap, assembly, cuts, warn, summaries, now)
+    renders.put(key, inputs, result)
+    return result
+
+
+class _Renders:
+    """The last PromptResult per assembly key with the inputs it was rendered from (owned by the
+    workspace; a few entries: one per run kind and set of hooks in use)."""
+
+    MAX = 16
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[tuple, PromptResult]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str, inputs: tuple) -> PromptResult | None:
+        with self._lock:
+            hit = self._last.get(key)
+        if hit is None or hit[0][1] is not inputs[1] or hit[0] != inputs:
+            return None
+        return hit[1]
+
+    def put(self, key: str, inputs: tuple, result: PromptResult) -> None:
+        with self._lock:
+            if len(self._last) >= self.MAX and key not in self._last:
+                self._last.clear()
+            self._last[key] = (inputs, result)
+
+
+def _render(ws: WorkspaceCore, kind: str, snap, assembly: _Assembly, cuts: list[FileBudget], warn: bool,
+            summaries: list[dict[str, str]], now: dict[str, str]) -> PromptResult:
     templates = templates_for(ws)
     warnings = [describe_cut(c) for c in cuts]
     block = ""
-    if should_warn(cuts, snap.config.bootstrap.warning, warning_state):
+    if warn:
         block = _piece(templates, "truncation-warning.md.j2", warnings, cuts=[describe_cut(c) for c in cuts])
     context = {
         "kind": kind,
         "kind_note": _piece(templates, "kind-note.md.j2", warnings, kind=kind),
         "workspace_name": snap.root.name,
-        "tools": (tools if tools is not None else _builtin_tools()).summaries(),
+        "tools": summaries,
         "skills_block": assembly.skills.text,
         "files": [_file_ctx(b) for b in assembly.persona],
         "memory": _file_ctx(assembly.memory) if assembly.memory else None,
         "heartbeat": _file_ctx(assembly.heartbeat) if assembly.heartbeat else None,
-        "now": _now_context(),
+        "now": now,
         "warning": block,
     }
     rendered = templates.render(SYSTEM, **context)
