@@ -54,8 +54,9 @@ def test_a_second_process_hits_the_disk_cache(ws_path):
     user_cache = Path(os.environ["XDG_CACHE_HOME"]) / "kit" / "skill-scan.json"
     stored = json.loads(workspace_cache.read_text())
     assert stored["scanner"] == scanner.SCANNER_KEY
-    assert sorted(k.split(":", 1)[1] for k in stored["entries"]) == ["scripts/clean.py", "scripts/deploy.sh"]
-    users = json.loads(user_cache.read_text())["entries"]
+    files = [k for k in stored["entries"] if not k.startswith("folder:")]  # folders: see the test below
+    assert sorted(k.split(":", 1)[1] for k in files) == ["scripts/clean.py", "scripts/deploy.sh"]
+    users = [k for k in json.loads(user_cache.read_text())["entries"] if not k.startswith("folder:")]
     assert "scripts/run.py" in {k.split(":", 1)[1] for k in users}  # beside the bundled skills' code
     assert not any(k.endswith(("clean.py", "deploy.sh")) for k in users)
 
@@ -129,3 +130,45 @@ def test_saving_keeps_what_another_process_wrote_meanwhile(tmp_path):
     assert [f.details["rule"] for f in again.findings(b"eval(x)\n", "scripts/b.py")] == ["dynamic-code"]
     assert [f.details["rule"] for f in again.findings(b"import os\nos.system('ls')\n", "scripts/a.py")] == ["shell-exec"]
     assert again.hits == 2 and again.misses == 0
+
+
+# a process that records which skill folders it walks (and so reads) instead of taking their scan
+# from the cache; files count as settled at once (no racily-clean window) in both processes
+WALKS = """
+import json, sys
+from kit.skills import catalog, scanner
+scanner.RACY_NS = 0
+walked = []
+real = catalog.inventory
+catalog.inventory = lambda d: walked.append(d.name) or real(d)
+from kit.workspace import Workspace
+skills = Workspace.open(sys.argv[1]).skills
+print(json.dumps({"walked": walked, "deployer": [f.path for f in skills.get("deployer").scan.findings],
+                  "digest": skills.get("deployer").scan.digest}))
+"""
+
+
+def _walks(ws_path: Path) -> dict:
+    proc = subprocess.run([sys.executable, "-c", WALKS, str(ws_path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_a_second_process_reads_no_file_of_an_unchanged_skill(ws_path, monkeypatch):
+    monkeypatch.setattr(scanner, "RACY_NS", 0)
+    local, _mine = _skills(ws_path)
+    first = build_catalog(Workspace.open(ws_path))
+    assert sorted(_walks(ws_path)["walked"]) == []  # every folder's scan came from the cache
+    again = _walks(ws_path)
+    assert again["walked"] == [] and again["digest"] == first.get("deployer").scan.digest
+    # a script edited in place: that folder only is walked (and its file rescanned)
+    (local / "scripts" / "clean.py").write_text("print('tidy')\n")
+    changed = _walks(ws_path)
+    assert changed["walked"] == ["deployer"] and changed["deployer"] == ["scripts/deploy.sh"]
+    assert changed["digest"] != first.get("deployer").scan.digest
+    # and the new verdict was saved: the next process walks nothing
+    assert _walks(ws_path)["walked"] == []
+    # a file added to the folder
+    (local / "scripts" / "more.sh").write_text("#!/bin/sh\neval \"$X\"\n")
+    added = _walks(ws_path)
+    assert added["walked"] == ["deployer"] and added["deployer"] == ["scripts/more.sh", "scripts/deploy.sh"]  # high first

@@ -403,8 +403,13 @@ class SkillMemo:
             hit = self._scans.get(key)
         if hit is not None and hit[0].unchanged():
             return hit[1]
+        saved = caches.saved(skill_dir, cache)  # another process's scan, when the folder is as it was
+        if saved is not None:
+            with self._lock:
+                self._scans[key] = saved
+            return saved[1]
         folder, files = inventory(skill_dir)  # stamped before reading: a change during the scan shows next time
-        result = caches.scan(skill_dir, cache, files)
+        result = caches.scan(skill_dir, cache, files, folder)
         with self._lock:
             self._scans[key] = (folder, result)
             self.scanned += 1
@@ -454,9 +459,15 @@ class ScanCaches:
         inside = root.snapshot_prefix is not None or is_within(self.root, root.path)
         return self.workspace if inside else self.user
 
-    def scan(self, skill_dir: Path, cache: ScanCache, files: list[str]) -> ScanResult:
+    def saved(self, skill_dir: Path, cache: ScanCache) -> tuple[FolderStamp, ScanResult] | None:
         with self._lock:  # builds on other threads share the caches
-            return scan_skill(skill_dir, cache, files)
+            return cache.folder(skill_dir)
+
+    def scan(self, skill_dir: Path, cache: ScanCache, files: list[str], folder: FolderStamp) -> ScanResult:
+        with self._lock:
+            result = scan_skill(skill_dir, cache, files)
+            cache.remember_folder(skill_dir, folder, result)
+            return result
 
     def save(self, read_only: bool = False) -> None:
         if not read_only:  # doctor never writes

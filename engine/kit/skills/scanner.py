@@ -374,7 +374,7 @@ def scan_markdown(text: str, rel: str) -> list[Problem]:
 
 # --------------------------------------------------------------------------- the scan cache
 
-SCANNER_VERSION = 2  # bump when the scan's logic changes; rule changes are caught by SCANNER_KEY anyway
+SCANNER_VERSION = 3  # bump when the scan's logic changes; rule changes are caught by SCANNER_KEY anyway
 
 
 def _scanner_key() -> str:
@@ -388,13 +388,18 @@ def _scanner_key() -> str:
 
 
 SCANNER_KEY = _scanner_key()
+
+
+def _folder_key(skill_dir: Path) -> str:
+    return "folder:" + os.fspath(skill_dir)  # never a file entry's key ("<sha256>:<path>")
 CACHE_ENTRIES = 20_000  # a bound on the cache file; the oldest entries go first
 
 
 class ScanCache:
     """Findings of code files by (path in the skill, sha256 of the bytes), kept in a JSON file so a
-    new process never re-scans an unchanged skill: the bytes are still read and hashed (that is the
-    key, and what `trust` pins), only the rules' pass is skipped. Workspace skills keep theirs in
+    new process never re-scans an unchanged skill, and each skill folder's whole scan by its
+    FolderStamp, so while the folder's stat holds it is not even read (a file that changed is read
+    and hashed again, and only its rules' pass is skipped when its bytes were seen). Workspace skills keep theirs in
     `.kit/cache/`, user and bundled skills in the user cache dir. `path=None` keeps it in memory."""
 
     def __init__(self, path: Path | None = None):
@@ -437,6 +442,39 @@ class ScanCache:
             entries.pop(next(iter(entries)))
         self.dirty = True
         return found
+
+    def folder(self, skill_dir: Path) -> tuple[FolderStamp, ScanResult] | None:
+        """The scan of a skill folder a process saved, when its stamp still holds: a new process
+        then neither walks the folder nor reads or hashes a file of it, only stats them."""
+        hit = self._load().get(_folder_key(skill_dir))
+        if not isinstance(hit, dict):
+            return None
+        try:
+            folder = FolderStamp(tuple(tuple(e) for e in hit["stamp"]), bool(hit["racy"]))
+            if not folder.unchanged():
+                return None
+            found = tuple(finding(f["rule"], f["severity"], f["path"], int(f["line"]), f["message"], f["excerpt"])
+                          for f in hit["findings"])
+            result = ScanResult(found, str(hit["digest"]), tuple(str(f) for f in hit["files"]))
+        except (TypeError, KeyError, ValueError):
+            return None  # an entry of another shape: scan again
+        self.hits += 1
+        return folder, result
+
+    def remember_folder(self, skill_dir: Path, folder: FolderStamp, result: ScanResult) -> None:
+        if folder.racy:
+            return  # never trusted: the next process scans it and saves a settled stamp
+        entries = self._load()
+        key = _folder_key(skill_dir)
+        entries.pop(key, None)
+        entries[key] = {"stamp": [list(e) for e in folder.entries], "racy": False, "digest": result.digest,
+                        "files": list(result.files),
+                        "findings": [{"rule": f.details["rule"], "severity": f.severity, "path": f.path,
+                                      "line": f.line, "message": f.message, "excerpt": f.details["excerpt"]}
+                                     for f in result.findings]}
+        while len(entries) > CACHE_ENTRIES:
+            entries.pop(next(iter(entries)))
+        self.dirty = True
 
     def save(self) -> None:
         """Write the file if anything new was scanned (atomically; a failure only costs speed)."""
