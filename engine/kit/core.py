@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kit.config import Config, config_errors, defaults, load_config
 from kit.documents import Document, load_document, rel_posix
@@ -29,7 +29,9 @@ from kit.locks import LockFile
 from kit.paths import CONFIG_FILE, foreign_workspace
 from kit.problems import Problem
 from kit.snapshot import TRACKED_PATTERNS, Snapshot, is_tracked, wants_frontmatter
-from kit.state import Migration, StateDB
+
+if TYPE_CHECKING:
+    from kit.state import Migration, StateDB  # sqlite3: imported when a state.db is opened
 
 log = logging.getLogger("kit.workspace")
 T = TypeVar("T")
@@ -161,6 +163,8 @@ class WorkspaceCore:
         """A new connection to .kit/state.db for the calling thread; close it when done. With a
         `component`, its `migrations` not applied yet are applied first. Inside `read_only()` the
         connection never writes (see StateDB's read_only)."""
+        from kit.state import StateDB
+
         db = StateDB(self.kit_dir / "state.db", read_only=self.is_read_only)
         if component is not None:
             try:

@@ -27,7 +27,6 @@ write in that folder once its process is gone.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import functools
 import os
@@ -130,6 +129,8 @@ def file_state(path: str | os.PathLike, *, display: str | None = None, max_bytes
 @functools.cache
 def _rename_call() -> tuple[str, Callable[..., int]] | None:
     """The libc call that renames with flags (atomic exchange / no-replace), or None."""
+    import ctypes  # at the first write: commands that only read never load it
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
@@ -161,6 +162,8 @@ def _rename_flags(src: Path, dst: Path, flags: dict[str, int]) -> bool:
     result = fn(-100, a, -100, b, flags[system]) if system == "linux" else fn(a, b, flags[system])  # -100: AT_FDCWD
     if result == 0:
         return True
+    import ctypes
+
     code = ctypes.get_errno()
     if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM):
         return False
