@@ -80,3 +80,33 @@ def test_read_only_missing_file_reads_empty_and_creates_nothing(tmp_path: Path):
         db.migrate("demo", ["CREATE TABLE t (a INTEGER)"])
         assert db.execute("SELECT count(*) FROM t").fetchone()[0] == 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_per_thread_gives_each_thread_its_own_connection_and_closes_the_callers(tmp_path: Path):
+    import threading
+
+    from kit.state import PerThread
+
+    opened: list[StateDB] = []
+    conns = PerThread(lambda: opened.append(StateDB(tmp_path / "state.db")) or opened[-1])
+    mine = conns.get()
+    assert conns.get() is mine and len(opened) == 1
+    theirs: list[StateDB] = []
+
+    def other() -> None:
+        theirs.append(conns.get())
+        assert conns.get() is theirs[0]
+        conns.close()  # closes the other thread's only
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    assert theirs[0] is not mine and len(opened) == 2
+    with pytest.raises(sqlite3.ProgrammingError):
+        theirs[0].conn.execute("SELECT 1")
+    assert mine.conn.execute("SELECT 1").fetchone()[0] == 1  # this thread's is still open
+    conns.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        mine.conn.execute("SELECT 1")
+    assert conns.get() is not mine and len(opened) == 3  # a new one after close
+    conns.close()

@@ -8,9 +8,11 @@ A connection belongs to the thread that opened it (sqlite3's default check), nev
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Generic, Protocol, TypeVar
 
 Migration = str | Callable[[sqlite3.Connection], None]
 
@@ -18,6 +20,34 @@ _CORE = "kit"
 _CORE_MIGRATIONS: tuple[Migration, ...] = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closable)
+
+
+class PerThread(Generic[C]):
+    """One connection per thread, opened by `open()` on that thread's first `get()`: a SQLite
+    connection must stay on the thread that opened it. `close()` closes the calling thread's."""
+
+    def __init__(self, open: Callable[[], C]):
+        self._open = open
+        self._local = threading.local()
+
+    def get(self) -> C:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._open()
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            self._local.conn = None
+            conn.close()
 
 
 def connect(path: str | Path, *, timeout: float = 10.0) -> sqlite3.Connection:

@@ -26,6 +26,7 @@ from typing import Any
 from kit import clock
 from kit.core import WorkspaceCore
 from kit.errors import NotFoundError
+from kit.state import PerThread, StateDB
 
 MIGRATIONS = (
     """CREATE TABLE sessions (
@@ -188,25 +189,22 @@ class SessionStore:
     def __init__(self, ws: WorkspaceCore):
         self.ws = ws
         self.dir = ws.kit_dir / "sessions"
-        self._local = threading.local()
+        self._db = PerThread(self._open_db)
         self._write_lock = threading.Lock()
 
     # ------------------------------------------------------------------ plumbing
 
+    def _open_db(self) -> StateDB:
+        return self.ws.open_state("sessions", MIGRATIONS)
+
     @property
-    def db(self):
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = self.ws.open_state()
-            db.migrate("sessions", MIGRATIONS)
-            self._local.db = db
-        return db
+    def db(self) -> StateDB:
+        """This thread's connection to state.db."""
+        return self._db.get()
 
     def close(self) -> None:
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
+        """Close this thread's connection."""
+        self._db.close()
 
     def transcript_path(self, session_id: str) -> Path:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", session_id) or session_id.startswith("."):

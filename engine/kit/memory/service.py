@@ -53,6 +53,7 @@ from kit.memory.search import SearchResult, hybrid_search
 from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 from kit.progress import ProgressCallback, Step, report
+from kit.state import PerThread
 from kit.wording import plural
 
 _QUERY_CACHE_SIZE = 256
@@ -65,7 +66,7 @@ class Memory:
     def __init__(self, ws: WorkspaceCore, *, embedder: Embedder | None | object = _UNSET):
         self.ws = ws
         self.index_path = ws.kit_dir / "index.db"
-        self._local = threading.local()
+        self._index = PerThread(lambda: MemoryIndex(self.index_path))
         self._lock = threading.RLock()
         self._sync_lock = threading.Lock()
         self._embedder = embedder
@@ -114,17 +115,11 @@ class Memory:
 
     def index(self) -> MemoryIndex:
         """This thread's connection to index.db (opened lazily, never shared across threads)."""
-        idx = getattr(self._local, "index", None)
-        if idx is None:
-            idx = self._local.index = MemoryIndex(self.index_path)
-        return idx
+        return self._index.get()
 
     def close(self) -> None:
         """Close this thread's index connection."""
-        idx = getattr(self._local, "index", None)
-        if idx is not None:
-            idx.close()
-            self._local.index = None
+        self._index.close()
 
     def auto_index(self, *, initial_sync: bool = True, require_index: bool = False) -> AutoIndexer:
         """Re-index changed memory files in the background (see `start_auto_index`); call the
