@@ -144,3 +144,98 @@ def test_kit_watch_keeps_an_existing_index_fresh(workspace, real_embedder, kit_n
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
     assert proc.returncode == 0
+
+
+BASE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def _set_embedding(root, **settings) -> None:
+    body = "".join(f"    {key}: {value}\n" for key, value in settings.items())
+    (root / "kit.yaml").write_text(f"memory:\n  embedding:\n{body}", encoding="utf-8")
+
+
+def test_a_memory_embedding_edit_takes_effect_in_the_running_watcher(ws_path, kit_now, monkeypatch, caplog):
+    """`kit watch`'s shape: a Workspace opened as the CLI opens it (its own models), the real
+    watcher and the auto-indexer over an existing index. kit.yaml edits of memory.embedding reach
+    the running process: the old embedder is dropped, a new model_id re-embeds every chunk."""
+    import logging
+
+    from helpers_memory import record_model_loads
+    from kit.watch import Watcher
+    from kit.workspace import Workspace
+
+    kit_now(NOW)
+    loads = record_model_loads(monkeypatch)
+    write(ws_path, "memory/2026-05-06.md", "# 2026-05-06\n\n- The boiler service is due in June\n- Ferns need water on Sundays\n")
+    ws = Workspace.open(ws_path)
+    mem = ws.memory
+    first = mem.embedder
+    assert mem.search("boiler service").results[0].start_line == 3  # builds the index, keeps the query vector
+    watcher = Watcher(ws, debounce_ms=100, backend="native").start()
+    auto = mem.auto_index(require_index=True)
+    try:
+        assert auto.wait_idle(60), auto.last_error
+        syncs = auto.syncs
+        with caplog.at_level(logging.WARNING, logger="kit.memory"):
+            _set_embedding(ws_path, quantize="int8")
+            assert watcher.wait_until(lambda w: w.reloaded_paths()["kit.yaml"] >= 1, timeout=30)
+            assert auto.wait_until_synced(syncs + 1, timeout=120), auto.last_error
+        assert ws.config.memory.embedding.quantize == "int8"
+        assert mem.embedder is not first
+        assert mem.embedder.model_id == BASE_MODEL + "#int8"
+        rows = [tuple(r) for r in mem.index().conn.execute("SELECT model, COUNT(*) FROM chunks GROUP BY model")]
+        assert rows == [(BASE_MODEL + "#int8", 2)]  # both claims embedded again, with the int8 model
+        assert [r.getMessage() for r in caplog.records if r.name == "kit.memory"] == [
+            "kit.yaml: memory.embedding changed (quantize none → int8): the old embedder is dropped; vectors are "
+            f"now {BASE_MODEL}#int8: every note is embedded again (cached vectors are reused)"]
+        hit = mem.search("boiler service", refresh=False).results[0]
+        assert (hit.path, hit.start_line) == ("memory/2026-05-06.md", 3)
+        assert [e.quantize for e in loads] == ["none", "int8"]
+
+        # back to fp32, on the numpy backend: the first model_id again, so the re-index finds
+        # every vector in the embedding cache and embeds nothing (and loads no model)
+        caplog.clear()
+        syncs = auto.syncs
+        with caplog.at_level(logging.WARNING, logger="kit.memory"):
+            _set_embedding(ws_path, backend="numpy")
+            assert watcher.wait_until(lambda w: w.reloaded_paths()["kit.yaml"] >= 2, timeout=30)
+            assert auto.wait_until_synced(syncs + 1, timeout=120), auto.last_error
+        numpy = mem.embedder
+        assert (numpy.backend, numpy.model_id, numpy.encoded) == ("numpy", BASE_MODEL, 0)
+        rows = [tuple(r) for r in mem.index().conn.execute("SELECT model, COUNT(*) FROM chunks GROUP BY model")]
+        assert rows == [(BASE_MODEL, 2)]
+        assert [r.getMessage() for r in caplog.records if r.name == "kit.memory"] == [
+            "kit.yaml: memory.embedding changed (backend auto → numpy, quantize int8 → none): the old embedder is "
+            f"dropped; vectors are now {BASE_MODEL}: every note is embedded again (cached vectors are reused)"]
+        assert mem.search("boiler service", refresh=False).results[0].start_line == 3
+        assert (numpy.encoded, numpy.loaded) == (0, False)  # the query's vector came from the index
+        assert "memory.embedding changed (backend auto → numpy" in (ws_path / ".kit/logs/memory.log").read_text()
+    finally:
+        auto()
+        watcher.stop()
+        ws.close()
+
+
+def test_an_embedding_edit_that_keeps_the_model_id_swaps_the_embedder_without_reindexing(ws_path, kit_now):
+    """A library caller's reload (no watcher, no auto-indexer): the next use of the embedder follows it."""
+    from kit.workspace import Workspace
+
+    kit_now(NOW)
+    write(ws_path, "memory/2026-05-06.md", "- The boiler service is due in June\n")
+    ws = Workspace.open(ws_path)
+    first = ws.memory.embedder
+    ws.memory.sync()
+    _set_embedding(ws_path, threads=1)
+    assert "kit.yaml" in ws.reload().changed
+    assert ws.memory.embedder is not first and ws.memory.embedder.active.threads == 1
+    assert ws.memory.follow_config() is None  # seen once, on that use
+    assert (ws_path / ".kit/logs/memory.log").read_text().endswith(
+        f"kit.yaml: memory.embedding changed (threads 0 → 1): the old embedder is dropped; the vectors stay "
+        f"{BASE_MODEL} (nothing to re-index)\n")
+    assert ws.memory._synced  # no full sync pending: the vectors are still valid
+    # an edit elsewhere in kit.yaml keeps the embedder
+    kept = ws.memory.embedder
+    (ws_path / "kit.yaml").write_text("memory:\n  embedding:\n    threads: 1\n  search:\n    max_results: 4\n")
+    assert "kit.yaml" in ws.reload().changed
+    assert ws.memory.follow_config() is None and ws.memory.embedder is kept
+    ws.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -36,6 +37,8 @@ from kit.memory.embeddings import (
     Embedder,
     Embedders,
     EmbeddingError,
+    EmbeddingSettings,
+    embedding_settings,
     model_problem,
 )
 from kit.memory.index import (
@@ -58,6 +61,35 @@ from kit.wording import plural
 
 _QUERY_CACHE_SIZE = 256
 _UNSET = object()
+log = logging.getLogger("kit.memory")
+
+
+@dataclasses.dataclass(frozen=True)
+class EmbeddingChange:
+    """A kit.yaml edit of `memory.embedding` seen by a running Memory: the old embedder was dropped
+    for one made from `after`; `reindex` when the vectors' identity (`model_id`) changed."""
+
+    before: EmbeddingSettings
+    after: EmbeddingSettings
+    old_model: str | None  # None: fts-only before (no backend could embed, or the model failed)
+    new_model: str | None  # None: fts-only now (`problem` says why)
+    problem: str | None = None
+
+    @property
+    def reindex(self) -> bool:
+        return self.new_model is not None and self.new_model != self.old_model
+
+    def describe(self) -> str:
+        edits = ", ".join(f"{f.name} {getattr(self.before, f.name)} → {getattr(self.after, f.name)}"
+                          for f in dataclasses.fields(self.after)
+                          if getattr(self.before, f.name) != getattr(self.after, f.name))
+        if self.new_model is None:
+            then = f"search runs fts-only ({self.problem})" if self.problem else "search runs fts-only"
+        elif self.reindex:
+            then = f"vectors are now {self.new_model}: every note is embedded again (cached vectors are reused)"
+        else:
+            then = f"the vectors stay {self.new_model} (nothing to re-index)"
+        return f"{CONFIG_FILE}: memory.embedding changed ({edits}): the old embedder is dropped; {then}"
 
 
 class Memory:
@@ -70,6 +102,11 @@ class Memory:
         self._lock = threading.RLock()
         self._sync_lock = threading.Lock()
         self._embedder = embedder
+        # the settings Memory made its embedder from (None: given by the caller, so kept as is) and
+        # the config object they were read from: a reloaded kit.yaml is a new object (follow_config)
+        self._made_for: EmbeddingSettings | None = None
+        self._made_model: str | None = None
+        self._config_seen: Any = None
         self._blas = OneBlasThread()  # a search's small matrix products run on one BLAS thread
         self._vectors: tuple[int, str, np.ndarray, np.ndarray] | None = None
         self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
@@ -84,18 +121,57 @@ class Memory:
 
     @property
     def embedder(self) -> Embedder | None:
-        """The embedder (its model loads on first encode), or None in fts-only mode."""
+        """The embedder (its model loads on first encode), or None in fts-only mode. One made from
+        the config follows `memory.embedding` edits of a reloaded kit.yaml (see follow_config)."""
         if self._embedder is _UNSET:
-            owner = getattr(self.ws, "embedders", None)  # shared per process when the caller gave one
-            self._embedder = (owner if owner is not None else Embedders()).get(self.ws.config)
-            if self._embedder is None:
-                self.embedding_error = model_problem(self.ws.config)  # why no backend can embed
+            with self._lock:
+                if self._embedder is _UNSET:
+                    self._make_embedder()
+        elif self._made_for is not None and self.ws.config is not self._config_seen:
+            self.follow_config()
         return self._embedder  # type: ignore[return-value]
 
+    def _make_embedder(self) -> None:
+        config = self.ws.config
+        owner = getattr(self.ws, "embedders", None)  # shared per process when the caller gave one
+        self._embedder = embedder = (owner if owner is not None else Embedders()).get(config)
+        self._made_for, self._config_seen = embedding_settings(config), config
+        self._made_model = embedder.model_id if embedder is not None else None
+        # why no backend can embed (None: one can; a load failure is recorded when it happens)
+        self.embedding_error = model_problem(config) if embedder is None else None
+
+    def follow_config(self) -> EmbeddingChange | None:
+        """After a kit.yaml reload (`kit watch`, `kit mcp serve`, `kit serve`): when the
+        `memory.embedding` settings the embedder was made from changed, drop it and make the new
+        one (its model loads on first encode). A new `model_id` marks the index for a full sync, so
+        every chunk is embedded with the new model (the embedding cache serves what it already
+        has). Says so in one line (the `kit.memory` logger and .kit/logs/memory.log)."""
+        with self._lock:
+            config = self.ws.config
+            if self._made_for is None or config is self._config_seen:
+                return None
+            before, after = self._made_for, embedding_settings(config)
+            self._config_seen = config
+            if after == before:
+                return None
+            old_model = self._made_model if self._embedder is not None else None
+            self._vectors = None
+            self._queries.clear()
+            self._make_embedder()
+            change = EmbeddingChange(before, after, old_model, self._made_model, self.embedding_error)
+            if change.reindex:
+                self._synced = False  # the next search (or the auto-indexer) syncs every file
+        line = change.describe()
+        log.warning("%s", line)
+        _log(self.ws, line)
+        return change
+
     def use_embedder(self, embedder: Embedder | None) -> None:
-        """Swap the embedder (tests, alternative backends); cached query vectors are dropped."""
+        """Swap the embedder (tests, alternative backends); cached query vectors are dropped. The
+        embedder given is kept across kit.yaml edits."""
         with self._lock:
             self._embedder = embedder
+            self._made_for = None
             self._vectors = None
             self._queries.clear()
 
@@ -213,9 +289,13 @@ class Memory:
     def _embedding_failed(self, exc: Exception) -> None:
         self.embedding_error = str(exc)
         _log(self.ws, f"embeddings disabled for this process: {exc}")
-        self.use_embedder(None)
+        with self._lock:  # fts-only until kit.yaml's memory.embedding changes (follow_config)
+            self._embedder = None
+            self._vectors = None
+            self._queries.clear()
 
     def _refresh(self) -> None:
+        self.embedder  # noqa: B018 - follows a memory.embedding edit first: a new model means a full sync
         if not self._synced:
             self.sync()
         elif self._dirty:
@@ -441,10 +521,13 @@ class AutoIndexer:
 
     def _on_reload(self, result, snapshot) -> None:
         paths = [p for p in result.changed if self.memory.is_indexable(p)]
-        if not paths or (self.require_index and not self.memory.index_path.exists()):
+        change = self.memory.follow_config() if CONFIG_FILE in result.changed else None
+        full = change is not None and change.reindex
+        if not (paths or full) or (self.require_index and not self.memory.index_path.exists()):
             return
         with self._cond:
             self._pending.update(paths)
+            self._full = self._full or full
             self._busy = True
             self._cond.notify_all()
 
