@@ -7,6 +7,11 @@ base64) and `GET /v1/models` on 127.0.0.1 with all-MiniLM-L6-v2 through Kit's ow
 peer that needs an embedding API embeds with the same model (and, by default, the same engine) as
 Kit: the benchmark then compares the pipelines, not the model. Prints `PORT <n>` once listening.
 Its CPU time is the peer's embedding cost: bench/peers.py reads it from /proc and adds it.
+
+`GET /v1/stats` says what was asked of it so far (requests, texts, tokens after truncation to the
+model's 256, texts truncated, encoding formats), so the bench can state what each peer embedded.
+The model loads (and warms up) before `PORT` is printed: a peer never pays for the model load,
+which Kit's own processes do.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ def main() -> int:
     embedder.encode(["warm up"])
     tokens = getattr(getattr(embedder, "session", None), "tokens", None)
     lock = threading.Lock()  # one encode at a time: the model already uses the cores
+    stats = {"requests": 0, "texts": 0, "tokens": 0, "truncated": 0, "formats": {}}
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -55,7 +61,10 @@ def main() -> int:
             self.wfile.write(raw)
 
         def do_GET(self) -> None:
-            if self.path.rstrip("/").endswith("/models"):
+            if self.path.rstrip("/").endswith("/stats"):
+                with lock:
+                    self._send(200, json.loads(json.dumps(stats)))
+            elif self.path.rstrip("/").endswith("/models"):
                 self._send(200, {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "kit"}
                                                             for n in MODEL_NAMES]})
             else:
@@ -79,11 +88,19 @@ def main() -> int:
                 return
             with lock:
                 vectors = np.asarray(embedder.encode(list(texts)), dtype=np.float32)
+                # the usage figure re-tokenises (cheap next to the model: ~1 % of the encode here)
+                encoded = tokens.encode(texts) if tokens is not None else None
+                used = sum(len(e.ids) for e in encoded) if encoded is not None else sum(len(t.split()) for t in texts)
+                stats["requests"] += 1
+                stats["texts"] += len(texts)
+                stats["tokens"] += used
+                stats["truncated"] += sum(1 for e in encoded if e.overflowing) if encoded is not None else 0
+                fmt = str(request.get("encoding_format") or "float")
+                stats["formats"][fmt] = stats["formats"].get(fmt, 0) + 1
             b64 = request.get("encoding_format") == "base64"
             data = [{"object": "embedding", "index": i,
                      "embedding": base64.b64encode(v.astype("<f4").tobytes()).decode() if b64 else v.tolist()}
                     for i, v in enumerate(vectors)]
-            used = sum(len(e.ids) for e in tokens.encode(texts)) if tokens is not None else sum(len(t.split()) for t in texts)
             self._send(200, {"object": "list", "data": data, "model": request.get("model") or MODEL_NAMES[0],
                              "usage": {"prompt_tokens": used, "total_tokens": used}})
 

@@ -26,6 +26,7 @@ interleave the tools, so the machine's drifting load falls on all of them alike.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -132,6 +133,13 @@ class Shim:
             raise SystemExit(f"the embeddings shim did not start ({line!r})")
         self.port = int(line.split()[1])
         self.url = f"http://127.0.0.1:{self.port}/v1"
+
+    def stats(self) -> dict:
+        """What the shim was asked so far: requests, texts, tokens (after truncation), truncated texts."""
+        import urllib.request
+
+        with urllib.request.urlopen(self.url + "/stats", timeout=30) as response:
+            return json.loads(response.read())
 
     def cpu(self) -> float:
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -277,13 +285,22 @@ def edit_one_note(root: Path) -> None:
 
 
 def measure(tool: Tool, command: list[str], shim: Shim | None) -> dict:
-    before = shim.cpu() if shim is not None and tool.uses_shim else 0.0
+    via_shim = shim is not None and tool.uses_shim
+    before = shim.cpu() if via_shim else 0.0
+    asked = shim.stats() if via_shim else {}
     done = run_child(command, tool.env)
-    extra = (shim.cpu() - before) if shim is not None and tool.uses_shim else 0.0
+    extra = (shim.cpu() - before) if via_shim else 0.0
     if done["returncode"] != 0:
         raise RuntimeError(f"{tool.name}: {' '.join(command[:3])}… exited {done['returncode']}: "
                            f"{(done['stderr'] or done['stdout']).strip()[-300:]}")
-    return {"wall": done["wall"], "cpu": done["cpu"] + extra, "rss_mib": done["rss_mib"], "shim_cpu": extra}
+    step = {"wall": done["wall"], "cpu": done["cpu"] + extra, "rss_mib": done["rss_mib"], "shim_cpu": extra}
+    if via_shim:  # what the peer had embedded during this step (read after the CPU, so not counted)
+        now = shim.stats()
+        step["embedded"] = {k: now[k] - asked.get(k, 0) for k in ("requests", "texts", "tokens", "truncated")}
+    elif tool.name == "kit" and command[-4:-2] == ["index", "--json"]:
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            step["embedded"] = {"texts": int(json.loads(done["stdout"])["embedded"])}
+    return step
 
 
 def main() -> int:
@@ -370,15 +387,26 @@ def run_rounds(args, base: Path, root: Path, env: dict[str, str], shim: Shim) ->
             step: {k: round(statistics.median(x[k] for x in rs), 3) for k in ("wall", "cpu", "rss_mib")}
             for step, rs in runs[tool.name].items() if rs
         }
-    ratios = {}
+    ratios, cpu_ratios = {}, {}
     for name, steps in table.items():
         if name == "kit":
             continue
         ratios[name] = {s: round(table["kit"][s]["wall"] / steps[s]["wall"], 3)
                         for s in STEPS if s in steps and s in table["kit"]}
+        cpu_ratios[name] = {s: round(table["kit"][s]["cpu"] / steps[s]["cpu"], 3)
+                            for s in STEPS if s in steps and s in table["kit"] and steps[s]["cpu"] > 0}
+    # what each tool embedded in its full index (the last round's; the corpus is the same each round),
+    # and the shim's CPU seconds in it (already inside the peer's CPU figure)
+    embedded = {}
+    for tool in tools:
+        full = [x for x in runs[tool.name]["full"] if "embedded" in x]
+        if full:
+            embedded[tool.name] = {**full[-1]["embedded"],
+                                   "shim_cpu": round(statistics.median(x["shim_cpu"] for x in full), 3)}
     return {
         "notes": args.notes, "files": files, "rounds": args.rounds, "shim_backend": args.shim_backend,
         "versions": {t.name: t.version for t in tools}, "table": table, "kit_over_peer": ratios,
+        "kit_over_peer_cpu": cpu_ratios, "embedded_in_full_index": embedded,
         "skipped": skipped, "failed": failed, "notes_by_tool": {t.name: t.notes for t in tools if t.notes},
         "load": load, "cores": os.cpu_count(),
     }
@@ -397,6 +425,16 @@ def print_report(r: dict) -> None:
     for name, ratios in r["kit_over_peer"].items():
         text = ", ".join(f"{s} {v:.2f}×" for s, v in ratios.items())
         print(f"  Kit / {name}: {text}   (wall time; < 1 means Kit is faster)")
+        cpu = r.get("kit_over_peer_cpu", {}).get(name, {})
+        if cpu:
+            print(f"  Kit / {name}: {', '.join(f'{s} {v:.2f}×' for s, v in cpu.items())}   (CPU seconds)")
+    for name, e in r.get("embedded_in_full_index", {}).items():
+        if name == "kit":
+            print(f"  full index embedded: kit {e['texts']} texts (its own ONNX embedder, model load included)")
+        else:
+            print(f"  full index embedded: {name} {e['texts']} texts, {e['tokens']} tokens, {e['truncated']} cut at "
+                  f"256 tokens, in {e['requests']} requests to the shim (shim CPU {e['shim_cpu']:.2f} s, counted "
+                  f"as {name}'s)")
     for name, notes in r["notes_by_tool"].items():
         for note in notes:
             print(f"  note: {name}: {note}")
