@@ -375,8 +375,9 @@ def run_rounds(args, base: Path, root: Path, env: dict[str, str], shim: Shim) ->
                 runs[tool.name]["version"].append(measure(tool, tool.version_cmd, shim))
             except RuntimeError as exc:
                 failed[tool.name] = str(exc)
-            # progress on stderr: a 200-note round takes ~20 minutes, stdout keeps the report alone
-            done = "failed" if tool.name in failed else {s: round(runs[tool.name][s][-1]["wall"], 2) for s in STEPS}
+            # progress on stderr, (wall, CPU) per step: a 200-note round takes ~20 minutes, stdout keeps the report alone
+            done = "failed" if tool.name in failed else {
+                s: (round(runs[tool.name][s][-1]["wall"], 2), round(runs[tool.name][s][-1]["cpu"], 2)) for s in STEPS}
             print(f"round {r + 1}/{args.rounds} {tool.name}: {done}", file=sys.stderr, flush=True)
         load.append(os.getloadavg()[0])
     table = {}
