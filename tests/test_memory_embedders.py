@@ -59,7 +59,21 @@ def test_an_accelerator_device_means_torch():
     assert isinstance(Embedders().get({"device": "cuda"}), SentenceTransformerEmbedder)
 
 
-def test_onnx_needs_the_onnx_package_only_to_build_the_graph(monkeypatch, real_embedder):
+def test_onnx_needs_the_onnx_package_only_to_build_the_graph(monkeypatch, real_embedder, tmp_path):
+    import json
+    import os
+
+    # a models dir of its own holding the fp32 graph the session built, and no int8 one (which a
+    # test that switches to int8 may have built in the shared dir: the result must not depend on order)
+    folder = embeddings.Path(embeddings.resolve_model("all-MiniLM-L6-v2"))
+    shared = onnx_export.cache_folder(folder)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    own = onnx_export.cache_folder(folder)
+    own.mkdir(parents=True)
+    os.link(shared / "model.onnx", own / "model.onnx")  # the same inode: the manifest's stat still matches
+    manifest = json.loads((shared / "manifest.json").read_text(encoding="utf-8"))
+    manifest["files"].pop("model.int8.onnx", None)
+    (own / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     monkeypatch.setattr(embeddings, "installed", lambda package: package != "onnx")
     assert onnx_export.is_built(embeddings.Path(embeddings.resolve_model("all-MiniLM-L6-v2")))  # by the session
     assert embeddings.onnx_problem(None) is None
