@@ -57,6 +57,11 @@ def test_the_summary_keeps_statements_in_sections_and_nothing_else():
     ("sentence", "kept"),
     [
         ("which day do we ship the billing service to production", None),  # a question without "?"
+        ("I need to text Dad, what's his mobile", None),  # a question clause after a comma, no "?"
+        ("Quote for the Lumen extension, what rate", None),
+        ("need to book Amara a check-up, which dentist", None),
+        ("We moved to Redland, which is why the post goes to Elm Grove now.",  # a relative clause: a fact
+         "We moved to Redland, which is why the post goes to Elm Grove now."),
         ("Could you check the deploy logs", None),
         ("show me the backup schedule", None),
         ("ok cool", None),

@@ -24,6 +24,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from kit.memory.questions import is_question
 from kit.memory.threats import scan_text
 
 MIN_CHARS = 12
@@ -217,11 +218,6 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+|[\n]", text) if s.strip(" .!?,")]
 
 
-def _is_question(lines: list[str]) -> bool:
-    text = " ".join(lines).rstrip()
-    return text.endswith("?") or all(s.endswith("?") for s in _sentences(text))
-
-
 def _is_pleasantry(sentence: str) -> bool:
     words = sentence.split()
     if _PLEASANTRY.match(sentence) and len(words) <= 6:
@@ -258,7 +254,7 @@ def junk_rule(snippet: str) -> Junk | None:
         return Junk("code", CODE)
     if sum(1 for line in lines if is_shell_line(line)) * 2 >= len(lines):
         return Junk("shell", SHELL)
-    if _is_question(lines):
+    if is_question(flat):  # the archive's definition: also without "?"
         return Junk("question", QUESTION)
     if _is_greeting(lines):
         return Junk("greeting", GREETING)

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kit.memory.questions import is_question
 from kit.threats import scan
 from kit.wording import plural
 
@@ -51,9 +52,6 @@ _DISCOURSE = re.compile(
 _REMEMBER = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep\s+in\s+mind|don'?t\s+forget|fyi|for\s+the\s+record|just\s+so\s+you\s+know"
     r"|for\s+future\s+reference)\b(?:\s+that)?[,:]?\s+", _I)
-_QUESTION_START = re.compile(
-    r"^(?:what|when|where|who|whom|whose|why|how|which|is|are|am|was|were|do(?!\s+not)|does|did|can|could|would"
-    r"|should|shall|might|isn'?t|aren'?t|doesn'?t|didn'?t|wouldn'?t|any\s+idea|tell\s+me|remind\s+me|wonder)\b", _I)
 _REQUEST = re.compile(
     r"^(?:please|pls|kindly|help|show|tell|give|list|find|search|look|check|explain|summari[sz]e|write|draft|create"
     r"|make|generate|fix|run|open|read|translate|compare|convert|calculate|send|book|schedule|add|update|delete"
@@ -146,7 +144,7 @@ def classify(sentence: str) -> tuple[str | None, str]:
     words = text.split()
     if len(words) < MIN_WORDS or len(text) < MIN_CHARS:
         return None, "too short"
-    if _QUESTION_START.match(text):
+    if is_question(text):  # also without "?": "I need to text Dad, what's his mobile" (kit.memory.questions)
         return None, "question"
     if _CHATTER.match(text) and len(words) <= 6:
         return None, "greeting or acknowledgement"
