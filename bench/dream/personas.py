@@ -1,4 +1,4 @@
-"""Three people and four weeks of their daily notes, written by hand for the dreaming benchmark.
+"""Five people and four weeks of their daily notes, written by hand for the dreaming benchmark.
 
 Every line a persona writes carries a label the scorer uses: a fact worth keeping (with its
 versions when it changes mid-month), noise (everyday lines, some of them sharing words with a
@@ -70,6 +70,22 @@ class Move:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """A note line that contradicts a line of the user's own in MEMORY.md (there from day 1):
+    Deep must queue it "to verify", never promote it by itself; the next morning the user accepts
+    it (the new value replaces the line) or rejects it (MEMORY.md keeps the line, the note's value
+    is never promoted nor queued again)."""
+
+    id: str
+    memory_line: str  # the user's own line in MEMORY.md
+    day: int  # the day the note line is written
+    text: str  # the note line
+    asks: tuple[Ask, ...]
+    days: tuple[int, ...]
+    action: str  # accept | reject
+
+
+@dataclass(frozen=True)
 class Persona:
     name: str
     user_md: str
@@ -81,6 +97,8 @@ class Persona:
     decoys: tuple[tuple[int, str], ...]  # noise that shares words with a fact, on a given day
     junk: tuple[tuple[int, str], ...]
     oneoffs: tuple[tuple[int, Ask], ...] = field(default=())  # questions about nothing in particular
+    verdicts: tuple[Verdict, ...] = field(default=())
+    held_out: bool = False  # written after tuning ended and never used for it: only measured
 
 
 def A(message: str, query: str) -> Ask:
@@ -580,4 +598,237 @@ PRIYA = Persona(
     ),
 )
 
-PERSONAS = (MAYA, TOM, PRIYA)
+# Lena exercises the "to verify" queue: two lines of her own MEMORY.md that her notes contradict.
+LENA = Persona(
+    name="lena",
+    user_md="# User\n\n- Lena Novak, physiotherapist with a small sports clinic.\n",
+    facts=(
+        Fact("clinic-hours", ((1, "The clinic opens at 8:00 on weekdays and at 9:00 on Saturdays."),),
+             (A("What time does the clinic open on Saturday?", "clinic Saturday opening"),
+              A("when do we open on weekdays", "clinic weekday opening"),
+              A("what are the clinic opening hours", "clinic opening hours")),
+             (2, 5, 9, 14, 20, 25)),
+        Fact("insurer", ((2, "Physio claims for Brightcare patients need the referral code on the invoice."),),
+             (A("What does a Brightcare invoice need?", "Brightcare invoice"),
+              A("how do I bill a Brightcare patient", "Brightcare billing"),
+              A("do Brightcare claims need a referral code", "Brightcare referral code")),
+             (3, 7, 11, 16, 23)),
+        Fact("locum", ((3, "Ines Duarte covers my patients when I am away; her number is 07700 900771."),),
+             (A("Who covers my patients when I'm off?", "cover when away"),
+              A("what's Ines's number", "Ines number"),
+              A("who is my locum", "locum cover")),
+             (4, 10, 15, 19, 26)),
+        Fact("supplier", ((4, "Kinesio tape is ordered from PhysioDirect; the account number is PD-88213."),),
+             (A("Where do I order kinesio tape?", "kinesio tape order"),
+              A("what's our PhysioDirect account number", "PhysioDirect account"),
+              A("tape supplier account", "tape supplier account")),
+             (5, 12, 17, 22, 27)),
+        Fact("team-meeting", ((1, "The team meeting is on Mondays at 13:00 in the back office."),
+                              (14, "The team meeting moves to Tuesdays at 13:00 from next week, same room.")),
+             (A("When is the team meeting?", "team meeting day"),
+              A("what day is the staff meeting", "staff meeting"),
+              A("is the team meeting still on Monday?", "team meeting Monday")),
+             (2, 6, 8, 13, 15, 18, 21, 24, 27)),
+    ),
+    bursts=(),
+    deletions=(),
+    moves=(),
+    noise=(
+        "Busy morning, three new patients.",
+        "The treatment couch in room 2 squeaks.",
+        "Lunch from the Polish deli next door.",
+        "Cycled in along the canal.",
+        "Ran out of massage oil, bought more.",
+        "Long chat with a marathon runner about her knee.",
+        "Rain all day, the waiting room smelled of wet coats.",
+        "Updated the exercise sheets for lower back pain.",
+        "Parking outside was a nightmare.",
+        "Watched a webinar on shoulder rehab.",
+        "The card reader dropped out twice.",
+        "Quiet afternoon, caught up on notes.",
+        "Bought a new foam roller for the gym.",
+        "A patient brought homemade cake.",
+        "Cleaned the ultrasound heads.",
+        "Boxes everywhere at home, packing for the move.",
+        "Movers booked for Thursday.",
+        "First night in the new flat, no curtains yet.",
+        "Found a good bakery near the new place.",
+        "Sorted the clinic's recycling.",
+    ),
+    decoys=(
+        (5, "The gym mirror in the clinic has a crack."),
+        (9, "Ines is on holiday in Porto next month."),
+        (13, "The Leeds train was cancelled, took the bus."),
+        (17, "PhysioDirect sent the wrong colour of tape."),
+    ),
+    junk=(
+        (3, "https://physiodirect.example/account/PD-88213"),
+        (6, "Is the card reader fixed yet?"),
+        (10, "Thanks Ines!"),
+        (16, "Can I move the Tuesday patients to Wednesday?"),
+        (20, "Good morning team! Hope you all had a lovely weekend."),
+        (23, "ping 192.168.0.12 -c 4"),
+    ),
+    oneoffs=(
+        (4, A("who brought cake", "homemade cake")),
+        (11, A("what was the webinar about", "webinar")),
+        (19, A("which bakery did I find", "bakery new place")),
+    ),
+    verdicts=(
+        Verdict("home", "I live in Leeds, at 14 Mill Lane, LS6 2AB.", 12,
+                "I live in Bristol now, at 3 Harbour View, BS1 5TT.",
+                (A("What's my address in Bristol?", "Bristol address"),
+                 A("what's the postcode of the new flat", "new flat postcode"),
+                 A("where do I live now", "where I live")),
+                (13, 15, 17, 20, 23, 26), "accept"),
+        Verdict("gym-hours", "The clinic gym is open until 22:00 on weekdays.", 8,
+                "The clinic gym is open until 20:00 on weekdays during the school holidays.",
+                (A("How late is the clinic gym open?", "clinic gym hours"),
+                 A("can a patient use the gym at 21:00", "gym open 21:00"),
+                 A("when does the gym close on weekdays", "gym closing weekdays")),
+                (9, 11, 14, 18, 22, 25), "reject"),
+    ),
+)
+
+
+# Omar is held out: written after the rules and thresholds were settled, never run while tuning
+# them; his row is measured, not tuned on.
+OMAR = Persona(
+    name="omar",
+    user_md="# User\n\n- Omar Haddad, chemistry teacher and head of year 9 at a secondary school in Glasgow.\n",
+    facts=(
+        Fact("lab", ((1, "The chemistry lab key is kept in the locked box in the science prep room; the code is 2719."),),
+             (A("Where's the lab key?", "chemistry lab key"),
+              A("what's the code for the key box", "key box code"),
+              A("I'm locked out of the lab, where is the key kept", "lab key kept")),
+             (2, 5, 9, 13, 18, 24)),
+        Fact("parents", ((2, "Year 9 parents' night is on 26 March from 16:30 to 19:00 in the assembly hall."),),
+             (A("When is the year 9 parents' night?", "year 9 parents night"),
+              A("what time does parents' night finish", "parents night time"),
+              A("where is parents night held", "parents night hall")),
+             (3, 7, 11, 16, 21, 25)),
+        Fact("exam", ((3, "The National 5 chemistry practical exam is on 4 May."),
+                      (12, "The National 5 chemistry practical exam moved to 11 May.")),
+             (A("When is the N5 practical?", "N5 chemistry practical date"),
+              A("what date is the chemistry practical exam", "chemistry practical exam date"),
+              A("how long until the National 5 practical", "National 5 practical")),
+             (4, 6, 10, 14, 17, 20, 23, 27)),
+        Fact("cover", ((4, "Cover requests go to Mrs Baird in the depute's office by 8:15."),),
+             (A("Who do I send a cover request to?", "cover request"),
+              A("what's the deadline for cover requests", "cover request deadline"),
+              A("I'm off sick tomorrow, who arranges cover", "arrange cover sick")),
+             (5, 9, 15, 22, 26)),
+        Fact("allergy", ((1, "Kirsty in 9B has a severe latex allergy: nitrile gloves only in practicals."),),
+             (A("Does anyone in 9B have an allergy?", "9B allergy"),
+              A("which gloves for the 9B practical", "gloves practical 9B"),
+              A("what's Kirsty's allergy", "Kirsty allergy")),
+             (3, 8, 12, 19, 24, 28),
+             restated=((15, 0, "Reminder: Kirsty in 9B has a severe latex allergy, nitrile gloves only in practicals."),)),
+        Fact("duty", ((2, "My lunch duty is the east playground on Wednesdays."),
+                      (16, "My lunch duty switches to the dinner hall on Fridays from next week.")),
+             (A("Where's my lunch duty?", "lunch duty"),
+              A("which day am I on duty", "duty day"),
+              A("am I on playground duty this week?", "playground duty")),
+             (3, 6, 10, 13, 17, 20, 24, 27)),
+        Fact("tech", ((5, "The science technician is Callum; he needs practical requests two days ahead."),),
+             (A("How early do I book the technician?", "technician practical request"),
+              A("who's the science technician", "science technician"),
+              A("can Callum set up a practical for tomorrow", "Callum practical setup")),
+             (6, 11, 15, 21, 26)),
+        Fact("trip", ((6, "The Glasgow Science Centre trip is on 22 April; the coach leaves at 8:45."),),
+             (A("When is the science centre trip?", "science centre trip"),
+              A("what time does the coach leave", "coach leaves"),
+              A("which date is the year 9 trip", "year 9 trip date")),
+             (7, 12, 18, 23, 28)),
+    ),
+    bursts=(
+        Burst("fire", 9, "The fire drill on Thursday is at 10:40; my class assembles at point C by the tennis courts.", 10,
+              (A("when is the fire drill", "fire drill"),
+               A("where do we assemble for the drill", "fire drill assembly point"),
+               A("which assembly point is mine", "assembly point"),
+               A("what time is the drill on Thursday", "drill time Thursday"),
+               A("is the fire drill during period 3", "fire drill period"),
+               A("fire drill point C?", "fire drill point C"),
+               A("do I take the register at the drill", "fire drill register")),
+              stray=(19, A("where was the fire drill assembly point", "fire drill assembly"))),
+    ),
+    deletions=(
+        Deletion("quiz", 7, "The staff quiz night is on Friday at the Clutha at 19:00.", 9,
+                 (A("when is the staff quiz", "staff quiz"),
+                  A("where is the quiz night", "quiz night venue")),
+                 (7, 8, 10)),
+    ),
+    moves=(
+        Move(8, 1, "heading_before", target="Kirsty in 9B has a severe latex allergy: nitrile gloves only in practicals.",
+             heading="## Pupils"),
+        Move(14, 4, "drop_noise"),
+        Move(20, 2, "to_end", target="My lunch duty is the east playground on Wednesdays."),
+    ),
+    noise=(
+        "Marked thirty lab reports, my eyes hurt.",
+        "The kettle in the staffroom is broken again.",
+        "Rain, the bus was full of wet pupils.",
+        "9C were lively after PE.",
+        "Made soup for the week.",
+        "Photocopier jammed before period 1.",
+        "Good lesson on rates of reaction.",
+        "Department meeting ran long.",
+        "Walked the dog along the Kelvin.",
+        "Someone took my mug from the staffroom.",
+        "Ordered new safety goggles.",
+        "Late bus home.",
+        "Reading a novel set in Beirut.",
+        "Football on the telly, Celtic won.",
+        "Year 9 assembly went fine.",
+        "Bought a new lanyard.",
+        "Snow flurries at lunchtime.",
+        "Pupils loved the flame test demo.",
+        "Tidied the prep room shelves.",
+        "Back pain after carrying boxes of textbooks.",
+        "Dinner with my sister in the West End.",
+        "Fixed the wobbly stool in lab 3.",
+        "Wrote reports until midnight.",
+        "Free period spent on emails.",
+        "The heating in block B is off.",
+        "The new smartboard pen does not work.",
+        "Bought birthday flowers for Mum.",
+        "Parents emailed about homework load.",
+        "Watched a documentary about Marie Curie.",
+        "Early night, exhausted.",
+    ),
+    decoys=(
+        (3, "The prep room fridge is making a noise."),
+        (5, "Mrs Baird's daughter started at the school."),
+        (7, "Parents complained about the car park at pick-up."),
+        (10, "The practical for 9A went well, copper sulphate crystals."),
+        (11, "Callum is off on Friday for a wedding."),
+        (13, "The east playground bins were overflowing."),
+        (17, "The science centre has a new planetarium show."),
+        (21, "Latex balloons banned at the school disco."),
+    ),
+    junk=(
+        (2, "Is the photocopier working today?"),
+        (4, "https://glowscotland.example/chemistry/n5-practical"),
+        (5, "Morning all! Have a good week."),
+        (8, "SELECT name, mark FROM results WHERE class = '9B' ORDER BY mark DESC;"),
+        (11, "Cheers Callum!"),
+        (12, "python3 grades.py --class 9B --out marks.csv"),
+        (14, '{"class": "9B", "practical": "titration", "groups": 6}'),
+        (17, "Can I swap my duty with Ailsa?"),
+        (19, "ok"),
+        (22, "scp reports.zip omar@school-nas:/shared/year9/"),
+        (25, "Did anyone find the spare goggles?"),
+    ),
+    oneoffs=(
+        (3, A("what did I make for the week", "soup")),
+        (6, A("who took my mug", "mug staffroom")),
+        (9, A("what was the good lesson about", "good lesson")),
+        (13, A("what book am I reading", "novel")),
+        (18, A("what did the parents email about", "parents email homework")),
+        (22, A("who did I have dinner with", "dinner sister")),
+        (26, A("what documentary did I watch", "documentary")),
+    ),
+    held_out=True,
+)
+
+PERSONAS = (MAYA, TOM, PRIYA, LENA, OMAR)

@@ -10,6 +10,14 @@
   the final MEMORY.md that a newer value replaced.
 - contradictions: facts with two or more values in the final MEMORY.md.
 - verify: items waiting in the "to verify" queue at the end (where Kit has one).
+- queued: for a persona whose notes contradict lines of its own MEMORY.md (`Verdict`), how many of
+  those contradictions reached the "to verify" queue (against the user's line) / how many there are.
+- unverified: a contradicting value promoted without the user's accept (before it, or after a
+  reject), a value queued again after the user answered it, or a user's line lost to a rejected one.
+  alarms: items queued "to verify" that contradict nothing (the bench leaves them pending; the
+  user would have to reject one of two true lines).
+  An accepted value counts as a fact: a good promotion, and kept when it is in MEMORY.md at the end
+  with the user's old line gone.
 """
 
 from __future__ import annotations
@@ -35,6 +43,10 @@ class Score:
     duplicates: int = 0
     other: int = 0
     verify: int = 0
+    expected: int = 0  # contradictions the notes hold against the user's own MEMORY.md lines
+    queued: int = 0  # of those, queued "to verify" against that line
+    unverified: int = 0
+    alarms: int = 0  # queued "to verify" though the notes contradict nothing of MEMORY.md
     details: list[str] | None = None
 
     @property
@@ -75,7 +87,10 @@ def pending_verify(world: World) -> int:
 
 def score(world: World) -> Score:
     p = world.persona
-    s = Score(p.name, facts=len(p.facts), details=[])
+    accepted = [v for v in p.verdicts if v.action == "accept"]
+    s = Score(p.name + (" (held out)" if p.held_out else ""), facts=len(p.facts) + len(accepted), details=[],
+              expected=len(p.verdicts))
+    verdicts = {v.id: v for v in p.verdicts}
     seen_values: set[tuple[str, int]] = set()
     for day, text in world.timeline:
         s.promoted += 1
@@ -101,6 +116,15 @@ def score(world: World) -> Score:
             s.bursts += 1
         elif lab.kind == "deleted":
             s.deleted += 1
+        elif lab.kind == "verify":
+            v, on = verdicts[lab.id], world.decided.get(lab.id)
+            if v.action == "accept" and on is not None and day >= on and (lab.id, 0) not in seen_values:
+                s.good += 1
+                tag = "accepted"
+            else:
+                s.unverified += 1
+                tag = "unverified"
+            seen_values.add((lab.id, 0))
         else:
             s.other += 1
         s.details.append(f"day {day:2d} {tag:<10} {text[:90]}")
@@ -118,17 +142,38 @@ def score(world: World) -> Score:
             s.details.append(f"missing    {f.id}: {f.versions[-1][1]}")
         s.stale += sum(1 for v in have if v < last)  # a replaced value still in MEMORY.md
         s.contradictions += len(have) > 1
+    from kit.dreaming import managed
+
+    mine = managed.user_lines((world.root / "MEMORY.md").read_text(encoding="utf-8"))
+    entries = {norm(t) for t in memory_entries(world.root)}
+    for v in p.verdicts:
+        queued = world.queued.get(v.id)
+        if queued and norm(queued[1]) == norm(v.memory_line):
+            s.queued += 1
+        else:
+            s.details.append(f"not queued {v.id}: {v.text}")
+        if v.action == "accept":
+            if norm(v.text) in entries and v.memory_line not in mine:
+                s.kept += 1
+            else:
+                s.details.append(f"missing    {v.id} (accepted): {v.text}")
+        elif v.memory_line not in mine:
+            s.unverified += 1
+            s.details.append(f"lost       {v.id}: your line {v.memory_line!r} left MEMORY.md after a reject")
+    s.unverified += len(world.requeued)
+    s.alarms = len(world.alarms)
     s.verify = pending_verify(world)
     return s
 
 
 HEADER = ("persona", "promoted", "precision", "recall", "junk", "noise", "bursts", "deleted", "stale",
-          "contradict", "dup", "verify")
+          "contradict", "dup", "verify", "queued", "unverified", "alarms")
 
 
 def row(s: Score) -> tuple:
     return (s.persona, s.promoted, f"{s.precision:.2f}", f"{s.recall:.2f}", s.junk, s.noise, s.bursts, s.deleted,
-            s.stale, s.contradictions, s.duplicates, s.verify)
+            s.stale, s.contradictions, s.duplicates, s.verify, f"{s.queued}/{s.expected}" if s.expected else "-",
+            s.unverified, s.alarms)
 
 
 def table(scores: list[Score]) -> str:
@@ -151,7 +196,7 @@ def plain_baseline(world: World) -> Score:
         db.close()
     notes = "\n".join(p.read_text(encoding="utf-8") for p in (world.root / "memory").glob("*.md"))
     picked = {t for t in picked if t.strip() in notes}
-    s = Score(f"{world.persona.name} (plain)", facts=len(world.persona.facts))
+    s = Score(f"{world.persona.name} (plain)", facts=len(world.persona.facts), expected=len(world.persona.verdicts))
     values: dict[str, set[int]] = {}
     last = {f.id: len(f.versions) - 1 for f in world.persona.facts}
     for text in sorted(picked):
@@ -171,6 +216,8 @@ def plain_baseline(world: World) -> Score:
             s.bursts += 1
         elif lab.kind == "deleted":
             s.deleted += 1
+        elif lab.kind == "verify":  # the plain rule asks nobody
+            s.unverified += 1
     s.kept = sum(1 for fid, v in last.items() if v in values.get(fid, set()))
     s.contradictions = sum(1 for v in values.values() if len(v) > 1)
     return s

@@ -50,7 +50,7 @@ def norm(text: str) -> str:
 
 @dataclass(frozen=True)
 class Label:
-    kind: str  # fact | noise | junk | burst | deleted | transcript
+    kind: str  # fact | noise | junk | burst | deleted | transcript | verify (a Verdict's note line)
     id: str = ""
     version: int = 0
     day: int = 0  # the day it was written
@@ -74,6 +74,11 @@ class World:
     deleted_day: dict[str, int] = field(default_factory=dict)
     turns: int = 0
     dream_seconds: list[float] = field(default_factory=list)
+    queued: dict[str, tuple[int, str]] = field(default_factory=dict)  # verdict id -> (day queued, old text)
+    decided: dict[str, int] = field(default_factory=dict)  # verdict id -> the day the user accepted/rejected
+    requeued: set[int] = field(default_factory=set)  # items queued again for a value the user had answered
+    decided_items: set[int] = field(default_factory=set)
+    alarms: set[int] = field(default_factory=set)  # queued items that contradict nothing (left pending)
 
 
 # --------------------------------------------------------------------------- the month's notes
@@ -103,6 +108,8 @@ def plan_lines(p: Persona) -> tuple[dict[int, list[str]], dict[str, Label]]:
         put(day, text, Label("noise", "decoy", 0, day))
     for day, text in p.junk:
         put(day, text, Label("junk", day=day))
+    for v in p.verdicts:
+        put(v.day, v.text, Label("verify", v.id, 0, v.day))
     for day in by_day:
         random.Random(f"{p.name}-order-{day}").shuffle(by_day[day])
     return by_day, labels
@@ -161,6 +168,9 @@ def questions_for(p: Persona, day: int) -> list[Question]:
     for d in p.deletions:
         if day in d.days:
             out.append(Question(day, d.asks[d.days.index(day) % len(d.asks)], ((0, d.text),)))
+    for v in p.verdicts:
+        if day in v.days:
+            out.append(Question(day, v.asks[v.days.index(day) % len(v.asks)], ((0, v.text),)))
     out.extend(Question(day, a, ()) for d, a in p.oneoffs if d == day)
     random.Random(f"{p.name}-asks-{day}").shuffle(out)
     return out
@@ -238,6 +248,33 @@ def memory_entries(root: Path) -> list[str]:
     return [e.text for e in managed.parse(text).entries]
 
 
+def verdict_of(p: Persona, text: str):
+    """The Verdict whose note line a to-verify item's text is (None: an item nobody expected)."""
+    return next((v for v in p.verdicts if norm(v.text) == norm(text)), None)
+
+
+def review_queue(ws, world: World, day: int) -> None:
+    """After a dream: note which expected items are queued. In the morning (before the day's notes)
+    the user answers each one the bench expects: `kit memory verify accept|reject N`."""
+    for item in ws.to_verify(everything=True):
+        v = verdict_of(world.persona, item.text)
+        if v is None:
+            world.alarms.add(item.id)  # a contradiction the notes do not hold: the user must answer it
+            continue
+        if v.id in world.decided and item.status == "pending" and item.id not in world.decided_items:
+            world.requeued.add(item.id)  # answered once, queued again
+        world.queued.setdefault(v.id, (day, item.old_text))
+
+
+def answer_queue(ws, world: World, day: int) -> None:
+    for item in ws.to_verify():
+        v = verdict_of(world.persona, item.text)
+        if v is not None and v.id not in world.decided:
+            ws.verify(v.action, item.id)
+            world.decided[v.id] = day
+            world.decided_items.add(item.id)
+
+
 def live(p: Persona, root: Path, *, progress: Callable[[str], None] = lambda s: None) -> World:
     import time
 
@@ -249,6 +286,10 @@ def live(p: Persona, root: Path, *, progress: Callable[[str], None] = lambda s: 
     set_now(1, 7)
     init_workspace(root)
     (root / "USER.md").write_text(p.user_md, encoding="utf-8")
+    if p.verdicts:  # the user's own lines in MEMORY.md, which the notes will contradict
+        memory = root / "MEMORY.md"
+        memory.write_text(memory.read_text(encoding="utf-8") + "\n" + "".join(f"- {v.memory_line}\n" for v in p.verdicts),
+                          encoding="utf-8")
     world = World(p, root)
     by_day, world.labels = plan_lines(p)
     for f in p.facts:
@@ -259,6 +300,8 @@ def live(p: Persona, root: Path, *, progress: Callable[[str], None] = lambda s: 
     seen: set[str] = set()
     for day in range(1, DAYS + 1):
         set_now(day, 7)
+        if p.verdicts:
+            answer_queue(ws, world, day)
         for move in p.moves:
             if move.day == day:
                 apply_move(root, move, world.labels)
@@ -283,6 +326,8 @@ def live(p: Persona, root: Path, *, progress: Callable[[str], None] = lambda s: 
         t0 = time.perf_counter()
         ws.dream()
         world.dream_seconds.append(time.perf_counter() - t0)
+        if p.verdicts:
+            review_queue(ws, world, day)
         now = memory_entries(root)
         for text in now:
             if text not in seen:

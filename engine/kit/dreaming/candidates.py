@@ -20,7 +20,7 @@ from datetime import date
 
 from kit.dreaming import scoring
 from kit.dreaming.claims import ClaimIndex
-from kit.dreaming.junk import junk_rule
+from kit.dreaming.junk import Junk, junk_rule
 from kit.dreaming.tags import concept_tags
 from kit.memory.recall import (
     USE_WINDOW_S,
@@ -177,16 +177,19 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
 
 def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = (),
                      tops: Mapping[int, float] | None = None,
-                     searches: Iterable[RecallSearch] = ()) -> list[Candidate]:
+                     searches: Iterable[RecallSearch] = (),
+                     verdicts: Mapping[str, Junk | None] | None = None) -> list[Candidate]:
     """Candidates from the recall log: `uses`, `tops` (each search's best score) and `searches` as
-    logged by `kit.memory.recall`."""
+    logged by `kit.memory.recall`; `verdicts`: junk verdicts already known (`kit.dreaming.verdicts`),
+    the rest are judged here."""
     events = sorted(events, key=lambda e: e.id)
     if not events:
         return []
+    verdicts = verdicts or {}
     junk = {}
     for e in events:
         if e.snippet not in junk:
-            junk[e.snippet] = junk_rule(e.snippet)
+            junk[e.snippet] = verdicts[e.snippet] if e.snippet in verdicts else junk_rule(e.snippet)
     reasons = {s: (j.reason if j else None) for s, j in junk.items()}
     quotes = quoted_wordings([s for s, j in junk.items() if j is not None], [s for s, j in junk.items() if j is None])
     credits = event_credits(events, reasons, uses, tops, quotes, searches)

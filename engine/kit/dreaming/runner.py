@@ -17,6 +17,7 @@ from kit.dreaming.candidates import Candidate, build_candidates
 from kit.dreaming.light import LightResult, run_light
 from kit.dreaming.ranking import DeepSettings, Ranked
 from kit.dreaming.rem import RemResult, run_rem
+from kit.dreaming.verdicts import rules_version, verdicts_for
 from kit.dreaming.writer import Files, write_memory
 from kit.errors import BusyError
 from kit.fsutil import LockFile
@@ -251,12 +252,46 @@ def run_dream(ws: WorkspaceCore, *, phases: Iterable[str] | str = PHASES, dry_ru
             lock.release()
 
 
+def load_candidates(ws: WorkspaceCore, db, *, store: bool = False) -> list[Candidate]:
+    """Read the recall log and build tonight's candidates, with the junk verdicts the workspace
+    already knows (`store`: keep the new ones in state.db; a dry run does not).
+
+    The log only grows (rows are inserted, never changed): while its tables hold the same rows
+    (count and last id of each) and the rules are the same, the candidates are the ones this
+    workspace object built last time — a re-run of an idle day, or the next phase of a preview,
+    reads nothing more."""
+    mark = _log_mark(db)
+    if mark is None:
+        return []
+    memo = ws.owned("dream-candidates", dict)
+    if memo.get("mark") != mark:
+        events = recall_events(db)
+        snippets = list(dict.fromkeys(e.snippet for e in events))
+        judged = verdicts_for(ws).judge(db, snippets, store=store)
+        cands = build_candidates(events, recall_uses(db), recall_tops(db), recall_searches(db), verdicts=judged)
+        memo.clear()
+        memo.update(mark=mark, cands=tuple(cands), snippets=snippets)
+    elif store:  # built by a dry run: its verdicts are not in state.db yet
+        verdicts_for(ws).judge(db, memo["snippets"], store=True)
+    return list(memo["cands"])
+
+
+def _log_mark(db) -> tuple | None:
+    """Where the recall log is: (rows, last id) of each of its tables, and the junk rules' version."""
+    have = {r[0] for r in db.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name IN ('recall_events', 'recall_uses', 'recall_searches')")}
+    if "recall_events" not in have:
+        return None
+    parts = tuple(tuple(db.execute(f"SELECT COUNT(*), MAX(id) FROM {t}").fetchone()) if t in have else None
+                  for t in ("recall_events", "recall_uses", "recall_searches"))
+    return (*parts, rules_version())
+
+
 def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) -> DreamResult:
     ws, cfg, today = ctx.ws, ctx.ws.config, ctx.today
     for rel in (deep_phase.MEMORY_FILE, deep_phase.ARCHIVE_FILE, "DREAMS.md"):
         ctx.read(rel)  # a file the dream appends to but cannot read stops it before it writes anything
-    events = recall_events(ctx.db) if ctx.has("recall_events") else []
-    cands = build_candidates(events, recall_uses(ctx.db), recall_tops(ctx.db), recall_searches(ctx.db)) if ctx.db is not None else []
+    cands = load_candidates(ctx.ws, ctx.db, store=not ctx.dry_run) if ctx.db is not None else []
     notes: list[str] = []
     embedder = _embedder(ctx, cands, notes) if ({"rem", "deep"} & set(wanted)) else None
     new_hits = new_light = 0

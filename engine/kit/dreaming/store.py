@@ -8,6 +8,8 @@ demoted (the user deleted it: never promoted again) or rejected (the user reject
 `kit memory verify`). Identity is the claim; `key` is where the entry's line was when written.
 verify: the "to verify" queue — candidates that contradict an entry of MEMORY.md without saying
 they replace it, waiting for `kit memory verify accept|reject`.
+junk: each recalled snippet's junk verdict under one version of the rules (`kit.dreaming.verdicts`),
+so a dream judges only the snippets it has not seen.
 """
 
 from __future__ import annotations
@@ -41,11 +43,14 @@ CREATE TABLE dream_verify (
   day TEXT NOT NULL, status TEXT NOT NULL, status_day TEXT NOT NULL,
   UNIQUE (claim, old_claim))"""
 
+DREAMING_V4 = """CREATE TABLE dream_junk (
+  hash TEXT NOT NULL, rules TEXT NOT NULL, rule TEXT, reason TEXT, PRIMARY KEY (hash, rules))"""
+
 DEMOTED = frozenset({"demoted", "rejected"})  # never promoted again
 
 
 def ensure_schema(db: StateDB) -> None:
-    db.migrate("dreaming", [DREAMING_V1, DREAMING_V2, DREAMING_V3])
+    db.migrate("dreaming", [DREAMING_V1, DREAMING_V2, DREAMING_V3, DREAMING_V4])
 
 
 @dataclass(frozen=True)
