@@ -239,18 +239,32 @@ def _candidate(claim: str, evs: list[RecallEvent], quoted: list[RecallEvent], ju
     last = evs[-1]
     queries: dict[str, None] = {}
     query_hashes, days, hashes = set(), set(), {claim}
-    for e in evs:
-        queries.setdefault(e.query)
-        query_hashes.add(e.query_hash)
-        days.add(e.day)
-        hashes.add(e.claim_hash)
     # one question, one recall: a turn's searches (active recall, the agent's own, archive quotes)
     # count once, at their best hit; a day or a query counts only when one hit there answered
     turn_credit: dict[tuple, float] = {}
     best_day: dict[str, float] = {}
     best_query: dict[str, float] = {}
-    credit, used = 0.0, 0
-    for e in evs + quoted:
+    credit, used, total, top = 0.0, 0, 0, evs[0].score
+    own: list[tuple[int, float, bool, bool]] = []
+    for e in evs:  # one pass: the raw counts, the credit, and each event's credit kept for explain
+        queries.setdefault(e.query)
+        query_hashes.add(e.query_hash)
+        days.add(e.day)
+        hashes.add(e.claim_hash)
+        total += e.score
+        if e.score > top:
+            top = e.score
+        c, hit_used, _, turn = credits[e.id]
+        own.append((e.id, c, hit_used, False))
+        credit += c
+        used += hit_used
+        if c > turn_credit.get(turn, -1.0):
+            turn_credit[turn] = c
+        if c > best_day.get(e.day, -1.0):
+            best_day[e.day] = c
+        if c > best_query.get(e.query_hash, -1.0):
+            best_query[e.query_hash] = c
+    for e in quoted:
         c, hit_used, _, turn = credits[e.id]
         credit += c
         used += hit_used
@@ -269,8 +283,8 @@ def _candidate(claim: str, evs: list[RecallEvent], quoted: list[RecallEvent], ju
     found = junk[last.snippet]
     return Candidate(
         key=last.key, path=last.path, start_line=last.start_line, end_line=last.end_line, claim=claim,
-        snippet=last.snippet, recall_count=len(evs), total_score=sum(e.score for e in evs),
-        max_score=max(e.score for e in evs), query_hashes=frozenset(query_hashes),
+        snippet=last.snippet, recall_count=len(evs), total_score=total,
+        max_score=top, query_hashes=frozenset(query_hashes),
         queries=tuple(queries), days=tuple(sorted(days)), first_ts=evs[0].ts, last_ts=last.ts,
         tags=concept_tags(last.snippet), junk=found.reason if found else None, junk_rule=found.rule if found else None,
         credit=credit, credited=scoring.saturated(day_credit),
@@ -278,6 +292,5 @@ def _candidate(claim: str, evs: list[RecallEvent], quoted: list[RecallEvent], ju
         credited_day_credit=sum(min(scoring.DAY_CAP, day_credit[d]) for d in credited_days),
         credited_queries=frozenset(q for q, c in best_query.items() if c >= scoring.CREDITED),
         used=used, claims=frozenset(hashes), locations=locations, first_snippet=first,
-        event_credit=tuple((e.id, credits[e.id][0], credits[e.id][1], False) for e in evs)
-        + tuple((e.id, credits[e.id][0], credits[e.id][1], True) for e in sorted(quoted, key=lambda e: e.id)),
+        event_credit=tuple(own) + tuple((e.id, *credits[e.id][:2], True) for e in sorted(quoted, key=lambda e: e.id)),
     )
