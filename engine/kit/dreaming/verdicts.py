@@ -15,6 +15,7 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from kit.core import WorkspaceCore
 from kit.dreaming import junk as junk_module
 from kit.dreaming.junk import Junk, junk_rule
 from kit.fsutil import sha1_hex
@@ -80,6 +81,6 @@ def _has_table(db) -> bool:
     return db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='dream_junk'").fetchone() is not None
 
 
-def verdicts_for(ws) -> JunkVerdicts:
+def verdicts_for(ws: WorkspaceCore) -> JunkVerdicts:
     """The workspace object's verdicts (created on first use)."""
     return ws.owned("dream-junk", JunkVerdicts)
