@@ -21,7 +21,7 @@ from kit.memory.embedder_base import (
 )
 from kit.memory.model_files import BertConfig, LocalBertEmbedder, Tokens
 
-TOKEN_BUDGET = 1024  # padded tokens per batch: bench/memory.py --sweep measured 512-1024 fastest
+TOKEN_BUDGET = 1024  # padded tokens per batch: the cheapest of 512-4096 in bench/_onnx_sweep.py
 MAX_ROWS = 32
 
 

@@ -6,9 +6,10 @@ self-attention and a GELU feed-forward, post-LayerNorm) followed by sentence-tra
 pooling over the attention mask and L2 normalisation, so the graph's one output is the sentence
 vector. It is the same computation as `kit.memory.numpy_embedder`, and gives the same vectors as
 sentence-transformers (tests hold cosine ≥ 0.9999). Standard operators only (opset 17): ONNX
-Runtime's own optimisations fuse the bias GELU and the scaled query·key product at load time, and a
-graph written with its fused `Attention`/`SkipLayerNormalization` operators measured no faster here,
-so the file stays plain ONNX that any runtime and `onnx.checker` accept.
+Runtime's own optimisations fuse the bias GELU and the scaled query·key product at load time. Its
+offline transformer optimizer (fused Attention / SkipLayerNormalization / BiasGelu) gave the same
+vectors for the same CPU (1.008×, bench/_onnx_sweep.py: the matrix products are the work), so the
+file stays plain ONNX that any runtime and `onnx.checker` accept.
 
 The build is deterministic: fixed node names and order, weights in a fixed order, pinned IR and
 opset versions and no timestamps, so the same weights always give the same bytes (and the same
