@@ -25,6 +25,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -170,6 +171,14 @@ def build_model(folder: Path) -> bytes:
     return model.SerializeToString()
 
 
+class _NoPreprocessingAdvice(logging.Filter):
+    """Drops the quantizer's "Please consider to run pre-processing before quantization" warning,
+    which it logs on the root logger: `kit watch` would print it when kit.yaml switches to int8."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
+
+
 def quantize_int8(source: Path, target: Path) -> None:
     """ONNX Runtime's dynamic quantisation: the weights of the matrix products to int8 per output
     channel, activations quantised per batch.
@@ -179,11 +188,14 @@ def quantize_int8(source: Path, target: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    quiet = _NoPreprocessingAdvice()
+    logging.getLogger().addFilter(quiet)
     try:
         quantize_dynamic(str(source), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
                          reduce_range=True, op_types_to_quantize=["MatMul"])
         os.replace(tmp, target)
     finally:
+        logging.getLogger().removeFilter(quiet)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
 
