@@ -43,8 +43,9 @@ ROOT = HERE.parent
 DEFAULT_BASE = Path(os.environ.get("KIT_BENCH_BASE", "/tmp/base-wave1"))
 COPIED = ("engine", "bench", "skills", "workspace", "hooks")  # what `kit` reads from a source tree
 DEFAULT_REF = "98edda5"  # the last commit of wave 1: "as fast as before" means as fast as this
-# 1,234.5 or 12.5 or 7, not part of a word (skill-007, SHA256, x86)
-NUMBER = re.compile(r"(?<![\w.\-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+# 1,234.5 or 12.5 or 7, not part of a word (skill-007, SHA256, x86); a unit may follow at once
+# (bench/dream.py prints `1486ms`), and stays in the label
+NUMBER = re.compile(r"(?<![\w.\-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?=(?:ms|µs|s|KiB|MiB|GiB|x)?(?!\w))")
 
 
 @dataclass
