@@ -13,11 +13,38 @@ mode and owner), then the two names are exchanged atomically (Linux renameat2 RE
 macOS renamex_np RENAME_SWAP). The temp name now holds exactly what the target held at that
 instant: if that is not the version the change was based on, somebody wrote in between, so the
 names are exchanged back (their text is the file again, untouched) and the caller re-reads. A
-re-check right before the exchange keeps that rare. An in-place save (open, later write) that opened
-the file before the exchange writes into the replaced version: that version is watched for
-LATE_WRITE_S after the swap and, if it moves, given back and merged again. Where no exchange exists,
-the re-check is followed by os.replace (a window of microseconds instead of the whole
-read-compute-write).
+re-check right before the exchange keeps that rare. Where no exchange exists, the re-check is
+followed by os.replace (a window of microseconds instead of the whole read-compute-write).
+
+In-place saves (open, later write, close: many scripts and editors) are the hard case: a save that
+opened the file before the exchange writes into the version Kit replaced, however late it writes.
+So Kit asks the kernel whether anyone holds the file open for writing (a read lease can be taken
+only when nobody does: Linux F_SETLEASE), waits for such a save to finish (at most WRITERS_WAIT_S)
+before the exchange, and after it watches the replaced version until nobody holds it open for
+writing and at least LATE_WRITE_S. A save that landed in it is brought back:
+
+    | the in-place save ...                       | what Kit does                                   |
+    |---------------------------------------------|-------------------------------------------------|
+    | wrote and closed before Kit's re-check      | conflict: the caller reads it and merges again  |
+    | is open for writing at the re-check         | waits for the close; it changed the file:       |
+    |   (opened, not written or closed yet)       |   conflict, the caller merges again; else swap  |
+    | opened between the re-check and the         | the replaced version is watched until the save  |
+    |   exchange, writes after it (held up)       |   closes; if it wrote: given back (below)       |
+    | wrote between the re-check and the exchange | the exchange hands that version back: seen,     |
+    |                                             |   exchanged back, conflict                      |
+    | opened the path after the exchange          | it writes into Kit's version: the file; nothing |
+    |                                             |   to do (its text is what its editor saved)     |
+    | opened Kit's version in the instant it was  | Kit's version is watched the same way and a     |
+    |   the file before an exchange back          |   save into it carried onto the file            |
+
+Given back: when the file still holds Kit's bytes, the late save becomes the file again (as if Kit
+had not written) and the caller gets a conflict and merges again, as for any other concurrent
+edit. When someone wrote the file after Kit meanwhile, the late save's change is carried onto it
+line by line (kit.textmerge.carry); where that cannot be done cleanly (the same lines changed),
+the late save is kept beside the file as `<name>.kept-<hex>` so that nothing is lost. Without
+leases (macOS, another user's file, some network file systems) only the LATE_WRITE_S watch is
+left: a save held up longer than that is lost there. With leases, what is left is a process that
+holds the file open for writing longer than WRITERS_WAIT_S and writes after that.
 
 Temp files are `.<name>.kit-<pid>-<random>.tmp`: ignored by the watcher, the snapshot and the index
 (*.tmp), removed on every error, and one left by a killed process (kill -9) is removed by the next
@@ -33,6 +60,7 @@ import os
 import random
 import re
 import secrets
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -41,11 +69,19 @@ from pathlib import Path
 
 from kit.errors import ConflictError, DocumentError
 from kit.fsutil import MAX_TEXT_BYTES, decode_text, pid_alive, read_bytes, sha1_hex, special_kind
+from kit.textmerge import carry
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no leases, the timed watch only
+    fcntl = None  # type: ignore[assignment]
 
 DEFAULT_ATTEMPTS = 40
 STALE_TEMP_S = 600.0  # a temp file this old is left over whatever its pid says
 SETTLE_S = 0.02  # an empty or unterminated file is read again after this (doubling), in case a write is mid-way
-LATE_WRITE_S = 0.05  # after a swap, how long the replaced version is watched for an in-place save still landing
+LATE_WRITE_S = 0.05  # after a swap, the replaced version is watched at least this long for an in-place save
+WRITERS_WAIT_S = 10.0  # the longest Kit waits for a process holding the file open for writing to close it
+_LATE_DEPTH = 4  # a late save brought back is itself a write: how many nested late saves are followed
 _TEMP_RE = re.compile(r"^\..*\.kit-(\d+)-[0-9a-f]{8}\.tmp$")
 _LEGACY_TEMP_RE = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$")  # tempfile.mkstemp names of older Kits
 _ANY = object()  # write_file(expected=_ANY): no condition
@@ -216,9 +252,12 @@ def write_file(path: str | os.PathLike, data: str | bytes, *, expected: FileStat
     """Atomically replace `path` with `data`. With `expected` (a FileState from `file_state`, or None
     for "must not exist"), only if the file still holds that version: else ConflictError and the
     file is left exactly as the other writer left it."""
+    _write(path, data.encode("utf-8") if isinstance(data, str) else data, expected, mode, display or str(path), 0)
+
+
+def _write(path: str | os.PathLike, raw: bytes, expected: FileState | None | object, mode: int | None,
+           name: str, depth: int) -> None:
     target = _target(path)
-    name = display or str(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
     want = expected.digest if isinstance(expected, FileState) else expected  # None: must not exist
     folder = target.parent
     folder.mkdir(parents=True, exist_ok=True)
@@ -252,7 +291,7 @@ def write_file(path: str | os.PathLike, data: str | bytes, *, expected: FileStat
         elif want is None:
             _create_from(tmp, target, name)
         else:
-            _swap_if(tmp, target, want, name, sha1_hex(raw))
+            _swap_if(tmp, target, expected, name, raw, depth)  # type: ignore[arg-type]
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -278,51 +317,146 @@ def _create_from(tmp: Path, target: Path, name: str) -> None:
         os.replace(tmp, target)
 
 
-def _fd_stamp(fd: int) -> tuple[int, int]:
-    st = os.fstat(fd)
-    return st.st_size, st.st_mtime_ns
-
-
-def _digest_fd(fd: int) -> str:
+def _read_fd(fd: int) -> bytes:
     chunks = []
     offset = 0
     while chunk := os.pread(fd, 1 << 20, offset):
         chunks.append(chunk)
         offset += len(chunk)
-    return sha1_hex(b"".join(chunks))
+    return b"".join(chunks)
 
 
-def _swap_if(tmp: Path, target: Path, want: str, name: str, ours: str) -> None:
+def _writers(fd: int) -> bool | None:
+    """Whether any process (this one included) holds the file behind `fd` (opened read-only) open
+    for writing: the kernel grants a read lease only when none does (Linux F_SETLEASE). None when
+    this system cannot tell (no leases; another owner's file; a file system without them)."""
+    if fcntl is None or not hasattr(fcntl, "F_SETLEASE"):
+        return None
+    try:
+        # an open for writing in the instant the lease is held signals its holder: SIGURG, which is
+        # ignored by default (the default, SIGIO, would end Kit), and the opener waits that instant
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+    except OSError as exc:
+        return True if exc.errno == errno.EAGAIN else None
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+    return False
+
+
+def _wait_for_writers(fd: int, *, until: float = 0.0) -> None:
+    """Return once nobody holds `fd`'s file open for writing and the clock (monotonic) is past
+    `until`; at most WRITERS_WAIT_S. Where that cannot be told, just wait until `until`."""
+    deadline = time.monotonic() + WRITERS_WAIT_S
+    pause = 0.001
+    while True:
+        busy = _writers(fd)
+        now = time.monotonic()
+        if busy is None:
+            if now < until:
+                time.sleep(until - now)
+            return
+        if (not busy and now >= until) or now >= deadline:
+            return
+        if busy:  # a save under way: look again soon, less often the longer it takes
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
+        else:
+            time.sleep(until - now)
+
+
+def _settled(fd: int, digest: str, *, since: float) -> bytes | None:
+    """The version behind `fd` (which held `digest`) was just replaced at `since`: once no in-place
+    save is still under way in it, its bytes if one landed there, else None."""
+    _wait_for_writers(fd, until=since + LATE_WRITE_S)
+    data = _read_fd(fd)
+    return None if sha1_hex(data) == digest else data
+
+
+def _keep_beside(target: Path, data: bytes) -> Path:
+    kept = target.with_name(f"{target.name[:100]}.kept-{secrets.token_hex(4)}")
+    fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return kept
+
+
+def _bring_back(target: Path, name: str, base: bytes, late: bytes, ours: str, depth: int) -> bool:
+    """An in-place save turned a version Kit had just replaced from `base` into `late`: make that
+    save in the file as it is now. True when it was given back whole: the file still held Kit's
+    bytes (sha1 `ours`), so `late` is the file again and Kit's own change is not in it."""
+    if depth < _LATE_DEPTH:
+        for _ in range(DEFAULT_ATTEMPTS):
+            try:
+                now = file_state(target, display=name, max_bytes=1 << 30)
+            except DocumentError:
+                break
+            try:
+                if now.digest == ours:  # nobody wrote since Kit: their save is the file, as if Kit had not written
+                    _write(target, late, now, None, name, depth + 1)
+                    return True
+                merged = None
+                with contextlib.suppress(UnicodeDecodeError):
+                    if now.text is not None:
+                        merged = carry(base.decode("utf-8"), late.decode("utf-8"), now.text)
+                if merged is None:
+                    break  # the same lines changed since: keep their save beside the file
+                if merged != now.text:
+                    _write(target, merged.encode("utf-8"), now, None, name, depth + 1)
+                return False
+            except ConflictError:
+                continue  # the file moved on again: look at the newer version
+    _keep_beside(target, late)
+    return False
+
+
+def _swap_if(tmp: Path, target: Path, expected: FileState, name: str, raw: bytes, depth: int) -> None:
+    want = expected.digest
+    assert want is not None
     if _digest_at(target) != want:  # the cheap re-check: most conflicts stop here
         raise _conflict(name)
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        old_fd = os.open(target, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+        old_fd = os.open(target, flags)
     except FileNotFoundError:
         raise _conflict(name, "was removed") from None
     try:
-        try:
-            exchanged = _rename_flags(tmp, target, _EXCHANGE)
-        except FileNotFoundError:  # the target was removed meanwhile
-            raise _conflict(name, "was removed") from None
-        if not exchanged:
-            os.replace(tmp, target)  # no atomic exchange on this system: the re-check above is all we have
-            return
-        # `tmp` now holds what `target` held at the instant of the exchange
-        if _digest_at(tmp) != want or os.fstat(old_fd).st_ino != os.lstat(tmp).st_ino:
-            # someone wrote in between: give them their file back exactly as they left it
-            with contextlib.suppress(FileNotFoundError):
-                _rename_flags(tmp, target, _EXCHANGE)
+        # an in-place save under way (opened for writing, not closed yet): let it finish, look again
+        _wait_for_writers(old_fd)
+        base = _read_fd(old_fd)
+        if sha1_hex(base) != want:
             raise _conflict(name)
-        # An in-place save (open, then write) that opened the file before the exchange writes into the
-        # version now at `tmp`, which is about to be deleted: watch it a moment; if it moves, that save
-        # is given back (as long as the target still holds Kit's bytes) and the caller merges again.
-        seen = _fd_stamp(old_fd)
-        time.sleep(LATE_WRITE_S)
-        if _fd_stamp(old_fd) != seen or _digest_fd(old_fd) != want:
-            if _digest_at(target) == ours:
+        new_fd = os.open(tmp, flags)
+        try:
+            try:
+                exchanged = _rename_flags(tmp, target, _EXCHANGE)
+            except FileNotFoundError:  # the target was removed meanwhile
+                raise _conflict(name, "was removed") from None
+            if not exchanged:
+                os.replace(tmp, target)  # no atomic exchange on this system: the re-check above is all we have
+                return
+            swapped = time.monotonic()
+            # `tmp` now holds what `target` held at the instant of the exchange
+            if _digest_at(tmp) != want or os.fstat(old_fd).st_ino != os.lstat(tmp).st_ino:
+                # someone wrote in between: give them their file back exactly as they left it
                 with contextlib.suppress(FileNotFoundError):
                     _rename_flags(tmp, target, _EXCHANGE)
-            raise _conflict(name)
+                late = _settled(new_fd, sha1_hex(raw), since=swapped)  # Kit's version was the file an instant
+                if late is not None:
+                    _bring_back(target, name, raw, late, sha1_hex(raw), depth)
+                raise _conflict(name)
+            # an in-place save that opened the file before the exchange writes into the version now
+            # at `tmp`, however late: watched until no such save is under way, then brought back
+            late = _settled(old_fd, want, since=swapped)
+            if late is not None and _bring_back(target, name, base, late, sha1_hex(raw), depth):
+                raise _conflict(name)
+        finally:
+            os.close(new_fd)
     finally:
         os.close(old_fd)
 
@@ -337,7 +471,8 @@ def create_file(path: str | os.PathLike, data: str | bytes, *, display: str | No
 def remove_file(path: str | os.PathLike, *, expected: FileState, display: str | None = None) -> None:
     """Remove `path` only if it still holds `expected`: else ConflictError and the file is left as the
     other writer left it. The file is first renamed aside (atomic), its content checked there and
-    watched LATE_WRITE_S for an in-place save still landing, then deleted or given back."""
+    watched for an in-place save still landing (as a swap's replaced version), then deleted or given
+    back."""
     p = Path(path)  # a symlink is removed itself, never the file it points to
     name = display or str(path)
     if _digest_at(p) != expected.digest:
@@ -355,11 +490,10 @@ def remove_file(path: str | os.PathLike, *, expected: FileState, display: str | 
             os.rename(p, aside)
         except FileNotFoundError:
             raise _conflict(name, "was removed") from None
-        seen = _fd_stamp(fd) if fd is not None else None
+        renamed = time.monotonic()
         same = _digest_at(aside) == expected.digest and (fd is None or os.fstat(fd).st_ino == os.lstat(aside).st_ino)
-        if same and fd is not None:
-            time.sleep(LATE_WRITE_S)
-            same = _fd_stamp(fd) == seen and _digest_fd(fd) == expected.digest
+        if same and fd is not None:  # an in-place save still landing goes back too (see the module's table)
+            same = _settled(fd, expected.digest, since=renamed) is None  # type: ignore[arg-type]
         if not same:
             # someone wrote in between: their file goes back where it was
             try:

@@ -28,7 +28,6 @@ import random
 import shutil
 import subprocess
 import time
-from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from kit.core import ANY
 from kit.errors import ConflictError, DocumentError
 from kit.filewrite import FileState, file_state, remove_file, write_file
 from kit.fsutil import atomic_write, sha1_hex
+from kit.textmerge import carry
 from kit.wording import plural
 from kit.workspace import Workspace
 
@@ -84,31 +84,7 @@ def revert_change(before: str, after: str, current: str) -> str | None:
     """`current` with the change `before` → `after` taken out, line by line, as `git revert` takes a
     commit out of a newer tree; None when `current` no longer holds the lines that change wrote (or
     the neighbours of lines it removed), i.e. someone changed those very lines since."""
-    if current == after:
-        return before
-    b, a, c = (t.splitlines(keepends=True) for t in (before, after, current))
-    at: dict[int, int] = {}  # line of `after` → the same line in `current`, for the lines still there
-    for block in SequenceMatcher(None, a, c, autojunk=False).get_matching_blocks():
-        for k in range(block.size):
-            at[block.a + k] = block.b + k
-    edits: list[tuple[int, int, list[str]]] = []
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, b, a, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        if j1 < j2:  # the change wrote a[j1:j2]: they must all still be there, together
-            if any(j not in at for j in range(j1, j2)) or at[j2 - 1] - at[j1] != j2 - 1 - j1:
-                return None
-            edits.append((at[j1], at[j2 - 1] + 1, b[i1:i2]))
-            continue
-        # the change only removed b[i1:i2]: they go back between the same two neighbours
-        left = at.get(j1 - 1) if j1 > 0 else -1
-        right = at.get(j1) if j1 < len(a) else len(c)
-        if left is None or right is None or right != left + 1:
-            return None
-        edits.append((right, right, b[i1:i2]))
-    for start, end, lines in reversed(edits):
-        c[start:end] = lines
-    return "".join(c)
+    return carry(after, before, current)
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
