@@ -310,6 +310,11 @@ def test_each_rule_finds_exactly_what_its_whole_pattern_finds():
     (r"\b(?:pipe)\b[^\n|;]*\|\s*sh\b", ["pipe a | sh", "pipe pipe ; | sh", "pipe b | bash pipe c | sh"]),
     (r"\bcurl\b[^\n]*\$TOKEN", ["curl x\ncurl $TOKEN", "curl curl $TOKEN", "curlcurl x\ncurl\n$TOKEN curl $token"]),
     (r"(?:i|\u0131)gnore|\u0130GNORE", ["IGNORE", "\u0130gnore", "\u0131gnore", "ıgnore"]),
+    # a prefix with a repeated class (`\s+`) may reach past the line's end: those starts are still tried
+    (r"\b(?:base64|b64)\s+-d\b[^\n]*\|\s*sh\b", [
+        "base64 -d x base64\n-d | sh", "b64 -d b64 -d base64 \n\t -d | sh", "base64 -d base64 -d\n\n-d | sh",
+        "| " + "base64 -d " * 30, "base64 -d " * 20 + "\n| sh", "base64 -d q\nbase64 -d | sh", "b64 -d y b64  \n"]),
+    (r"\bcat\s+[^\n|]*\.env\b[^\n]*\|\s*curl\b", ["cat x | cat\n.env | curl", "cat cat \n .env|curl", "cat a cat\t"]),
 ])
 def test_the_shortcuts_agree_with_the_regex_engine_on_tricky_shapes(pattern, texts):
     import re

@@ -128,11 +128,15 @@ class _Branch:
     pattern: re.Pattern[str]
     needs: frozenset[str] | None  # one of these (lowercase) must be in the text; None: no such words
     head: frozenset[str] | None  # every match starts with one of these (lowercase ASCII); None: not known
-    # `WORDS[^S]*REST` (S holds the newline) with WORDS of fixed words: (WORDS alone, `[S]`). When
-    # WORDS matched at i (ending at e) and the whole failed, REST starts nowhere from e up to the
-    # next character of S: every start in between fails too, and is not tried (each try scanned
-    # the rest of the line: quadratic on a long line)
-    line_prefix: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+    # `PREFIX[^S]*REST` (S holds the newline): (PREFIX alone, `[S]`, crossing). When PREFIX matched
+    # at i (ending at e) and the whole failed, a start j from e up to the next character of S (at s)
+    # whose PREFIX ends by s fails too (REST would have matched after i's PREFIX as well), and is not
+    # tried: each try scanned the rest of the line, quadratic on a long line. A PREFIX of fixed words
+    # (none holding a character of S) always ends by s; one of the shape `A X B` (A, B fixed words,
+    # X a repeat of one class, e.g. `base64\s+-d`) can reach past s only through X, in the run of
+    # X's characters holding s: crossing = (X's class, the longest A), and the starts that close to
+    # the run are tried as usual
+    line_prefix: tuple[re.Pattern[str], re.Pattern[str], tuple[re.Pattern[str], int] | None] | None = None
 
 
 class _View:
@@ -182,6 +186,12 @@ class _View:
             if words:
                 stop = branch.line_prefix[1].search(self.text, words.end())
                 skip_from, skip_to = words.end(), len(self.text) if stop is None else stop.start()
+                crossing = branch.line_prefix[2]
+                if stop is not None and crossing is not None and crossing[0].match(self.text, skip_to):
+                    run = skip_to  # where the run of X's characters holding the S character starts
+                    while run > skip_from and crossing[0].match(self.text, run - 1):
+                        run -= 1
+                    skip_to = run - crossing[1] - 1  # starts from here on may reach past it: tried
         return None
 
 
@@ -262,8 +272,10 @@ def _words(src: str, flags: int) -> tuple[frozenset[str] | None, frozenset[str] 
 
 
 def _line_prefix(src: str, flags: int) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
-    """For `WORDS[^S]*REST` (WORDS: fixed words and zero-width checks only, at the top level; S a
-    plain set holding the newline; no back-references anywhere): WORDS compiled and `[S]`."""
+    """For `PREFIX[^S]*REST` (PREFIX at the top level: fixed words and zero-width checks, or those
+    around one repeated class; S a plain set holding the newline; no back-references anywhere):
+    PREFIX compiled, `[S]`, and what the skip needs to know where PREFIX may reach past S (see
+    _Branch.line_prefix)."""
     depth, i = 0, 0
     while i < len(src):
         c = src[i]
@@ -290,18 +302,66 @@ def _line_prefix(src: str, flags: int) -> tuple[re.Pattern[str], re.Pattern[str]
     else:
         return None
     prefix, stops = src[:i], "[" + body[1:] + "]"
+    if not prefix:
+        return None
+    stop_re = re.compile(stops, flags)
     try:
         from re import _constants as C  # noqa: N812 - as in _words
         from re import _parser
 
         if _has_backref(list(_parser.parse(src, flags)), C):
             return None
-        _need, exact = _seq(list(_parser.parse(prefix, flags)), C)
+        items = list(_parser.parse(prefix, flags))
+        _need, exact = _seq(items, C)
+        crossing = None
+        if exact is None:  # `A X B`?
+            solid = [k for k, (op, _av) in enumerate(items) if op not in (C.AT, C.ASSERT, C.ASSERT_NOT)
+                     and _item(op, _av, C)[1] is None]
+            if len(solid) != 1:
+                return None
+            x = solid[0]
+            _n, exact = _seq(items[:x], C)
+            _n, after = _seq(items[x + 1:], C)
+            cls = _repeated_class(*items[x], C)
+            if exact is None or after is None or cls is None or any(stop_re.search(w) for w in after):
+                return None
+            crossing = (re.compile(cls, flags), max(map(len, exact)))
+        elif "" in exact:
+            return None
     except Exception:  # noqa: BLE001 - as in _words
         return None
-    if not prefix or not exact or "" in exact:
+    if any(stop_re.search(w) for w in exact):  # a word that reaches past the line's end itself
         return None
-    return re.compile(prefix, flags), re.compile(stops, flags)
+    return re.compile(prefix, flags), stop_re, crossing
+
+
+_CATEGORIES = {"CATEGORY_SPACE": r"\s", "CATEGORY_NOT_SPACE": r"\S", "CATEGORY_DIGIT": r"\d",
+               "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_WORD": r"\w", "CATEGORY_NOT_WORD": r"\W"}
+
+
+def _repeated_class(op, av, C) -> str | None:
+    r"""`[...]+`, `\s*`, `x{1,3}` …: the repeated class as a one-character pattern; None for anything else."""
+    if op not in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) or len(av[2]) != 1:
+        return None
+    (sub_op, sub_av), = list(av[2])
+    members = [(sub_op, sub_av)] if sub_op is C.LITERAL else list(sub_av) if sub_op is C.IN else None
+    if not members:
+        return None
+    parts = []
+    for k, (o, a) in enumerate(members):
+        if o is C.NEGATE and k == 0:
+            parts.append("^")
+        elif o is C.LITERAL:
+            parts.append(re.escape(chr(a)))
+        elif o is C.RANGE:
+            parts.append(f"{re.escape(chr(a[0]))}-{re.escape(chr(a[1]))}")
+        elif o is C.CATEGORY and str(a) in _CATEGORIES:
+            parts.append(_CATEGORIES[str(a)])
+        else:
+            return None
+    return "[" + "".join(parts) + "]"
+
+
 
 
 def _has_backref(items, C) -> bool:
