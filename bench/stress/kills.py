@@ -10,6 +10,11 @@ MEMORY.md is whole UTF-8 text with the user's lines exactly as before and a pars
 section; the next `kit dream` / `kit memory index` succeeds at once (the OS released the locks),
 and after that index run every chunk has its vector and search is hybrid again; no temp file is
 left once the next write has run.
+
+Kill moments are drawn relative to how long the same run takes unkilled, measured first (two
+unkilled runs of each) and kept up to date (the median of the last five unkilled durations: the
+next dream after each kill, and any run that finished before its kill), between 10 % and 80 % of
+it: a kill lands mid-run whether the machine is quiet or loaded. The figures say how many did.
 """
 
 from __future__ import annotations
@@ -47,16 +52,40 @@ def _kit(args: list[str], env: dict, timeout: float = 600) -> subprocess.Complet
                           timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def _kill_after(args: list[str], env: dict, delay: float) -> int | None:
-    """Start `kit ARGS`, SIGKILL it after `delay` s; its exit code if it finished first."""
+def _kill_after(args: list[str], env: dict, delay: float) -> tuple[int | None, float]:
+    """Start `kit ARGS`, SIGKILL it after `delay` s: (its exit code if it finished first, seconds)."""
+    t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "kit", *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=env, stdin=subprocess.DEVNULL)
     try:
-        return proc.wait(delay)
+        return proc.wait(delay), time.monotonic() - t0
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        return None
+        return None, time.monotonic() - t0
+
+
+class _Duration:
+    """How long an unkilled run takes now: the median of the last five measured."""
+
+    def __init__(self) -> None:
+        self.seen: list[float] = []
+
+    def add(self, seconds: float) -> None:
+        self.seen.append(seconds)
+
+    def now(self) -> float:
+        last = sorted(self.seen[-5:])
+        return last[len(last) // 2]
+
+    def kill_at(self, rng: random.Random) -> float:
+        return rng.uniform(0.1, 0.8) * self.now()
+
+
+def _timed(args: list[str], env: dict) -> tuple[subprocess.CompletedProcess, float]:
+    t0 = time.monotonic()
+    done = _kit(args, env)
+    return done, time.monotonic() - t0
 
 
 def _index_ok(root: Path, env: dict, *, complete: bool = False) -> tuple[bool, str]:
@@ -115,6 +144,7 @@ def run(index_kills: int = 50, dream_kills: int = 50, seed: int = 12, *, embeddi
     folder = Path(tempfile.mkdtemp(prefix="kit-stress-kill-"))
     out = {"embeddings": embeddings, "index_kills": 0, "index_usable": 0, "dream_kills": 0, "memory_usable": 0,
            "next_run_ok": 0, "temps_left": 0, "finished_before_kill": 0, "problems": []}
+    index_time, dream_time = _Duration(), _Duration()
     try:
         root = _make_workspace(folder)
         if embeddings:
@@ -130,18 +160,21 @@ def run(index_kills: int = 50, dream_kills: int = 50, seed: int = 12, *, embeddi
         def rewrite() -> None:  # a third of the notes new: a real encode every run, the rest cached
             _notes(root, notes, rng, rng.sample(range(notes), fresh))
 
-        rewrite()
-        t0 = time.monotonic()
-        full = _kit(["memory", "index", "--rebuild", "-w", str(root)], env)
-        index_s = time.monotonic() - t0
-        assert full.returncode == 0, full.stderr
-        out["index_full_s"] = round(index_s, 2)
+        for _ in range(2):  # calibrate: the very run the kills interrupt, unkilled
+            rewrite()
+            full, seconds = _timed(["memory", "index", "--rebuild", "-w", str(root)], env)
+            assert full.returncode == 0, full.stderr
+            index_time.add(seconds)
+        out["index_full_s"] = round(index_time.now(), 2)
         out["index_run"] = full.stdout.strip()
         for i in range(index_kills):
             rewrite()
-            code = _kill_after(["memory", "index", "--rebuild", "-w", str(root)], env, rng.uniform(0.05, index_s))
+            code, seconds = _kill_after(["memory", "index", "--rebuild", "-w", str(root)], env,
+                                        index_time.kill_at(rng))
             out["index_kills"] += 1
             out["finished_before_kill"] += code is not None
+            if code is not None:
+                index_time.add(seconds)
             ok, why = _index_ok(root, env)
             out["index_usable"] += ok
             if not ok and len(out["problems"]) < 5:
@@ -152,22 +185,36 @@ def run(index_kills: int = 50, dream_kills: int = 50, seed: int = 12, *, embeddi
                 out["next_run_ok"] += again.returncode == 0 and whole
                 if not (again.returncode == 0 and whole) and len(out["problems"]) < 5:
                     out["problems"].append(f"index after kill {i}: exit {again.returncode} {why}")
+        for c in range(2):  # calibrate: a dream with three facts to promote, unkilled
+            for k in range(3):
+                _seed_fact(root, 9_000 + c * 3 + k, __import__("datetime").date(2026, 1, 1))
+            done, seconds = _timed(["dream", "-w", str(root)], env)
+            assert done.returncode == 0, done.stderr
+            dream_time.add(seconds)
+        out["dream_s"] = round(dream_time.now(), 2)
         for i in range(dream_kills):
             for k in range(3):  # something to promote every time
                 _seed_fact(root, 10_000 + i * 3 + k, __import__("datetime").date(2026, 1, 1))
-            code = _kill_after(["dream", "-w", str(root)], env, rng.uniform(0.2, 6.0 if embeddings else 4.0))
+            code, killed_s = _kill_after(["dream", "-w", str(root)], env, dream_time.kill_at(rng))
             out["dream_kills"] += 1
             out["finished_before_kill"] += code is not None
             ok, why = _memory_ok(root, user_before)
             out["memory_usable"] += ok
             if not ok and len(out["problems"]) < 5:
                 out["problems"].append(f"dream kill {i}: {why}")
-            again = _kit(["dream", "-w", str(root)], env)  # the lock is free at once; the write sweeps temps
+            again, seconds = _timed(["dream", "-w", str(root)], env)  # the lock is free at once; the write sweeps temps
             out["next_run_ok"] += again.returncode == 0
+            # an unkilled dream's length: the "killed" one's if it finished first, else the next one's
+            # (it promotes what the killed one did not get to: as long, or shorter, never longer)
+            if code is not None:
+                dream_time.add(killed_s)
+            elif again.returncode == 0:
+                dream_time.add(seconds)
             if again.returncode != 0 and len(out["problems"]) < 5:
                 out["problems"].append(f"dream after kill {i}: exit {again.returncode}: {again.stderr.strip()[-200:]}")
             out["temps_left"] += sum(1 for p in root.rglob("*.tmp") if ".kit/" not in str(p))
         out["next_run_expected"] = index_kills // 10 + dream_kills
+        out["mid_run"] = out["index_kills"] + out["dream_kills"] - out["finished_before_kill"]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return out
