@@ -811,7 +811,8 @@ def hybrid_search(
         q = np.asarray(encode_query(text), dtype=np.float32).reshape(-1)  # type: ignore[misc]
         # a plain view of the (memory-mapped) matrix: np.memmap's Python-level __getitem__ and
         # result wrapping cost ~0.6 ms a search in the product and in every cosine looked up
-        matrix = np.asarray(matrix)
+        if isinstance(matrix, np.memmap):
+            matrix = matrix.view(np.ndarray)
         return Vectors(ids, matrix @ q, matrix)
 
     def relevant(text: str, period: Period | None) -> tuple[list[Candidate], Vectors | None, dict[int, float]]:
