@@ -241,3 +241,24 @@ def test_an_active_recall_hit_the_agent_searched_past_does_not_unlock_a_burst(wo
     assert burst.cand.credited_days == ("2026-05-02", "2026-05-08")
     assert burst.cand.credited == pytest.approx(2 + SIDE_CREDIT)
     assert burst.blocked_by == ["min_recall_count"] and result.promoted == ()
+
+
+def test_an_answer_that_quotes_a_fact_credits_the_fact(workspace):
+    # the archived reply "**Assistant:** From your notes: <fact>" is junk itself, but a search that
+    # found it found the fact: its credit goes to the fact's day and query (quoted_wordings)
+    fact = "The Lisbon office wifi password is tram-2291."
+    write_note(workspace.root, "2026-05-01", [fact, *FILLER])
+    write_note(workspace.root, "2026-05-03", [f"**Assistant:** From your notes: {fact}", FILLER[1]])
+    for i, day in enumerate(days("2026-05-02", 2)):
+        searched(workspace, day, ["lisbon wifi password", "office wifi"][i], [(fact, 0.7), (FILLER[0], 0.3)],
+                 note_day="2026-05-01")
+    searched(workspace, "2026-05-04", "what's the wifi code at the office",
+             [(f"**Assistant:** From your notes: {fact}", 0.72), (FILLER[1], 0.3)], note_day="2026-05-03")
+    set_now("2026-05-04", 20)
+    result = run_dream(workspace)
+    mine = next(r for r in result.ranked if r.cand.snippet == f"- {fact}")
+    assert mine.cand.recall_count == 2  # raw: its own hits only
+    assert mine.cand.credited_days == ("2026-05-02", "2026-05-03", "2026-05-04")
+    assert len(mine.cand.credited_queries) == 3 and mine.cand.credited == 3.0
+    assert [quoted for *_, quoted in mine.cand.event_credit] == [False, False, True]
+    assert result.promoted == ("memory/2026-05-01.md:3:3",)

@@ -246,6 +246,21 @@ def _candidate(claim: str, evs: list[RecallEvent], quoted: list[RecallEvent], ju
     best_query: dict[str, float] = {}
     credit, used, total, top = 0.0, 0, 0, evs[0].score
     own: list[tuple[int, float, bool, bool]] = []
+
+    def count(e: RecallEvent) -> tuple[float, bool]:
+        # the credit bookkeeping shared by the candidate's own events and the ones quoting it
+        nonlocal credit, used
+        c, hit_used, _, turn = credits[e.id]
+        credit += c
+        used += hit_used
+        if c > turn_credit.get(turn, -1.0):
+            turn_credit[turn] = c
+        if c > best_day.get(e.day, -1.0):
+            best_day[e.day] = c
+        if c > best_query.get(e.query_hash, -1.0):
+            best_query[e.query_hash] = c
+        return c, hit_used
+
     for e in evs:  # one pass: the raw counts, the credit, and each event's credit kept for explain
         queries.setdefault(e.query)
         query_hashes.add(e.query_hash)
@@ -254,26 +269,10 @@ def _candidate(claim: str, evs: list[RecallEvent], quoted: list[RecallEvent], ju
         total += e.score
         if e.score > top:
             top = e.score
-        c, hit_used, _, turn = credits[e.id]
+        c, hit_used = count(e)
         own.append((e.id, c, hit_used, False))
-        credit += c
-        used += hit_used
-        if c > turn_credit.get(turn, -1.0):
-            turn_credit[turn] = c
-        if c > best_day.get(e.day, -1.0):
-            best_day[e.day] = c
-        if c > best_query.get(e.query_hash, -1.0):
-            best_query[e.query_hash] = c
     for e in quoted:
-        c, hit_used, _, turn = credits[e.id]
-        credit += c
-        used += hit_used
-        if c > turn_credit.get(turn, -1.0):
-            turn_credit[turn] = c
-        if c > best_day.get(e.day, -1.0):
-            best_day[e.day] = c
-        if c > best_query.get(e.query_hash, -1.0):
-            best_query[e.query_hash] = c
+        count(e)
     day_credit: dict[str, float] = {}
     for (day, *_), c in turn_credit.items():
         day_credit[day] = day_credit.get(day, 0.0) + c
