@@ -361,3 +361,44 @@ def test_the_second_hop_skips_a_name_that_many_notes_hold(make):
                        (0.0, 1.0), 0.8, {best.id})
     # "alice" is in 26 of 27 notes (> 20 and > 5 %): only the rare name bridges
     assert [c.row.text for c in found] == ["- Tomasz fixed the bike brakes"]
+
+
+# --------------------------------------------------------------------------- keep rules relative to the query's best
+
+
+LOCKER = "My locker code at school is 3381."
+SIDE = "The bakery near work is open on Sundays, open early."
+
+
+def _locker_workspace(make):
+    files = dict(note(f"2026-0{m}-02", SIDE) for m in (3, 4, 5))
+    files.update({f"memory/topics/filler-{i}.md": helpers_memory.filler_note(i) for i in range(12)})  # for BM25
+    files.update(dict([note("2025-06-20", LOCKER), note("2026-01-05", "Booked the dentist for a cleaning."),
+                       note("2026-02-11", "Took the bins out, recycling week.")]))
+    return make(files)
+
+
+def test_the_querys_best_semantic_match_is_kept_beside_keyword_side_hits(make):
+    """A paraphrase shares no word with its answer: the answer is vector-only, and its relevance (0.7
+    × cosine 0.354 = 0.248) is under min_score × the best relevance (0.7 × 0.367, a keyword side
+    hit's). It is the query's best semantic match, so it is kept, and MMR puts it above the other
+    copies of the side hit."""
+    mem = _locker_workspace(make)
+    hits = search(mem, "Which digits open my storage cubby at work?", limit=10).results
+    assert [h.snippet for h in hits] == [f"- {SIDE}", f"- {LOCKER}", f"- {SIDE}", f"- {SIDE}"]
+    answer, side = hits[1], hits[0]
+    assert answer.text_score == 0.0 and answer.vector_score > max(h.vector_score for h in hits if h is not answer)
+    assert 0.3 < answer.vector_score < 0.4 and answer.relevance < SearchSettings().min_score * side.relevance
+    # the same question in the notes' own words finds it by keyword too, first
+    assert search(mem, "what is my locker code", limit=3).results[0].snippet == f"- {LOCKER}"
+
+
+def test_an_unrelated_query_keeps_no_vector_only_junk(make):
+    """Nothing is about lattice QCD: the best cosine is under min_vector_score (0.3), so the vector
+    side keeps nothing, although every candidate is at 100 % of a tiny best. Without that floor the
+    relative rules keep the least unrelated notes."""
+    mem = _locker_workspace(make)
+    query = "lattice quantum chromodynamics simulations"
+    assert search(mem, query, limit=10).results == ()
+    junk = search(mem, query, SearchSettings(min_vector_score=0.0), limit=10).results
+    assert len(junk) >= 3 and all(h.vector_score < 0.3 for h in junk)

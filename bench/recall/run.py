@@ -288,8 +288,8 @@ def sweep_grid() -> list[tuple[str, dict]]:
     options = {
         "same_topic": (0.4, 0.5, 0.6, 0.7, 0.8, -1.0),
         "second_hop": (0.0, 0.6, 0.8, 1.0),
-        "min_score": (0.0, 0.2, 0.35),
-        "min_vector_score": (0.0, 0.2, 0.35),
+        "min_score": (0.0, 0.5, 0.6, 0.8),  # a share of the query's best relevance
+        "min_vector_score": (0.0, 0.2, 0.4),  # the best cosine below which only keyword hits are kept
         "recency_weight": (0.0, 0.05, 0.1, 0.2),
         "recency_query_weight": (0.1, 0.2, 0.35, 0.5),
         "half_life_days": (14.0, 30.0, 90.0, 180.0),

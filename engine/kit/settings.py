@@ -203,8 +203,10 @@ class WatchSettings(Section):
 @frozen_section
 class SearchSettings(Section):
     max_results: int = setting(6, minimum=1)
-    min_score: float = setting(0.35, minimum=0, maximum=1)  # relevance a result needs (or another keep rule)
-    min_vector_score: float = setting(0.35, minimum=0, maximum=1)
+    # the share of the query's best relevance a candidate needs (or another keep rule)
+    min_score: float = setting(0.7, minimum=0, maximum=1)
+    # the best cosine a query's candidates need before the vector side keeps any (below: only keyword hits)
+    min_vector_score: float = setting(0.3, minimum=0, maximum=1)
     vector_weight: float = setting(0.7, minimum=0)
     text_weight: float = setting(0.3, minimum=0)
     candidate_multiplier: int = setting(4, minimum=1)  # each side gathers max(candidates, limit × this)

@@ -581,22 +581,34 @@ def score_candidates(rows: dict[int, ChunkRow], sims: dict[int, float], ranks: d
     return out
 
 
+def best_of(found: Sequence[Candidate]) -> tuple[float, float]:
+    """(best relevance, best cosine) of a query's candidates: what the relative keep rules measure by."""
+    return (max((c.relevance for c in found), default=0.0),
+            max((c.vector_score or 0.0 for c in found), default=0.0))
+
+
 def is_relevant(c: Candidate, settings: SearchSettings, text_weight: float, use_vectors: bool, query: str,
-                period: Period | None = None) -> bool:
-    """The keep rules, on relevance (recency never decides what is relevant): relevance ≥ min_score,
-    or cosine ≥ min_vector_score, or a keyword hit with relevance ≥ min(min_score, text_weight), or
-    the query's words as a phrase, or 80 % of its content words (holds_query_words); without a
-    vector side every keyword hit. Inside a period the
-    query names, the date is evidence too: every candidate gathered there is kept."""
+                period: Period | None, best: tuple[float, float]) -> bool:
+    """The keep rules, on relevance (recency never decides what is relevant) measured against the
+    query's best candidate (`best`: its best relevance and best cosine, best_of), so what is kept
+    does not depend on the scale of the scores: relevance ≥ min_score × the best relevance, or the
+    query's best cosine (its best semantic match) — both only when that best cosine reaches
+    min_vector_score; below it nothing here is semantically relevant at all and only keyword rules
+    keep. Keyword rules: a keyword hit with relevance ≥ text_weight (what holding every word scores
+    without any cosine), the query's words as a phrase, or 80 % of its content words
+    (holds_query_words); without a vector side every keyword hit. Inside a period the query names,
+    the date is evidence too: every candidate gathered there is kept."""
     if period is not None and c.day is not None and c.day in period:
         return True
-    if c.relevance >= settings.min_score:
-        return True
-    if c.vector_score is not None and c.vector_score >= settings.min_vector_score:
-        return True
+    best_relevance, best_cosine = best
+    if use_vectors and best_cosine >= settings.min_vector_score:
+        if c.relevance >= settings.min_score * best_relevance:
+            return True
+        if c.vector_score is not None and c.vector_score >= best_cosine:
+            return True
     if not c.text_hit:
         return False
-    return (not use_vectors or c.relevance >= min(settings.min_score, text_weight)
+    return (not use_vectors or c.relevance >= text_weight
             or has_phrase(c.row.text, query) or holds_query_words(c.row.text, query))
 
 
@@ -808,8 +820,10 @@ def hybrid_search(
         sims, ranks = gather(index, text, pool, vecs, period)
         rows = index.chunk_rows(sims.keys() | ranks.keys())
         found = score_candidates(rows, sims, ranks, weights, use_vectors)
-        return [c for c in found if is_relevant(c, settings, weights[1], use_vectors, text, period)], vecs, ranks
+        bests[text] = best = best_of(found)
+        return [c for c in found if is_relevant(c, settings, weights[1], use_vectors, text, period, best)], vecs, ranks
 
+    bests: dict[str, tuple[float, float]] = {}
     when = query_time(query, today)
     anchor_day = None
     if when.anchor is not None:
@@ -825,7 +839,8 @@ def hybrid_search(
     best = max(ranked, key=lambda r: (r.score, -r.candidate.row.id)).candidate
     hop = second_hop(index, best, plan.text, pool, vecs, weights, settings.second_hop,
                      {c.row.id for c in kept})
-    hop = [c for c in hop if is_relevant(c, settings, weights[1], use_vectors, plan.text, plan.period)]
+    hop = [c for c in hop if is_relevant(c, settings, weights[1], use_vectors, plan.text, plan.period,
+                                         bests[plan.text])]
     if hop:
         kept = [*kept, *hop]
         ranked = rank_candidates(kept, plan, settings, similarity(kept))
