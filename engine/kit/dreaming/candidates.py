@@ -114,7 +114,8 @@ def turn_of(starts: Mapping[str, Sequence[float]], day: str, ts: float) -> int:
 def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], uses: Iterable[RecallUse] = (),
                   tops: Mapping[int, float] | None = None,
                   quotes: Mapping[str, str] | None = None,
-                  searches: Iterable[RecallSearch] = ()) -> dict[int, tuple[float, bool, bool, tuple]]:
+                  searches: Iterable[RecallSearch] = (),
+                  lines: Mapping[int, str] | None = None) -> dict[int, tuple[float, bool, bool, tuple]]:
     """Each event's (credit, used, passed over, turn). The rank is taken among the promotable hits of the
     event's search (a junk hit never pushes an answer down; one that quotes a note line stands for
     it), the relative score against the search's top hit, whatever it was (`tops`: junk, MEMORY.md):
@@ -123,7 +124,11 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
     A hit is *passed over* when, in its turn, the agent used another hit and not this one, or — an
     active-recall hit — searched again after seeing it, and that search did not find it: whatever
     its rank, it did not answer (`scoring.recall_credit`). A turn runs from one active recall to the next, within
-    `USE_WINDOW_S`; `searches` (the recorded ones) mark where turns start."""
+    `USE_WINDOW_S`; `searches` (the recorded ones) mark where turns start.
+
+    Each hit is also measured against its own line: its score over the best score any event of the
+    same line reached (`lines`: event id → the claim it is a recall of; by default its wording's
+    hash), the `own` of `scoring.recall_credit` — a hit far below that was found for something else."""
     tops, quotes = tops or {}, quotes or {}
     searches = list(searches)
     by_place: dict[tuple[str, str], list[RecallUse]] = {}
@@ -156,8 +161,15 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
         top = max([e.score for e in ranked] + [tops.get(evs[0].search_id, 0.0)])
         for rank, e in enumerate(ranked):
             place[e.id] = (rank, e.score / top if top > 0 else 0.0)
+    line_of = {e.id: (lines or {}).get(e.id, e.claim_hash) for e in events}
+    peak: dict[str, float] = {}
+    for e in events:
+        if e.score > peak.get(line_of[e.id], 0.0):
+            peak[line_of[e.id]] = e.score
     out: dict[int, tuple[float, bool, bool, tuple]] = {}
     for e in events:
+        best = peak.get(line_of[e.id], 0.0)
+        own = e.score / best if best > 0 else None
         used = any(u.covers(e) for u in by_place.get((e.path, e.day), ()))
         passed = False
         turn = turn_of(starts, e.day, e.ts) if e.search_id is not None else 0
@@ -171,7 +183,7 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
                           if sid > e.search_id and e.key not in found[sid]]
             passed = any(0 <= ts - e.ts <= USE_WINDOW_S and turn_of(starts, e.day, ts) == turn for ts in later)
         rank, relative = place.get(e.id, (None, None))
-        out[e.id] = (scoring.recall_credit(rank, relative, used, passed_over=passed), used, passed, key)
+        out[e.id] = (scoring.recall_credit(rank, relative, used, passed_over=passed, own=own), used, passed, key)
     return out
 
 
@@ -192,7 +204,6 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
             junk[e.snippet] = verdicts[e.snippet] if e.snippet in verdicts else junk_rule(e.snippet)
     reasons = {s: (j.reason if j else None) for s, j in junk.items()}
     quotes = quoted_wordings([s for s, j in junk.items() if j is not None], [s for s, j in junk.items() if j is None])
-    credits = event_credits(events, reasons, uses, tops, quotes, searches)
     # claims: distinct wordings in first-seen order, rewordings folded into the first
     first_of: dict[str, str] = {}
     for e in events:
@@ -200,6 +211,10 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
     hashes = list(first_of)
     parent = ClaimIndex([first_of[h] for h in hashes]).groups()
     identity = {h: hashes[parent[i]] for i, h in enumerate(hashes)}
+    # the line each hit is a recall of (a quote: the quoted line's claim), for the credit's `own`
+    lines = {e.id: identity[claim_hash(quotes[e.snippet])] if e.snippet in quotes else identity[e.claim_hash]
+             for e in events}
+    credits = event_credits(events, reasons, uses, tops, quotes, searches, lines)
     groups: dict[str, list[RecallEvent]] = {}
     quoting: dict[str, list[RecallEvent]] = {}
     for e in events:

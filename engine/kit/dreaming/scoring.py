@@ -20,15 +20,19 @@ USE_BONUS = 0.75  # the agent read the hit in full (memory_get) or its text reac
 DAY_CAP = 1.0  # a day's credit saturates: one day counts at most one recall, whatever the burst
 CREDITED = 0.5  # the credit a hit needs for its day and its query to count (distinct days, queries)
 SIDE_CREDIT = 0.25  # at most, for a hit the agent passed over: below CREDITED, it never earns a day
+# a hit scoring under half of its line's best score in the log was found for something else (an
+# off-topic hit): at most SIDE_CREDIT, whatever its rank or use — the same half as CLOSENESS_FLOOR
+OWN_FLOOR = 0.5
 
 
 def recall_credit(rank: int | None, relative: float | None, used: bool = False, *,
-                  passed_over: bool = False) -> float:
+                  passed_over: bool = False, own: float | None = None) -> float:
     """One search hit's credit as a recall of its line, 0..1.
 
         closeness = clamp((relative − 0.5) / 0.5, 0, 1)²     relative = score / the search's top score
         credit    = min(1, closeness / (1 + rank) + 0.75·used)
-        credit    = min(credit, 0.25)                          when the agent passed it over
+        credit    = min(credit, 0.25)                          when the agent passed it over,
+                                                               or own < 0.5 (off-topic)
 
     `rank` is the hit's place (0 = best) among the search's promotable hits — junk hits (transcripts,
     commands …) do not push an answer down — and `relative` its score over the search's top score.
@@ -39,6 +43,13 @@ def recall_credit(rank: int | None, relative: float | None, used: bool = False, 
     find it again — did not
     answer, whatever its rank: at most SIDE_CREDIT, so it never earns a day or a query on its own.
     Events logged before ranks were kept (`rank` None) earn full credit, as every hit did then.
+
+    `own` is the hit's score over the best score its line reached in any search of the log (what it
+    scores when it is what was asked about). Under OWN_FLOOR the search was about something else and
+    found the line only by a weak match — the top of a search with no answer in the notes ("what
+    book am I reading" → the hotel *booking*), quoted by an agent with nothing better, is still off
+    topic: at most SIDE_CREDIT, so it never earns a day or a query. This measures a hit against its
+    own line, not against the other results, so how many weak hits search keeps changes no day.
     """
     if rank is None or relative is None:
         base = 1.0
@@ -46,7 +57,8 @@ def recall_credit(rank: int | None, relative: float | None, used: bool = False, 
         closeness = min(1.0, max(0.0, (relative - CLOSENESS_FLOOR) / (1 - CLOSENESS_FLOOR))) ** 2
         base = closeness / (1 + max(0, rank))
     credit = min(1.0, base + (USE_BONUS if used else 0.0))
-    return min(credit, SIDE_CREDIT) if passed_over and not used else credit
+    off_topic = own is not None and own < OWN_FLOOR  # a use does not make it on topic
+    return min(credit, SIDE_CREDIT) if (passed_over and not used) or off_topic else credit
 
 
 def saturated(day_credits: Mapping[str, float]) -> float:
