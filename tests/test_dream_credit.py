@@ -243,6 +243,56 @@ def test_an_active_recall_hit_the_agent_searched_past_does_not_unlock_a_burst(wo
     assert burst.blocked_by == ["min_recall_count"] and result.promoted == ()
 
 
+HOTEL = "The conference hotel is the Midland; booking reference MX-20417."
+BOOK = "Dana shared a good podcast about engineering management."
+
+
+@pytest.mark.parametrize("shape", ["only hit", "lesser hit"])
+def test_an_off_topic_hit_the_agent_quoted_does_not_unlock_a_burst(workspace, shape):
+    """Bench maya's hotel with the relative keep rules: a one-day burst, a stray question a week
+    later, and in between "what book am I reading" (no answer in the notes yet) finds the hotel
+    *booking* line at 0.30 — the only hit, or one kept below another — and the agent, with nothing
+    better, quotes it. At 0.30 against the 0.70 it scores when asked about, it was found for
+    something else: side credit, no third credited day, whatever search kept around it."""
+    from kit.dreaming.scoring import SIDE_CREDIT
+    from kit.memory.recall import record_use
+
+    where = write_note(workspace.root, "2026-05-01", [HOTEL, *FILLER, BOOK])
+    for i, q in enumerate(["hotel booking reference", "which hotel for the conference", "Midland booking ref"]):
+        searched(workspace, "2026-05-02", q, [(HOTEL, 0.7)], note_day="2026-05-01", hour=14, minute=i)
+    off = [(HOTEL, 0.3)] if shape == "only hit" else [(BOOK, 0.32), (HOTEL, 0.3)]
+    searched(workspace, "2026-05-05", "what book am I reading", off, note_day="2026-05-01", source="active")
+    searched(workspace, "2026-05-05", "book distributed systems", off, note_day="2026-05-01")
+    set_now("2026-05-05", 10)
+    with workspace.open_state() as db:
+        assert record_use(db, "memory/2026-05-01.md", where[HOTEL], where[HOTEL], "reply")  # quoted it
+    searched(workspace, "2026-05-08", "conference hotel again?", [(HOTEL, 0.66)], note_day="2026-05-01",
+             source="active")
+    set_now("2026-05-08", 20)
+    result = run_dream(workspace, dry_run=True)
+    burst = next(r for r in result.ranked if r.cand.snippet == f"- {HOTEL}")
+    assert (burst.cand.recall_days, burst.cand.used) == (3, 2)  # raw: three days, quoted twice
+    assert burst.cand.credited_days == ("2026-05-02", "2026-05-08")
+    assert burst.cand.credited == pytest.approx(2 + SIDE_CREDIT)
+    assert burst.blocked_by == ["min_recall_count"] and result.promoted == ()
+    history = explain(workspace, HOTEL).to_json()["history"]
+    assert [(h["rank"], h["credit"], h["used"]) for h in history if h["day"] == "2026-05-05"] == [
+        (0 if shape == "only hit" else 1, SIDE_CREDIT, True)] * 2
+
+
+def test_a_weak_hit_counts_when_its_line_never_scored_much_better(workspace):
+    """The off-topic cap measures a hit against its own line, not an absolute floor: a fact only
+    ever found by weak matches (a paraphrase, 0.27–0.30) still earns its days."""
+    fact = "Our address is 22 Cotham Road, Bristol BS6 6DP."
+    write_note(workspace.root, "2026-05-01", [fact, *FILLER])
+    for i, day in enumerate(days("2026-05-02", 3)):
+        searched(workspace, day, ["home postcode", "where do we live", "what do I put for the delivery"][i],
+                 [(fact, [0.27, 0.3, 0.28][i]), (FILLER[0], 0.21)], note_day="2026-05-01")
+    set_now("2026-05-04", 20)
+    cand = next(r.cand for r in run_dream(workspace, dry_run=True).ranked if r.cand.snippet == f"- {fact}")
+    assert cand.credited_days == ("2026-05-02", "2026-05-03", "2026-05-04") and cand.credited == 3.0
+
+
 def test_an_answer_that_quotes_a_fact_credits_the_fact(workspace):
     # the archived reply "**Assistant:** From your notes: <fact>" is junk itself, but a search that
     # found it found the fact: its credit goes to the fact's day and query (quoted_wordings)

@@ -78,6 +78,16 @@ def test_recall_credit_follows_rank_and_relative_score():
     assert scoring.saturated({"2026-05-01": 4.0, "2026-05-02": 0.25}) == approx(1.25)  # a day counts ≤ 1
 
 
+def test_recall_credit_of_an_off_topic_hit_is_side_credit_whatever_its_rank_or_use():
+    # own = the hit's score over its line's best score in the log
+    assert scoring.recall_credit(0, 1.0, used=True, own=0.375) == scoring.SIDE_CREDIT  # 0.30 vs 0.80
+    assert scoring.recall_credit(0, 1.0, own=0.49) == scoring.SIDE_CREDIT
+    assert scoring.recall_credit(0, 1.0, used=True, own=0.5) == 1.0  # half its best: still on topic
+    assert scoring.recall_credit(2, 0.9, own=0.4) == approx(0.213333)  # under the cap already: unchanged
+    assert scoring.recall_credit(None, None, own=0.4) == scoring.SIDE_CREDIT  # a pre-rank event too
+    assert scoring.recall_credit(0, 1.0, own=None) == 1.0  # unknown: no cap
+
+
 def test_consolidation_three_days_span_three():
     assert scoring.consolidation(0, 0) == 0.0
     assert scoring.consolidation(1, 0) == approx(0.2)
