@@ -49,7 +49,8 @@ def recall_credit(rank: int | None, relative: float | None, used: bool = False, 
     found the line only by a weak match — the top of a search with no answer in the notes ("what
     book am I reading" → the hotel *booking*), quoted by an agent with nothing better, is still off
     topic: at most SIDE_CREDIT, so it never earns a day or a query. This measures a hit against its
-    own line, not against the other results, so how many weak hits search keeps changes no day.
+    own line, not against the other results nor a fixed score, so the weak matches search keeps for
+    a query it cannot answer earn no day for a line that is asked about elsewhere.
     """
     if rank is None or relative is None:
         base = 1.0
