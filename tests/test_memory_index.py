@@ -343,7 +343,7 @@ def test_a_model_that_fails_to_load_is_not_tried_again_by_its_embedder(tmp_path,
 
     sessions = []
 
-    def broken_session(folder, quantize, threads):
+    def broken_session(folder, quantize):
         sessions.append(folder)
         raise RuntimeError("protobuf parsing failed")
 

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -114,14 +115,79 @@ def test_threads_come_from_the_cores_this_process_may_use(onnx_backend):
     cores = len(os.sched_getaffinity(0))
     assert OnnxEmbedder().threads == cores == embeddings.available_cores()
     assert onnx_backend.threads == cores
-    assert onnx_backend.session.session.get_session_options().intra_op_num_threads == cores
+    # parallel by batch: the session itself runs each batch on one thread (no intra-op pool)
+    assert onnx_backend.session.session.get_session_options().intra_op_num_threads == 1
     pinned = Embedders().get({"threads": 1, "backend": "onnx"})
     assert pinned.threads == 1
     assert embeddings.embedding_settings({"memory": {"embedding": {"threads": 3}}}).threads == 3
 
 
+def _sharing(source: OnnxEmbedder, **kwargs) -> OnnxEmbedder:
+    """An OnnxEmbedder over `source`'s loaded model (no second 90 MB session)."""
+    other = OnnxEmbedder(**kwargs)
+    other._loaded = source.session
+    return other
+
+
+def test_batches_side_by_side_give_bitwise_the_same_vectors(onnx_backend, monkeypatch):
+    texts = [*PARITY_TEXTS, *(f"note {i}: the heron came back to pond {i}" for i in range(40))]
+    alone = _sharing(onnx_backend, threads=1, token_budget=64).encode(texts)  # many small batches
+    session = onnx_backend.session
+    real_infer, runs = session.infer, []
+
+    def counting(ids, types, mask):
+        runs.append(threading.current_thread().name)
+        return real_infer(ids, types, mask)
+
+    monkeypatch.setattr(session, "infer", counting)
+    for threads in (2, 3):
+        runs.clear()
+        side_by_side = _sharing(onnx_backend, threads=threads, token_budget=64)
+        assert np.array_equal(side_by_side.encode(texts), alone)  # bitwise, every row in its place
+        assert len(runs) > 10 and {name.split("_")[0] for name in runs} <= {threading.current_thread().name, "kit-onnx"}
+        assert len(set(runs)) <= threads
+
+
+def _batches(n: int):
+    return iter([([i], None, None, None) for i in range(n)])
+
+
+def test_run_side_by_side_runs_two_batches_at_once_and_each_once():
+    met = threading.Barrier(2, timeout=30)  # broken (an error) unless two batches run at the same time
+    ran, lock = [], threading.Lock()
+
+    def run(batch):
+        if batch[0][0] < 2:
+            met.wait()
+        with lock:
+            ran.append(batch[0][0])
+
+    onnx_embedder.run_side_by_side(_batches(50), run, 2)
+    assert sorted(ran) == list(range(50))
+    one = []
+    onnx_embedder.run_side_by_side(_batches(5), lambda b: one.append((b[0][0], threading.current_thread().name)), 1)
+    assert one == [(i, threading.current_thread().name) for i in range(5)]  # one thread: in order, on the caller
+    onnx_embedder.run_side_by_side(_batches(0), run, 2)  # nothing to do
+
+
+@pytest.mark.parametrize("failing_thread", ["helper", "caller"])
+def test_run_side_by_side_raises_the_first_error_of_any_thread(failing_thread):
+    met = threading.Barrier(2, timeout=30)
+    caller = threading.current_thread().name
+
+    def run(batch):
+        if batch[0][0] < 2:
+            met.wait()  # batches 0 and 1: one on each thread
+            on_helper = threading.current_thread().name != caller
+            if on_helper == (failing_thread == "helper"):
+                raise RuntimeError(f"batch failed on the {failing_thread}")
+
+    with pytest.raises(RuntimeError, match=f"^batch failed on the {failing_thread}$"):
+        onnx_embedder.run_side_by_side(_batches(50), run, 2)
+
+
 def test_auto_falls_back_to_numpy_when_the_onnx_model_cannot_load(monkeypatch):
-    def broken(folder, quantize, threads):
+    def broken(folder, quantize):
         raise RuntimeError("no space left on device")
 
     monkeypatch.setattr(onnx_embedder, "_Session", broken)

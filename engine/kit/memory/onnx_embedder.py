@@ -3,12 +3,22 @@
 The graph is built from the model's own safetensors weights on first use (kit.memory.onnx_export,
 no torch) and kept under the user's data dir; tokens come from `tokenizer.json` exactly as the NumPy
 backend makes them. Texts are sorted by token count and run in batches of at most `token_budget`
-padded tokens (small batches stay in the CPU caches: measured fastest here), with ONNX Runtime's
-intra-op threads set to the cores this process may use.
+padded tokens (small batches stay in the CPU caches: measured fastest here).
+
+Parallel by batch, not by operator: the session runs each batch on ONE thread, and `threads`
+batches (the cores this process may use) run at once, each on a thread of its own. ONNX Runtime's
+intra-op pool splits every operator of a batch across the cores and joins them after it, a few
+hundred times per batch; on this 2-core machine under load that cost 12 % more CPU and 17 % more
+wall time than whole batches side by side (2,012 texts of the 200-note bench corpus, medians of 5
+interleaved, load 3-5), for bitwise the same vectors (a batch's rows come out of the same kernels
+whichever thread runs it).
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +38,7 @@ MAX_ROWS = 32
 class _Session:
     """One loaded model: the ONNX Runtime session and the tokenizer."""
 
-    def __init__(self, folder: Path, quantize: str, threads: int):
+    def __init__(self, folder: Path, quantize: str):
         import onnxruntime as ort
 
         from kit.memory.onnx_export import ensure_model
@@ -39,22 +49,61 @@ class _Session:
         self.file = ensure_model(folder, quantize)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads
+        # one thread per run (no intra-op pool): OnnxEmbedder runs batches side by side instead, and
+        # one session serves concurrent runs
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.log_severity_level = 3  # warnings about shape merging are noise here
-        # idle worker threads sleep instead of spinning: on a machine shared with other work, spinning
-        # burnt CPU for nothing and was slower in wall time too (measured with 2 threads under load)
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(self.file.path), options, providers=["CPUExecutionProvider"])
 
     def infer(self, ids: np.ndarray, types: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return self.session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
 
 
+Batch = tuple[list[int], np.ndarray, np.ndarray, np.ndarray]  # (rows, ids, type ids, mask): Tokens.batches
+
+
+def run_side_by_side(batches: Iterator[Batch], run: Callable[[Batch], None], threads: int) -> None:
+    """`run` every batch, up to `threads` at a time: the calling thread and `threads - 1` helpers
+    take the next batch as they finish one (batches come longest first, so the ends even out).
+    The first error stops the others after their current batch and is raised here."""
+    first = next(batches, None)
+    second = next(batches, None) if first is not None else None
+    if second is None or threads <= 1:  # a query, one window of short texts, or one thread: no helper
+        for batch in (first, second):
+            if batch is not None:
+                run(batch)
+        for batch in batches:
+            run(batch)
+        return
+    pending = iter((first, second))
+    lock = threading.Lock()  # Tokens.batches is a generator: one thread at a time advances it
+    stop = threading.Event()
+
+    def take() -> Batch | None:
+        with lock:
+            return next(pending, None) or next(batches, None)
+
+    def drain() -> None:
+        while not stop.is_set() and (batch := take()) is not None:
+            try:
+                run(batch)
+            except BaseException:
+                stop.set()
+                raise
+
+    with ThreadPoolExecutor(threads - 1, thread_name_prefix="kit-onnx") as pool:
+        helpers = [pool.submit(drain) for _ in range(threads - 1)]
+        drain()
+    for helper in helpers:
+        helper.result()
+
+
 class OnnxEmbedder(LocalBertEmbedder):
     """ONNX backend: the `model_id` and vectors of `SentenceTransformerEmbedder` (fp32), or of its
-    own `model_id + '#int8'` with `quantize='int8'`; the model loads on first encode."""
+    own `model_id + '#int8'` with `quantize='int8'`; the model loads on first encode. `threads`:
+    batches run at once, one thread each (0: the cores this process may use)."""
 
     backend = "onnx"
     runtime = "onnxruntime"
@@ -67,7 +116,20 @@ class OnnxEmbedder(LocalBertEmbedder):
         self.threads = threads or available_cores()
 
     def _load(self, folder: Path) -> _Session:
-        return _Session(folder, self.quantize, self.threads)
+        return _Session(folder, self.quantize)
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        model = self._model()
+        encodings = model.tokens.encode(texts)
+        out = np.empty((len(encodings), model.width), dtype=np.float32)
+
+        def run(batch: Batch) -> None:
+            rows, ids, types, mask = batch
+            out[rows] = model.infer(ids, types, mask)
+
+        batches = model.tokens.batches(encodings, batch_size=self.batch_size, token_budget=self.token_budget)
+        run_side_by_side(batches, run, self.threads)
+        return out
 
     @property
     def session(self) -> _Session:
