@@ -131,7 +131,10 @@ def _sharing(source: OnnxEmbedder, **kwargs) -> OnnxEmbedder:
 
 def test_batches_side_by_side_give_bitwise_the_same_vectors(onnx_backend, monkeypatch):
     texts = [*PARITY_TEXTS, *(f"note {i}: the heron came back to pond {i}" for i in range(40))]
-    alone = _sharing(onnx_backend, threads=1, token_budget=64).encode(texts)  # many small batches
+    single = _sharing(onnx_backend, threads=1, token_budget=64)
+    alone = single.encode(texts)  # many small batches, one thread
+    one_by_one = np.stack([single.encode([text])[0] for text in texts])
+    assert np.abs(alone - one_by_one).max() <= 1e-5  # each vector is its own text's
     session = onnx_backend.session
     real_infer, runs = session.infer, []
 
