@@ -8,10 +8,11 @@ through the workspace's own sync). Graphs: Kit's plain export (kit.memory.onnx_e
 same graph through ONNX Runtime's transformer optimizer (`onnxruntime.transformers.optimizer`,
 model_type "bert", 12 heads, hidden 384: fused Attention, SkipLayerNormalization, BiasGelu; the
 export's one Unsqueeze(axes=[1, 2]) of the mask is first written as two Unsqueezes, the pattern the
-attention fusion looks for). Session settings: intra-op threads, spinning, the CPU memory arena,
+attention fusion looks for). Session settings: batches side by side on one thread each (Kit's
+default since session 5) or ONNX Runtime's intra-op threads, spinning, the CPU memory arena,
 ORT_ENABLE_EXTENDED instead of ALL, and the padded-token budget per batch (rows cap). Each config
-encodes every text once for parity (minimum cosine to the plain graph), then R interleaved timed
-rounds (order reversed every other round): medians of wall and CPU seconds (this process, all
+encodes every text (in windows of 512, as the index does) once for parity (minimum cosine to the
+plain graph), then R interleaved timed rounds (order reversed every other round): medians of wall and CPU seconds (this process, all
 threads), texts per second, and CPU relative to the plain graph. Never asserts.
 """
 
@@ -97,9 +98,9 @@ def main() -> int:
 
     import onnxruntime as ort
 
-    from kit.memory.embedder_base import DEFAULT_MODEL, resolve_model
+    from kit.memory.embedder_base import DEFAULT_MODEL, available_cores, resolve_model
     from kit.memory.model_files import BertConfig, Tokens
-    from kit.memory.onnx_embedder import MAX_ROWS, TOKEN_BUDGET
+    from kit.memory.onnx_embedder import MAX_ROWS, TOKEN_BUDGET, run_side_by_side
     from kit.memory.onnx_export import ensure_model
 
     folder = Path(resolve_model(DEFAULT_MODEL))
@@ -114,8 +115,10 @@ def main() -> int:
     print("optimizer fused:", fused_graph(plain, fused))
 
     ALL, EXTENDED = ort.GraphOptimizationLevel.ORT_ENABLE_ALL, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-    configs = {  # name: (graph, threads, spinning, arena, level, token budget, rows)
-        "plain": (plain, 2, False, True, ALL, TOKEN_BUDGET, MAX_ROWS),
+    cores = available_cores()
+    configs = {  # name: (graph, intra-op threads, spinning, arena, level, token budget, rows[, batches at once])
+        "plain": (plain, 1, False, True, ALL, TOKEN_BUDGET, MAX_ROWS, cores),  # Kit's default (session 5)
+        "plain-intra": (plain, cores, False, True, ALL, TOKEN_BUDGET, MAX_ROWS),  # session 4's default
         "fused": (fused, 2, False, True, ALL, TOKEN_BUDGET, MAX_ROWS),
         "fused-1thread": (fused, 1, False, True, ALL, TOKEN_BUDGET, MAX_ROWS),
         "fused-spin": (fused, 2, True, True, ALL, TOKEN_BUDGET, MAX_ROWS),
@@ -142,11 +145,20 @@ def main() -> int:
         loads[name] = time.perf_counter() - start
 
     def encode(name: str) -> np.ndarray:
-        budget, rows = configs[name][5:]
+        budget, rows, side_by_side = (*configs[name][5:], 1)[:3]
         encodings = tokens.encode(texts)
         out = np.empty((len(encodings), config.dim), dtype=np.float32)
-        for chunk, ids, types, mask in tokens.batches(encodings, batch_size=rows, token_budget=budget):
+
+        def run(batch) -> None:
+            chunk, ids, types, mask = batch
             out[chunk] = sessions[name].run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
+
+        # in windows of 512 texts, as `kit memory index` sends them (index.WINDOW_TEXTS)
+        for start in range(0, len(encodings), 512):
+            window = encodings[start:start + 512]
+            batches = (([start + i for i in b[0]], *b[1:])
+                       for b in tokens.batches(window, batch_size=rows, token_budget=budget))
+            run_side_by_side(batches, run, side_by_side)
         return out
 
     reference = encode(names[0])
