@@ -246,7 +246,7 @@ class EmbeddingSettings(Section):
     # auto: onnx, else numpy (no onnxruntime), else torch (a model only torch runs)
     backend: str = setting("auto", choices=EMBEDDING_BACKENDS)
     quantize: str = setting("none", choices=EMBEDDING_QUANTIZE)  # onnx: int8 weights
-    threads: int = setting(0, minimum=0)  # onnx intra-op threads; 0: the cores available
+    threads: int = setting(0, minimum=0)  # onnx batches run at once, one thread each; 0: the cores available
 
 
 @frozen_section
