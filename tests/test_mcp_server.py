@@ -168,6 +168,58 @@ async def _async(value):
     return value
 
 
+EMBEDDING_LINE = ("kit: kit.yaml: memory.embedding changed (backend auto → numpy): the old embedder is dropped; "
+                  "the vectors stay sentence-transformers/all-MiniLM-L6-v2 (nothing to re-index)")
+
+
+def test_kit_mcp_serve_follows_a_memory_embedding_edit_without_re_embedding(ws_path, kit_now):
+    """Issue 14's hot reload through the real server: kit.yaml's memory.embedding edited while
+    `kit mcp serve` runs; the server makes the new embedder (one stderr line says so) and, the
+    vectors' identity being the same, keeps every chunk and vector it has."""
+    kit_now("2026-05-07T09:00:00+00:00")
+    (ws_path / "memory").mkdir(exist_ok=True)
+    (ws_path / "memory" / "2026-05-06.md").write_text(
+        "# 2026-05-06\n\n- The boiler service is due in June\n- Ferns need water on Sundays\n", encoding="utf-8")
+    index_db = ws_path / ".kit" / "index.db"
+
+    def indexed() -> tuple[list, int, str]:
+        """Chunk rows with their vectors (numpy's vectors differ from ONNX's in the last bits: a
+        vector embedded again shows), cache entries, and the index generation (bumped by any write)."""
+        with sqlite3.connect(index_db) as db:
+            chunks = db.execute("SELECT id, hash, model, embedding FROM chunks ORDER BY id").fetchall()
+            return (chunks, db.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0],
+                    db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+
+    async def scenario() -> None:
+        async with kit_server(ws_path) as s:
+            found = await s.call_tool("memory_search", {"query": "when is the boiler serviced"})
+            assert not found.is_error, text(found)
+            assert found.structured_content["results"][0]["snippet"] == "- The boiler service is due in June"
+            before = indexed()
+            assert len(before[0]) == 2 and before[1] == 2 and before[2] == "2"  # one write per file
+            assert {row[2] for row in before[0]} == {"sentence-transformers/all-MiniLM-L6-v2"}
+
+            (ws_path / "kit.yaml").write_text("memory:\n  embedding:\n    backend: numpy\n", encoding="utf-8")
+            queries = iter(f"which plants need water ({n})" for n in range(1000))  # new ones: embedded each time
+
+            async def followed():
+                result = await s.call_tool("memory_search", {"query": next(queries)})
+                assert not result.is_error, text(result)
+                return EMBEDDING_LINE in (ws_path.parent / "serve.stderr").read_text()
+
+            await until(followed, "the memory.embedding change in the server's stderr", timeout=TIMEOUT)
+            result = await s.call_tool("memory_search", {"query": "which plants need water on Sundays"})
+            assert not result.is_error, text(result)
+            top = result.structured_content["results"][0]
+            assert top["snippet"] == "- Ferns need water on Sundays" and top["vector_score"] > 0.3  # hybrid, by the new embedder
+            assert indexed() == before  # the same rows, vectors and generation: nothing re-indexed or re-embedded
+        stderr = (ws_path.parent / "serve.stderr").read_text()
+        assert [line for line in stderr.splitlines() if "memory.embedding" in line] == [EMBEDDING_LINE]
+        assert (ws_path / ".kit" / "logs" / "memory.log").read_text().count("memory.embedding changed") == 1
+
+    anyio.run(scenario)
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
