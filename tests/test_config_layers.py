@@ -157,6 +157,28 @@ def test_template_kit_yaml_documents_every_default():
         assert key in text
 
 
+def test_template_kit_yaml_names_every_setting():
+    """Regression: `agent.parallel_tools` and `hooks.claude_code` were settings a new user could not
+    find in the kit.yaml `kit init` writes ("every key optional, defaults shown commented")."""
+    import re
+
+    from kit.paths import bundled
+
+    text = (bundled("workspace") / "kit.yaml").read_text()
+
+    def leaves(prefix: str, value):
+        # providers and mcp.servers are open mappings (any name): their entries are examples
+        if isinstance(value, dict) and value and prefix not in ("providers", "mcp.servers"):
+            for key, inner in value.items():
+                yield from leaves(f"{prefix}.{key}" if prefix else key, inner)
+        else:
+            yield prefix
+
+    missing = [key for key in leaves("", defaults())
+               if not re.search(rf"\b{re.escape(key.rsplit('.', 1)[-1])}\b", text)]
+    assert missing == []
+
+
 def test_a_secret_in_kit_yaml_is_refused_with_the_way_to_do_it(tmp_path: Path, user_file: Path):
     write(tmp_path / "kit.yaml", "providers:\n  openai:\n    api_key: sk-123\n")
     with pytest.raises(ConfigError) as info:
