@@ -89,10 +89,10 @@ def test_watch_human_output_names_changes_and_errors(start_watch, ws_path: Path)
     proc, out, err = start_watch()
     write(ws_path, "USER.md", "---\nname: [Ana\n---\n# User\n")
     first = out.until("v2")
-    assert "nothing changed" in first
+    assert first.rstrip().endswith("v2 nothing applied (the last good version stays)")
     assert out.next().strip().startswith("error USER.md:2: invalid frontmatter YAML")
     write(ws_path, "USER.md", "---\nname: Ana\n---\n# User\n")
-    assert out.until("v3").rstrip().endswith("v3 USER.md (errors fixed)")
+    assert out.until("v3").rstrip().endswith("v3 USER.md (fixed)")
     proc.terminate()
     assert proc.wait(timeout=WAIT) == 0
 
@@ -156,11 +156,29 @@ def test_watch_human_output_says_errors_fixed_and_summarises_bursts(start_watch,
     write(ws_path, "kit.yaml", "watch:\n  debounce_ms: [100\n")
     out.until("v2")
     write(ws_path, "kit.yaml", "watch:\n  debounce_ms: 100\n")
-    assert out.until("v3").rstrip().endswith("v3 nothing changed (errors fixed)")
+    assert out.until("v3").rstrip().endswith("v3 nothing changed (fixed: kit.yaml)")
     for i in range(12):
         (ws_path / "memory" / f"2026-05-{i + 1:02d}.md").write_text(f"- note {i}\n")
     line = out.until("v4").rstrip()
     assert line.endswith("and 4 more"), line
     assert line.count("memory/") == 8
+    proc.terminate()
+    assert proc.wait(timeout=WAIT) == 0
+
+
+def test_watch_says_fixed_only_for_what_was_fixed(start_watch, ws_path: Path):
+    """Regression: with a broken skill left as it was, any other edit printed "(errors fixed)"
+    (a reload's errors are only those of its own paths)."""
+    write(ws_path, "skills/broken/SKILL.md", "---\nname: broken\ndescription: [unclosed\n---\n")
+    proc, out, err = start_watch()
+    assert "skills/broken/SKILL.md:3" in err.until("skills/broken")
+    write(ws_path, "SOUL.md", "# Soul\n\nEdited while a skill is broken.\n")
+    assert out.until("v2").rstrip().endswith("v2 SOUL.md")
+    write(ws_path, "skills/broken/SKILL.md", "---\nname: broken\ndescription: Fixed now.\n---\n")
+    assert out.until("v3").rstrip().endswith("v3 skills/broken/SKILL.md (fixed)")
+    write(ws_path, "kit.yaml", "watch:\n  debounce_ms: [100\n")
+    assert out.until("v4").rstrip().endswith("v4 nothing applied (the last good version stays)")
+    write(ws_path, "AGENTS.md", "# Agents\n\nkit.yaml is still broken.\n")
+    assert out.until("v5").rstrip().endswith("v5 AGENTS.md")
     proc.terminate()
     assert proc.wait(timeout=WAIT) == 0

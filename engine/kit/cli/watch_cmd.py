@@ -34,15 +34,20 @@ def watch(workspace, as_json: bool) -> None:
 
     templates = TemplateWatch(ws)
 
-    seen = {"version": ws.version, "errors": bool(ws.snapshot.errors)}
+    def broken() -> set[str]:
+        """What has an error now, by path: a reload's own errors are only those of its paths, so
+        whether one was fixed is told by the workspace's problems before and after it."""
+        return {issue.path or str(issue) for issue in ws.snapshot.errors}
+
+    seen = {"version": ws.version, "broken": broken()}
 
     def on_reload(result) -> None:
         if not result.changed and not result.errors and result.version == seen["version"]:
             return  # e.g. a comment-only edit of kit.yaml: the effective config is the same
-        # a new version with nothing changed and no errors is a fix (the last good content is back)
-        fixed = seen["errors"] and not result.errors
+        now_broken = broken()
+        fixed = sorted(seen["broken"] - now_broken)
         seen["version"] = result.version
-        seen["errors"] = bool(result.errors)
+        seen["broken"] = now_broken
         try:
             template_issue = templates.after_reload(result.changed)
         except Exception as exc:  # a failing prompt build must not swallow the reload line
@@ -58,9 +63,12 @@ def watch(workspace, as_json: bool) -> None:
         shown = list(result.changed[:8])
         if len(result.changed) > len(shown):
             shown.append(f"and {len(result.changed) - len(shown)} more")
-        changed = ", ".join(shown) if shown else "nothing changed"
+        if shown:
+            changed = ", ".join(shown)
+        else:  # a broken edit keeps the last good version; restoring it changes nothing in force
+            changed = "nothing applied (the last good version stays)" if result.errors else "nothing changed"
         if fixed:
-            changed += " (errors fixed)"
+            changed += " (fixed)" if fixed == sorted(result.changed) else f" (fixed: {', '.join(fixed)})"
         out.print(f"[dim]{stamp}[/dim] v{result.version} {changed}", markup=True, highlight=False)
         for issue in errors:
             out.print(f"  [red]error[/red] {issue}", markup=True, highlight=False)
