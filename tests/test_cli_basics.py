@@ -198,3 +198,31 @@ def test_config_show_piped_is_one_whole_line_per_key(cli, ws_path: Path):
     out = cli("config", "show", "-w", ws_path).output.splitlines()
     [line] = [ln for ln in out if ln.startswith("agent.fallbacks")]
     assert line.endswith('["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5", "ollama/qwen2.5-coder:32b"]  (workspace)')
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["memory", "status", "--json"], ["dream", "--dry-run"], ["skills", "list", "--json"], ["hooks", "list"],
+     ["sessions", "list"]],
+    ids=["memory-status", "dream-dry-run", "skills-list", "hooks-list", "sessions-list"],
+)
+def test_a_broken_kit_yaml_is_a_warning_on_every_command(cli, ws_path: Path, args):
+    """Regression: `kit memory search`, `kit dream` … ran on the defaults without a word when kit.yaml
+    had a typo (only doctor, config show, prompt and run said so): the settings a person wrote
+    silently did not apply."""
+    (ws_path / "kit.yaml").write_text("memory:\n  search:\n    max_reslts: 10\n")
+    result = cli(*args, "-w", ws_path)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        "kit: warning: kit.yaml:3: unknown key 'memory.search.max_reslts' (did you mean 'max_results'?) "
+        "(ignored until fixed; no kit.yaml setting applies)"
+    ]
+    (ws_path / "kit.yaml").write_text("memory:\n  search:\n    max_results: 10\n")
+    assert cli(*args, "-w", ws_path).stderr == ""
+
+
+def test_commands_that_report_config_problems_say_them_once(cli, ws_path: Path):
+    (ws_path / "kit.yaml").write_text("agent:\n  modle: x\n")
+    for args in (["doctor", "--offline"], ["config", "show"], ["prompt", "--report"]):
+        result = cli(*args, "-w", ws_path)
+        assert (result.stdout + result.stderr).count("unknown key 'agent.modle'") == 1, (args, result.output)

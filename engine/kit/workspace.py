@@ -143,6 +143,15 @@ class Workspace(WorkspaceCore):
 
         check_model(spec, self.config)
 
+    def config_notices(self) -> list[str]:
+        """A warning per configuration problem (file:line) with what is in force instead; empty
+        when every layer is valid."""
+        if not self.snapshot.config_issues:
+            return []
+        from kit.agent.preflight import config_notices
+
+        return config_notices(self)
+
     def run_notices(self, model: str | None = None) -> list[str]:
         """What a one-shot run must say first: the script label, load errors, skipped untrusted hooks."""
         from kit.agent.preflight import run_notices

@@ -40,6 +40,12 @@ def in_force(ws: WorkspaceCore, problem: Problem) -> str:
     return "ignored until fixed"
 
 
+def config_notices(ws: WorkspaceCore) -> list[str]:
+    """One warning per kit.yaml (or user file, env, flag) problem and what is in force instead:
+    every command that acts on settings says it, so a typo never silently means the defaults."""
+    return [f"warning: {problem} ({in_force(ws, problem)})" for problem in ws.snapshot.config_issues]
+
+
 def run_notices(ws: WorkspaceCore, model: str | None = None) -> list[str]:
     """The status lines a one-shot run starts with: the script provider's label, each load error
     and what is in force instead, each untrusted workspace hook that is skipped."""

@@ -67,10 +67,17 @@ def stacked(*decorators: Callable) -> Callable:
 workspace_command = stacked(workspace_option, json_option, handle_errors)
 
 
-def open_workspace(path: Path | None, flags: dict[str, Any] | None = None):
+def open_workspace(path: Path | None, flags: dict[str, Any] | None = None, *, config_warnings: bool = True):
+    """The workspace a command works on. A broken kit.yaml never stops a command (the valid values
+    apply), so it is said on stderr, once per problem — unless the command reports it itself
+    (`config_warnings=False`: doctor, config show, prompt, run, watch)."""
     from kit import open_workspace as open_
 
-    return open_(path, flags=flags)
+    ws = open_(path, flags=flags)
+    if config_warnings:
+        for notice in ws.config_notices():
+            click.echo(f"kit: {notice}", err=True)
+    return ws
 
 
 def emit_json(data: Any) -> None:

@@ -25,7 +25,7 @@ def config() -> None:
 @workspace_command
 def show(workspace, as_json: bool) -> None:
     """Print every effective value with its layer (default, user, workspace, env, flag)."""
-    ws = open_workspace(workspace)
+    ws = open_workspace(workspace, config_warnings=False)
     cfg = ws.config
     flat = cfg.flat()
     errors = [str(i) for i in ws.snapshot.config_issues]

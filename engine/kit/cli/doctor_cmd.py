@@ -27,7 +27,7 @@ STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 @handle_errors
 def doctor(workspace, offline: bool, as_json: bool) -> None:
     """Check the workspace: config, documents, skills, hooks, memory index, dreaming, providers."""
-    ws = open_workspace(workspace)
+    ws = open_workspace(workspace, config_warnings=False)
     findings = ws.doctor(offline=offline)
     errors = [f for f in findings if f.severity == "error"]
     if as_json:

@@ -29,7 +29,7 @@ def prompt(workspace, kind: str, report_only: bool, as_json: bool) -> None:
     The prompt text goes to stdout alone (`kit prompt > prompt.txt` saves exactly the prompt);
     the budget report and warnings go to stderr. With --report only the report is printed, on stdout.
     """
-    ws = open_workspace(workspace)
+    ws = open_workspace(workspace, config_warnings=False)
     result = ws.prompt(kind)
     if as_json:
         emit_json(result.to_json())

@@ -56,7 +56,7 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
     """Talk to the agent: one turn with MESSAGE ("-" reads it from stdin), else an interactive REPL."""
     if as_json and stream_json:
         fail("--json and --stream-json exclude each other (--stream-json ends with the same document)", 2)
-    ws = open_workspace(workspace)
+    ws = open_workspace(workspace, config_warnings=False)
     if model is not None:
         _check_model(ws, model)
     generation = None

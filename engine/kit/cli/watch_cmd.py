@@ -28,7 +28,7 @@ def watch(workspace, as_json: bool) -> None:
 
     # watcher warnings (inotify limits, failed reloads) go to stderr; stdout stays the report
     logging.basicConfig(level=logging.WARNING, format="kit: %(message)s", stream=sys.stderr)
-    ws = open_workspace(workspace)
+    ws = open_workspace(workspace, config_warnings=False)
     err = console(stderr=True)
     out = console()
 
