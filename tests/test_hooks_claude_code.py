@@ -253,6 +253,12 @@ def test_an_edit_untrusts_and_hooks_list_shows_it(ws, cli):
     listed = cli("hooks", "list", "-w", str(ws.root))
     assert "claude:project:PreToolUse[0]" in listed.output and "untrusted" in listed.output
     assert "kit hooks trust claude-code" in listed.output
+    # regression: the columns were 20/9/7 wide, so these rows pushed STATE, ROOT and KIND out of line
+    table = [line for line in listed.output.splitlines() if not line.startswith(" ")]
+    assert table[0].split() == ["NAME", "STATE", "ROOT", "KIND", "EVENTS"]
+    for column in ("STATE", "ROOT", "KIND", "EVENTS"):
+        at = table[0].index(column)
+        assert all(line[at - 1] == " " and line[at] != " " for line in table[1:]), (column, table)
     trusted = cli("hooks", "trust", "claude-code", "-w", str(ws.root), "--json")
     assert json.loads(trusted.output)["root"] == "claude-code"
     ws.reload()

@@ -36,7 +36,12 @@ def list_cmd(workspace, as_json: bool) -> None:
         return
     from rich.markup import escape
 
-    out.print(f"[bold]{'NAME':<20} {'STATE':<10} {'ROOT':<9} {'KIND':<7} EVENTS[/]")
+    # columns as wide as their longest value: Claude Code handlers are named like
+    # claude:project:PreToolUse[0] and their root is claude-code, past the usual widths
+    name_w = max(20, *(len(row["name"]) for row in rows))
+    root_w = max(9, *(len(row["root"]) for row in rows))
+    kind_w = max(7, *(len(row["kind"]) for row in rows))
+    out.print(f"[bold]{'NAME':<{name_w}} {'STATE':<10} {'ROOT':<{root_w}} {'KIND':<{kind_w}} EVENTS[/]")
     for row in rows:
         if not row["valid"]:
             state, style = "invalid", "bold red"
@@ -47,7 +52,8 @@ def list_cmd(workspace, as_json: bool) -> None:
         else:
             state, style = "active", "green"
         out.print(
-            f"{escape(row['name']):<20} [{style}]{state:<10}[/] [dim]{row['root']:<9} {row['kind']:<7}[/] "
+            f"{escape(row['name']) + ' ' * (name_w - len(row['name']))} [{style}]{state:<10}[/] "
+            f"[dim]{row['root']:<{root_w}} {row['kind']:<{kind_w}}[/] "
             + escape(", ".join(row["events"]))
         )
         for index, message in enumerate(row["errors"]):
