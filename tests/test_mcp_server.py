@@ -79,6 +79,8 @@ def test_kit_mcp_serve_over_stdio(ws_path, kit_now):
             uris = [str(r.uri) for r in (await s.list_resources()).resources]
             assert uris[:2] == ["kit://workspace/MEMORY.md", "kit://workspace/USER.md"]
             assert uris[2:] == [f"kit://prompt/{k}" for k in ("default", "subagent", "cron", "heartbeat", "shared")]
+            # regression: resources/templates/list was "Method not found" (every resource is listed)
+            assert (await s.list_resource_templates()).resource_templates == []
             prompts = {p.name: p for p in (await s.list_prompts()).prompts}
             assert prompts["deploy"].description == "Ship the app to production."
 

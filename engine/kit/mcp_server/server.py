@@ -114,6 +114,12 @@ class KitMcpServer:
                 types.Resource(uri=uri, name=name, description=description, mime_type=mime)
                 for uri, name, description, mime in self.resources()])
 
+        async def on_list_resource_templates(ctx: Any, params: Any) -> Any:
+            # every resource is listed by its URI; a client that asks for templates (they belong to
+            # the resources capability) gets an empty list rather than "Method not found"
+            self._seen(ctx)
+            return types.ListResourceTemplatesResult(resource_templates=[])
+
         async def on_read_resource(ctx: Any, params: Any) -> Any:
             self._seen(ctx)
             import anyio
@@ -153,6 +159,7 @@ class KitMcpServer:
         server = Server("kit", version=_version(), instructions=INSTRUCTIONS.format(root=self.ws.root),
                         on_list_tools=on_list_tools, on_call_tool=on_call_tool,
                         on_list_resources=on_list_resources, on_read_resource=on_read_resource,
+                        on_list_resource_templates=on_list_resource_templates,
                         on_list_prompts=on_list_prompts, on_get_prompt=on_get_prompt)
         server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, on_subscribe)
         server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, on_subscribe)
