@@ -255,6 +255,33 @@ def test_git_commits_exactly_the_imported_files(oc: Path, tmp_path: Path, cli) -
     assert status == "A  notes.txt\n"  # the user's staged file is still staged, not committed
 
 
+def test_git_gives_a_new_workspace_its_own_repository(oc: Path, tmp_path: Path, cli) -> None:
+    """Regression: a new DEST inside another repository's folder (a home folder kept in git) had its
+    import committed into that repository, with paths like agent/SOUL.md; `kit init --git` makes
+    the workspace its own repository. An existing workspace still commits where it lives."""
+    outer = tmp_path / "dotfiles"
+    outer.mkdir()
+    git = lambda *args: subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout  # noqa: E731
+    git("init", "-q", str(outer))
+    git("-C", str(outer), "-c", "user.name=A", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "dotfiles")
+    dest = outer / "agent"
+    out = cli("import", "openclaw", oc, dest, "--git", "--json")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["committed"] is True
+    assert (dest / ".git").is_dir()
+    assert git("-C", str(dest), "log", "--format=%s") == f"import: openclaw workspace from {oc}\n"
+    assert git("-C", str(outer), "log", "--format=%s") == "dotfiles\n"  # the outer repository is untouched
+
+    project = tmp_path / "monorepo"
+    (project / "agent").mkdir(parents=True)
+    git("init", "-q", str(project))
+    (project / "agent" / "kit.yaml").write_text("agent:\n  model: ollama/llama3.2\n")
+    out = cli("import", "openclaw", oc, project / "agent", "--git", "--json")
+    assert out.exit_code == 0, out.output
+    assert not (project / "agent" / ".git").exists()
+    assert git("-C", str(project), "log", "--format=%s") == f"import: openclaw workspace from {oc}\n"
+
+
 def test_in_place_import_and_the_refusals_that_name_it(oc: Path, cli, monkeypatch) -> None:
     monkeypatch.chdir(oc)
     for args in (("doctor",), ("prompt",), ("memory", "search", "deploys")):

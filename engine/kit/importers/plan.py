@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kit.errors import WorkspaceError
 from kit.filewrite import atomic_write
+from kit.paths import CONFIG_FILE
 
 # What an action does to DEST. Only "create" and "overwrite" write.
 WRITES = frozenset({"create", "overwrite"})
@@ -74,9 +75,11 @@ def _git(dest: Path, *args: str) -> subprocess.CompletedProcess:
 
 def apply_plan(plan: ImportPlan, *, git: bool = False) -> ImportResult:
     """Write the plan's creates and overwrites (atomically, one file at a time); with `git`, commit
-    exactly those files (git init first when DEST is not a repository)."""
+    exactly those files (git init first when DEST is not a repository, or is a new workspace
+    inside another one's folder)."""
     if git and shutil.which("git") is None:
         raise WorkspaceError("--git needs git on PATH")
+    new_workspace = not (plan.dest / CONFIG_FILE).exists()
     written: list[str] = []
     for action in plan.writes:
         target = plan.dest / action.path
@@ -87,7 +90,13 @@ def apply_plan(plan: ImportPlan, *, git: bool = False) -> ImportResult:
         written.append(action.path)
     committed = False
     if git and written:
-        if _git(plan.dest, "rev-parse", "--show-toplevel").returncode != 0:
+        top = _git(plan.dest, "rev-parse", "--show-toplevel")
+        # a new workspace gets a repository of its own, as `kit init --git` gives it: one that only
+        # happens to lie inside another repository's folder (a home folder kept in git, a project)
+        # must not have its import committed there; an existing workspace commits where it lives
+        inside_other = top.returncode == 0 and new_workspace and \
+            Path(top.stdout.strip()).resolve() != plan.dest.resolve()
+        if top.returncode != 0 or inside_other:
             result = _git(plan.dest, "init", "-q")
             if result.returncode != 0:
                 raise WorkspaceError(f"git init failed: {result.stderr.strip()}")
