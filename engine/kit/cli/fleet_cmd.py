@@ -220,11 +220,29 @@ def status(ctx, kinds, show_workers, as_json) -> None:
     if as_json:
         emit_json({"workspaces": [r.to_json() for r in rows], "workers": workers})
         return
-    from rich.table import Table
+    out = console()
+    out.print(status_table(rows))
+    failed = sum(1 for r in rows if r.result == "failed")
+    line = f"{plural(len({r.path for r in rows}), 'workspace')}; {failed} failing"
+    if workers is not None:
+        line += f"; {plural(len(workers), 'worker')} online" + (f": {', '.join(workers)}" if workers else "")
+    out.print(line, markup=False)
 
-    table = Table(box=None, pad_edge=False, show_edge=False)
-    for col in ("workspace", "task", "state", "result", "finished", "took", "detail"):
-        table.add_column(col, overflow="fold")
+
+def status_table(rows):
+    """The `kit fleet status` table. A workspace path is what one types next, so it keeps its
+    width and the finished time and the detail wrap instead; at 80 columns every column
+    folded alike and cut paths mid-name ("/tmp/nu.90h0/hom" over "e/agent")."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))  # one space between columns
+    table.add_column("workspace", no_wrap=True, overflow="fold")
+    for col in ("task", "state", "result"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("finished", overflow="fold")  # the time goes under the date when space is short
+    table.add_column("took", no_wrap=True)
+    table.add_column("detail", overflow="fold")
     for r in rows:
         detail = r.error if r.result in ("failed", "busy") else (r.summary or "")
         if r.failures > 1:
@@ -233,15 +251,10 @@ def status(ctx, kinds, show_workers, as_json) -> None:
             detail = f"{detail} [not in the registry]"
         took = f"{r.duration_s:.2f} s" if r.duration_s is not None else ""
         when = (r.finished_at or "")[:16].replace("T", " ")
-        table.add_row(r.path, r.kind or "-", r.state, r.result or "", when, took, detail,
+        # Text, not markup: an error's "[byte 0xff]" or "[not in the registry]" is what it says
+        table.add_row(Text(r.path), r.kind or "-", r.state, r.result or "", when, took, Text(detail),
                       style="red" if r.result == "failed" else None)
-    out = console()
-    out.print(table)
-    failed = sum(1 for r in rows if r.result == "failed")
-    line = f"{plural(len({r.path for r in rows}), 'workspace')}; {failed} failing"
-    if workers is not None:
-        line += f"; {plural(len(workers), 'worker')} online" + (f": {', '.join(workers)}" if workers else "")
-    out.print(line, markup=False)
+    return table
 
 
 # ---------------------------------------------------------------------------- processes
