@@ -122,6 +122,18 @@ def test_list_shows_blocked_and_invalid_skills(cli, ws_path):
     assert rows["wrong-folder"] == ["workspace", "invalid (skills/wrong-folder/SKILL.md:2: 'name' 'wrong' must "
                                                  "equal the folder name 'wrong-folder')", "", ""]
     assert "2 invalid skill files not loaded; `kit skills check` shows every problem" in table.output
+    # regression: at a terminal's 80 columns the reason was cut to "invalid (skills/broken/SK…"
+    narrow = cli("skills", "list", "-w", ws_path, env={"COLUMNS": "80"}).output
+    cells: dict[str, str] = {}
+    name = ""
+    for line in narrow.splitlines():
+        if line.startswith("│"):
+            parts = line.split("│")
+            name = parts[1].strip() or name
+            cells[name] = cells.get(name, "") + "".join(parts[3].split())  # folded at any space
+    assert "…" not in narrow
+    assert cells["broken"] == ("invalid (skills/broken/SKILL.md:3: invalid frontmatter YAML: expected the node "
+                               "content, but found '<stream end>')").replace(" ", "")
 
 
 def test_new_without_description_warns_in_check_until_edited(cli, ws_path):

@@ -39,8 +39,10 @@ def list_cmd(workspace, as_json: bool) -> None:
     from rich.text import Text
 
     table = Table(show_lines=False)
+    # fold, not "…": an invalid skill's readiness holds FILE:LINE and the reason, one long word
+    # that the default overflow cut to "invalid (skills/broken/SK…" at 80 columns
     for column in ("name", "source", "readiness", "flags", "description"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for s in catalog:
         flags = []
         if s.always:
