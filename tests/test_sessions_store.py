@@ -127,6 +127,9 @@ def test_cli_human_output(store, workspace, cli):
     assert f"{info.id} #2 assistant: Booked a venue near [Alfama]." in found.stdout
     empty = cli("sessions", "search", "zanzibar", "-w", workspace.root)
     assert empty.stdout.strip() == "no matches"
+    # regression: an empty query printed "no matches" with exit 0 (kit memory search "" is a usage error)
+    blank = cli("sessions", "search", "  ", "-w", workspace.root)
+    assert blank.exit_code == 2 and "QUERY is empty: say what to search for" in blank.output
 
 
 def test_cli_prints_titles_and_keys_with_brackets_as_text(store, workspace, cli):

@@ -111,6 +111,8 @@ def show_cmd(session_id, workspace, as_json):
 @handle_errors
 def search_cmd(query, workspace, limit, as_json):
     """Full-text search over messages (words, and CJK/substrings via trigrams)."""
+    if not query.strip():  # as `kit memory search ""`: an empty query is a mistake, not "no matches"
+        raise click.UsageError("QUERY is empty: say what to search for")
     hits = _store(workspace).search(query, limit=limit)
     if as_json:
         emit_json({"query": query, "results": [h.to_json() for h in hits]})
