@@ -384,6 +384,18 @@ def test_doctor_names_notes_sync_refuses_and_does_not_call_them_stale(workspace,
         "memory index fresh: 2 files, 1 chunk, 1 embedded"]
 
 
+def test_doctor_names_a_note_whose_date_does_not_exist(workspace):
+    """Regression (new-user walkthrough): memory/2026-02-30.md was indexed as an undated file, so
+    its facts were never recalled day by day nor promoted, and doctor said nothing."""
+    write(workspace.root, "memory/2026-02-30.md", "- The boiler service is due in spring.\n")
+    write(workspace.root, "memory/2026-02-28-boiler.md", "- The boiler was serviced.\n")
+    write(workspace.root, "memory/notes-2026-02-30.md", "- not named like a daily note\n")
+    findings = [(f.severity, str(f)) for f in doctor_checks(workspace) if f.path and f.path.startswith("memory/")]
+    assert findings == [("warning", "memory/2026-02-30.md: named like a daily note, but 2026-02-30 is not a date: "
+                                    "it is searched as an undated file, and dreaming never promotes from it; "
+                                    "rename it to the day it is about")]
+
+
 def test_doctor_does_not_cry_fts_only_when_numpy_can_embed(workspace, monkeypatch):
     """Regression: doctor warned 'sentence-transformers is not installed → fts-only' though the
     numpy backend (under `auto` when onnxruntime is missing) embeds without it."""

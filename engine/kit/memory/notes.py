@@ -20,5 +20,12 @@ def note_date(rel: str) -> date | None:
         return None
 
 
+def impossible_date(rel: str) -> str | None:
+    """The YYYY-MM-DD of a path named like a daily note whose date does not exist
+    (memory/2026-02-30.md), else None: such a file is searched as an undated note."""
+    match = DAILY_RE.match(rel)
+    return match.group(1) if match and note_date(rel) is None else None
+
+
 def is_daily_note(rel: str) -> bool:
     return note_date(rel) is not None

@@ -52,6 +52,7 @@ from kit.memory.index import (
     stored_schema,
     sync_index,
 )
+from kit.memory.notes import impossible_date
 from kit.memory.search import SearchResult, hybrid_search
 from kit.paths import CONFIG_FILE
 from kit.problems import Problem
@@ -629,8 +630,15 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
             message=f"this SQLite ({sqlite3.sqlite_version}) has no FTS5 trigram support: memory search runs vector-only",
         ))
     extra = list(ws.config.memory.extra_paths)
-    _, problems = indexable_files(ws.root, extra)
+    files, problems = indexable_files(ws.root, extra)
     findings.extend(Problem(area="memory", severity="warning", path=CONFIG_FILE, message=p) for p in problems)
+    for rel in files:  # a typo in a note's name quietly takes it out of the day-by-day memory
+        day = impossible_date(rel)
+        if day is not None:
+            findings.append(Problem(
+                area="memory", severity="warning", path=rel,
+                message=f"named like a daily note, but {day} is not a date: it is searched as an undated "
+                        "file, and dreaming never promotes from it; rename it to the day it is about"))
     path = ws.kit_dir / "index.db"
     if not path.exists():
         findings.append(Problem(
