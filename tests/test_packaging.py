@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -41,9 +42,12 @@ def test_wheel_install_in_fresh_venv_runs_kit_init(tmp_path: Path):
         check=True, capture_output=True, timeout=300,
     )
     (purelib / "zz_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # the fresh venv must import the wheel: a PYTHONPATH pointing at a source tree (how the suite is
+    # run from a worktree, PYTHONPATH=$PWD/engine) would put that tree's kit first
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
     where = subprocess.run([venv / "bin" / "python", "-c", "import kit; print(kit.__file__)"],
-                           capture_output=True, text=True, check=True, cwd=tmp_path).stdout.strip()
+                           capture_output=True, text=True, check=True, cwd=tmp_path, env=clean).stdout.strip()
     assert where.startswith(str(purelib)), where
     for name in ("workspace/SOUL.md", "workspace/kit.yaml", "workspace/.gitignore"):
         assert (purelib / "kit" / "data" / name).is_file(), name
@@ -52,9 +56,9 @@ def test_wheel_install_in_fresh_venv_runs_kit_init(tmp_path: Path):
 
     target = tmp_path / "agent"
     proc = subprocess.run([venv / "bin" / "python", "-m", "kit", "init", target],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120, env=clean)
     assert proc.returncode == 0, proc.stderr
     assert (target / "SOUL.md").read_text() == (REPO / "workspace" / "SOUL.md").read_text()
     doctor = subprocess.run([venv / "bin" / "python", "-m", "kit", "doctor", "-w", target],
-                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120, env=clean)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
