@@ -76,3 +76,52 @@ def test_restates_says_nothing_new():
     assert claims.restates(entry, "Team standup is at 10:00 in the Kelvin room.", 0.8)
     assert not claims.restates(entry, "Team standup is at 10:00 in the Kelvin room, every Friday.", 0.8)
     assert not claims.restates(entry, "Team standup is at 10:00 in the Kelvin room.", 0.6)
+
+
+def test_an_end_time_or_date_is_its_own_kind_of_value():
+    assert kinds("The clinic gym is open until 22:00 on weekdays.") == {"time-end": {"22:00"}}
+    assert kinds("The library closes at 17:00 on Saturdays.") == {"time-end": {"17:00"}, "weekday": {"saturday"}}
+    assert kinds("The office is open 8:00-18:00.") == {"time": {"08:00"}, "time-end": {"18:00"}}
+    assert kinds("Parents' night is on 26 March from 16:30 to 19:00.") == {
+        "date": {"mar-26"}, "time": {"16:30"}, "time-end": {"19:00"}}
+    assert kinds("The pool is open until 30 September.") == {"date-end": {"sep-30"}}
+    # "moves to" is a change, not the end of a range: no time before it
+    assert kinds("Standup moves to 10:00.") == {"time": {"10:00"}}
+    assert kinds("The clinic opens at 8:00 on weekdays and at 9:00 on Saturdays.") == {
+        "time": {"08:00", "09:00"}, "weekday": {"saturday"}}
+
+
+# Different facts that share their subject words: an opening time and a closing time (or a start
+# and an end date) of one place or event. Similarities are the high end of what the real model
+# gives such pairs; the subject words overlap (Jaccard ≥ 0.5), so only the value's role tells them apart.
+@pytest.mark.parametrize(("old", "new"), [
+    ("The clinic gym is open until 22:00 on weekdays.", "The clinic opens at 8:00 on weekdays and at 9:00 on Saturdays."),
+    ("The library opens at 9:00 on Saturdays.", "The library closes at 17:00 on Saturdays."),
+    ("Parents' night starts at 16:30 in the hall.", "Parents' night ends at 19:00 in the hall."),
+    ("The outdoor pool is open from 1 June.", "The outdoor pool is open until 30 September."),
+    ("The café opens at 7:30.", "The café is open till 15:00."),
+])
+def test_an_opening_and_a_closing_value_are_two_facts(old, new):
+    for a, b in ((old, new), (new, old)):
+        rel = relation(a, b, 0.75)
+        assert (rel.kind, rel.conflicts) == ("unrelated", ())
+
+
+# True updates of one value (start or end alike): each still an update, with the value that changed.
+@pytest.mark.parametrize(("old", "new", "changed"), [
+    ("The clinic gym is open until 22:00 on weekdays.",
+     "The clinic gym is open until 20:00 on weekdays during the school holidays.", ("time-end", ("22:00",), ("20:00",))),
+    ("The library closes at 17:00 on Saturdays.", "The library now closes at 16:00 on Saturdays.",
+     ("time-end", ("17:00",), ("16:00",))),
+    ("The office is open 8:00-18:00.", "The office is now open until 20:00.", ("time-end", ("18:00",), ("20:00",))),
+    ("The library opens at 9:00 on Saturdays.", "The library now opens at 10:00 on Saturdays.",
+     ("time", ("09:00",), ("10:00",))),
+    ("Team standup is at 9:30 in the Kelvin room.", "Standup moves to 10:00, still in the Kelvin room.",
+     ("time", ("09:30",), ("10:00",))),
+    ("The outdoor pool is open until 30 September.", "The outdoor pool is now open until 15 October.",
+     ("date-end", ("sep-30",), ("oct-15",))),
+])
+def test_a_changed_opening_or_closing_value_is_still_an_update(old, new, changed):
+    rel = relation(old, new, 0.75)
+    assert rel.kind == "update"
+    assert changed in rel.conflicts

@@ -45,6 +45,12 @@ _DATE = re.compile(
     rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MONTH_RX})\b"
     rf"|\b(?P<m2>{_MONTH_RX})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b"
     r"|\b(?P<iso>\d{4}-\d{2}-\d{2})\b|\bthe\s+(?P<nth>\d{1,2})(?:st|nd|rd|th)\b", re.I)
+# an end time or date ("open until 22:00", "closes at 17:00", "8:00-18:00", "runs till 30 June") is
+# another value than a start or point one ("opens at 8:00", "standup at 9:30"): a closing time that
+# differs from an opening time is two facts, not a changed value (see `values`)
+_END_WORD = re.compile(r"\b(?:until|till|til|through|thru|(?:closes?|closing|closed|ends?|ending|finish(?:es)?|finishing)"
+                       r"(?:\s+(?:at|on|by|around))?)\s+$", re.I)
+_RANGE_TO = re.compile(r"^\s*(?:to|till|until|-|–|—)\s*$", re.I)
 _WEEKDAY = re.compile(r"\b(?P<w>monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.I)
 _MONTH_ALONE = re.compile(rf"\b(?P<m>{_MONTH_RX})\b", re.I)
 _NUMBER = re.compile(r"\b\d+(?:[ .,]\d+)*\b")
@@ -72,7 +78,8 @@ _EXTRA_STOP = frozenset("is are was were be been it its in on at of to a an by a
 @dataclass(frozen=True)
 class Values:
     """The values a text states, by kind. Kinds: money, time, date, weekday, month, id, number,
-    name, negation."""
+    name, negation — and time-end, date-end: an end time or date ("until 22:00", "closes at 17:00",
+    the second of "8:00-18:00"), which is compared only with end times or dates."""
 
     kinds: tuple[tuple[str, frozenset[str]], ...]
 
@@ -94,7 +101,15 @@ def values(text: str) -> Values:
     found: dict[str, set[str]] = {}
     spans: list[tuple[int, int]] = []
 
+    last_end: dict[str, int] = {}  # where the last time / date ended: the start of a range
+
     def take(kind: str, value: str, m: re.Match) -> None:
+        if kind in ("time", "date"):
+            before = text[: m.start()]
+            prev = last_end.get(kind)
+            if _END_WORD.search(before) or (prev is not None and _RANGE_TO.match(text[prev : m.start()])):
+                kind = f"{kind}-end"
+            last_end[kind.removesuffix("-end")] = m.end()
         found.setdefault(kind, set()).add(value)
         spans.append(m.span())
 
