@@ -218,3 +218,89 @@ def test_a_night_that_promotes_nothing_says_where_the_gates_are_read(workspace, 
                              "holds each back")
     explained = cli("memory", "explain", TUESDAYS, "-w", workspace.root).stdout
     assert "1 credited query, 1 credited day," in explained and "signals: 1 recall, 1 query, 1 day" in explained
+
+
+GYM = "The clinic gym is open until 22:00 on weekdays."
+HOLIDAYS = "The clinic gym is open until 20:00 on weekdays during the school holidays."
+
+
+def test_keep_both_keeps_your_line_never_queues_the_pair_again_and_the_next_dream_promotes_it(workspace, cli):
+    # two true lines (term-time and holiday hours): neither accept (drops your line) nor reject
+    # (drops the new one) is the answer
+    mem = workspace.root / "MEMORY.md"
+    mem.write_text(mem.read_text() + f"\n- {GYM}\n")
+    write_note(workspace.root, "2026-05-01", [HOLIDAYS, *FILLER])
+    recalled(workspace, HOLIDAYS, "2026-05-01", days("2026-05-02", 3), "gym hours")
+    set_now("2026-05-04", 20)
+    (item,) = run_dream(workspace).to_verify
+    assert item.reason.startswith("contradicts a line of yours in MEMORY.md: 22:00 → 20:00")
+    before = mem.read_text()
+    out = cli("memory", "verify", "keep-both", str(item.id), "--json", "-w", workspace.root,
+              env={"KIT_NOW": "2026-05-05T09:00:00+00:00"})
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert (data["action"], data["item"]["status"], data["item"]["status_day"], data["changed"], data["archived"],
+            data["git"]) == ("kept_both", "kept_both", "2026-05-05", [], None, None)
+    assert mem.read_text() == before  # nothing written yet: the dream promotes it, through the gates
+    assert explain(workspace, HOLIDAYS).status is None  # a candidate again, not to_verify nor rejected
+    assert json.loads(cli("memory", "verify", "--json", "-w", workspace.root).output) == {"items": []}
+    set_now("2026-05-05", 20)
+    night = run_dream(workspace)
+    assert (night.promoted, night.to_verify, night.superseded) == (("memory/2026-05-01.md:3:3",), (), ())
+    memory = mem.read_text()
+    assert f"- {GYM}\n" in memory and f"- {HOLIDAYS}\n" in memory
+    assert explain(workspace, HOLIDAYS).status == "active"
+    # more recalls, more nights: never queued again, your line stays
+    recalled(workspace, HOLIDAYS, "2026-05-01", days("2026-05-06", 2), "gym again")
+    set_now("2026-05-07", 20)
+    later = run_dream(workspace)
+    assert later.to_verify == () and mem.read_text() == memory
+    with workspace.open_state() as db:
+        assert [(v.id, v.status) for v in store.verify_items(db)] == [(item.id, "kept_both")]
+    again = cli("memory", "verify", "keep-both", str(item.id), "-w", workspace.root)
+    assert again.exit_code == 1 and f"#{item.id} was already kept_both on 2026-05-05" in again.stderr
+
+
+def test_keep_both_through_the_api_beside_a_promoted_entry(workspace):
+    old_key = promote_first(workspace, OLD)
+    other = "Team standup is at 10:15 in the Kelvin room."
+    write_note(workspace.root, "2026-05-01-standup", [other, *FILLER])
+    recalled(workspace, other, "2026-05-01-standup", days("2026-05-05", 3), "standup")
+    set_now("2026-05-07", 20)
+    (item,) = run_dream(workspace).to_verify
+    assert item.old_key == old_key
+    set_now("2026-05-08", 9)
+    outcome = workspace.verify("keep-both", item.id)
+    assert (outcome.action, outcome.item.status, outcome.changed, outcome.archived) == ("kept_both", "kept_both", (),
+                                                                                         None)
+    set_now("2026-05-08", 20)
+    night = run_dream(workspace)
+    assert (night.promoted, night.superseded, night.to_verify) == (("memory/2026-05-01-standup.md:3:3",), (), ())
+    memory = (workspace.root / "MEMORY.md").read_text()
+    assert OLD in memory and other in memory  # both kept; the old entry is not superseded
+    with workspace.open_state() as db:
+        assert {p.key: p.status for p in store.promotions(db)} == {old_key: "active", item.key: "active"}
+
+
+def test_keep_both_in_words_and_the_verify_list_names_it(workspace, cli):
+    mem = workspace.root / "MEMORY.md"
+    mem.write_text(mem.read_text() + f"\n- {GYM}\n")
+    write_note(workspace.root, "2026-05-01", [HOLIDAYS, *FILLER])
+    recalled(workspace, HOLIDAYS, "2026-05-01", days("2026-05-02", 3), "gym hours")
+    set_now("2026-05-04", 20)
+    (item,) = run_dream(workspace).to_verify
+    assert "keep-both N: both are true, two facts" in cli("memory", "verify", "-w", workspace.root).output
+    res = cli("memory", "verify", "keep-both", str(item.id), "-w", workspace.root,
+              env={"KIT_NOW": "2026-05-05T09:00:00+00:00"})
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines() == [
+        f"kept both #{item.id}: MEMORY.md keeps: {GYM}; the new text is a candidate again and a dream promotes it "
+        "when it passes the gates"]
+    listed = json.loads(cli("memory", "verify", "--all", "--json", "-w", workspace.root).output)
+    assert [(v["id"], v["status"]) for v in listed["items"]] == [(item.id, "kept_both")]
+    try:
+        workspace.verify("both", item.id)
+    except ValueError as e:
+        assert str(e) == "verify action must be accept, reject or keep-both, not 'both'"
+    else:
+        raise AssertionError("an unknown verify action must be refused")

@@ -102,13 +102,15 @@ class Workspace(WorkspaceCore):
         return items(self, everything=everything)
 
     def verify(self, action: str, item_id: int) -> VerifyOutcome:
-        """`kit memory verify accept|reject N`: accept promotes item N's new value and retires the
-        entry (or your line) it contradicts to the archive; reject keeps MEMORY.md as it is."""
+        """`kit memory verify accept|reject|keep-both N`: accept promotes item N's new value and
+        retires the entry (or your line) it contradicts to the archive; reject keeps MEMORY.md as it
+        is; keep-both says both are true: MEMORY.md keeps the old line, the pair is never queued
+        again and the new text is promoted by a dream like any other candidate."""
         from kit.dreaming import verify
 
-        actions = {"accept": verify.accept, "reject": verify.reject}
+        actions = {"accept": verify.accept, "reject": verify.reject, "keep-both": verify.keep_both}
         if action not in actions:
-            raise ValueError(f"verify action must be accept or reject, not {action!r}")
+            raise ValueError(f"verify action must be accept, reject or keep-both, not {action!r}")
         return actions[action](self, item_id)
 
     def cron(self, action: str, *, systemd: bool = False) -> CronResult:

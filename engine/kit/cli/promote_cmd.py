@@ -1,5 +1,5 @@
 """`kit memory promote [--apply] [--json]`, `kit memory explain KEY|TEXT [--json]` and
-`kit memory verify [list|accept N|reject N] [--json]`."""
+`kit memory verify [list|accept N|reject N|keep-both N] [--json]`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from kit.cli.common import (
     workspace_option,
 )
 
-# accept and reject take the same arguments
+# accept, reject and keep-both take the same arguments
 verify_options = stacked(workspace_option, click.argument("item_id", metavar="N", type=int), json_option,
                          handle_errors)
 
@@ -135,7 +135,8 @@ def _say_item(say, v) -> None:
 @click.pass_context
 @handle_errors
 def verify(ctx: click.Context, workspace, everything: bool, as_json: bool) -> None:
-    """Contradictions waiting for you: list them; `accept N` takes the new value, `reject N` keeps MEMORY.md."""
+    """Contradictions waiting for you: list them; `accept N` takes the new value, `reject N` keeps MEMORY.md,
+    `keep-both N`: both are true."""
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"workspace": workspace}  # `kit memory verify -w PATH accept 1` means that workspace
         return
@@ -151,7 +152,7 @@ def verify(ctx: click.Context, workspace, everything: bool, as_json: bool) -> No
     for v in queue:
         _say_item(say, v)
     say("accept N: promote the new value, the old one goes to memory/archive/promoted.md; "
-        "reject N: keep MEMORY.md as it is", style="dim")
+        "reject N: keep MEMORY.md as it is; keep-both N: both are true, two facts", style="dim")
 
 
 def _verify_step(action: str, workspace, item_id: int, as_json: bool) -> None:
@@ -166,6 +167,9 @@ def _verify_step(action: str, workspace, item_id: int, as_json: bool) -> None:
         say(f"accepted #{item_id}: MEMORY.md now says: {v['text']}")
         if outcome.archived:
             say(f"  retired to memory/archive/promoted.md: {outcome.archived}")
+    elif outcome.action == "kept_both":
+        say(f"kept both #{item_id}: MEMORY.md keeps: {v['old_text']}; the new text is a candidate again "
+            "and a dream promotes it when it passes the gates")
     else:
         say(f"rejected #{item_id}: MEMORY.md keeps: {v['old_text']}; the new text will not be promoted")
     if outcome.git:
@@ -184,3 +188,13 @@ def verify_accept(workspace, item_id: int, as_json: bool) -> None:
 def verify_reject(workspace, item_id: int, as_json: bool) -> None:
     """Keep MEMORY.md as it is; item N's text is never promoted or queued again."""
     _verify_step("reject", workspace, item_id, as_json)
+
+
+@verify.command("keep-both")
+@verify_options
+def verify_keep_both(workspace, item_id: int, as_json: bool) -> None:
+    """Both are true: MEMORY.md keeps its line; a dream promotes item N's text too.
+
+    Two facts, not one fact with two values: the pair is never queued again, and item N's text is a
+    candidate again, promoted by the next dream that finds it passing the gates."""
+    _verify_step("keep-both", workspace, item_id, as_json)

@@ -349,6 +349,7 @@ def plan(
     root: Path,
     embedder: Any | None,
     pending_verify: Sequence[VerifyItem] = (),
+    kept_both: Sequence[VerifyItem] = (),
 ) -> DeepPlan:
     """Tonight's Deep, decided and written nowhere (see the module docstring)."""
     from kit.dreaming.embed import CachedEmbedder
@@ -361,7 +362,7 @@ def plan(
     used_today = sum(1 for p in promos if p.promoted_day == today.isoformat())
     limit = max(0, settings.limit - used_today)
     decisions = decide(ranked, root=root, memory_text=memory_text, limit=limit, embedder=embedder,
-                       queued={v.claim for v in pending_verify})
+                       queued={v.claim for v in pending_verify}, both={(v.claim, v.old_claim) for v in kept_both})
     return DeepPlan(today, tuple(ranked), tuple(decisions), tuple(demoted), tuple(promos), limit, tuple(fills))
 
 
@@ -378,8 +379,11 @@ def may_update(r: Ranked) -> bool:
 
 
 def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int, embedder: Any | None,
-           queued: set[str] = frozenset()) -> list[Decision]:
+           queued: set[str] = frozenset(), both: set[tuple[str, str]] = frozenset()) -> list[Decision]:
     """In rank order, what becomes of each candidate that passed every gate.
+
+    `both`: (claim, old claim) pairs the user called two true facts (`kit memory verify keep-both`):
+    the candidate is not compared with that line at all — not an update of it, nor its duplicate.
 
     Candidates past today's limit are not rehydrated or embedded: the work stays proportional to
     the limit, not to the size of the recall log.
@@ -402,7 +406,7 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
             if written >= limit:
                 continue
             live = rehydrate(root, r.cand)
-            d = _decide_one(r, live, existing, notes, embedder) if live else None
+            d = _decide_one(r, live, _apart(r, existing, both), notes, embedder) if live else None
             if d is None or d.action != "superseded":
                 continue
             d = replace(d, detail=f"{d.detail}; an update of a promoted fact needs one credited recall")
@@ -420,12 +424,19 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
         if live is None:
             decisions.append(Decision(r, "gone", "its lines are no longer in the note"))
             continue
-        d = _decide_one(r, live, existing, notes, embedder)
+        d = _decide_one(r, live, _apart(r, existing, both), notes, embedder)
         decisions.append(d)
         if d.writes:
             written += 1
             _accept(d, existing, decisions)
     return decisions
+
+
+def _apart(r: Ranked, existing: list[Existing], both: set[tuple[str, str]]) -> list[Existing]:
+    """What MEMORY.md says, less the lines the user said this candidate does not contradict."""
+    if not both:
+        return existing
+    return [e for e in existing if (r.cand.claim, e.claim) not in both]
 
 
 def _accept(d: Decision, existing: list[Existing], decisions: list[Decision]) -> None:

@@ -156,7 +156,7 @@ def explain(ws: WorkspaceCore, target: str) -> Explanation:
     status = next((p.status for p in promos if p.claim in wordings), None)
     verify = next((v for v in reversed(queue) if v.claim in wordings), None)
     if status is None and verify is not None:
-        status = {"pending": "to_verify", "rejected": "rejected", "accepted": "active"}[verify.status]
+        status = {"pending": "to_verify", "rejected": "rejected", "accepted": "active"}.get(verify.status)  # kept_both: a candidate
     credit = {eid: (cr, used, quoted) for eid, cr, used, quoted in c.event_credit}
     history = tuple(
         {"day": e.day, "query": e.query, "score": round(e.score, 6), "source": e.source,

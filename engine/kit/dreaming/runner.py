@@ -444,6 +444,7 @@ def _deep(ctx: _Ctx, cands: list[Candidate], staged: list[Candidate], truths: li
         light=_phase_stats(ctx, "light", staged), rem=_phase_stats(ctx, "rem", truths),
         root=ctx.ws.root, embedder=embedder,
         pending_verify=store.verify_items(ctx.db, "pending") if ctx.db is not None else [],
+        kept_both=store.verify_items(ctx.db, "kept_both") if ctx.db is not None else [],
     )
     return apply_deep(ctx, night, cands)
 

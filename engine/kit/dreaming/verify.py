@@ -7,7 +7,10 @@ saying it changed and without being newer. `kit memory verify` lists the queue;
 
 - **accept N** promotes the new text and retires the old one — a promoted entry, or your own line —
   to `memory/archive/promoted.md` with `superseded_by=` and `verified=` provenance;
-- **reject N** keeps MEMORY.md as it is; the new text is never promoted (nor queued) again.
+- **reject N** keeps MEMORY.md as it is; the new text is never promoted (nor queued) again;
+- **keep-both N**: both are true (two facts, not one with two values) — MEMORY.md keeps the old line
+  and the pair is never queued again; the new text goes back to being a candidate like any other,
+  which the next dream promotes if it passes the gates, without comparing it with that line.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from kit.errors import KitError, NotFoundError
 @dataclass(frozen=True)
 class VerifyOutcome:
     item: store.VerifyItem
-    action: str  # accepted | rejected
+    action: str  # accepted | rejected | kept_both
     changed: tuple[str, ...]
     archived: str | None  # the text that went to the archive (accept)
     git: dict[str, Any] | None = None
@@ -112,10 +115,21 @@ def reject(ws: WorkspaceCore, item_id: int) -> VerifyOutcome:
     return VerifyOutcome(item, "rejected", (), None)
 
 
+def keep_both(ws: WorkspaceCore, item_id: int) -> VerifyOutcome:
+    """Both lines are true: MEMORY.md keeps the old one, item `item_id`'s pair is never queued
+    again, and its text is a candidate again — promoted by a dream when it passes the gates, never
+    compared with the line the user kept beside it (nor called its duplicate)."""
+    with _locked_item(ws, item_id) as (db, item):
+        with db.transaction():
+            store.set_verify_status(db, item.id, "kept_both", clock.today())
+        item = next(v for v in store.verify_items(db) if v.id == item_id)
+    return VerifyOutcome(item, "kept_both", (), None)
+
+
 @contextmanager
 def _locked_item(ws: WorkspaceCore, item_id: int) -> Iterator[tuple[Any, store.VerifyItem]]:
     """The state db and pending item `item_id`, under the dream lock (accept and reject both
-    change what a dream would do)."""
+    change what a dream would do)."""  # keep-both too
     from kit.dreaming.runner import acquire_lock
 
     lock = acquire_lock(ws)
