@@ -288,12 +288,33 @@ def basic_memory_tool(peers: Path, root: Path, home: Path, env: dict[str, str], 
 
 
 def edit_one_note(root: Path) -> None:
-    """The incremental step's change: one claim of one note rewritten (a new text to embed)."""
+    """The incremental step's change: one claim of one note rewritten (a new text to embed) — its
+    third claim, found as a list item, so a frontmatter a peer wrote on top is left alone."""
     notes = sorted((root / "memory").glob("*.md"))
     target = notes[len(notes) // 2]
     lines = target.read_text(encoding="utf-8").split("\n")
-    lines[4] = f"- Edited at {time.time_ns()}: the spare key now lives under the blue flowerpot."
+    claims = [i for i, line in enumerate(lines) if line.startswith("- ")]
+    lines[claims[2]] = f"- Edited at {time.time_ns()}: the spare key now lives under the blue flowerpot."
     target.write_text("\n".join(lines), encoding="utf-8")
+
+
+def corpus_files(root: Path) -> dict[Path, bytes]:
+    """Every file of the workspace but Kit's .kit/ (index and state), with its bytes."""
+    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".kit" not in p.relative_to(root).parts}
+
+
+def restore_corpus(root: Path, pristine: dict[Path, bytes]) -> int:
+    """The generated corpus back as it was made: basic-memory writes a frontmatter (permalink, title,
+    type) into every Markdown file it indexes, so without this every later step of every tool read
+    other files than the first round's (and the old fixed-line edit then broke one frontmatter,
+    which is where Kit's 2,014 texts instead of 2,012 came from). Returns the files put back."""
+    now = corpus_files(root)
+    for path in set(now) - set(pristine):
+        path.unlink()
+    changed = [p for p, data in pristine.items() if now.get(p) != data]
+    for path in changed:
+        path.write_bytes(pristine[path])
+    return len(changed) + len(set(now) - set(pristine))
 
 
 def measure(tool: Tool, command: list[str], shim: Shim | None) -> dict:
@@ -375,10 +396,15 @@ def run_rounds(args, base: Path, root: Path, env: dict[str, str], shim: Shim) ->
     runs: dict[str, dict[str, list[dict]]] = {t.name: {s: [] for s in STEPS} for t in tools}
     failed: dict[str, str] = {}
     load = [os.getloadavg()[0]]
+    pristine = corpus_files(root)
+    restored: dict[str, int] = {}
     for r in range(args.rounds):
         for tool in [t for t in tools if t.name not in failed]:
             query = f"{QUERIES[r % len(QUERIES)]}"
             try:
+                put_back = restore_corpus(root, pristine)  # every tool's full index reads the same files
+                if put_back:
+                    restored[tool.name] = restored.get(tool.name, 0) + put_back
                 tool.reset()
                 runs[tool.name]["full"].append(measure(tool, tool.index(), shim))
                 edit_one_note(root)
@@ -421,6 +447,7 @@ def run_rounds(args, base: Path, root: Path, env: dict[str, str], shim: Shim) ->
         "versions": {t.name: t.version for t in tools}, "table": table, "kit_over_peer": ratios,
         "kit_over_peer_cpu": cpu_ratios, "embedded_in_full_index": embedded,
         "skipped": skipped, "failed": failed, "notes_by_tool": {t.name: t.notes for t in tools if t.notes},
+        "restored_before": restored,
         "load": load, "cores": os.cpu_count(),
     }
 
@@ -448,6 +475,9 @@ def print_report(r: dict) -> None:
             print(f"  full index embedded: {name} {e['texts']} texts, {e['tokens']} tokens, {e['truncated']} cut at "
                   f"256 tokens, in {e['requests']} requests to the shim (shim CPU {e['shim_cpu']:.2f} s, counted "
                   f"as {name}'s)")
+    if r.get("restored_before"):
+        print("  corpus restored before the full index of: " + ", ".join(
+            f"{name} ({n} files over the run)" for name, n in r["restored_before"].items()))
     for name, notes in r["notes_by_tool"].items():
         for note in notes:
             print(f"  note: {name}: {note}")
