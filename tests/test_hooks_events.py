@@ -266,3 +266,33 @@ def test_a_command_that_keeps_its_pipe_open_in_a_child_still_returns(ws):
     add_hook(ws, "bg", ["command:bg"], timeout_s=20, command='sleep 300 & echo "started"')
     outcome = ws.hooks.fire("command:bg", {"command": "bg", "args": ""})
     assert outcome.errors == [] and outcome.replies == ["started"]  # exit 0, not "timed out"
+
+
+def test_a_process_caught_mid_exec_is_still_found_by_its_token(monkeypatch):
+    # between execve's swap of the memory image and the new stack, /proc/PID/environ reads as
+    # empty: a `setsid` child of a hook caught there had left the group and showed no token, so
+    # the one scan after the shell ended missed it (seen once under load: a `nohup setsid sh -c`
+    # child outlived its hook). An empty environment is read again.
+    import os
+    import subprocess
+
+    from kit.hooks import runner
+
+    child = subprocess.Popen(["sleep", "30"], env={**os.environ, runner.RUN_TOKEN: "tok-mid-exec"},
+                             start_new_session=True)
+    try:
+        real, calls = runner._environ, {"n": 0}
+
+        def mid_exec(pid: int) -> bytes:
+            if pid == child.pid and calls["n"] < 3:
+                calls["n"] += 1
+                return b""  # what the kernel shows while the image is being replaced
+            return real(pid)
+
+        monkeypatch.setattr(runner, "_environ", mid_exec)
+        assert child.pid in runner._run_pids(os.getpid() + 10**6, "tok-mid-exec")  # no such group
+        assert calls["n"] == 3
+        assert child.pid not in runner._run_pids(os.getpid() + 10**6, "another-run")
+    finally:
+        child.kill()
+        child.wait()

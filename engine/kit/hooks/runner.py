@@ -248,9 +248,19 @@ def _run_and_end_all(command: str, *, cwd: str | os.PathLike, env: dict[str, str
     return ShellResult(None if timed_out else proc.returncode, out, err, timed_out, ended=ended)
 
 
+def _environ(pid: int) -> bytes:
+    with open(f"/proc/{pid}/environ", "rb") as handle:
+        return handle.read()
+
+
+ENVIRON_RETRIES = 20  # × 5 ms: how long a process may look environment-less while it execs
+
+
 def _run_pids(pgid: int, token: str) -> set[int]:
     """Live processes of the run: in process group `pgid`, or carrying the run's token in their
     environment (Linux /proc; empty elsewhere, where the process group kill still applies)."""
+    import time
+
     needle = f"{RUN_TOKEN}={token}".encode()
     found: set[int] = set()
     try:
@@ -258,6 +268,7 @@ def _run_pids(pgid: int, token: str) -> set[int]:
     except OSError:
         return found
     me = os.getpid()
+    unsure: list[int] = []
     for name in entries:
         if not name.isdigit() or int(name) == me:
             continue
@@ -269,11 +280,31 @@ def _run_pids(pgid: int, token: str) -> set[int]:
             if int(fields[2]) == pgid:
                 found.add(int(name))
                 continue
-            with open(f"/proc/{name}/environ", "rb") as handle:
-                if needle in handle.read().split(b"\0"):
-                    found.add(int(name))
+            env = _environ(int(name))
+            if needle in env.split(b"\0"):
+                found.add(int(name))
+            elif not env and int(fields[1]) not in (0, 2):
+                # not a kernel thread: a process in the middle of execve reads as environment-less
+                # until the kernel has set up the new image's stack (a `setsid` child of the hook
+                # exec'ing its command escaped this way under load) — look again in a moment
+                unsure.append(int(name))
         except (OSError, IndexError, ValueError):  # gone meanwhile, or not ours to read
             continue
+    for _try in range(ENVIRON_RETRIES):
+        if not unsure:
+            break
+        time.sleep(0.005)
+        still: list[int] = []
+        for pid in unsure:
+            try:
+                env = _environ(pid)
+            except OSError:
+                continue  # gone
+            if needle in env.split(b"\0"):
+                found.add(pid)
+            elif not env:
+                still.append(pid)
+        unsure = still
     return found
 
 
