@@ -203,6 +203,11 @@ def test_dry_run_writes_nothing_and_a_reimport_is_a_no_op(oc: Path, tmp_path: Pa
     out = cli("import", "openclaw", oc, dest, "--dry-run")
     assert out.exit_code == 0, out.output
     assert "Dry run:" in out.output and "nothing was." in out.output
+    # regression: "create kit.yaml (from openclaw.json) — from openclaw.json", and each flattened
+    # skill named its source twice
+    assert "  create     kit.yaml — from openclaw.json\n" in out.output
+    assert [line for line in out.output.splitlines() if "(from " in line and "— from " in line] == []
+    assert any("(flattened)" in line for line in out.output.splitlines())
     assert not dest.exists() and tree(oc) == before_src
 
     assert cli("import", "openclaw", oc, dest).exit_code == 0

@@ -102,6 +102,8 @@ def _show(plan, verbose: bool) -> None:
             continue
         where = action.path or action.source
         extra = f" (from {action.source})" if action.path and action.source and action.source != action.path else ""
+        if action.note.startswith("from "):  # the note says where from already ("from skills/tools/x/ (flattened)")
+            extra = ""
         note = f" — {action.note}" if action.note else ""
         click.echo(f"  {_LABEL[action.kind]:<10} {where}{extra}{note}")
     for line in plan.notes:
