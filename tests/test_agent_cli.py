@@ -168,6 +168,23 @@ def test_first_load_problems_are_not_called_last_good_versions(ws_path, tmp_path
     assert "last good" not in result.stderr
 
 
+def test_the_repl_names_first_load_problems_as_kit_run_does(ws_path, tmp_path):
+    """Regression (new-user walkthrough): the REPL said 'workspace error: … (previous/default
+    version in force)' for a skill that never loaded, where `kit run MESSAGE` says 'ignored until
+    fixed'."""
+    set_config(ws_path, QUIET)
+    (ws_path / "skills" / "bad").mkdir(parents=True)
+    (ws_path / "skills" / "bad" / "SKILL.md").write_text("---\nname: [x\n---\nbody\n")
+    script = write_script(tmp_path, [{"text": "fine"}])
+    from conftest import run_kit
+
+    proc = run_kit("run", "-w", ws_path, "--model", f"script:{script}", input="/exit\n", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert ("warning: skills/bad/SKILL.md:2: invalid frontmatter YAML: expected ',' or ']', but got "
+            "'<stream end>' (ignored until fixed)") in proc.stdout.splitlines()
+    assert "previous/default" not in proc.stdout
+
+
 def test_untrusted_workspace_hook_is_announced_not_run(ws_path, tmp_path, cli):
     from helpers_hooks import write_hook
 

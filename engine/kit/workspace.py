@@ -154,6 +154,13 @@ class Workspace(WorkspaceCore):
 
         return config_notices(self)
 
+    def load_notices(self) -> list[str]:
+        """A warning per load error of the workspace (kit.yaml, a document, a skill) with what is in
+        force instead: the lines an interactive session starts with."""
+        from kit.agent.preflight import load_notices
+
+        return load_notices(self)
+
     def run_notices(self, model: str | None = None) -> list[str]:
         """What a one-shot run must say first: the script label, load errors, skipped untrusted hooks."""
         from kit.agent.preflight import run_notices

@@ -46,6 +46,11 @@ def config_notices(ws: WorkspaceCore) -> list[str]:
     return [f"warning: {problem} ({in_force(ws, problem)})" for problem in ws.snapshot.config_issues]
 
 
+def load_notices(ws: WorkspaceCore) -> list[str]:
+    """One warning per load error (config or document) with what is in force instead."""
+    return [f"warning: {problem} ({in_force(ws, problem)})" for problem in ws.snapshot.errors]
+
+
 def run_notices(ws: WorkspaceCore, model: str | None = None) -> list[str]:
     """The status lines a one-shot run starts with: the script provider's label, each load error
     and what is in force instead, each untrusted workspace hook that is skipped."""
@@ -55,7 +60,7 @@ def run_notices(ws: WorkspaceCore, model: str | None = None) -> list[str]:
     spec = model or ws.config.agent.model
     if spec.startswith("script:"):
         notices.append(f"model {spec}: {LABEL}")
-    notices.extend(f"warning: {problem} ({in_force(ws, problem)})" for problem in ws.snapshot.errors)
+    notices.extend(load_notices(ws))
     notices.extend(
         f"hook {hook.name} does not run: its workspace code is not trusted "
         f"(review hooks/{hook.name}/, then `kit hooks trust {hook.name}`)"

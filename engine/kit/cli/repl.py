@@ -391,8 +391,9 @@ def run_repl(ws: Workspace, *, model: str | None = None, session_key: str | None
         else:
             console.print(f"[dim]{escape(message)}[/dim]")
 
-    for issue in ws.snapshot.errors:
-        console.print(f"[yellow]workspace error: {escape(str(issue))} (previous/default version in force)[/yellow]")
+    # the same words as `kit run MESSAGE` (there is no previous version yet: "previous/default" was wrong)
+    for notice in ws.load_notices():
+        console.print(f"[yellow]{escape(notice)}[/yellow]")
     # before the Agent exists, so a hook allowed now already sees session:start; only on a
     # terminal: piped input is the conversation, not answers to trust questions
     if sys.stdin.isatty():
