@@ -226,3 +226,22 @@ def test_commands_that_report_config_problems_say_them_once(cli, ws_path: Path):
     for args in (["doctor", "--offline"], ["config", "show"], ["prompt", "--report"]):
         result = cli(*args, "-w", ws_path)
         assert (result.stdout + result.stderr).count("unknown key 'agent.modle'") == 1, (args, result.output)
+
+
+def test_workspace_before_the_command(cli, ws_path: Path, tmp_path: Path):
+    """Regression (new-user walkthrough): `kit -w PATH doctor` was "No such option '-w'" (exit 2)."""
+    before = cli("-w", ws_path, "config", "show", "--json")
+    assert before.exit_code == 0, before.output
+    assert json.loads(before.stdout)["workspace"] == str(ws_path)
+    # the command's own -w wins
+    other = tmp_path / "other"
+    assert cli("init", other).exit_code == 0
+    both = cli("-w", ws_path, "config", "show", "--json", "-w", other)
+    assert json.loads(both.stdout)["workspace"] == str(other)
+    # a group under the group: kit -w PATH memory status
+    status = cli("-w", ws_path, "memory", "status", "--json")
+    assert status.exit_code == 0 and json.loads(status.stdout)["index_path"].startswith(str(ws_path))
+    # kit -w PATH init creates the workspace there
+    fresh = tmp_path / "fresh"
+    assert cli("-w", fresh, "init").exit_code == 0
+    assert (fresh / "kit.yaml").is_file()

@@ -23,6 +23,14 @@ workspace_option = click.option(
     help="Workspace folder (default: $KIT_WORKSPACE, else the nearest parent holding kit.yaml).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+# where `kit -w PATH COMMAND` leaves PATH (click's context meta is shared by every nested command)
+WORKSPACE_KEY = "kit.workspace"
+
+
+def group_workspace() -> Path | None:
+    """The -w given before the command (`kit -w PATH doctor`), if any."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get(WORKSPACE_KEY) if ctx is not None else None
 
 
 def fail(message: str, code: int = 1) -> None:
@@ -73,7 +81,7 @@ def open_workspace(path: Path | None, flags: dict[str, Any] | None = None, *, co
     (`config_warnings=False`: doctor, config show, prompt, run, watch)."""
     from kit import open_workspace as open_
 
-    ws = open_(path, flags=flags)
+    ws = open_(path if path is not None else group_workspace(), flags=flags)
     if config_warnings:
         for notice in ws.config_notices():
             click.echo(f"kit: {notice}", err=True)

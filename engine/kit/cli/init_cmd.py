@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from kit.cli.common import emit_json, handle_errors, json_option
+from kit.cli.common import emit_json, group_workspace, handle_errors, json_option
 
 
 @click.command()
-@click.argument("path", type=click.Path(path_type=Path), default=".")
+@click.argument("path", type=click.Path(path_type=Path), required=False)
 @click.option("--git", "use_git", is_flag=True, help="git init and make the first commit (sets git.autocommit).")
 @click.option("--force", is_flag=True, help="Overwrite files that already exist.")
 @json_option
@@ -22,6 +22,7 @@ def init(path: Path, use_git: bool, force: bool, as_json: bool) -> None:
     """
     from kit import init_workspace
 
+    path = path or group_workspace() or Path(".")
     result = init_workspace(path, git=use_git, force=force)
     if as_json:
         emit_json(result)
