@@ -6,7 +6,12 @@ recall events: seconds, not minutes."
 A workspace object keeps what a dream learnt about an unchanged log (the candidates, the junk
 verdicts: `kit.dreaming.runner.load_candidates`), as `kit serve` does between dreams; the "cold"
 lines open a new workspace object each time (as a new `kit dream` process does), so nothing but
-state.db carries over.
+state.db carries over. "next night" is the nightly `kit dream` of a cron job: a new process, the
+previous night's dream applied, one more day of recall events in the log.
+
+The script runs on the "before" tree too (98edda5, through `bench/compare.py --same-script`), so
+both trees do the same work on every line: there, a workspace object caches nothing and the
+candidates are what its `run_dream` read (`build_candidates(events(db))`).
 
     python bench/dream.py [--runs N] [--events N] [--days N]
 """
@@ -77,6 +82,25 @@ def insert_events(ws, bullets, n_events: int, n_days: int, rng: random.Random) -
     db.close()
 
 
+def insert_day(ws, bullets, n_events: int, day: date, rng: random.Random) -> None:
+    """One more day of recall events (the next night's new log), on lines of the existing notes."""
+    from kit.memory.recall import claim_hash, query_hash
+
+    db = ws.open_state()
+    rows = []
+    for _ in range(n_events):
+        path, line, text = bullets[int(len(bullets) * rng.random() ** 2)]
+        q = f"question {rng.randint(1, 40)} about {text.split()[1]}"
+        ts = datetime.fromisoformat(f"{day.isoformat()}T{rng.randint(8, 20):02d}:00:00+00:00").timestamp()
+        rows.append((f"{path}:{line}:{line}", path, line, line, text, claim_hash(text), q, query_hash(q),
+                     round(rng.uniform(0.4, 0.95), 3), day.isoformat(), ts, "tool"))
+    with db.transaction():
+        db.conn.executemany(
+            "INSERT INTO recall_events(key, path, start_line, end_line, snippet, claim_hash, query, query_hash,"
+            " score, day, ts, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+    db.close()
+
+
 def timed(fn) -> float:
     t0 = time.perf_counter()
     fn()
@@ -91,21 +115,35 @@ def main() -> int:
     args = ap.parse_args()
     rng = random.Random(7)
 
-    from kit.dreaming.runner import load_candidates, run_dream
+    from kit.dreaming.runner import run_dream
     from kit.init import init_workspace
-    from kit.memory.embeddings import Embedders
     from kit.memory.service import memory_for
     from kit.workspace import Workspace
+
+    try:
+        from kit.dreaming.runner import load_candidates
+    except ImportError:  # before (98edda5): no cache, the candidates its run_dream read
+        from kit.dreaming.candidates import build_candidates
+        from kit.memory.recall import events
+
+        def load_candidates(ws, db):
+            return build_candidates(events(db))
 
     with tempfile.TemporaryDirectory(prefix="kit-bench-dream-") as tmp:
         root = Path(tmp) / "ws"
         init_workspace(root)
         bullets = make_notes(root, args.days, rng)
         os.environ["KIT_NOW"] = f"{(date(2026, 1, 1) + timedelta(days=args.days - 1)).isoformat()}T23:00:00+00:00"
-        shared = Embedders()  # one model per process, as `kit serve` has
+        try:
+            from kit.memory.embeddings import Embedders
+        except ImportError:  # before: the models were a module global, shared by every workspace object
+            def new_ws():
+                return Workspace.open(root)
+        else:
+            shared = Embedders()  # one model per process, as `kit serve` has
 
-        def new_ws():
-            return Workspace.open(root, embedders=shared)
+            def new_ws():
+                return Workspace.open(root, embedders=shared)
 
         ws = new_ws()
         insert_events(ws, bullets, args.events, args.days, rng)
@@ -136,6 +174,19 @@ def main() -> int:
         rows.append(("all phases, applied (idle re-run)", again))
         rows.append(("  … cold (a new workspace object: state.db only)",
                      [timed(lambda: run_dream(new_ws())) for _ in range(args.runs)]))
+        # the next nights, each from a new process: one more day of events, then read / dream
+        per_day = max(1, args.events // args.days)
+        read_next, dream_next = [], []
+        for k in range(args.runs):
+            night = date(2026, 1, 1) + timedelta(days=args.days + k)
+            insert_day(ws, bullets, per_day, night, rng)
+            os.environ["KIT_NOW"] = f"{night.isoformat()}T23:00:00+00:00"
+            db = ws.open_state()
+            read_next.append(timed(lambda d=db: load_candidates(new_ws(), d)))
+            db.close()
+            dream_next.append(timed(lambda: run_dream(new_ws())))
+        rows.append((f"next night: read log + build candidates, cold (+{per_day} events)", read_next))
+        rows.append(("next night: all phases, applied, cold", dream_next))
         print(f"\n{'step':<44} {'median':>9} {'min':>9}")
         for name, samples in rows:
             print(f"{name:<44} {statistics.median(samples) * 1000:>7.0f}ms {min(samples) * 1000:>7.0f}ms")
