@@ -13,6 +13,8 @@ day or a query counts only when a hit there earned at least `scoring.CREDITED`.
 
 from __future__ import annotations
 
+import base64
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -115,7 +117,9 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
                   tops: Mapping[int, float] | None = None,
                   quotes: Mapping[str, str] | None = None,
                   searches: Iterable[RecallSearch] = (),
-                  lines: Mapping[int, str] | None = None) -> dict[int, tuple[float, bool, bool, tuple]]:
+                  lines: Mapping[int, str] | None = None,
+                  logged_searches: bool | None = None,
+                  peaks: Mapping[str, float] | None = None) -> dict[int, tuple[float, bool, bool, tuple]]:
     """Each event's (credit, used, passed over, turn). The rank is taken among the promotable hits of the
     event's search (a junk hit never pushes an answer down; one that quotes a note line stands for
     it), the relative score against the search's top hit, whatever it was (`tops`: junk, MEMORY.md):
@@ -128,7 +132,12 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
 
     Each hit is also measured against its own line: its score over the best score any event of the
     same line reached (`lines`: event id → the claim it is a recall of; by default its wording's
-    hash), the `own` of `scoring.recall_credit` — a hit far below that was found for something else."""
+    hash), the `own` of `scoring.recall_credit` — a hit far below that was found for something else.
+
+    All else is the event's own day (its search, the uses, the turns), so the credits of some
+    days' events are those of the whole log given those days' events, uses and searches — with
+    `logged_searches` saying whether the whole log has searches (else the active events mark the
+    turns: a log from before v2) and `peaks` each line's best score in the rest of the log."""
     tops, quotes = tops or {}, quotes or {}
     searches = list(searches)
     by_place: dict[tuple[str, str], list[RecallUse]] = {}
@@ -137,7 +146,9 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
         by_place.setdefault((u.path, u.day), []).append(u)
         by_day.setdefault(u.day, []).append(u)
     starts: dict[str, list[float]] = {}
-    for src in (searches or events):  # a log without searches (before v2): the active events
+    if logged_searches is None:
+        logged_searches = bool(searches)
+    for src in (searches if logged_searches else events):  # a log without searches (before v2): the active events
         if src.source == "active":
             starts.setdefault(src.day, []).append(src.ts)
     starts = {day: sorted(ts) for day, ts in starts.items()}
@@ -162,7 +173,7 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
         for rank, e in enumerate(ranked):
             place[e.id] = (rank, e.score / top if top > 0 else 0.0)
     line_of = {e.id: (lines or {}).get(e.id, e.claim_hash) for e in events}
-    peak: dict[str, float] = {}
+    peak: dict[str, float] = dict(peaks or {})
     for e in events:
         if e.score > peak.get(line_of[e.id], 0.0):
             peak[line_of[e.id]] = e.score
@@ -197,13 +208,8 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
     events = sorted(events, key=lambda e: e.id)
     if not events:
         return []
-    verdicts = verdicts or {}
-    junk = {}
-    for e in events:
-        if e.snippet not in junk:
-            junk[e.snippet] = verdicts[e.snippet] if e.snippet in verdicts else junk_rule(e.snippet)
-    reasons = {s: (j.reason if j else None) for s, j in junk.items()}
-    quotes = quoted_wordings([s for s, j in junk.items() if j is not None], [s for s, j in junk.items() if j is None])
+    junk = judge_all(events, verdicts or {})
+    quotes = quotes_of(junk)
     # claims: distinct wordings in first-seen order, rewordings folded into the first
     first_of: dict[str, str] = {}
     for e in events:
@@ -211,20 +217,50 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
     hashes = list(first_of)
     parent = ClaimIndex([first_of[h] for h in hashes]).groups()
     identity = {h: hashes[parent[i]] for i, h in enumerate(hashes)}
-    # the line each hit is a recall of (a quote: the quoted line's claim), for the credit's `own`
-    lines = {e.id: identity[claim_hash(quotes[e.snippet])] if e.snippet in quotes else identity[e.claim_hash]
-             for e in events}
-    credits = event_credits(events, reasons, uses, tops, quotes, searches, lines)
-    groups: dict[str, list[RecallEvent]] = {}
-    quoting: dict[str, list[RecallEvent]] = {}
+    credits = event_credits(events, reasons_of(junk), uses, tops, quotes, searches, lines_of(events, identity, quotes))
+    folds: dict[str, Fold] = {}
+    quoting: dict[str, list[Quote]] = {}
     for e in events:
-        groups.setdefault(identity[e.claim_hash], []).append(e)
+        claim = identity[e.claim_hash]
+        if claim not in folds:
+            folds[claim] = Fold(claim, first_of[claim])
         if e.snippet in quotes:
-            quoting.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(e)
-    out = [_candidate(claim, evs, quoting.get(claim, []), junk, credits, first_of[claim])
-           for claim, evs in groups.items()]
+            quoting.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, credits[e.id]))
+    by_claim: dict[str, list[RecallEvent]] = {}
+    for e in events:
+        by_claim.setdefault(identity[e.claim_hash], []).append(e)
+    for claim, evs in by_claim.items():
+        evs.sort(key=lambda e: (e.ts, e.id))
+        fold = folds[claim]
+        for e in evs:
+            fold.add(e, credits[e.id])
+    out = [fold.candidate(quoting.get(claim, []), junk) for claim, fold in folds.items()]
     out.sort(key=lambda c: (c.path, c.start_line, c.end_line, c.claim))
     return out
+
+
+def lines_of(events: Iterable[RecallEvent], identity: Mapping[str, str], quotes: Mapping[str, str]) -> dict[int, str]:
+    """The line each hit is a recall of (a quote: the quoted line's claim), for the credit's `own`."""
+    return {e.id: identity[claim_hash(quotes[e.snippet])] if e.snippet in quotes else identity[e.claim_hash]
+            for e in events}
+
+
+def judge_all(events: Iterable[RecallEvent], verdicts: Mapping[str, Junk | None]) -> dict[str, Junk | None]:
+    """Each distinct snippet's junk verdict, in first-seen order (known ones from `verdicts`)."""
+    junk: dict[str, Junk | None] = {}
+    for e in events:
+        if e.snippet not in junk:
+            junk[e.snippet] = verdicts[e.snippet] if e.snippet in verdicts else junk_rule(e.snippet)
+    return junk
+
+
+def reasons_of(junk: Mapping[str, Junk | None]) -> dict[str, str | None]:
+    return {s: (j.reason if j else None) for s, j in junk.items()}
+
+
+def quotes_of(junk: Mapping[str, Junk | None]) -> dict[str, str]:
+    """The junk snippets that quote a promotable one (`quoted_wordings`)."""
+    return quoted_wordings([s for s, j in junk.items() if j is not None], [s for s, j in junk.items() if j is None])
 
 
 MIN_QUOTE_CHARS = 24  # shorter note lines are too common to tell a quote from a coincidence
@@ -249,62 +285,168 @@ def quoted_wordings(junk: Iterable[str], wordings: Iterable[str]) -> dict[str, s
     return out
 
 
-def _candidate(claim: str, evs: list[RecallEvent], quoted: list[RecallEvent], junk, credits, first: str) -> Candidate:
-    evs.sort(key=lambda e: (e.ts, e.id))
-    last = evs[-1]
-    queries: dict[str, None] = {}
-    query_hashes, days, hashes = set(), set(), {claim}
-    # one question, one recall: a turn's searches (active recall, the agent's own, archive quotes)
-    # count once, at their best hit; a day or a query counts only when one hit there answered
-    turn_credit: dict[tuple, float] = {}
-    best_day: dict[str, float] = {}
-    best_query: dict[str, float] = {}
-    credit, used, total, top = 0.0, 0, 0, evs[0].score
-    own: list[tuple[int, float, bool, bool]] = []
+@dataclass(frozen=True)
+class Quote:
+    """An event that quotes a candidate's claim (a junk hit: see `quoted_wordings`), as its credit
+    bookkeeping needs it."""
 
-    def count(e: RecallEvent) -> tuple[float, bool]:
-        # the credit bookkeeping shared by the candidate's own events and the ones quoting it
-        nonlocal credit, used
-        c, hit_used, _, turn = credits[e.id]
-        credit += c
-        used += hit_used
-        if c > turn_credit.get(turn, -1.0):
-            turn_credit[turn] = c
-        if c > best_day.get(e.day, -1.0):
-            best_day[e.day] = c
-        if c > best_query.get(e.query_hash, -1.0):
-            best_query[e.query_hash] = c
-        return c, hit_used
+    id: int
+    day: str
+    query_hash: str
+    credit: float
+    used: bool
+    turn: tuple
 
-    for e in evs:  # one pass: the raw counts, the credit, and each event's credit kept for explain
-        queries.setdefault(e.query)
-        query_hashes.add(e.query_hash)
-        days.add(e.day)
-        hashes.add(e.claim_hash)
-        total += e.score
-        if e.score > top:
-            top = e.score
-        c, hit_used = count(e)
-        own.append((e.id, c, hit_used, False))
-    for e in quoted:
-        count(e)
-    day_credit: dict[str, float] = {}
-    for (day, *_), c in turn_credit.items():
-        day_credit[day] = day_credit.get(day, 0.0) + c
-    credited_days = sorted(d for d, c in day_credit.items()
-                           if best_day[d] >= scoring.CREDITED and min(scoring.DAY_CAP, c) >= scoring.CREDITED)
-    locations = tuple(dict.fromkeys((e.path, e.start_line, e.end_line) for e in reversed(evs)))
-    found = junk[last.snippet]
-    return Candidate(
-        key=last.key, path=last.path, start_line=last.start_line, end_line=last.end_line, claim=claim,
-        snippet=last.snippet, recall_count=len(evs), total_score=total,
-        max_score=top, query_hashes=frozenset(query_hashes),
-        queries=tuple(queries), days=tuple(sorted(days)), first_ts=evs[0].ts, last_ts=last.ts,
-        tags=concept_tags(last.snippet), junk=found.reason if found else None, junk_rule=found.rule if found else None,
-        credit=credit, credited=scoring.saturated(day_credit),
-        credited_days=tuple(credited_days),
-        credited_day_credit=sum(min(scoring.DAY_CAP, day_credit[d]) for d in credited_days),
-        credited_queries=frozenset(q for q, c in best_query.items() if c >= scoring.CREDITED),
-        used=used, claims=frozenset(hashes), locations=locations, first_snippet=first,
-        event_credit=tuple(own) + tuple((e.id, *credits[e.id][:2], True) for e in sorted(quoted, key=lambda e: e.id)),
-    )
+    @classmethod
+    def of(cls, e: RecallEvent, credit: tuple[float, bool, bool, tuple]) -> Quote:
+        return cls(e.id, e.day, e.query_hash, credit[0], credit[1], credit[3])
+
+
+class Fold:
+    """One candidate's events folded in (time, id) order: `add` each own event, then `candidate()`
+    with the events quoting it. `state()` / `from_state()` keep a fold between processes, so a
+    dream resumes it with the events logged since (`kit.dreaming.checkpoint`) and gets exactly the
+    candidate a fold of every event gives — the same additions in the same order."""
+
+    def __init__(self, claim: str, first: str):
+        self.claim = claim
+        self.first = first  # the wording whose hash is `claim`
+        self.count = 0
+        self.first_ts = 0.0
+        self.top = 0.0
+        self.total = 0.0  # summed search scores, in event order
+        self.credit = 0.0  # summed credit of its own events, in event order
+        self.used = 0
+        self.queries: dict[str, None] = {}  # distinct query texts, first-seen order
+        self.query_hashes: set[str] = set()
+        self.days: set[str] = set()
+        self.hashes: set[str] = {claim}
+        # one question, one recall: a turn's searches (active recall, the agent's own, archive quotes)
+        # count once, at their best hit; a day or a query counts only when one hit there answered
+        self.turn_credit: dict[tuple, float] = {}
+        # days whose turns are all folded and that nothing more can touch, as their summed credit
+        # (a fold kept by a checkpoint: `state(closed=True)`)
+        self.closed: dict[str, float] = {}
+        self.best_day: dict[str, float] = {}
+        self.best_query: dict[str, float] = {}
+        self.own: list[tuple[int, float, bool, bool]] = []  # (event id, credit, used, quoted=False)
+        self.places: dict[tuple[str, int, int], None] = {}  # every location, latest first
+        self.last: RecallEvent | None = None
+
+    def add(self, e: RecallEvent, credit: tuple[float, bool, bool, tuple]) -> None:
+        """The next own event (in (ts, id) order) with its `event_credits` entry."""
+        if self.count == 0:
+            self.first_ts, self.top, self.total = e.ts, e.score, 0.0
+        self.count += 1
+        self.queries.setdefault(e.query)
+        self.query_hashes.add(e.query_hash)
+        self.days.add(e.day)
+        self.hashes.add(e.claim_hash)
+        self.total += e.score
+        if e.score > self.top:
+            self.top = e.score
+        c, hit_used, _, turn = credit
+        self.credit += c
+        self.used += hit_used
+        _count(self.turn_credit, self.best_day, self.best_query, c, e.day, e.query_hash, turn)
+        self.own.append((e.id, c, hit_used, False))
+        place = (e.path, e.start_line, e.end_line)
+        self.places.pop(place, None)
+        self.places[place] = None  # latest last here; reversed when the candidate is made
+        self.last = e
+
+    def candidate(self, quoted: Sequence[Quote], junk: Mapping[str, Junk | None]) -> Candidate:
+        """The candidate, with the events quoting it (in id order); the fold itself is not changed."""
+        last = self.last
+        assert last is not None
+        turn_credit, best_day, best_query = dict(self.turn_credit), dict(self.best_day), dict(self.best_query)
+        credit, used = self.credit, self.used
+        for q in quoted:
+            credit += q.credit
+            used += q.used
+            _count(turn_credit, best_day, best_query, q.credit, q.day, q.query_hash, q.turn)
+        day_credit: dict[str, float] = dict(self.closed)  # closed days come first in event order
+        for (day, *_), c in turn_credit.items():
+            day_credit[day] = day_credit.get(day, 0.0) + c
+        credited_days = sorted(d for d, c in day_credit.items()
+                               if best_day[d] >= scoring.CREDITED and min(scoring.DAY_CAP, c) >= scoring.CREDITED)
+        found = junk[last.snippet]
+        return Candidate(
+            key=last.key, path=last.path, start_line=last.start_line, end_line=last.end_line, claim=self.claim,
+            snippet=last.snippet, recall_count=self.count, total_score=self.total,
+            max_score=self.top, query_hashes=frozenset(self.query_hashes),
+            queries=tuple(self.queries), days=tuple(sorted(self.days)), first_ts=self.first_ts, last_ts=last.ts,
+            tags=concept_tags(last.snippet), junk=found.reason if found else None,
+            junk_rule=found.rule if found else None,
+            credit=credit, credited=scoring.saturated(day_credit),
+            credited_days=tuple(credited_days),
+            credited_day_credit=sum(min(scoring.DAY_CAP, day_credit[d]) for d in credited_days),
+            credited_queries=frozenset(q for q, c in best_query.items() if c >= scoring.CREDITED),
+            used=used, claims=frozenset(self.hashes), locations=tuple(reversed(self.places)),
+            first_snippet=self.first,
+            event_credit=tuple(self.own) + tuple((q.id, q.credit, q.used, True) for q in quoted),
+        )
+
+    def state(self, *, closed: bool = False) -> dict:
+        """The fold as JSON data (floats round-trip exactly). `closed`: no event yet to come (own
+        or quoting) can fall on a day folded so far, so each day keeps only its summed credit."""
+        turns = self.turn_credit
+        days = dict(self.closed)
+        if closed:
+            for (day, *_), c in turns.items():
+                days[day] = days.get(day, 0.0) + c
+            turns = {}
+        return {
+            "claim": self.claim, "first": self.first, "count": self.count, "first_ts": self.first_ts,
+            "top": self.top, "total": self.total, "credit": self.credit, "used": self.used,
+            "queries": list(self.queries), "query_hashes": sorted(self.query_hashes), "days": sorted(self.days),
+            "hashes": sorted(self.hashes), "turn_credit": [[list(k), c] for k, c in turns.items()],
+            "closed": list(days.items()), "best_day": self.best_day, "best_query": self.best_query,
+            "own": _pack(self.own), "places": [list(p) for p in self.places],
+            "last": None if self.last is None else list(astuple_event(self.last)),
+        }
+
+    @classmethod
+    def from_state(cls, data: Mapping) -> Fold:
+        fold = cls(data["claim"], data["first"])
+        fold.count, fold.first_ts, fold.top = data["count"], data["first_ts"], data["top"]
+        fold.total, fold.credit, fold.used = data["total"], data["credit"], data["used"]
+        fold.queries = dict.fromkeys(data["queries"])
+        fold.query_hashes, fold.days, fold.hashes = set(data["query_hashes"]), set(data["days"]), set(data["hashes"])
+        fold.turn_credit = {tuple(k): c for k, c in data["turn_credit"]}
+        fold.closed = dict(data["closed"])
+        fold.best_day, fold.best_query = dict(data["best_day"]), dict(data["best_query"])
+        fold.own = _unpack(data["own"])
+        fold.places = dict.fromkeys(tuple(p) for p in data["places"])
+        fold.last = None if data["last"] is None else RecallEvent(*data["last"])
+        return fold
+
+
+def _pack(own: Sequence[tuple[int, float, bool, bool]]) -> list[str]:
+    """(id, credit, used) of each event as three base64 arrays: a tenth of the JSON to parse."""
+    ids = array("q", (i for i, *_ in own))
+    credits = array("d", (c for _, c, *_ in own))
+    used = bytes(bool(u) for _, _, u, _ in own)
+    return [base64.b64encode(part).decode("ascii") for part in (ids.tobytes(), credits.tobytes(), used)]
+
+
+def _unpack(packed: Sequence[str]) -> list[tuple[int, float, bool, bool]]:
+    ids, credits = array("q"), array("d")
+    ids.frombytes(base64.b64decode(packed[0]))
+    credits.frombytes(base64.b64decode(packed[1]))
+    used = base64.b64decode(packed[2])
+    return [(i, c, u == 1, False) for i, c, u in zip(ids, credits, used, strict=True)]
+
+
+def astuple_event(e: RecallEvent) -> tuple:
+    return tuple(getattr(e, f) for f in RecallEvent.__dataclass_fields__)
+
+
+def _count(turn_credit: dict, best_day: dict, best_query: dict, c: float, day: str, query: str, turn: tuple) -> None:
+    # the credit bookkeeping shared by a candidate's own events and the ones quoting it
+    if c > turn_credit.get(turn, -1.0):
+        turn_credit[turn] = c
+    if c > best_day.get(day, -1.0):
+        best_day[day] = c
+    if c > best_query.get(query, -1.0):
+        best_query[query] = c

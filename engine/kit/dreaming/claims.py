@@ -309,7 +309,12 @@ def restates(old: str, new: str, similarity: float) -> bool:
 class ClaimIndex:
     """Groups texts into claims (`same_claim`), in the order they are added, without comparing
     every pair: two texts can only be one claim when they share one of their rarer words (prefix
-    filtering for Jaccard ≥ SAME_WORDS)."""
+    filtering for Jaccard ≥ SAME_WORDS).
+
+    A text joins the *earliest* claim it matches (not the first one a word lookup happens to
+    reach), so a text's claim depends only on the texts before it: adding texts never changes the
+    claim of one already grouped, and a dream can group only the wordings logged since the last
+    one (`known`)."""
 
     def __init__(self, texts: Sequence[str]):
         self.texts = list(texts)
@@ -322,8 +327,9 @@ class ClaimIndex:
                 freq[w] = freq.get(w, 0) + 1
         self.order = [sorted(ws, key=lambda w: (freq[w], w)) for ws in self.words]
 
-    def groups(self) -> list[int]:
-        """For each text, the index of the first text of its claim."""
+    def groups(self, known: int = 0) -> list[int]:
+        """For each text, the index of the first text of its claim. The first `known` texts are
+        claims of their own already (distinct claims grouped before: they are not compared)."""
         parent = list(range(len(self.texts)))
         index: dict[str, list[int]] = {}
         norms = [normalise_claim(t) for t in self.texts]
@@ -333,18 +339,14 @@ class ClaimIndex:
                 parent[i] = by_norm[norms[i]]
                 continue
             by_norm[norms[i]] = i
+            # a prefix this long shares a word with every text it can match (any one word order
+            # serves, as long as the index and the lookups use the same)
             prefix = ws[: max(1, len(ws) - math.ceil(SAME_WORDS * len(ws)) + 1)]
-            seen: set[int] = set()
-            for w in prefix:
-                for j in index.get(w, ()):
-                    if j in seen:
-                        continue
-                    seen.add(j)
-                    if parent[j] == j and self._same(j, i):
+            if i >= known:
+                for j in sorted({j for w in prefix for j in index.get(w, ())}):  # only claims are indexed
+                    if self._same(j, i):
                         parent[i] = j
                         break
-                if parent[i] != i:
-                    break
             if parent[i] == i:
                 for w in prefix:
                     index.setdefault(w, []).append(i)

@@ -10,23 +10,19 @@ from typing import Any
 
 from kit import clock
 from kit.core import WorkspaceCore
+from kit.dreaming import checkpoint, managed, reports, store
 from kit.dreaming import deep as deep_phase
 from kit.dreaming import events as dream_events
-from kit.dreaming import managed, reports, store
-from kit.dreaming.candidates import Candidate, build_candidates
+from kit.dreaming.candidates import Candidate
 from kit.dreaming.light import LightResult, run_light
 from kit.dreaming.ranking import DeepSettings, Ranked
 from kit.dreaming.rem import RemResult, run_rem
-from kit.dreaming.verdicts import rules_version, verdicts_for
+from kit.dreaming.verdicts import verdicts_for
 from kit.dreaming.writer import Files, write_memory
 from kit.errors import BusyError
 from kit.fsutil import LockFile
 from kit.memory.recall import ensure_schema as ensure_recall_schema
-from kit.memory.recall import events as recall_events
 from kit.memory.recall import normalise_claim
-from kit.memory.recall import searches as recall_searches
-from kit.memory.recall import top_scores as recall_tops
-from kit.memory.recall import uses as recall_uses
 from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 from kit.progress import ProgressCallback, Status, report
@@ -254,37 +250,46 @@ def run_dream(ws: WorkspaceCore, *, phases: Iterable[str] | str = PHASES, dry_ru
 
 def load_candidates(ws: WorkspaceCore, db, *, store: bool = False) -> list[Candidate]:
     """Read the recall log and build tonight's candidates, with the junk verdicts the workspace
-    already knows (`store`: keep the new ones in state.db; a dry run does not).
+    already knows (`store`: keep the new ones in state.db, and what this build derived from the
+    log — `kit.dreaming.checkpoint` — for the next process; a dry run does neither).
 
     The log only grows (rows are inserted, never changed): while its tables hold the same rows
     (count and last id of each) and the rules are the same, the candidates are the ones this
     workspace object built last time — a re-run of an idle day, or the next phase of a preview,
-    reads nothing more."""
+    reads nothing more. A new process resumes the last dream's checkpoint: it reads only the
+    days since (the candidates are exactly those of the whole log)."""
     mark = _log_mark(db)
     if mark is None:
         return []
     memo = ws.owned("dream-candidates", dict)
     if memo.get("mark") != mark:
-        events = recall_events(db)
-        snippets = list(dict.fromkeys(e.snippet for e in events))
-        judged = verdicts_for(ws).judge(db, snippets, store=store)
-        cands = build_candidates(events, recall_uses(db), recall_tops(db), recall_searches(db), verdicts=judged)
+        judged: dict = {}
+
+        def judge(snippets: list[str]) -> dict:
+            judged.update(verdicts_for(ws).judge(db, snippets, store=store))
+            return judged
+
+        built = checkpoint.build(db, judge, checkpoint.stored(db))
         memo.clear()
-        memo.update(mark=mark, cands=tuple(cands), snippets=snippets)
+        memo.update(mark=mark, cands=tuple(built.candidates), snippets=list(judged), checkpoint=built.checkpoint)
     elif store:  # built by a dry run: its verdicts are not in state.db yet
         verdicts_for(ws).judge(db, memo["snippets"], store=True)
+    if store and memo["checkpoint"] is not None:
+        from kit.dreaming import store as dream_store
+
+        dream_store.ensure_schema(db)
+        checkpoint.keep(db, memo["checkpoint"])
+        memo["checkpoint"] = None
     return list(memo["cands"])
 
 
 def _log_mark(db) -> tuple | None:
-    """Where the recall log is: (rows, last id) of each of its tables, and the junk rules' version."""
-    have = {r[0] for r in db.execute(
-        "SELECT name FROM sqlite_master WHERE type='table' AND name IN ('recall_events', 'recall_uses', 'recall_searches')")}
-    if "recall_events" not in have:
+    """Where the recall log is: (rows, last id) of each of its tables, and the version of the code
+    candidates are built by (the junk rules included)."""
+    marks = checkpoint.marks(db)
+    if marks is None:
         return None
-    parts = tuple(tuple(db.execute(f"SELECT COUNT(*), MAX(id) FROM {t}").fetchone()) if t in have else None
-                  for t in ("recall_events", "recall_uses", "recall_searches"))
-    return (*parts, rules_version())
+    return (*(None if m is None else tuple(m) for m in marks.values()), checkpoint.version())
 
 
 def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) -> DreamResult:

@@ -10,6 +10,8 @@ verify: the "to verify" queue — candidates that contradict an entry of MEMORY.
 they replace it, waiting for `kit memory verify accept|reject`.
 junk: each recalled snippet's junk verdict under one version of the rules (`kit.dreaming.verdicts`),
 so a dream judges only the snippets it has not seen.
+checkpoint: what the last dream derived from the recall log (one row, `kit.dreaming.checkpoint`),
+so the next one reads only the days since.
 """
 
 from __future__ import annotations
@@ -46,11 +48,13 @@ CREATE TABLE dream_verify (
 DREAMING_V4 = """CREATE TABLE dream_junk (
   hash TEXT NOT NULL, rules TEXT NOT NULL, rule TEXT, reason TEXT, PRIMARY KEY (hash, rules))"""
 
+DREAMING_V5 = """CREATE TABLE dream_checkpoint (version TEXT NOT NULL, data TEXT NOT NULL)"""
+
 DEMOTED = frozenset({"demoted", "rejected"})  # never promoted again
 
 
 def ensure_schema(db: StateDB) -> None:
-    db.migrate("dreaming", [DREAMING_V1, DREAMING_V2, DREAMING_V3, DREAMING_V4])
+    db.migrate("dreaming", [DREAMING_V1, DREAMING_V2, DREAMING_V3, DREAMING_V4, DREAMING_V5])
 
 
 @dataclass(frozen=True)

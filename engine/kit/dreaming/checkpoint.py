@@ -1,0 +1,284 @@
+"""Candidates from the last dream's checkpoint and the recall log since — exactly the candidates
+`build_candidates` gives for the whole log, without reading the whole log.
+
+A dream keeps in state.db (`dream_checkpoint`, one row) what it derived from the log: every
+claim's identity, each candidate's fold (`candidates.Fold`: its events' credit and counts,
+folded in order) over the events of the days before the log's last day (the *cut*), the events
+quoting it before the cut, the distinct snippets and which junk ones quote a note line. The
+next dream reads only the events, uses and searches of the days from the cut on, credits them
+(a credit depends only on its own day: `candidates.event_credits`), groups the new wordings
+against the known claims (`claims.ClaimIndex`: a text's claim depends only on the texts before
+it) and resumes the folds — the same additions in the same order as a fold of every event.
+
+It is used only when that is provably so; anything else rebuilds from the whole log:
+- the checkpoint was made by other code (`VERSION`: a hash of the source the candidates depend
+  on, the junk rules included);
+- the log below the checkpoint's marks changed (row count and last id of each table);
+- a row logged since is dated before the cut (a past day's credit could change);
+- the log gained its first searches (turns are then marked by searches, not active events);
+- a search of the tail has an event dated before the cut;
+- a snippet known before now quotes another note line (new wordings: its ranks change);
+- a new event sorts before a candidate's last folded one;
+- a new event beats the best score its line had (the folded hits' credit is relative to it).
+
+A dry run reads the checkpoint, never writes it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kit.dreaming import candidates as cands_module
+from kit.dreaming.candidates import (
+    Candidate,
+    Fold,
+    Quote,
+    event_credits,
+    lines_of,
+    quotes_of,
+    reasons_of,
+)
+from kit.dreaming.claims import ClaimIndex
+from kit.dreaming.junk import Junk
+from kit.memory.recall import RecallEvent, RecallSearch, RecallUse, claim_hash
+
+TABLES = ("recall_events", "recall_uses", "recall_searches")
+
+
+@functools.cache
+def version() -> str:
+    """A hash of the source of every module a candidate depends on (a pure memo: the source does
+    not change while the process runs)."""
+    from kit.dreaming import claims, scoring, tags
+    from kit.dreaming.verdicts import rules_version
+    from kit.memory import recall
+
+    digest = hashlib.sha1(rules_version().encode())
+    for module in (cands_module, claims, scoring, tags, recall):
+        digest.update(Path(module.__file__).read_bytes())
+    digest.update(Path(__file__).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Built:
+    """Tonight's candidates, the checkpoint to keep (None: keep the stored one, or none can be
+    made) and how they were made (`resumed`: from a checkpoint; `events`: events read)."""
+
+    candidates: list[Candidate]
+    checkpoint: dict[str, Any] | None
+    resumed: bool
+    events: int
+
+
+def marks(db) -> dict[str, list[int] | None] | None:
+    """(rows, last id) of each recall table present; None without a recall log."""
+    have = {r[0] for r in db.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name IN (?, ?, ?)", TABLES)}
+    if "recall_events" not in have:
+        return None
+    return {t: list(db.execute(f"SELECT COUNT(*), COALESCE(MAX(id), 0) FROM {t}").fetchone()) if t in have else None
+            for t in TABLES}
+
+
+def stored(db) -> dict[str, Any] | None:
+    """The checkpoint in state.db, if this code made it."""
+    if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='dream_checkpoint'").fetchone() is None:
+        return None
+    row = db.execute("SELECT data FROM dream_checkpoint WHERE version = ?", (version(),)).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def keep(db, checkpoint: Mapping[str, Any]) -> None:
+    """Replace the stored checkpoint (the caller ensured the dreaming schema)."""
+    with db.transaction():
+        db.execute("DELETE FROM dream_checkpoint")
+        db.execute("INSERT INTO dream_checkpoint(version, data) VALUES (?, ?)",
+                   (version(), json.dumps(checkpoint, separators=(",", ":"))))
+
+
+class _Rebuild(Exception):
+    """The checkpoint cannot be resumed exactly: build from the whole log."""
+
+
+def build(db, judge: Callable[[list[str]], Mapping[str, Junk | None]],
+          checkpoint: Mapping[str, Any] | None = None) -> Built:
+    """The candidates of the whole log: resumed from `checkpoint` where that is exact, else built
+    from every event. `judge(snippets)`: their junk verdicts (`verdicts.JunkVerdicts.judge`)."""
+    now = marks(db)
+    if now is None:
+        return Built([], None, False, 0)
+    if checkpoint is not None:
+        try:
+            return _resume(db, judge, checkpoint, now)
+        except _Rebuild:
+            pass
+    return _resume(db, judge, _EMPTY, now)
+
+
+_EMPTY: dict[str, Any] = {"marks": None, "cut": None, "searches": False, "snippets": [], "quotes": {},
+                          "claims": [], "folds": [], "quoted": {}, "peaks": {}}
+
+
+def _columns(db, table: str) -> str:
+    have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+    return ", ".join(c if c in have else "NULL" for c in RecallEvent.__dataclass_fields__)
+
+
+def _check(db, ck: Mapping[str, Any], now: Mapping[str, Any]) -> None:
+    """Raise _Rebuild unless the log only grew since the checkpoint, from its cut on."""
+    cut, was = ck["cut"], ck["marks"]
+    for table in TABLES:
+        old, new = was.get(table), now.get(table)
+        if old is None:
+            if new is not None and new[0]:
+                raise _Rebuild  # a table that was not there has rows
+            continue
+        if new is None:
+            raise _Rebuild
+        count = db.execute(f"SELECT COUNT(*) FROM {table} WHERE id <= ?", (old[1],)).fetchone()[0]
+        if count != old[0]:
+            raise _Rebuild  # rows below the mark changed
+        if db.execute(f"SELECT 1 FROM {table} WHERE id > ? AND day < ? LIMIT 1", (old[1], cut)).fetchone():
+            raise _Rebuild  # a past day's credit could change
+    if bool((now.get("recall_searches") or [0])[0]) != ck["searches"]:
+        raise _Rebuild  # the first searches: turns are marked by them from now on
+
+
+def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any]) -> Built:
+    cut = ck["cut"]
+    if cut is not None:
+        _check(db, ck, now)
+    have_uses = now.get("recall_uses") is not None
+    have_searches = now.get("recall_searches") is not None
+    cols = _columns(db, "recall_events")
+    if cut is None:
+        rows = db.execute(f"SELECT {cols} FROM recall_events ORDER BY id")
+    else:
+        rows = db.execute(f"SELECT {cols} FROM recall_events WHERE day >= ? ORDER BY id", (cut,))
+    tail = [RecallEvent(*tuple(r)) for r in rows]
+    where, args = ("", ()) if cut is None else (" WHERE day >= ?", (cut,))
+    uses = [RecallUse(*tuple(r)) for r in db.execute(
+        f"SELECT path, start_line, end_line, kind, day, ts FROM recall_uses{where} ORDER BY id", args)] if have_uses else []
+    searches = [RecallSearch(*tuple(r)) for r in db.execute(
+        f"SELECT id, query_hash, top_score, results, day, ts, source FROM recall_searches{where} ORDER BY id",
+        args)] if have_searches else []
+    logged_searches = bool((now.get("recall_searches") or [0])[0])
+    if cut is not None and searches:
+        split = db.execute("SELECT 1 FROM recall_events WHERE day < ? AND search_id IN "
+                           "(SELECT id FROM recall_searches WHERE day >= ?) LIMIT 1", (cut, cut)).fetchone()
+        if split is not None:
+            raise _Rebuild
+    if not tail and cut is None:
+        return Built([], None, False, 0)
+
+    # junk verdicts and quotes over every snippet; the known snippets must quote what they did
+    snippets = list(ck["snippets"])
+    known = set(snippets)
+    for e in tail:
+        if e.snippet not in known:
+            known.add(e.snippet)
+            snippets.append(e.snippet)
+    verdicts = judge(snippets)
+    junk = {s: verdicts[s] for s in snippets}
+    quotes = quotes_of(junk)
+    old_quotes = ck["quotes"]
+    for s in ck["snippets"]:
+        if quotes.get(s) != old_quotes.get(s):
+            raise _Rebuild
+
+    # claims: the known ones keep their identity; new wordings join the earliest claim they match
+    identity: dict[str, str] = {}
+    first_of: dict[str, str] = {}
+    roots: list[str] = []
+    for h, ident, wording in ck["claims"]:
+        identity[h] = ident
+        first_of[h] = wording
+        if h == ident:
+            roots.append(h)
+    fresh: list[str] = []
+    for e in tail:
+        if e.claim_hash not in first_of:
+            first_of[e.claim_hash] = e.snippet
+            fresh.append(e.claim_hash)
+    if fresh:
+        texts = [first_of[h] for h in roots] + [first_of[h] for h in fresh]
+        order = roots + fresh
+        parent = ClaimIndex(texts).groups(known=len(roots))
+        for i, h in enumerate(fresh, start=len(roots)):
+            identity[h] = order[parent[i]]
+
+    # a hit is measured against its line's best score in the log (`scoring.recall_credit`'s own):
+    # a line folded before the cut keeps its folded credits only while that best holds
+    lines = lines_of(tail, identity, quotes)
+    peaks: dict[str, float] = ck["peaks"]
+    for e in tail:
+        if e.score > peaks.get(lines[e.id], e.score):
+            raise _Rebuild
+    credits = event_credits(tail, reasons_of(junk), uses, {s.id: s.top_score for s in searches}, quotes,
+                            searches, lines, logged_searches=logged_searches, peaks=peaks)
+    peak_now = dict(peaks)
+    for e in tail:
+        if e.score > peak_now.get(lines[e.id], 0.0):
+            peak_now[lines[e.id]] = e.score
+
+    states = {f["claim"]: f for f in ck["folds"]}
+    folds: dict[str, Fold] = {}
+
+    def fold_of(claim: str) -> Fold:
+        if claim not in folds:
+            folds[claim] = Fold.from_state(states[claim]) if claim in states else Fold(claim, first_of[claim])
+        return folds[claim]
+
+    new_cut = max(e.day for e in tail) if tail else cut  # the log's last day: it may still grow
+    quoted: dict[str, list[Quote]] = {c: [Quote(i, d, q, cr, bool(u), tuple(t)) for i, d, q, cr, u, t in qs]
+                                      for c, qs in ck["quoted"].items()}
+    by_claim: dict[str, list[RecallEvent]] = {}
+    for e in tail:
+        by_claim.setdefault(identity[e.claim_hash], []).append(e)
+        if e.snippet in quotes:
+            quoted.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, credits[e.id]))
+    kept_states: dict[str, dict] = dict(states)
+    storable = True
+    for claim, evs in by_claim.items():
+        evs.sort(key=lambda e: (e.ts, e.id))
+        fold = fold_of(claim)
+        if fold.last is not None and (evs[0].ts, evs[0].id) <= (fold.last.ts, fold.last.id):
+            raise _Rebuild  # a new event sorts before one already folded
+        kept_states.pop(claim, None)
+        reached = False  # the new cut: the fold up to it is what the next dream resumes
+        for e in evs:
+            if e.day >= new_cut:
+                if not reached and fold.count:
+                    kept_states[claim] = fold.state(closed=claim not in quoted)
+                reached = True
+            elif reached:
+                storable = False  # an event before the cut sorts after one from it: no cut in (ts, id) order
+            fold.add(e, credits[e.id])
+        if not reached:
+            kept_states[claim] = fold.state(closed=claim not in quoted)
+    for claim in states:
+        fold_of(claim)
+    out = [fold.candidate(sorted(quoted.get(claim, []), key=lambda q: q.id), junk) for claim, fold in folds.items()]
+    out.sort(key=lambda c: (c.path, c.start_line, c.end_line, c.claim))
+
+    new_ck = None
+    if tail and storable and now != ck["marks"]:
+        # the lines with events folded before the new cut: their own, or quoting them
+        folded = set(kept_states) | {c for c, qs in quoted.items() if any(q.day < new_cut for q in qs)}
+        new_ck = {
+            "marks": dict(now), "cut": new_cut, "searches": logged_searches, "snippets": snippets,
+            "quotes": {s: w for s, w in quotes.items()},
+            "claims": [[h, identity[h], first_of[h]] for h in first_of],
+            "folds": list(kept_states.values()),
+            "peaks": {line: peak_now[line] for line in folded},
+            "quoted": {c: [[q.id, q.day, q.query_hash, q.credit, q.used, list(q.turn)] for q in qs if q.day < new_cut]
+                       for c, qs in quoted.items()},
+        }
+    return Built(out, new_ck, cut is not None, len(tail))
