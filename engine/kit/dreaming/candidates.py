@@ -332,6 +332,7 @@ class Fold:
         self.own: list[tuple[int, float, bool, bool]] = []  # (event id, credit, used, quoted=False)
         self.places: dict[tuple[str, int, int], None] = {}  # every location, latest first
         self.last: RecallEvent | None = None
+        self.tags: tuple[str, ...] | None = None  # concept_tags(last.snippet), once per wording
 
     def add(self, e: RecallEvent, credit: tuple[float, bool, bool, tuple]) -> None:
         """The next own event (in (ts, id) order) with its `event_credits` entry."""
@@ -353,6 +354,8 @@ class Fold:
         place = (e.path, e.start_line, e.end_line)
         self.places.pop(place, None)
         self.places[place] = None  # latest last here; reversed when the candidate is made
+        if self.last is None or self.last.snippet != e.snippet:
+            self.tags = None
         self.last = e
 
     def candidate(self, quoted: Sequence[Quote], junk: Mapping[str, Junk | None]) -> Candidate:
@@ -371,13 +374,14 @@ class Fold:
         credited_days = sorted(d for d, c in day_credit.items()
                                if best_day[d] >= scoring.CREDITED and min(scoring.DAY_CAP, c) >= scoring.CREDITED)
         found = junk[last.snippet]
+        if self.tags is None:
+            self.tags = concept_tags(last.snippet)
         return Candidate(
             key=last.key, path=last.path, start_line=last.start_line, end_line=last.end_line, claim=self.claim,
             snippet=last.snippet, recall_count=self.count, total_score=self.total,
             max_score=self.top, query_hashes=frozenset(self.query_hashes),
             queries=tuple(self.queries), days=tuple(sorted(self.days)), first_ts=self.first_ts, last_ts=last.ts,
-            tags=concept_tags(last.snippet), junk=found.reason if found else None,
-            junk_rule=found.rule if found else None,
+            tags=self.tags, junk=found.reason if found else None, junk_rule=found.rule if found else None,
             credit=credit, credited=scoring.saturated(day_credit),
             credited_days=tuple(credited_days),
             credited_day_credit=sum(min(scoring.DAY_CAP, day_credit[d]) for d in credited_days),
@@ -392,6 +396,8 @@ class Fold:
         or quoting) can fall on a day folded so far, so each day keeps only its summed credit."""
         turns = self.turn_credit
         days = dict(self.closed)
+        if self.tags is None and self.last is not None:
+            self.tags = concept_tags(self.last.snippet)
         if closed:
             for (day, *_), c in turns.items():
                 days[day] = days.get(day, 0.0) + c
@@ -404,6 +410,7 @@ class Fold:
             "closed": list(days.items()), "best_day": self.best_day, "best_query": self.best_query,
             "own": _pack(self.own), "places": [list(p) for p in self.places],
             "last": None if self.last is None else list(astuple_event(self.last)),
+            "tags": None if self.tags is None else list(self.tags),
         }
 
     @classmethod
@@ -419,6 +426,7 @@ class Fold:
         fold.own = _unpack(data["own"])
         fold.places = dict.fromkeys(tuple(p) for p in data["places"])
         fold.last = None if data["last"] is None else RecallEvent(*data["last"])
+        fold.tags = None if data.get("tags") is None else tuple(data["tags"])
         return fold
 
 
