@@ -238,3 +238,28 @@ def test_a_transcript_recalled_before_the_line_it_quotes_rebuilds(workspace):
     assert not was_resumed and got == full(workspace)
     deploys = next(c for c in got if "deploys" in c["snippet"])
     assert [quoted for *_, quoted in deploys["event_credit"]] == [False, True, True]
+
+
+def test_an_event_whose_time_sorts_before_the_folded_ones_rebuilds(workspace):
+    """A candidate folds its events in time order; one dated on the cut day but timed before an
+    event already folded (a clock in another time zone) cannot be appended: a rebuild."""
+    from datetime import datetime
+
+    from kit.memory.recall import candidate_key, claim_hash, query_hash
+
+    seed(workspace)
+    for i, day in enumerate(["2026-05-04", "2026-05-05", "2026-05-06"]):
+        night(workspace, day, i)
+    keep(workspace)
+    early = datetime.fromisoformat("2026-05-04T08:00:00+00:00").timestamp()  # before every folded event
+    snippet = f"- {FACTS[0]}"
+    db = workspace.open_state()
+    db.execute("INSERT INTO recall_events(key, path, start_line, end_line, snippet, claim_hash, query, query_hash,"
+               " score, day, ts, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+               (candidate_key("memory/2026-05-01.md", 3, 3), "memory/2026-05-01.md", 3, 3, snippet,
+                claim_hash(snippet), "oat milk?", query_hash("oat milk?"), 0.8, "2026-05-06", early, "tool"))
+    db.close()
+    got, was_resumed = fresh(workspace)
+    assert not was_resumed and got == full(workspace)
+    alice = next(c for c in got if "oat milk" in c["snippet"])
+    assert alice["queries"][0] == "oat milk?"  # first in time
