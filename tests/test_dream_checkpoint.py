@@ -263,3 +263,42 @@ def test_an_event_whose_time_sorts_before_the_folded_ones_rebuilds(workspace):
     assert not was_resumed and got == full(workspace)
     alice = next(c for c in got if "oat milk" in c["snippet"])
     assert alice["queries"][0] == "oat milk?"  # first in time
+
+
+def _asked(ws, day: str, query: str, score: float) -> None:
+    searched(ws, day, query, [(FACTS[2], score)], note_day="2026-05-01")
+
+
+def test_a_better_score_for_a_line_resumes_while_its_folded_hits_stay_on_topic(workspace):
+    """A hit's credit is measured against its line's best score in the log (scoring.OWN_FLOOR).
+    A better score the next night leaves the folded days' hits on topic: resumed — and the hit of
+    the re-read last day that it turns off topic loses its query (the fold kept at the cut is a
+    copy, not the fold that went on over that day)."""
+    seed(workspace)
+    _asked(workspace, "2026-05-04", "staging access", 0.60)
+    _asked(workspace, "2026-05-05", "vpn for staging", 0.60)
+    _asked(workspace, "2026-05-06", "database from home", 0.35)  # 0.35 / 0.60: on topic tonight
+    keep(workspace)
+    _asked(workspace, "2026-05-07", "the staging database", 0.75)  # 0.35 / 0.75: off topic now
+    got, was_resumed = fresh(workspace)
+    assert was_resumed and got == full(workspace)
+    staging = next(c for c in got if "staging" in c["snippet"])
+    from kit.memory.recall import query_hash
+
+    assert query_hash("database from home") not in staging["credited_queries"]
+    assert len(staging["credited_queries"]) == 3
+
+
+def test_a_better_score_that_turns_a_folded_hit_off_topic_rebuilds(workspace):
+    seed(workspace)
+    _asked(workspace, "2026-05-04", "staging access", 0.40)
+    _asked(workspace, "2026-05-05", "vpn for staging", 0.60)  # 0.40 / 0.60: on topic
+    _asked(workspace, "2026-05-06", "database from home", 0.55)
+    keep(workspace)
+    _asked(workspace, "2026-05-07", "the staging database", 0.90)  # 0.40 / 0.90: off topic
+    got, was_resumed = fresh(workspace)
+    assert not was_resumed and got == full(workspace)
+    staging = next(c for c in got if "staging" in c["snippet"])
+    from kit.memory.recall import query_hash
+
+    assert query_hash("staging access") not in staging["credited_queries"]

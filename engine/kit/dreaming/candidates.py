@@ -392,7 +392,7 @@ class Fold:
         )
 
     def state(self, *, closed: bool = False) -> dict:
-        """The fold as JSON data (floats round-trip exactly). `closed`: no event yet to come (own
+        """The fold as JSON data, a copy (floats round-trip exactly). `closed`: no event yet to come (own
         or quoting) can fall on a day folded so far, so each day keeps only its summed credit."""
         turns = self.turn_credit
         days = dict(self.closed)
@@ -407,7 +407,7 @@ class Fold:
             "top": self.top, "total": self.total, "credit": self.credit, "used": self.used,
             "queries": list(self.queries), "query_hashes": sorted(self.query_hashes), "days": sorted(self.days),
             "hashes": sorted(self.hashes), "turn_credit": [[list(k), c] for k, c in turns.items()],
-            "closed": list(days.items()), "best_day": self.best_day, "best_query": self.best_query,
+            "closed": list(days.items()), "best_day": dict(self.best_day), "best_query": dict(self.best_query),
             "own": _pack(self.own), "places": [list(p) for p in self.places],
             "last": None if self.last is None else list(astuple_event(self.last)),
             "tags": None if self.tags is None else list(self.tags),
