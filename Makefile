@@ -66,6 +66,8 @@ BENCH_SCRIPTS ?= prompt.py reload.py
 bench-compare: $(STAMP)
 	test -x $(BENCH_BASE)/.venv/bin/python || $(PY) bench/compare.py --setup --base $(BENCH_BASE)
 	HF_HUB_OFFLINE=1 $(PY) bench/compare.py --base $(BENCH_BASE) $(BENCH_SCRIPTS)
+	# bench/dream.py runs on the base too: both trees run this copy, so every line is the same work
+	HF_HUB_OFFLINE=1 $(PY) bench/compare.py --same-script --base $(BENCH_BASE) dream.py
 
 # opt-in: the peers bench/peers.py compares Kit with (qmd and OpenClaw from npm with a Node 24 from the
 # npm registry, memsearch and basic-memory from PyPI), each in its own prefix under PEERS_DIR

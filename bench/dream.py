@@ -161,7 +161,7 @@ def main() -> int:
             t_read.append(time.perf_counter() - t0)
         db.close()
         print(f"candidates: {len(cands)} from {args.events} events")
-        rows = [("read log + build candidates", t_read), ("  … cold (a new workspace object)", cold)]
+        rows = [("read log + build candidates", t_read), ("  … cold, nothing dreamt yet (a new workspace object)", cold)]
         for phase in ("light", "rem", "deep"):
             rows.append((f"{phase} (dry run)", [timed(lambda p=phase: run_dream(ws, phases=(p,), dry_run=True))
                                                 for _ in range(args.runs)]))

@@ -41,7 +41,8 @@ from kit.wording import plural
 from kit.workspace import Workspace
 
 # the tables kit.dreaming.store owns (tests check this matches what its schema creates)
-DREAM_TABLES = ("dream_phase_hits", "dream_promotions", "dream_vectors", "dream_verify", "dream_junk")
+DREAM_TABLES = ("dream_phase_hits", "dream_promotions", "dream_vectors", "dream_verify", "dream_junk",
+                "dream_checkpoint")
 DREAM_COMMIT_PREFIX = "dream: "
 
 
