@@ -98,11 +98,12 @@ def stored(db) -> dict[str, Any] | None:
 
 
 def keep(db, checkpoint: Mapping[str, Any]) -> None:
-    """Replace the stored checkpoint (the caller ensured the dreaming schema)."""
+    """Replace the stored checkpoint (the caller ensured the dreaming schema). Keys sorted: the same
+    log gives the same row in every process (the fleet compares state with a local dream)."""
     with db.transaction():
         db.execute("DELETE FROM dream_checkpoint")
         db.execute("INSERT INTO dream_checkpoint(version, data) VALUES (?, ?)",
-                   (version(), json.dumps(checkpoint, separators=(",", ":"))))
+                   (version(), json.dumps(checkpoint, separators=(",", ":"), sort_keys=True)))
 
 
 def _off_topic(score: float, best: float) -> bool:
