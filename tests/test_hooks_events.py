@@ -296,3 +296,33 @@ def test_a_process_caught_mid_exec_is_still_found_by_its_token(monkeypatch):
     finally:
         child.kill()
         child.wait()
+
+
+def test_an_environment_less_process_older_than_the_run_is_read_once(tmp_path, monkeypatch):
+    # Regression: a process of `env -i` (an empty environment for good, not mid-exec) was read
+    # again 20 times, 5 ms apart, in every scan of every command hook's end: ~100 ms a hook while
+    # such a process lived anywhere on the machine. A process older than the run's shell is not
+    # the run's; it is read once.
+    import os
+    import subprocess
+    import time
+
+    from kit.hooks import runner
+
+    bare = subprocess.Popen(["/bin/sleep", "30"], env={})
+    try:
+        assert runner._environ(bare.pid) == b""  # what `env -i` leaves, as mid-exec does
+        time.sleep(0.05)  # start times count in clock ticks (10 ms): the run's shell starts ticks later
+        real, reads = runner._environ, []
+
+        def counting(pid: int) -> bytes:
+            reads.append(pid)
+            return real(pid)
+
+        monkeypatch.setattr(runner, "_environ", counting)
+        result = runner.run_shell("echo done", cwd=tmp_path, env=dict(os.environ), timeout_s=10, end_all=True)
+        assert (result.returncode, result.stdout, result.ended) == (0, "done\n", 0)
+        assert reads.count(bare.pid) == 1  # one scan, one read: not waited for
+    finally:
+        bare.kill()
+        bare.wait()

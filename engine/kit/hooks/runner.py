@@ -207,6 +207,7 @@ def _run_and_end_all(command: str, *, cwd: str | os.PathLike, env: dict[str, str
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )
+    since = _start_ticks(proc.pid)  # every process of the run starts no earlier than its shell
     chunks: dict[str, list[bytes]] = {"out": [], "err": []}
 
     def pump(stream: Any, into: list[bytes]) -> None:
@@ -236,11 +237,11 @@ def _run_and_end_all(command: str, *, cwd: str | os.PathLike, env: dict[str, str
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         if not timed_out:
-            end_processes(proc.pid, token, grace_s=0.0)
+            end_processes(proc.pid, token, grace_s=0.0, since=since)
             raise
     # the shell is done (or out of time): so is everything it started. (Linux never hands out a
     # pid still in use as a process group id, so the group outlives the reaped shell safely.)
-    ended = end_processes(proc.pid, token, grace_s=0.0 if timed_out else END_GRACE_S)
+    ended = end_processes(proc.pid, token, grace_s=0.0 if timed_out else END_GRACE_S, since=since)
     for thread in threads:
         thread.join(timeout=5.0)  # the pipes close once every holder has been ended
     out = b"".join(chunks["out"]).decode("utf-8", "replace")
@@ -256,9 +257,21 @@ def _environ(pid: int) -> bytes:
 ENVIRON_RETRIES = 20  # × 5 ms: how long a process may look environment-less while it execs
 
 
-def _run_pids(pgid: int, token: str) -> set[int]:
+def _start_ticks(pid: int) -> int | None:
+    """When process `pid` started, in clock ticks since boot (/proc/PID/stat field 22); None
+    where there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return int(handle.read().rsplit(b")", 1)[-1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _run_pids(pgid: int, token: str, since: int | None = None) -> set[int]:
     """Live processes of the run: in process group `pgid`, or carrying the run's token in their
-    environment (Linux /proc; empty elsewhere, where the process group kill still applies)."""
+    environment (Linux /proc; empty elsewhere, where the process group kill still applies).
+    `since`: when the run's shell started (clock ticks, _start_ticks); an environment-less process
+    older than that is not the run's, mid-exec or not, and is not read again."""
     import time
 
     needle = f"{RUN_TOKEN}={token}".encode()
@@ -283,8 +296,9 @@ def _run_pids(pgid: int, token: str) -> set[int]:
             env = _environ(int(name))
             if needle in env.split(b"\0"):
                 found.add(int(name))
-            elif not env and int(fields[1]) not in (0, 2):
-                # not a kernel thread: a process in the middle of execve reads as environment-less
+            elif not env and int(fields[1]) not in (0, 2) and (since is None or int(fields[19]) >= since):
+                # not a kernel thread, nor older than the run (a process of `env -i`: every scan
+                # would wait out the retries, ~100 ms a hook): a process in the middle of execve reads as environment-less
                 # until the kernel has set up the new image's stack (a `setsid` child of the hook
                 # exec'ing its command escaped this way under load) — look again in a moment
                 unsure.append(int(name))
@@ -316,15 +330,15 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def end_processes(pgid: int, token: str, *, grace_s: float = END_GRACE_S) -> int:
+def end_processes(pgid: int, token: str, *, grace_s: float = END_GRACE_S, since: int | None = None) -> int:
     """End the process group `pgid` and every process carrying `token`: SIGTERM, `grace_s` to
     exit, then SIGKILL. Repeats while new ones appear (a child forking as it is ended). Returns
-    how many distinct processes were ended."""
+    how many distinct processes were ended. `since`: when the run's shell started (_run_pids)."""
     import time
 
     signalled: set[int] = set()
     for _round in range(5):
-        pids = _run_pids(pgid, token)
+        pids = _run_pids(pgid, token, since)
         with contextlib.suppress(ProcessLookupError, PermissionError):  # members /proc did not show
             os.killpg(pgid, signal.SIGTERM if grace_s > 0 else signal.SIGKILL)
         if not pids:
