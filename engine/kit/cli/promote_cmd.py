@@ -130,7 +130,7 @@ def _say_item(say, v) -> None:
 
 @click.group("verify", invoke_without_command=True)
 @workspace_option
-@click.option("--all", "everything", is_flag=True, help="Also list items already accepted or rejected.")
+@click.option("--all", "everything", is_flag=True, help="Also list items already accepted, rejected or kept both.")
 @json_option
 @click.pass_context
 @handle_errors

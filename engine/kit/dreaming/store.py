@@ -96,7 +96,7 @@ class VerifyItem:
     queries: int
     last_recall_day: str
     day: str
-    status: str  # pending | accepted | rejected
+    status: str  # pending | accepted | rejected | kept_both
     status_day: str
 
     def to_json(self) -> dict:

@@ -41,7 +41,7 @@ class VerifyOutcome:
 
 
 def items(ws: WorkspaceCore, *, everything: bool = False) -> list[store.VerifyItem]:
-    """The pending items (all of them, accepted and rejected too, with `everything`)."""
+    """The pending items (all of them, accepted, rejected and kept both too, with `everything`)."""
     if not (ws.kit_dir / "state.db").exists():
         return []
     db = ws.open_state()
@@ -128,8 +128,8 @@ def keep_both(ws: WorkspaceCore, item_id: int) -> VerifyOutcome:
 
 @contextmanager
 def _locked_item(ws: WorkspaceCore, item_id: int) -> Iterator[tuple[Any, store.VerifyItem]]:
-    """The state db and pending item `item_id`, under the dream lock (accept and reject both
-    change what a dream would do)."""  # keep-both too
+    """The state db and pending item `item_id`, under the dream lock (accept, reject and keep-both
+    all change what a dream would do)."""
     from kit.dreaming.runner import acquire_lock
 
     lock = acquire_lock(ws)
