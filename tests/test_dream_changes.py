@@ -224,15 +224,22 @@ GYM = "The clinic gym is open until 22:00 on weekdays."
 HOLIDAYS = "The clinic gym is open until 20:00 on weekdays during the school holidays."
 
 
-def test_keep_both_keeps_your_line_never_queues_the_pair_again_and_the_next_dream_promotes_it(workspace, cli):
-    # two true lines (term-time and holiday hours): neither accept (drops your line) nor reject
-    # (drops the new one) is the answer
+def _gym_hours_queued(workspace):
+    """Your line of the gym's term-time hours in MEMORY.md, a note of its holiday hours recalled on
+    three days, and the night that queues the pair: (MEMORY.md's path, the to-verify item)."""
     mem = workspace.root / "MEMORY.md"
     mem.write_text(mem.read_text() + f"\n- {GYM}\n")
     write_note(workspace.root, "2026-05-01", [HOLIDAYS, *FILLER])
     recalled(workspace, HOLIDAYS, "2026-05-01", days("2026-05-02", 3), "gym hours")
     set_now("2026-05-04", 20)
     (item,) = run_dream(workspace).to_verify
+    return mem, item
+
+
+def test_keep_both_keeps_your_line_never_queues_the_pair_again_and_the_next_dream_promotes_it(workspace, cli):
+    # two true lines (term-time and holiday hours): neither accept (drops your line) nor reject
+    # (drops the new one) is the answer
+    mem, item = _gym_hours_queued(workspace)
     assert item.reason.startswith("contradicts a line of yours in MEMORY.md: 22:00 → 20:00")
     before = mem.read_text()
     out = cli("memory", "verify", "keep-both", str(item.id), "--json", "-w", workspace.root,
@@ -283,12 +290,7 @@ def test_keep_both_through_the_api_beside_a_promoted_entry(workspace):
 
 
 def test_keep_both_in_words_and_the_verify_list_names_it(workspace, cli):
-    mem = workspace.root / "MEMORY.md"
-    mem.write_text(mem.read_text() + f"\n- {GYM}\n")
-    write_note(workspace.root, "2026-05-01", [HOLIDAYS, *FILLER])
-    recalled(workspace, HOLIDAYS, "2026-05-01", days("2026-05-02", 3), "gym hours")
-    set_now("2026-05-04", 20)
-    (item,) = run_dream(workspace).to_verify
+    mem, item = _gym_hours_queued(workspace)
     assert "keep-both N: both are true, two facts" in cli("memory", "verify", "-w", workspace.root).output
     res = cli("memory", "verify", "keep-both", str(item.id), "-w", workspace.root,
               env={"KIT_NOW": "2026-05-05T09:00:00+00:00"})
