@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -253,7 +253,18 @@ class LocalBertEmbedder(CountingEmbedder):
         model = self._model()
         encodings = model.tokens.encode(texts)
         out = np.empty((len(encodings), model.width), dtype=np.float32)
-        for rows, ids, types, mask in model.tokens.batches(encodings, batch_size=self.batch_size,
-                                                           token_budget=self.token_budget):
+
+        def run(batch: tuple[list[int], np.ndarray, np.ndarray, np.ndarray]) -> None:
+            rows, ids, types, mask = batch
             out[rows] = model.infer(ids, types, mask)
+
+        self._run_batches(model.tokens.batches(encodings, batch_size=self.batch_size,
+                                               token_budget=self.token_budget), run)
         return out
+
+    def _run_batches(self, batches: Iterator[tuple[list[int], np.ndarray, np.ndarray, np.ndarray]],
+                     run: Callable[[tuple[list[int], np.ndarray, np.ndarray, np.ndarray]], None]) -> None:
+        """`run` each batch (`Tokens.batches`), one after another; a backend may run them side by
+        side (OnnxEmbedder): only how the batches are walked differs between backends."""
+        for batch in batches:
+            run(batch)

@@ -17,7 +17,7 @@ whichever thread runs it).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -118,18 +118,9 @@ class OnnxEmbedder(LocalBertEmbedder):
     def _load(self, folder: Path) -> _Session:
         return _Session(folder, self.quantize)
 
-    def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        model = self._model()
-        encodings = model.tokens.encode(texts)
-        out = np.empty((len(encodings), model.width), dtype=np.float32)
-
-        def run(batch: Batch) -> None:
-            rows, ids, types, mask = batch
-            out[rows] = model.infer(ids, types, mask)
-
-        batches = model.tokens.batches(encodings, batch_size=self.batch_size, token_budget=self.token_budget)
+    def _run_batches(self, batches: Iterator[Batch], run: Callable[[Batch], None]) -> None:
+        # the one session serves concurrent runs: `threads` batches at once, one thread each
         run_side_by_side(batches, run, self.threads)
-        return out
 
     @property
     def session(self) -> _Session:
