@@ -312,3 +312,21 @@ def test_an_answer_that_quotes_a_fact_credits_the_fact(workspace):
     assert len(mine.cand.credited_queries) == 3 and mine.cand.credited == 3.0
     assert [quoted for *_, quoted in mine.cand.event_credit] == [False, False, True]
     assert result.promoted == ("memory/2026-05-01.md:3:3",)
+
+
+def test_asking_for_a_fact_directly_later_never_takes_back_its_days(workspace):
+    # review finding R1: measured against its line's best score in the whole log, a fact first
+    # found by weak paraphrases (the top hit on three days) lost those days to one direct question
+    fact = "The boiler service is booked with Hartley Heating every October."
+    write_note(workspace.root, "2026-05-01", [fact, *FILLER])
+    for day, q, score in (("2026-05-02", "who looks after the heating", 0.29),
+                          ("2026-05-03", "annual maintenance for the house", 0.27),
+                          ("2026-05-04", "which company comes in autumn", 0.30)):
+        searched(workspace, day, q, [(fact, score), (FILLER[0], 0.12)], note_day="2026-05-01")
+    searched(workspace, "2026-05-05", "boiler service Hartley Heating", [(fact, 0.80)], note_day="2026-05-01")
+    set_now("2026-05-05", 20)
+    result = run_dream(workspace)
+    mine = next(r for r in result.ranked if r.cand.snippet == f"- {fact}")
+    assert mine.cand.credited_days == ("2026-05-02", "2026-05-03", "2026-05-04", "2026-05-05")
+    assert len(mine.cand.credited_queries) == 4 and mine.cand.credited == 4.0
+    assert result.promoted == ("memory/2026-05-01.md:3:3",)

@@ -131,13 +131,14 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
     `USE_WINDOW_S`; `searches` (the recorded ones) mark where turns start.
 
     Each hit is also measured against its own line: its score over the best score any event of the
-    same line reached (`lines`: event id → the claim it is a recall of; by default its wording's
-    hash), the `own` of `scoring.recall_credit` — a hit far below that was found for something else.
+    same line reached up to it, in (time, id) order (`lines`: event id → the claim it is a recall of;
+    by default its wording's hash), the `own` of `scoring.recall_credit` — a hit far below that was
+    found for something else.
 
     All else is the event's own day (its search, the uses, the turns), so the credits of some
     days' events are those of the whole log given those days' events, uses and searches — with
     `logged_searches` saying whether the whole log has searches (else the active events mark the
-    turns: a log from before v2) and `peaks` each line's best score in the rest of the log."""
+    turns: a log from before v2) and `peaks` each line's best score in the log before these events."""
     tops, quotes = tops or {}, quotes or {}
     searches = list(searches)
     by_place: dict[tuple[str, str], list[RecallUse]] = {}
@@ -173,14 +174,18 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
         for rank, e in enumerate(ranked):
             place[e.id] = (rank, e.score / top if top > 0 else 0.0)
     line_of = {e.id: (lines or {}).get(e.id, e.claim_hash) for e in events}
+    # a hit against its line's best score *so far* (in (time, id) order): a later, better search
+    # for the line never takes back the days it already earned (asking for a fact directly must not
+    # un-promote it), and a new night never changes an old night's credit
     peak: dict[str, float] = dict(peaks or {})
-    for e in events:
-        if e.score > peak.get(line_of[e.id], 0.0):
-            peak[line_of[e.id]] = e.score
+    own_of: dict[int, float | None] = {}
+    for e in sorted(events, key=lambda e: (e.ts, e.id)):
+        best = max(peak.get(line_of[e.id], 0.0), e.score)
+        peak[line_of[e.id]] = best
+        own_of[e.id] = e.score / best if best > 0 else None
     out: dict[int, tuple[float, bool, bool, tuple]] = {}
     for e in events:
-        best = peak.get(line_of[e.id], 0.0)
-        own = e.score / best if best > 0 else None
+        own = own_of[e.id]
         used = any(u.covers(e) for u in by_place.get((e.path, e.day), ()))
         passed = False
         turn = turn_of(starts, e.day, e.ts) if e.search_id is not None else 0

@@ -18,9 +18,10 @@ It is used only when that is provably so; anything else rebuilds from the whole 
 - the log gained its first searches (turns are then marked by searches, not active events);
 - a search of the tail has an event dated before the cut;
 - a snippet known before now quotes another note line (new wordings: its ranks change);
-- a new event sorts before a candidate's last folded one;
-- a new event beats the best score its line had so far that a folded hit of it turns off topic
-  (`scoring.OWN_FLOOR`: its credit is measured against that best).
+- a new event sorts before a candidate's last folded one.
+A hit's credit is measured against its line's best score up to it (`scoring.recall_credit`'s
+`own`), so a better score tonight never changes a folded credit: the checkpoint keeps each line's
+best score before the cut, and the tail goes on from there.
 
 A dry run reads the checkpoint, never writes it.
 """
@@ -36,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from kit.dreaming import candidates as cands_module
-from kit.dreaming import scoring
 from kit.dreaming.candidates import (
     Candidate,
     Fold,
@@ -104,11 +104,6 @@ def keep(db, checkpoint: Mapping[str, Any]) -> None:
         db.execute("DELETE FROM dream_checkpoint")
         db.execute("INSERT INTO dream_checkpoint(version, data) VALUES (?, ?)",
                    (version(), json.dumps(checkpoint, separators=(",", ":"), sort_keys=True)))
-
-
-def _off_topic(score: float, best: float) -> bool:
-    # exactly the test scoring.recall_credit makes of a hit's own (score / its line's best)
-    return best > 0 and score / best < scoring.OWN_FLOOR
 
 
 class _Rebuild(Exception):
@@ -222,22 +217,12 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any]) -> Built:
         for i, h in enumerate(fresh, start=len(roots)):
             identity[h] = order[parent[i]]
 
-    # a hit is measured against its line's best score in the log (`scoring.recall_credit`'s `own`,
-    # which counts only as on or off topic: own < OWN_FLOOR). A line folded before the cut keeps
-    # (best, lowest on-topic folded score): a better score keeps every folded credit while that
-    # lowest one stays on topic (and an off-topic hit only gets further off)
+    # a hit is measured against its line's best score up to it (`scoring.recall_credit`'s `own`):
+    # the tail goes on from each line's best score before the cut, and folded credits never change
     lines = lines_of(tail, identity, quotes)
-    peaks: dict[str, list] = ck["peaks"]
-    peak_now = {line: best for line, (best, _) in peaks.items()}
-    for e in tail:
-        if e.score > peak_now.get(lines[e.id], 0.0):
-            peak_now[lines[e.id]] = e.score
-    for line, (best, low) in peaks.items():
-        if peak_now[line] > best and (best <= 0 or (low is not None and _off_topic(low, peak_now[line]))):
-            raise _Rebuild
+    peaks: dict[str, float] = ck["peaks"]
     credits = event_credits(tail, reasons_of(junk), uses, {s.id: s.top_score for s in searches}, quotes,
-                            searches, lines, logged_searches=logged_searches,
-                            peaks={line: best for line, (best, _) in peaks.items()})
+                            searches, lines, logged_searches=logged_searches, peaks=peaks)
 
     states = {f["claim"]: f for f in ck["folds"]}
     folds: dict[str, Fold] = {}
@@ -281,19 +266,18 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any]) -> Built:
 
     new_ck = None
     if tail and storable and now != ck["marks"]:
-        # the lines with hits folded before the new cut (a quote's hits are its line's)
-        folded = set(peaks) | {lines[e.id] for e in tail if e.day < new_cut}
-        low = {line: pair[1] for line, pair in peaks.items() if pair[1] is not None}
+        # each line's best score before the new cut (a quote's hits are its line's): where the
+        # next dream's re-read of the last day goes on from
+        peak_at_cut = dict(peaks)
         for e in tail:
-            line = lines[e.id]
-            if e.day < new_cut and not _off_topic(e.score, peak_now[line]) and e.score < low.get(line, 2.0):
-                low[line] = e.score
+            if e.day < new_cut and e.score > peak_at_cut.get(lines[e.id], 0.0):
+                peak_at_cut[lines[e.id]] = e.score
         new_ck = {
             "marks": dict(now), "cut": new_cut, "searches": logged_searches, "snippets": snippets,
             "quotes": {s: w for s, w in quotes.items()},
             "claims": [[h, identity[h], first_of[h]] for h in first_of],
             "folds": list(kept_states.values()),
-            "peaks": {line: [peak_now[line], low.get(line)] for line in folded},
+            "peaks": peak_at_cut,
             "quoted": {c: [[q.id, q.day, q.query_hash, q.credit, q.used, list(q.turn)] for q in qs if q.day < new_cut]
                        for c, qs in quoted.items()},
         }

@@ -44,8 +44,9 @@ def recall_credit(rank: int | None, relative: float | None, used: bool = False, 
     answer, whatever its rank: at most SIDE_CREDIT, so it never earns a day or a query on its own.
     Events logged before ranks were kept (`rank` None) earn full credit, as every hit did then.
 
-    `own` is the hit's score over the best score its line reached in any search of the log (what it
-    scores when it is what was asked about). Under OWN_FLOOR the search was about something else and
+    `own` is the hit's score over the best score its line reached in the log up to this hit (what it
+    scores when it is what was asked about; later searches never take back a day already earned, so
+    asking for a fact directly never un-promotes it). Under OWN_FLOOR the search was about something else and
     found the line only by a weak match — the top of a search with no answer in the notes ("what
     book am I reading" → the hotel *booking*), quoted by an agent with nothing better, is still off
     topic: at most SIDE_CREDIT, so it never earns a day or a query. This measures a hit against its
