@@ -306,3 +306,54 @@ def test_keep_both_in_words_and_the_verify_list_names_it(workspace, cli):
         assert str(e) == "verify action must be accept, reject or keep-both, not 'both'"
     else:
         raise AssertionError("an unknown verify action must be refused")
+
+
+# A new user's repro (through the CLI, as they typed it): the cluster moved, id and city with it.
+# Before, relation() read "prod-eu-1 → prod-eu-2" as another thing (only an id differs, names
+# aside) and the new value was promoted beside the user's old line: MEMORY.md held both values.
+CLUSTER_OLD = "Our production cluster is prod-eu-1 in Frankfurt."
+CLUSTER_NEW = "Our production cluster is prod-eu-2 in Paris."
+
+
+def test_a_changed_id_and_place_against_a_line_of_yours_goes_to_verify(tmp_path, cli):
+    root = tmp_path / "ws"
+    assert cli("init", root, "--git").exit_code == 0
+    mem = root / "MEMORY.md"
+    mem.write_text(mem.read_text() + f"- {CLUSTER_OLD}\n")
+    assert cli("memory", "write", CLUSTER_NEW, "-w", root, env={"KIT_NOW": "2026-11-27T10:00"}).exit_code == 0
+    for day in (27, 28, 29):
+        for at, query in (("12:00", "which production cluster do we use"), ("12:30", "where is the prod cluster located")):
+            res = cli("memory", "search", query, "--record", "-w", root, env={"KIT_NOW": f"2026-11-{day}T{at}"})
+            assert res.exit_code == 0
+    before = mem.read_text()
+    dream = json.loads(cli("dream", "--json", "-w", root, env={"KIT_NOW": "2026-11-30T02:00"}).output)
+    assert dream["deep"]["promoted"] == [] and mem.read_text() == before
+    (item,) = json.loads(cli("memory", "verify", "--json", "-w", root).output)["items"]
+    assert (item["text"], item["old_text"], item["status"]) == (CLUSTER_NEW, CLUSTER_OLD, "pending")
+    assert item["reason"] == (f"contradicts a line of yours in MEMORY.md: prod-eu-1 → prod-eu-2; frankfurt → paris "
+                              f"(was: {CLUSTER_OLD})")
+
+
+def test_a_line_that_states_the_move_supersedes_a_promoted_id_and_place(workspace):
+    old_key = promote_first(workspace, CLUSTER_OLD)
+    moved = "We moved the production cluster to prod-eu-2 in Paris."
+    write_note(workspace.root, "2026-05-10", [moved, *FILLER])
+    recalled(workspace, moved, "2026-05-10", days("2026-05-11", 3), "prod cluster")
+    set_now("2026-05-13", 20)
+    result = run_dream(workspace)
+    assert result.promoted == ("memory/2026-05-10.md:3:3",) and result.superseded == (old_key,)
+    memory = (workspace.root / "MEMORY.md").read_text()
+    assert moved in memory and CLUSTER_OLD not in memory and f"- {CLUSTER_OLD}" in archive(workspace)
+
+
+def test_a_newer_id_and_place_without_a_stated_change_is_queued_not_superseded(workspace):
+    # "prod-eu-2 in Paris" may be the moved cluster or a second one: a promoted entry is not replaced unasked
+    old_key = promote_first(workspace, CLUSTER_OLD)
+    write_note(workspace.root, "2026-05-10", [CLUSTER_NEW, *FILLER])
+    recalled(workspace, CLUSTER_NEW, "2026-05-10", days("2026-05-11", 3), "prod cluster")
+    set_now("2026-05-13", 20)
+    result = run_dream(workspace)
+    assert (result.promoted, result.superseded) == ((), ())
+    (item,) = result.to_verify
+    assert (item.text, item.old_key) == (CLUSTER_NEW, old_key)
+    assert CLUSTER_OLD in (workspace.root / "MEMORY.md").read_text()

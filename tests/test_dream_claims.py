@@ -62,6 +62,19 @@ def test_a_claim_index_groups_rewordings_in_first_seen_order():
         ("Standup moves to 10:00 from Monday, still in the Kelvin room.", "Team standup is at 10:00 in the Kelvin room.",
          0.8, "unrelated", False, False),
         ("Ben is allergic to peanuts.", "Amara is allergic to cats.", 0.5, "unrelated", False, False),
+        # an id that changed with a name on the same subject: the cluster moved (not "another thing"),
+        # but two clusters are possible too: not only values, so never superseded unless it says so
+        ("Our production cluster is prod-eu-1 in Frankfurt.", "Our production cluster is prod-eu-2 in Paris.",
+         0.8, "update", False, False),
+        # a line that states the change is never another thing because its changed value is an id
+        ("Our production cluster is prod-eu-1 in Frankfurt.", "We moved the production cluster to prod-eu-2 in Paris.",
+         0.8, "update", True, False),
+        ("Our production cluster is prod-eu-1.", "The production cluster moved to prod-eu-2.", 0.8, "update", True, False),
+        # only the id differs, no change stated: another booking, another ticket
+        ("Booking MX-20417 is for the Porto flight.", "Booking MX-20418 is for the Porto flight.", 0.9,
+         "unrelated", False, False),
+        ("Ticket #12 is blocked on review by Anna.", "Ticket #13 is blocked on review by Anna.", 0.9,
+         "unrelated", False, False),
     ],
 )
 def test_relation(old, new, sim, kind, change, only_values):
@@ -69,6 +82,13 @@ def test_relation(old, new, sim, kind, change, only_values):
     assert (rel.kind, rel.states_change) == (kind, change)
     if kind == "update":
         assert rel.only_values is only_values
+
+
+def test_a_move_states_the_change_with_what_moved_in_between():
+    assert claims.states_change("We moved the production cluster to prod-eu-2 in Paris.")
+    assert claims.states_change("Standup moves to 10:00.")
+    assert claims.states_change("We are moving our staging database from Heroku.")
+    assert not claims.states_change("Every move is logged in the audit table.")
 
 
 def test_restates_says_nothing_new():

@@ -66,7 +66,8 @@ _MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?", re.M)
 def _starts_sentence(before: str) -> bool:
     return _SENTENCE_START.search(before) is not None and _ABBREVIATION.search(before) is None
 _CHANGE = re.compile(
-    r"\b(?:mov(?:e|es|ed|ing)\s+(?:to|from|back|over|house|in)|chang(?:es|ed|ing)\s+(?:to|from)"
+    # "moved to", and "moved the production cluster to": what moves may sit between the verb and "to"
+    r"\b(?:mov(?:e|es|ed|ing)\s+(?:[\w'-]+\s+){0,4}?(?:to|from)\b|mov(?:e|es|ed|ing)\s+(?:back|over|house|in)|chang(?:es|ed|ing)\s+(?:to|from)"
     r"|(?:has|have|had|was|were|is)\s+changed|switch(?:es|ed)?\s+to|now|new"
     r"|no\s+longer|not\s+\w+\s+any\s?more|any\s?more|instead(?:\s+of)?|from\s+now\s+on|starting|as\s+of|from\s+(?:next|this)"
     r"|goes\s+(?:up|down)|went\s+(?:up|down)|(?:raised|increased|decreased|reduced|lowered)\s+to|extended|postponed"
@@ -248,9 +249,10 @@ class Relation:
     def only_values(self) -> bool:
         """A number, time, date, day or amount differs (names may differ with it: an address or a
         venue changes both), and not whether it is so (negation). Names alone differing — "Dr.
-        Achebe" / "Dr. Okafor" — may be two people: not a clear change of value."""
+        Achebe" / "Dr. Okafor" — may be two people — and an id with a name ("prod-eu-1 in
+        Frankfurt" / "prod-eu-2 in Paris") may be two clusters: not a clear change of value."""
         kinds = {kind for kind, _, _ in self.conflicts}
-        return bool(kinds - {"name", "negation"}) and "negation" not in kinds
+        return bool(kinds - {"name", "negation", "id"}) and "negation" not in kinds
 
     def describe(self) -> str:
         parts = [f"{', '.join(old) or 'none'} → {', '.join(new) or 'none'}" for _, old, new in self.conflicts]
@@ -278,8 +280,13 @@ def relation(old: str, new: str, similarity: float) -> Relation:
     subj = jaccard(subject(old), subject(new))
     found = conflicts(old, new)
     change = states_change(new)
-    if {kind for kind, _, _ in found} - {"name"} == {"id"} and not change:
-        return Relation("unrelated", found, subj, similarity, change)  # another ticket, booking, code …
+    # Only an id differs ("Ticket #12 is blocked" / "Ticket #13 is blocked"): another ticket, booking,
+    # code — two things, not a changed value. Not when the line says it changed ("We moved the
+    # cluster to prod-eu-2"), nor when a name changed with the id on the same subject ("prod-eu-1 in
+    # Frankfurt" / "prod-eu-2 in Paris"): the thing the line is about kept its words, its values moved.
+    kinds = {kind for kind, _, _ in found}
+    if kinds == {"id"} and not change:
+        return Relation("unrelated", found, subj, similarity, change)
     if found:
         negation_only = all(kind == "negation" for kind, _, _ in found)
         about_it = ((subj >= UPDATE_SUBJECT and similarity >= (CHANGE_FLOOR if change else UPDATE_SIMILARITY))
