@@ -7,6 +7,7 @@ and every workspace hook that will not run (spec §6, principle 5).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kit.core import WorkspaceCore
@@ -40,15 +41,19 @@ def in_force(ws: WorkspaceCore, problem: Problem) -> str:
     return "ignored until fixed"
 
 
+def _warnings(ws: WorkspaceCore, problems: Iterable[Problem]) -> list[str]:
+    return [f"warning: {problem} ({in_force(ws, problem)})" for problem in problems]
+
+
 def config_notices(ws: WorkspaceCore) -> list[str]:
     """One warning per kit.yaml (or user file, env, flag) problem and what is in force instead:
     every command that acts on settings says it, so a typo never silently means the defaults."""
-    return [f"warning: {problem} ({in_force(ws, problem)})" for problem in ws.snapshot.config_issues]
+    return _warnings(ws, ws.snapshot.config_issues)
 
 
 def load_notices(ws: WorkspaceCore) -> list[str]:
     """One warning per load error (config or document) with what is in force instead."""
-    return [f"warning: {problem} ({in_force(ws, problem)})" for problem in ws.snapshot.errors]
+    return _warnings(ws, ws.snapshot.errors)
 
 
 def run_notices(ws: WorkspaceCore, model: str | None = None) -> list[str]:

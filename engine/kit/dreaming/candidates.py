@@ -223,20 +223,16 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
     parent = ClaimIndex([first_of[h] for h in hashes]).groups()
     identity = {h: hashes[parent[i]] for i, h in enumerate(hashes)}
     credits = event_credits(events, reasons_of(junk), uses, tops, quotes, searches, lines_of(events, identity, quotes))
-    folds: dict[str, Fold] = {}
     quoting: dict[str, list[Quote]] = {}
-    for e in events:
-        claim = identity[e.claim_hash]
-        if claim not in folds:
-            folds[claim] = Fold(claim, first_of[claim])
-        if e.snippet in quotes:
-            quoting.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, credits[e.id]))
     by_claim: dict[str, list[RecallEvent]] = {}
     for e in events:
         by_claim.setdefault(identity[e.claim_hash], []).append(e)
+        if e.snippet in quotes:
+            quoting.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, credits[e.id]))
+    folds: dict[str, Fold] = {}
     for claim, evs in by_claim.items():
         evs.sort(key=lambda e: (e.ts, e.id))
-        fold = folds[claim]
+        fold = folds[claim] = Fold(claim, first_of[claim])
         for e in evs:
             fold.add(e, credits[e.id])
     out = [fold.candidate(quoting.get(claim, []), junk) for claim, fold in folds.items()]

@@ -20,7 +20,7 @@ USE_BONUS = 0.75  # the agent read the hit in full (memory_get) or its text reac
 DAY_CAP = 1.0  # a day's credit saturates: one day counts at most one recall, whatever the burst
 CREDITED = 0.5  # the credit a hit needs for its day and its query to count (distinct days, queries)
 SIDE_CREDIT = 0.25  # at most, for a hit the agent passed over: below CREDITED, it never earns a day
-# a hit scoring under half of its line's best score in the log was found for something else (an
+# a hit scoring under half of its line's best score so far in the log was found for something else (an
 # off-topic hit): at most SIDE_CREDIT, whatever its rank or use — the same half as CLOSENESS_FLOOR
 OWN_FLOOR = 0.5
 

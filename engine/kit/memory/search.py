@@ -815,21 +815,21 @@ def hybrid_search(
             matrix = matrix.view(np.ndarray)
         return Vectors(ids, matrix @ q, matrix)
 
-    def relevant(text: str, period: Period | None) -> tuple[list[Candidate], Vectors | None, dict[int, float]]:
+    def relevant(text: str, period: Period | None) -> tuple[list[Candidate], Vectors | None, dict[int, float],
+                                                            tuple[float, float]]:
         vecs = embed(text)
         sims, ranks = gather(index, text, pool, vecs, period)
         rows = index.chunk_rows(sims.keys() | ranks.keys())
         found = score_candidates(rows, sims, ranks, weights, use_vectors)
-        bests[text] = best = best_of(found)
-        return [c for c in found if is_relevant(c, settings, weights[1], use_vectors, text, period, best)], vecs, ranks
+        best = best_of(found)
+        return [c for c in found if is_relevant(c, settings, weights[1], use_vectors, text, period, best)], vecs, ranks, best
 
-    bests: dict[str, tuple[float, float]] = {}
     when = query_time(query, today)
     anchor_day = None
     if when.anchor is not None:
         anchor_day = event_day(relevant(when.anchor.event, None)[0])
     plan = plan_query(query, when, anchor_day)
-    kept, vecs, ranks = relevant(plan.text, plan.period)
+    kept, vecs, ranks, best_found = relevant(plan.text, plan.period)
     if not kept:
         return SearchResult(query, mode, (), period=plan.period, recent=plan.recent)
     def similarity(found: Sequence[Candidate]) -> np.ndarray | None:
@@ -839,8 +839,7 @@ def hybrid_search(
     best = max(ranked, key=lambda r: (r.score, -r.candidate.row.id)).candidate
     hop = second_hop(index, best, plan.text, pool, vecs, weights, settings.second_hop,
                      {c.row.id for c in kept})
-    hop = [c for c in hop if is_relevant(c, settings, weights[1], use_vectors, plan.text, plan.period,
-                                         bests[plan.text])]
+    hop = [c for c in hop if is_relevant(c, settings, weights[1], use_vectors, plan.text, plan.period, best_found)]
     if hop:
         kept = [*kept, *hop]
         ranked = rank_candidates(kept, plan, settings, similarity(kept))
