@@ -48,7 +48,7 @@ from kit.dreaming.candidates import (
 )
 from kit.dreaming.claims import ClaimIndex
 from kit.dreaming.junk import Junk
-from kit.memory.recall import RecallEvent, RecallSearch, RecallUse, claim_hash
+from kit.memory.recall import RecallEvent, RecallSearch, RecallUse, claim_hash, read_events
 
 TABLES = ("recall_events", "recall_uses", "recall_searches")
 
@@ -111,18 +111,20 @@ class _Rebuild(Exception):
 
 
 def build(db, judge: Callable[[list[str]], Mapping[str, Junk | None]],
-          checkpoint: Mapping[str, Any] | None = None) -> Built:
+          checkpoint: Mapping[str, Any] | None = None, *, keep: bool = True) -> Built:
     """The candidates of the whole log: resumed from `checkpoint` where that is exact, else built
-    from every event. `judge(snippets)`: their junk verdicts (`verdicts.JunkVerdicts.judge`)."""
+    from every event. `judge(snippets)`: their junk verdicts (`verdicts.JunkVerdicts.judge`).
+    `keep=False`: no checkpoint is made (a dry run stores none: the snapshots are a third of a
+    build from scratch)."""
     now = marks(db)
     if now is None:
         return Built([], None, False, 0)
     if checkpoint is not None:
         try:
-            return _resume(db, judge, checkpoint, now)
+            return _resume(db, judge, checkpoint, now, keep)
         except _Rebuild:
             pass
-    return _resume(db, judge, _EMPTY, now)
+    return _resume(db, judge, _EMPTY, now, keep)
 
 
 _EMPTY: dict[str, Any] = {"marks": None, "cut": None, "searches": False, "snippets": [], "quotes": {},
@@ -131,7 +133,7 @@ _EMPTY: dict[str, Any] = {"marks": None, "cut": None, "searches": False, "snippe
 
 def _columns(db, table: str) -> str:
     have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
-    return ", ".join(c if c in have else "NULL" for c in RecallEvent.__dataclass_fields__)
+    return ", ".join(c if c in have else "NULL" for c in RecallEvent._fields)
 
 
 def _check(db, ck: Mapping[str, Any], now: Mapping[str, Any]) -> None:
@@ -154,7 +156,7 @@ def _check(db, ck: Mapping[str, Any], now: Mapping[str, Any]) -> None:
         raise _Rebuild  # the first searches: turns are marked by them from now on
 
 
-def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any]) -> Built:
+def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool) -> Built:
     cut = ck["cut"]
     if cut is not None:
         _check(db, ck, now)
@@ -162,10 +164,9 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any]) -> Built:
     have_searches = now.get("recall_searches") is not None
     cols = _columns(db, "recall_events")
     if cut is None:
-        rows = db.execute(f"SELECT {cols} FROM recall_events ORDER BY id")
+        tail = read_events(db, f"SELECT {cols} FROM recall_events ORDER BY id")
     else:
-        rows = db.execute(f"SELECT {cols} FROM recall_events WHERE day >= ? ORDER BY id", (cut,))
-    tail = [RecallEvent(*tuple(r)) for r in rows]
+        tail = read_events(db, f"SELECT {cols} FROM recall_events WHERE day >= ? ORDER BY id", (cut,))
     where, args = ("", ()) if cut is None else (" WHERE day >= ?", (cut,))
     uses = [RecallUse(*tuple(r)) for r in db.execute(
         f"SELECT path, start_line, end_line, kind, day, ts FROM recall_uses{where} ORDER BY id", args)] if have_uses else []
@@ -241,12 +242,16 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any]) -> Built:
         if e.snippet in quotes:
             quoted.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, credits[e.id]))
     kept_states: dict[str, dict] = dict(states)
-    storable = True
+    storable = keep
     for claim, evs in by_claim.items():
         evs.sort(key=lambda e: (e.ts, e.id))
         fold = fold_of(claim)
         if fold.last is not None and (evs[0].ts, evs[0].id) <= (fold.last.ts, fold.last.id):
             raise _Rebuild  # a new event sorts before one already folded
+        if not keep:
+            for e in evs:
+                fold.add(e, credits[e.id])
+            continue
         kept_states.pop(claim, None)
         reached = False  # the new cut: the fold up to it is what the next dream resumes
         for e in evs:

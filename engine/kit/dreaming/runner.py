@@ -262,18 +262,15 @@ def load_candidates(ws: WorkspaceCore, db, *, store: bool = False) -> list[Candi
     if mark is None:
         return []
     memo = ws.owned("dream-candidates", dict)
-    if memo.get("mark") != mark:
-        judged: dict = {}
-
+    # a dry run's build makes no checkpoint (nor stores its verdicts): an applied dream after it
+    # builds again, with the verdicts this workspace object already judged
+    if memo.get("mark") != mark or (store and not memo["stored"]):
         def judge(snippets: list[str]) -> dict:
-            judged.update(verdicts_for(ws).judge(db, snippets, store=store))
-            return judged
+            return verdicts_for(ws).judge(db, snippets, store=store)
 
-        built = checkpoint.build(db, judge, checkpoint.stored(db))
+        built = checkpoint.build(db, judge, checkpoint.stored(db), keep=store)
         memo.clear()
-        memo.update(mark=mark, cands=tuple(built.candidates), snippets=list(judged), checkpoint=built.checkpoint)
-    elif store:  # built by a dry run: its verdicts are not in state.db yet
-        verdicts_for(ws).judge(db, memo["snippets"], store=True)
+        memo.update(mark=mark, stored=store, cands=tuple(built.candidates), checkpoint=built.checkpoint)
     if store and memo["checkpoint"] is not None:
         from kit.dreaming import store as dream_store
 
