@@ -410,7 +410,7 @@ class Fold:
             "hashes": sorted(self.hashes), "turn_credit": [[list(k), c] for k, c in turns.items()],
             "closed": list(days.items()), "best_day": dict(self.best_day), "best_query": dict(self.best_query),
             "own": _pack(self.own), "places": [list(p) for p in self.places],
-            "last": None if self.last is None else list(astuple_event(self.last)),
+            "last": None if self.last is None else list(self.last),
             "tags": None if self.tags is None else list(self.tags),
         }
 
@@ -446,9 +446,6 @@ def _unpack(packed: Sequence[str]) -> list[tuple[int, float, bool, bool]]:
     used = base64.b64decode(packed[2])
     return [(i, c, u == 1, False) for i, c, u in zip(ids, credits, used, strict=True)]
 
-
-def astuple_event(e: RecallEvent) -> tuple:
-    return tuple(getattr(e, f) for f in RecallEvent.__dataclass_fields__)
 
 
 def _count(turn_credit: dict, best_day: dict, best_query: dict, c: float, day: str, query: str, turn: tuple) -> None:
