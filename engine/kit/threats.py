@@ -89,14 +89,20 @@ class Rule:
                              _line_prefix(src, self.pattern.flags))
                      for src in _top_branches(self.pattern.pattern))
 
+    @functools.cached_property
+    def _needs(self) -> _Needs:
+        """Every word some branch needs, arranged for `_View.present`."""
+        return _Needs.of(frozenset().union(*(b.needs for b in self.branches if b.needs is not None)))
+
     def search(self, view: _View) -> re.Match[str] | None:
         """Exactly `self.pattern.search(view.text)`, faster: an alternative whose needed words are
         not in the text is not tried; one that starts with a word is tried only where the text
         has it; the leftmost match wins, and at the same start the earlier alternative, as the
         whole pattern decides."""
+        present = view.present(self._needs)
         best: re.Match[str] | None = None
         for branch in self.branches:
-            if branch.needs is not None and not view.has_any(branch.needs):
+            if branch.needs is not None and branch.needs.isdisjoint(present):
                 continue
             if branch.head is not None:
                 match = view.first_match(branch, best.start() if best else len(view.text))
@@ -139,21 +145,68 @@ class _Branch:
     line_prefix: tuple[re.Pattern[str], re.Pattern[str], tuple[re.Pattern[str], int] | None] | None = None
 
 
-class _View:
-    """A view of the text with its case-folded copy for the substring tests."""
+_BY_FREQUENCY = "etaoinshrdlcumwfgypbvkjxqz"  # English letters, most common first
 
-    __slots__ = ("ascii", "folded", "text")
+
+def _rarity(gram: str) -> int:
+    # a rough guess at how rare a trigram is in text: rare letters and symbols score high, blanks low
+    return sum(_BY_FREQUENCY.index(c) if c in _BY_FREQUENCY else 0 if c == " " else 20 for c in gram)
+
+
+@dataclass(frozen=True)
+class _Needs:
+    """Words one of which must be in the text, arranged so that most texts are ruled out by one set
+    test: each ASCII word of three characters or more filed under one of its trigrams (if the word
+    is in the text, so is each of its trigrams), the shorter ones apart, and whether any word has
+    other letters (tried whenever the text has a non-ASCII character)."""
+
+    by_key: dict[str, tuple[str, ...]]
+    keys: frozenset[str]
+    short: tuple[str, ...]
+    wide: tuple[str, ...]
+
+    @classmethod
+    def of(cls, words: frozenset[str]) -> _Needs:
+        by_key: dict[str, list[str]] = {}
+        short, wide = [], []
+        for w in sorted(words):
+            if not w.isascii():
+                wide.append(w)
+            elif len(w) < 3:
+                short.append(w)
+            else:
+                key = max((w[i:i + 3] for i in range(len(w) - 2)), key=lambda g: (_rarity(g), g))
+                by_key.setdefault(key, []).append(w)
+        return cls({k: tuple(v) for k, v in by_key.items()}, frozenset(by_key), tuple(short), tuple(wide))
+
+
+class _View:
+    """A view of the text with its case-folded copy (and that copy's trigrams) for the substring tests."""
+
+    __slots__ = ("_grams", "ascii", "folded", "text")
 
     def __init__(self, text: str):
         self.text = text
         self.ascii = text.isascii()
         special = not self.ascii and any(c in text for c in "\u0130\u0131\u017f\u212a")
         self.folded = (text.translate(_FOLD) if special else text).lower()
+        self._grams: set[str] | None = None
 
-    def has_any(self, words: frozenset[str]) -> bool:
-        # an ASCII word matches (case-insensitively) only text that folds to it; a word with other
-        # letters is tried whenever the text has any non-ASCII character (its case rules are wider)
-        return any((w in self.folded) if w.isascii() else not self.ascii for w in words)
+    def present(self, needs: _Needs) -> frozenset[str]:
+        """The words of `needs` the text has. An ASCII word matches (case-insensitively) only text
+        that folds to it; a word with other letters counts whenever the text has any non-ASCII
+        character (its case rules are wider)."""
+        folded = self.folded
+        found = [w for w in needs.short if w in folded]
+        if needs.wide and not self.ascii:
+            found += needs.wide
+        if needs.by_key:
+            if self._grams is None:
+                self._grams = {folded[i:i + 3] for i in range(len(folded) - 2)}
+            hits = needs.keys & self._grams
+            if hits:
+                found += [w for key in hits for w in needs.by_key[key] if w in folded]
+        return frozenset(found)
 
     def first_match(self, branch: _Branch, before: int) -> re.Match[str] | None:
         """branch.pattern.search(text) for a pattern whose matches start with a word of its head,
