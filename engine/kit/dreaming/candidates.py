@@ -14,6 +14,7 @@ day or a query counts only when a hit there earned at least `scoring.CREDITED`.
 from __future__ import annotations
 
 import base64
+import operator
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
@@ -107,6 +108,11 @@ class Candidate:
         }
 
 
+_TIME_ORDER = operator.attrgetter("ts", "id")  # events in the order they happened (id breaks ties)
+_QUERY, _QUERY_HASH, _DAY, _CLAIM_HASH = (operator.attrgetter(f) for f in ("query", "query_hash", "day", "claim_hash"))
+_PLACE = operator.attrgetter("path", "start_line", "end_line")
+
+
 def turn_of(starts: Mapping[str, Sequence[float]], day: str, ts: float) -> int:
     """Which turn of its day a moment belongs to: how many active recalls (each one starts a turn,
     the agent runs one per user message) began at or before it; 0 = before the first."""
@@ -173,31 +179,35 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
         top = max([e.score for e in ranked] + [tops.get(evs[0].search_id, 0.0)])
         for rank, e in enumerate(ranked):
             place[e.id] = (rank, e.score / top if top > 0 else 0.0)
-    line_of = {e.id: (lines or {}).get(e.id, e.claim_hash) for e in events}
+    lines = lines or {}
     # a hit against its line's best score *so far* (in (time, id) order): a later, better search
     # for the line never takes back the days it already earned (asking for a fact directly must not
     # un-promote it), and a new night never changes an old night's credit
     peak: dict[str, float] = dict(peaks or {})
-    own_of: dict[int, float | None] = {}
-    for e in sorted(events, key=lambda e: (e.ts, e.id)):
-        best = max(peak.get(line_of[e.id], 0.0), e.score)
-        peak[line_of[e.id]] = best
-        own_of[e.id] = e.score / best if best > 0 else None
     out: dict[int, tuple[float, bool, bool, tuple]] = {}
-    for e in events:
-        own = own_of[e.id]
-        used = any(u.covers(e) for u in by_place.get((e.path, e.day), ()))
+    for e in sorted(events, key=_TIME_ORDER):
+        line = lines.get(e.id, e.claim_hash)
+        best = peak.get(line, 0.0)
+        if e.score > best:
+            best = peak[line] = e.score
+        elif line not in peak:
+            peak[line] = best
+        own = e.score / best if best > 0 else None
+        mine = by_place.get((e.path, e.day))
+        used = mine is not None and any(u.covers(e) for u in mine)
         passed = False
-        turn = turn_of(starts, e.day, e.ts) if e.search_id is not None else 0
-        # the turn a hit counts in: its agent turn, else (before any active recall, a log before v2)
-        # its own search, or itself
-        key = (e.day, turn) if turn else (e.day, "search", e.search_id if e.search_id is not None else -e.id)
-        if not used and e.search_id is not None:
-            later = [u.ts for u in by_day.get(e.day, ())]
-            if e.source == "active":
-                later += [ts for sid, ts in tool_searches.get((e.day, turn), ())
-                          if sid > e.search_id and e.key not in found[sid]]
-            passed = any(0 <= ts - e.ts <= USE_WINDOW_S and turn_of(starts, e.day, ts) == turn for ts in later)
+        if e.search_id is None:
+            key = (e.day, "search", -e.id)  # a log before v2: each hit is its own turn
+        else:
+            turn = turn_of(starts, e.day, e.ts)
+            # the turn a hit counts in: its agent turn, else (before any active recall) its own search
+            key = (e.day, turn) if turn else (e.day, "search", e.search_id)
+            if not used:
+                later = [u.ts for u in by_day.get(e.day, ())]
+                if e.source == "active":
+                    later += [ts for sid, ts in tool_searches.get((e.day, turn), ())
+                              if sid > e.search_id and e.key not in found[sid]]
+                passed = any(0 <= ts - e.ts <= USE_WINDOW_S and turn_of(starts, e.day, ts) == turn for ts in later)
         rank, relative = place.get(e.id, (None, None))
         out[e.id] = (scoring.recall_credit(rank, relative, used, passed_over=passed, own=own), used, passed, key)
     return out
@@ -232,9 +242,8 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
     folds: dict[str, Fold] = {}
     for claim, evs in by_claim.items():
         evs.sort(key=lambda e: (e.ts, e.id))
-        fold = folds[claim] = Fold(claim, first_of[claim])
-        for e in evs:
-            fold.add(e, credits[e.id])
+        folds[claim] = Fold(claim, first_of[claim])
+        folds[claim].extend(evs, credits)
     out = [fold.candidate(quoting.get(claim, []), junk) for claim, fold in folds.items()]
     out.sort(key=lambda c: (c.path, c.start_line, c.end_line, c.claim))
     return out
@@ -337,27 +346,49 @@ class Fold:
 
     def add(self, e: RecallEvent, credit: tuple[float, bool, bool, tuple]) -> None:
         """The next own event (in (ts, id) order) with its `event_credits` entry."""
+        self.extend((e,), {e.id: credit})
+
+    def extend(self, events: Iterable[RecallEvent], credits: Mapping[int, tuple[float, bool, bool, tuple]]) -> None:
+        """The next own events, in (ts, id) order, each with its `event_credits` entry. The sets and
+        first-seen orders are taken a column at a time, the sums and maxima in one loop: a dream
+        folds every event of the log, and a call per event was a tenth of a build."""
+        evs = list(events)
+        if not evs:
+            return
+        self.queries.update(dict.fromkeys(map(_QUERY, evs)))  # new queries after the known, first-seen order
+        self.query_hashes.update(map(_QUERY_HASH, evs))
+        self.days.update(map(_DAY, evs))
+        self.hashes.update(map(_CLAIM_HASH, evs))
         if self.count == 0:
-            self.first_ts, self.top, self.total = e.ts, e.score, 0.0
-        self.count += 1
-        self.queries.setdefault(e.query)
-        self.query_hashes.add(e.query_hash)
-        self.days.add(e.day)
-        self.hashes.add(e.claim_hash)
-        self.total += e.score
-        if e.score > self.top:
-            self.top = e.score
-        c, hit_used, _, turn = credit
-        self.credit += c
-        self.used += hit_used
-        _count(self.turn_credit, self.best_day, self.best_query, c, e.day, e.query_hash, turn)
-        self.own.append((e.id, c, hit_used, False))
-        place = (e.path, e.start_line, e.end_line)
-        self.places.pop(place, None)
-        self.places[place] = None  # latest last here; reversed when the candidate is made
-        if self.last is None or self.last.snippet != e.snippet:
-            self.tags = None
-        self.last = e
+            self.first_ts, self.top, self.total = evs[0].ts, evs[0].score, 0.0
+        self.count += len(evs)
+        turn_credit, best_day, best_query, own = self.turn_credit, self.best_day, self.best_query, self.own
+        top, total, credit_sum, used = self.top, self.total, self.credit, self.used
+        for e in evs:
+            total += e.score  # in event order, one addition at a time (the checkpoint resumes the same sum)
+            if e.score > top:
+                top = e.score
+            c, hit_used, _, turn = credits[e.id]
+            credit_sum += c
+            used += hit_used
+            # the credit bookkeeping of `_count`, inline
+            if c > turn_credit.get(turn, -1.0):
+                turn_credit[turn] = c
+            if c > best_day.get(e.day, -1.0):
+                best_day[e.day] = c
+            if c > best_query.get(e.query_hash, -1.0):
+                best_query[e.query_hash] = c
+            own.append((e.id, c, hit_used, False))
+        self.top, self.total, self.credit, self.used = top, total, credit_sum, used
+        # every location, latest last (reversed when the candidate is made): in the order of each
+        # one's last event
+        places = self.places
+        for place in reversed(dict.fromkeys(reversed(list(map(_PLACE, evs))))):
+            places.pop(place, None)
+            places[place] = None
+        if self.last is None or any(e.snippet != self.last.snippet for e in evs):
+            self.tags = None  # the latest wording changed on the way: its tags are computed again
+        self.last = evs[-1]
 
     def candidate(self, quoted: Sequence[Quote], junk: Mapping[str, Junk | None]) -> Candidate:
         """The candidate, with the events quoting it (in id order); the fold itself is not changed."""

@@ -249,8 +249,7 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
         if fold.last is not None and (evs[0].ts, evs[0].id) <= (fold.last.ts, fold.last.id):
             raise _Rebuild  # a new event sorts before one already folded
         if not keep:
-            for e in evs:
-                fold.add(e, credits[e.id])
+            fold.extend(evs, credits)
             continue
         kept_states.pop(claim, None)
         reached = False  # the new cut: the fold up to it is what the next dream resumes

@@ -1,0 +1,61 @@
+"""A candidate's fold (kit.dreaming.candidates.Fold): where the fact was last seen comes first, its
+tags follow its latest wording, and folding events in batches or one by one gives the same
+candidate."""
+
+from __future__ import annotations
+
+from kit.dreaming.candidates import Fold, build_candidates
+from kit.memory.recall import RecallEvent, claim_hash, query_hash
+
+FIRST = "- Alice takes her flat white with oat milk."
+REWORDED = "- Alice takes her flat white with oat milk, never dairy."
+
+
+def event(i: int, line: int, snippet: str = FIRST, day: str = "2026-05-01") -> RecallEvent:
+    q = f"how does alice take her coffee {i}"
+    return RecallEvent(i, f"memory/2026-04-30.md:{line}:{line}", "memory/2026-04-30.md", line, line, snippet,
+                       claim_hash(snippet), q, query_hash(q), 0.8, day, 1_777_000_000.0 + 60 * i, "tool")
+
+
+def credits(evs: list[RecallEvent]) -> dict:
+    return {e.id: (1.0, False, False, (e.day, "search", -e.id)) for e in evs}
+
+
+def test_locations_put_the_latest_first_and_each_place_once():
+    # seen at line 3, then 7 (the note was edited), then 3 again, then 5
+    evs = [event(1, 3), event(2, 7), event(3, 3), event(4, 5), event(5, 5)]
+    fold = Fold(claim_hash(FIRST), FIRST)
+    fold.extend(evs, credits(evs))
+    cand = fold.candidate([], {FIRST: None})
+    assert cand.locations == (("memory/2026-04-30.md", 5, 5), ("memory/2026-04-30.md", 3, 3),
+                              ("memory/2026-04-30.md", 7, 7))
+    assert cand.key == "memory/2026-04-30.md:5:5"
+
+
+def test_batches_and_single_events_fold_to_the_same_candidate():
+    evs = [event(1, 3), event(2, 7), event(3, 3, REWORDED), event(4, 5, day="2026-05-02"), event(5, 3)]
+    junk = {FIRST: None, REWORDED: None}
+    one = Fold(claim_hash(FIRST), FIRST)
+    for e in evs:
+        one.add(e, credits(evs)[e.id])
+    batched = Fold(claim_hash(FIRST), FIRST)
+    batched.extend(evs[:2], credits(evs))
+    batched.extend(evs[2:], credits(evs))
+    assert vars(one.candidate([], junk)) == vars(batched.candidate([], junk))
+
+
+def test_tags_follow_the_latest_wording_through_a_checkpoint():
+    # the fold's tags are computed once per wording; a new wording (and a state kept by a
+    # checkpoint, then resumed) must not keep the old one's
+    other = "- The Lisbon client wants invoices in Portuguese from March."
+    fold = Fold(claim_hash(FIRST), FIRST)
+    fold.extend([event(1, 3)], credits([event(1, 3)]))
+    before = fold.candidate([], {FIRST: None}).tags
+    resumed = Fold.from_state(fold.state())
+    later = event(2, 3, other)
+    resumed.extend([later], credits([later]))
+    after = resumed.candidate([], {FIRST: None, other: None}).tags
+    assert "lisbon" in " ".join(after) and after != before
+    # the whole log folded at once gives the same
+    whole = build_candidates([event(1, 3), later])
+    assert [c.tags for c in whole if c.snippet == other] == [after]
