@@ -371,13 +371,7 @@ class Fold:
             c, hit_used, _, turn = credits[e.id]
             credit_sum += c
             used += hit_used
-            # the credit bookkeeping of `_count`, inline
-            if c > turn_credit.get(turn, -1.0):
-                turn_credit[turn] = c
-            if c > best_day.get(e.day, -1.0):
-                best_day[e.day] = c
-            if c > best_query.get(e.query_hash, -1.0):
-                best_query[e.query_hash] = c
+            _count(turn_credit, best_day, best_query, c, e.day, e.query_hash, turn)
             own.append((e.id, c, hit_used, False))
         self.top, self.total, self.credit, self.used = top, total, credit_sum, used
         # every location, latest last (reversed when the candidate is made): in the order of each
