@@ -90,16 +90,26 @@ class Rule:
                      for src in _top_branches(self.pattern.pattern))
 
     @functools.cached_property
-    def _needs(self) -> _Needs:
-        """Every word some branch needs, arranged for `_View.present`."""
-        return _Needs.of(frozenset().union(*(b.needs for b in self.branches if b.needs is not None)))
+    def needs(self) -> frozenset[str] | None:
+        """Every word some branch needs; None when a branch needs none (the rule is always tried)."""
+        if any(b.needs is None for b in self.branches):
+            return None
+        return frozenset().union(*(b.needs for b in self.branches))
 
-    def search(self, view: _View) -> re.Match[str] | None:
+    @functools.cached_property
+    def _table(self) -> _Needs:
+        return _Needs.of(self.needs or frozenset())
+
+    def search(self, view: _View, present: frozenset[str] | None = None) -> re.Match[str] | None:
         """Exactly `self.pattern.search(view.text)`, faster: an alternative whose needed words are
-        not in the text is not tried; one that starts with a word is tried only where the text
-        has it; the leftmost match wins, and at the same start the earlier alternative, as the
-        whole pattern decides."""
-        present = view.present(self._needs)
+        not in the text is not tried (`present`: the needed words the view has, of this rule or
+        more — `scan` looks up every rule's at once); one that starts with a word is tried only
+        where the text has it; the leftmost match wins, and at the same start the earlier
+        alternative, as the whole pattern decides."""
+        if present is None:
+            present = view.present(self._table)
+        if self.needs is not None and self.needs.isdisjoint(present):
+            return None
         best: re.Match[str] | None = None
         for branch in self.branches:
             if branch.needs is not None and branch.needs.isdisjoint(present):
@@ -831,6 +841,12 @@ def views(text: str) -> list[str]:
 # --------------------------------------------------------------------------- the scan
 
 
+@functools.cache
+def _needed_words() -> _Needs:
+    """Every word some rule's alternative needs (an immutable table, built at the first scan)."""
+    return _Needs.of(frozenset().union(*(rule.needs or () for rule in RULES)))
+
+
 def scan(text: str) -> Threat | None:
     """None when the text is clean, else the first Threat found (invisible characters first,
     then RULES in order)."""
@@ -840,9 +856,11 @@ def scan(text: str) -> Threat | None:
     if threat:
         return threat
     forms = [_View(form) for form in views(text)]
+    table = _needed_words()
+    found = [form.present(table) for form in forms]
     for rule in RULES:
-        for form in forms:
-            match = rule.search(form)
+        for form, present in zip(forms, found, strict=True):
+            match = rule.search(form, present)
             if match:
                 excerpt = " ".join(match.group(0).split())[:60]
                 return Threat(rule.name, rule.description, excerpt)
