@@ -58,7 +58,8 @@ _KIT_TEXT = re.compile(
 _FENCE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:```|~~~)", re.M)
 # a table's delimiter row (|---|:--:|), also when a table was flattened onto one line
 _TABLE_RULE = re.compile(r"\|\s*:?-{2,}:?\s*\|")
-_CODE_CHARS = set("{}[]();=<>$|&\\`")
+_CODE_CHARS = "{}[]();=<>$|&\\`"
+_NO_CODE_CHARS = str.maketrans("", "", _CODE_CHARS)  # counting them: the length they take away
 _CODE_START = re.compile(
     r"^(?:def|class|function|const|let|var|import|return|public|private|fn|func)\s+[\w$]"
     r"|^from\s+[\w.]+\s+import\b|^#include\b|=>|\bconsole\.log\(|^\w+(?:\.\w+)*\([^)]*\)\s*;?$"
@@ -164,8 +165,8 @@ def _is_code(text: str, lines: list[str]) -> bool:
     if sum(1 for line in code if _CODE_START.search(line)) * 2 >= len(code):
         return True
     body = "".join(code)
-    symbols = sum(1 for ch in body if ch in _CODE_CHARS)
-    letters = sum(1 for ch in body if ch.isalpha())
+    symbols = len(body) - len(body.translate(_NO_CODE_CHARS))
+    letters = sum(map(str.isalpha, body))
     # prose has few brackets and operators; code and shell have many
     return symbols >= 4 and symbols > 0.12 * max(1, letters)
 
@@ -209,9 +210,10 @@ def _is_data(text: str, lines: list[str]) -> bool:
 
 
 def _is_url(lines: list[str]) -> bool:
-    rest = _URL.sub(" ", " ".join(lines))
-    words = re.findall(r"[^\W\d_]{2,}", rest)
-    return bool(_URL.search(" ".join(lines))) and len(words) < 3
+    text = " ".join(lines)
+    if not _URL.search(text):
+        return False
+    return len(re.findall(r"[^\W\d_]{2,}", _URL.sub(" ", text))) < 3
 
 
 def _sentences(text: str) -> list[str]:
