@@ -213,6 +213,22 @@ def test_a_dry_run_writes_no_checkpoint_but_reads_one(workspace):
     assert dry.to_json()["deep"]["candidates"] == applied.to_json()["deep"]["candidates"]
 
 
+def test_an_applied_dream_after_a_preview_in_the_same_process_keeps_the_checkpoint(workspace):
+    # a dry run's build makes no checkpoint; the applied dream that follows it in the same
+    # workspace object (`kit serve`, a preview then the real dream) must still keep one
+    seed(workspace)
+    night(workspace, "2026-05-04", 0)
+    set_now("2026-05-04", 23)
+    run_dream(workspace, dry_run=True)
+    run_dream(workspace)
+    db = sqlite3.connect(workspace.root / ".kit" / "state.db")
+    assert db.execute("SELECT COUNT(*) FROM dream_checkpoint").fetchone()[0] == 1
+    db.close()
+    night(workspace, "2026-05-05", 1)
+    cands, resumed = fresh(workspace)
+    assert resumed and cands == full(workspace)
+
+
 def test_a_wording_joins_the_earliest_claim_it_matches():
     """Two claims one word apart, and a wording that matches both: it joins the first, whatever
     word the lookup reaches first — so grouping only the new wordings against the known claims
