@@ -16,6 +16,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from kit.dreaming.tags import STOP_WORDS
 from kit.memory.recall import normalise_claim
@@ -74,6 +75,7 @@ _CHANGE = re.compile(
     r"|rescheduled|brought\s+forward|pushed\s+(?:back|to)|replaced|updated?\s+to|used\s+to|was\s+\S+\s+(?:but|until))\b",
     re.I)
 _EXTRA_STOP = frozenset("is are was were be been it its in on at of to a an by as or if so our we i my me".split())
+_NOT_NAMES = STOP_WORDS | _EXTRA_STOP
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,15 @@ class Values:
     kinds: tuple[tuple[str, frozenset[str]], ...]
 
     def get(self, kind: str) -> frozenset[str]:
-        return dict(self.kinds).get(kind, frozenset())
+        return self._by_kind.get(kind, frozenset())
 
-    @property
+    # worked out once per object (Deep compares one line's values with hundreds of others); not
+    # fields, so equality stays that of `kinds`
+    @cached_property
+    def _by_kind(self) -> dict[str, frozenset[str]]:
+        return dict(self.kinds)
+
+    @cached_property
     def names(self) -> frozenset[str]:
         return frozenset(kind for kind, vals in self.kinds if vals)
 
@@ -97,8 +105,13 @@ def _hour(h: str, m: str | None, ap: str | None) -> str:
     return f"{hour:02d}:{m or '00'}"
 
 
+def _plain(text: str) -> str:
+    """The text values and names are read from: NFKC, without list markers."""
+    return _MARKER.sub("", unicodedata.normalize("NFKC", text))
+
+
 def values(text: str) -> Values:
-    text = _MARKER.sub("", unicodedata.normalize("NFKC", text))
+    text = _plain(text)
     found: dict[str, set[str]] = {}
     spans: list[tuple[int, int]] = []
 
@@ -165,8 +178,10 @@ def _names(text: str) -> list[str]:
         base = m.group(0).split("'")[0]
         plain = base.lower().removesuffix("s")
         cap = (base[:1].isupper() and not base.isupper() and plain not in _DAYS and base.lower() not in _DAYS
-               and base.lower() not in _MONTH_NAME and base.lower() not in STOP_WORDS | _EXTRA_STOP)
-        tokens.append((base, m.start(), m.end(), cap, _starts_sentence(text[: m.start()])))
+               and base.lower() not in _MONTH_NAME and base.lower() not in _NOT_NAMES)
+        # whether it starts a sentence matters only for a capitalised word (a search of all the text
+        # before it: not for every word)
+        tokens.append((base, m.start(), m.end(), cap, cap and _starts_sentence(text[: m.start()])))
     out: list[str] = []
     run: list[str] = []
     for i, (base, start, _end, cap, first) in enumerate(tokens):
@@ -201,10 +216,14 @@ def words(text: str) -> frozenset[str]:
 
 def subject(text: str) -> frozenset[str]:
     """Content words without values, names and stop words (lightly stemmed): what it is about."""
-    v = values(text)
-    names = {part for name in v.get("name") for part in name.split()}
+    return _subject(words(text), _names(_plain(text)))
+
+
+def _subject(text_words: frozenset[str], text_names: Iterable[str]) -> frozenset[str]:
+    """`subject` from the text's words and names (`_names`: the only values it needs)."""
+    names = {part for name in text_names for part in name.split()}
     out = set()
-    for w in words(text):
+    for w in text_words:
         base = w.split("'")[0]
         if (base in STOP_WORDS or base in _EXTRA_STOP or base in names or base.removesuffix("s") in _DAYS
                 or base in _MONTH_NAME
@@ -223,11 +242,12 @@ def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     return shared / (len(a) + len(b) - shared)
 
 
-def same_claim(a: str, b: str) -> bool:
+def same_claim(a: str, b: str, facts: Facts | None = None) -> bool:
     """One claim in two wordings: the same values, nearly the same words."""
-    if normalise_claim(a) == normalise_claim(b):
+    f = facts or Facts()
+    if f.norm(a) == f.norm(b):
         return True
-    return values(a) == values(b) and jaccard(words(a), words(b)) >= SAME_WORDS
+    return f.values(a) == f.values(b) and jaccard(f.words(a), f.words(b)) >= SAME_WORDS
 
 
 def states_change(text: str) -> bool:
@@ -272,14 +292,16 @@ def conflicts(old: str | Values, new: str | Values) -> tuple[tuple[str, tuple[st
     return tuple(out)
 
 
-def relation(old: str, new: str, similarity: float) -> Relation:
+def relation(old: str, new: str, similarity: float, facts: Facts | None = None) -> Relation:
     """Same claim, an update of the same subject (a different value of a kind both state), or
-    unrelated. `similarity`: embedding cosine of the two texts (token Jaccard without a model)."""
-    if same_claim(old, new):
+    unrelated. `similarity`: embedding cosine of the two texts (token Jaccard without a model).
+    `facts`: a memo of what each text states, when the same texts are compared again and again."""
+    f = facts or Facts()
+    if same_claim(old, new, f):
         return Relation("same", subject=1.0, similarity=similarity)
-    subj = jaccard(subject(old), subject(new))
-    found = conflicts(old, new)
-    change = states_change(new)
+    subj = jaccard(f.subject(old), f.subject(new))
+    found = conflicts(f.values(old), f.values(new))
+    change = f.states_change(new)
     # Only an id differs ("Ticket #12 is blocked" / "Ticket #13 is blocked"): another ticket, booking,
     # code — two things, not a changed value. Not when the line says it changed ("We moved the
     # cluster to prod-eu-2"), nor when a name changed with the id on the same subject ("prod-eu-1 in
@@ -302,15 +324,57 @@ def relation(old: str, new: str, similarity: float) -> Relation:
 RESTATE_SIMILARITY = 0.75
 
 
-def restates(old: str, new: str, similarity: float) -> bool:
+def restates(old: str, new: str, similarity: float, facts: Facts | None = None) -> bool:
     """`new` says nothing `old` does not: same subject, no value of its own ("Team standup is at
     10:00 in Kelvin" after "Standup moves to 10:00 from Monday, still in Kelvin")."""
-    vo, vn = values(old), values(new)
-    if not vn.names or conflicts(old, new) or similarity < RESTATE_SIMILARITY:
+    f = facts or Facts()
+    vo, vn = f.values(old), f.values(new)
+    if not vn.names or conflicts(vo, vn) or similarity < RESTATE_SIMILARITY:
         return False
-    if jaccard(subject(old), subject(new)) < 0.34:
+    if jaccard(f.subject(old), f.subject(new)) < 0.34:
         return False
     return all(vn.get(kind) <= vo.get(kind) for kind in vn.names)
+
+
+class Facts:
+    """What texts state — values, subject words, words, whether they say a value changed — each
+    worked out once per text. One Deep plan owns one (it compares the same few hundred lines with
+    each other over and over); without one, each call works them out afresh."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Values] = {}
+        self._subject: dict[str, frozenset[str]] = {}
+        self._words: dict[str, frozenset[str]] = {}
+        self._norm: dict[str, str] = {}
+        self._change: dict[str, bool] = {}
+
+    def values(self, text: str) -> Values:
+        if text not in self._values:
+            self._values[text] = values(text)
+        return self._values[text]
+
+    def words(self, text: str) -> frozenset[str]:
+        if text not in self._words:
+            self._words[text] = frozenset(_WORD.findall(self.norm(text)))  # `words`, on the memoised norm
+        return self._words[text]
+
+    def norm(self, text: str) -> str:
+        if text not in self._norm:
+            self._norm[text] = normalise_claim(text)
+        return self._norm[text]
+
+    def subject(self, text: str) -> frozenset[str]:
+        if text not in self._subject:
+            # the names only, not every value: most lines a plan looks at fail on their subject
+            known = self._values.get(text)
+            names = known.get("name") if known is not None else _names(_plain(text))
+            self._subject[text] = _subject(self.words(text), names)
+        return self._subject[text]
+
+    def states_change(self, text: str) -> bool:
+        if text not in self._change:
+            self._change[text] = states_change(text)
+        return self._change[text]
 
 
 class ClaimIndex:
