@@ -10,7 +10,9 @@ runner) writes the plan: MEMORY.md through `writer.write_memory`, the archive, s
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import cached_property
@@ -27,6 +29,7 @@ from kit.memory.daily import note_date
 from kit.memory.recall import claim_hash, normalise_claim
 
 SEMANTIC_DUPLICATE = 0.88
+LOOK_AHEAD = 6  # candidates whose encoding starts while one is decided (the helper threads: 2)
 NEWER_LINES = 4  # newer note lines embedded per candidate at most (the most alike by subject words)
 MEMORY_FILE = "MEMORY.md"
 ARCHIVE_FILE = "memory/archive/promoted.md"
@@ -167,23 +170,24 @@ def existing_facts(memory_text: str) -> list[Existing]:
 
 
 class NoteLine:
-    """One claim of a daily note; its subject words and values are worked out when first asked."""
+    """One claim of a daily note; its subject words and values are worked out when first asked
+    (in the plan's `claims.Facts`: a line may be a candidate's or MEMORY.md's text too)."""
 
-    def __init__(self, day: date, path: str, text: str):
-        self.day, self.path, self.text = day, path, text
-        self.words = claims.words(text)
+    def __init__(self, day: date, path: str, text: str, facts: claims.Facts):
+        self.day, self.path, self.text, self.facts = day, path, text, facts
+        self.words = facts.words(text)
 
     @cached_property
     def subject(self) -> frozenset[str]:
-        return claims.subject(self.text)
+        return self.facts.subject(self.text)
 
     @cached_property
     def values(self) -> claims.Values:
-        return claims.values(self.text)
+        return self.facts.values(self.text)
 
     @cached_property
     def states_change(self) -> bool:
-        return claims.states_change(self.text)
+        return self.facts.states_change(self.text)
 
     @cached_property
     def junk(self) -> bool:
@@ -191,18 +195,29 @@ class NoteLine:
 
 
 class NoteLines:
-    """The claims (top-level list items and paragraph lines) of the daily notes, read once per plan."""
+    """The claims (top-level list items and paragraph lines) of the daily notes, read once per plan;
+    `facts`: what every text the plan compares states, worked out once (the plan's memo)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, facts: claims.Facts | None = None):
         self.root = root
+        self.facts = facts or claims.Facts()
         self._lines: list[NoteLine] | None = None
+        self._by_word: dict[str, list[int]] | None = None  # word → the lines that have it (indexes)
         self._newer: dict[tuple[str, date], list[NoteLine]] = {}  # newer_lines, once per text and day
 
-    def after(self, day: date) -> list[NoteLine]:
-        """Every line of the notes dated after `day` (junk included: callers check the few they keep)."""
+    def sharing(self, words: frozenset[str], day: date) -> list[NoteLine]:
+        """The lines of the notes dated after `day` with at least two of `words`, in note order
+        (junk included: callers check the few they keep). Looked up by word: a text shares two
+        words with few of the notes' lines, and Deep asks for a hundred texts or more."""
         if self._lines is None:
             self._lines = self._read()
-        return [line for line in self._lines if line.day > day]
+        if self._by_word is None:
+            self._by_word = {}
+            for i, line in enumerate(self._lines):
+                for w in line.words:
+                    self._by_word.setdefault(w, []).append(i)
+        shared = Counter(i for w in words for i in self._by_word.get(w, ()))
+        return [self._lines[i] for i in sorted(i for i, n in shared.items() if n >= 2) if self._lines[i].day > day]
 
     def _read(self) -> list[NoteLine]:
         from kit.errors import KitError
@@ -223,7 +238,7 @@ class NoteLines:
                 stripped = line.strip()
                 if not stripped or stripped.startswith(("#", "<!--")) or line.startswith((" ", "\t")):
                     continue
-                out.append(NoteLine(day, rel, managed.one_line(stripped)))
+                out.append(NoteLine(day, rel, managed.one_line(stripped), self.facts))
         return out
 
 
@@ -236,13 +251,14 @@ def _clear(rel: claims.Relation, new_day: date | None, old_day: date | None) -> 
     return newer and rel.only_values and rel.subject >= claims.CLEAR_SUBJECT
 
 
-def _best_update(text: str, others: Sequence[Existing], sims) -> tuple[Existing, claims.Relation] | None:
+def _best_update(text: str, others: Sequence[Existing], sims,
+                 facts: claims.Facts) -> tuple[Existing, claims.Relation] | None:
     best = None
     for other, sim in zip(others, sims, strict=True):
-        if float(sim) < claims.CHANGE_SIMILARITY and claims.jaccard(claims.subject(other.text),
-                                                                      claims.subject(text)) < claims.UPDATE_SUBJECT:
+        if float(sim) < claims.CHANGE_SIMILARITY and claims.jaccard(facts.subject(other.text),
+                                                                      facts.subject(text)) < claims.UPDATE_SUBJECT:
             continue
-        rel = claims.relation(other.text, text, float(sim))
+        rel = claims.relation(other.text, text, float(sim), facts)
         if rel.kind == "update" and (best is None or rel.similarity > best[1].similarity):
             best = (other, rel)
     return best
@@ -260,20 +276,31 @@ def newer_lines(text: str, day: date | None, notes: NoteLines) -> list[NoteLine]
 
 
 def _newer_lines(text: str, day: date, notes: NoteLines) -> list[NoteLine]:
-    mine, mine_values = claims.subject(text), claims.values(text)
-    mine_words = claims.words(text) - claims.STOP_WORDS
+    facts = notes.facts
+    mine, mine_values = facts.subject(text), facts.values(text)
+    mine_words = facts.words(text) - claims.STOP_WORDS
     found = []
-    for line in notes.after(day):
-        if len(mine_words & line.words) < 2 or not (mine & line.subject):  # the words first: cheap
+    for line in notes.sharing(mine_words, day):  # the words first: cheap
+        if not (mine & line.subject):
+            continue
+        subj = claims.jaccard(mine, line.subject)
+        if subj < claims.CLEAR_SUBJECT and not line.states_change:  # kept below in neither case
             continue
         changed = claims.conflicts(mine_values, line.values)
         if not changed:
             continue
-        subj = claims.jaccard(mine, line.subject)
         values_only = any(kind not in ("name", "negation", "id") for kind, _, _ in changed)
-        if ((subj >= claims.CLEAR_SUBJECT and values_only) or line.states_change) and not line.junk:
+        if (subj >= claims.CLEAR_SUBJECT and values_only) or line.states_change:
             found.append((-subj, line.day, line.path, line.text, line))
-    return [row[-1] for row in sorted(found, key=lambda r: r[:4])[:NEWER_LINES]]
+    # junk last, and only until NEWER_LINES are kept: the costliest test (a stable sort, so the
+    # same lines as filtering first)
+    kept: list[NoteLine] = []
+    for row in sorted(found, key=lambda r: r[:4]):
+        if len(kept) == NEWER_LINES:
+            break
+        if not row[-1].junk:
+            kept.append(row[-1])
+    return kept
 
 
 def newer_value(text: str, day: date | None, notes: NoteLines, embedder: Any | None) -> tuple[str, str] | None:
@@ -283,7 +310,7 @@ def newer_value(text: str, day: date | None, notes: NoteLines, embedder: Any | N
         return None
     sims = similarity_matrix(embedder, [text], [line.text for line in later])[0]
     for line, sim in zip(later, sims, strict=True):
-        rel = claims.relation(text, line.text, float(sim))
+        rel = claims.relation(text, line.text, float(sim), notes.facts)
         if rel.kind == "update" and _clear(rel, line.day, day):
             return line.path, line.text
     return None
@@ -385,9 +412,12 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
     `both`: (claim, old claim) pairs the user called two true facts (`kit memory verify keep-both`):
     the candidate is not compared with that line at all — not an update of it, nor its duplicate.
 
-    Candidates past today's limit are not rehydrated or embedded: the work stays proportional to
-    the limit, not to the size of the recall log.
+    Candidates past today's limit are not rehydrated or embedded (but for the LOOK_AHEAD whose
+    encoding had started, never stored): the work stays proportional to the limit, not to the
+    size of the recall log.
     """
+    from kit.dreaming.embed import CachedEmbedder
+
     existing = existing_facts(memory_text)
     notes = NoteLines(root)
     decisions: list[Decision] = []
@@ -401,35 +431,68 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
         texts = [(managed.one_line(v.text), note_date(v.path)) for v in lives.values() if v]
         newer = [line.text for text, day in texts for line in newer_lines(text, day, notes)]
         embedder.encode(list(dict.fromkeys([e.text for e in existing] + [t for t, _ in texts] + newer)))
-    for r in passing + [r for r in ranked if may_update(r)]:
-        if not r.passed:  # may only replace the value of a fact MEMORY.md holds (see may_update)
-            if written >= limit:
-                continue
-            live = rehydrate(root, r.cand)
-            d = _decide_one(r, live, _apart(r, existing, both), notes, embedder) if live else None
-            if d is None or d.action != "superseded":
-                continue
-            d = replace(d, detail=f"{d.detail}; an update of a promoted fact needs one credited recall")
-            decisions.append(d)
-            written += 1
-            _accept(d, existing, decisions)
-            continue
-        if written >= limit:
-            decisions.append(Decision(r, "over_limit", f"over today's limit of {limit} promotions"))
-            continue
-        if r.cand.claim in queued:
-            decisions.append(Decision(r, "to_verify", "waiting in `kit memory verify`"))
-            continue
-        live = lives[r.cand.id] if r.cand.id in lives else rehydrate(root, r.cand)
-        if live is None:
-            decisions.append(Decision(r, "gone", "its lines are no longer in the note"))
-            continue
-        d = _decide_one(r, live, _apart(r, existing, both), notes, embedder)
-        decisions.append(d)
-        if d.writes:
-            written += 1
-            _accept(d, existing, decisions)
+    order = passing + [r for r in ranked if may_update(r)]
+    looked: set[str] = set()  # the candidates whose encoding `_look_ahead` started
+    ahead = isinstance(embedder, CachedEmbedder)  # plan() gives one
+    with embedder.prefetching() if ahead else nullcontext():
+        for i, r in enumerate(order):
+            if ahead and written < limit:
+                coming = [c for c in order[i + 1 : i + 1 + LOOK_AHEAD] if c.cand.id not in looked]
+                looked.update(c.cand.id for c in coming)
+                _look_ahead(coming, root, notes, lives, embedder, queued)
+            written = _decide_next(r, root=root, existing=existing, notes=notes, embedder=embedder, lives=lives,
+                                   decisions=decisions, written=written, limit=limit, queued=queued, both=both)
     return decisions
+
+
+def _look_ahead(coming: Sequence[Ranked], root: Path, notes: NoteLines, lives: dict[str, Live | None],
+                embedder: Any, queued: set[str]) -> None:
+    """Start encoding what the next candidates' decisions will encode (their line and its newer
+    lines: `_decide_one`), while this one is decided; the model calls stay the ones made without
+    it (see `CachedEmbedder.prefetch`). At most LOOK_AHEAD candidates ahead: past the limit
+    nothing is decided, so little is encoded for nothing."""
+    for r in coming:
+        if r.passed and r.cand.claim in queued:
+            continue
+        if r.cand.id not in lives:
+            lives[r.cand.id] = rehydrate(root, r.cand)
+        live = lives[r.cand.id]
+        if live is not None:
+            text = managed.one_line(live.text)
+            embedder.prefetch([text] + [line.text for line in newer_lines(text, note_date(live.path), notes)])
+
+
+def _decide_next(r: Ranked, *, root: Path, existing: list[Existing], notes: NoteLines, embedder: Any | None,
+                 lives: dict[str, Live | None], decisions: list[Decision], written: int, limit: int,
+                 queued: set[str], both: set[tuple[str, str]]) -> int:
+    """Decide `r` (appended to `decisions`); returns how many were written so far."""
+    if not r.passed:  # may only replace the value of a fact MEMORY.md holds (see may_update)
+        if written >= limit:
+            return written
+        live = lives[r.cand.id] if r.cand.id in lives else rehydrate(root, r.cand)
+        d = _decide_one(r, live, _apart(r, existing, both), notes, embedder) if live else None
+        if d is None or d.action != "superseded":
+            return written
+        d = replace(d, detail=f"{d.detail}; an update of a promoted fact needs one credited recall")
+        decisions.append(d)
+        _accept(d, existing, decisions)
+        return written + 1
+    if written >= limit:
+        decisions.append(Decision(r, "over_limit", f"over today's limit of {limit} promotions"))
+        return written
+    if r.cand.claim in queued:
+        decisions.append(Decision(r, "to_verify", "waiting in `kit memory verify`"))
+        return written
+    live = lives[r.cand.id] if r.cand.id in lives else rehydrate(root, r.cand)
+    if live is None:
+        decisions.append(Decision(r, "gone", "its lines are no longer in the note"))
+        return written
+    d = _decide_one(r, live, _apart(r, existing, both), notes, embedder)
+    decisions.append(d)
+    if d.writes:
+        _accept(d, existing, decisions)
+        return written + 1
+    return written
 
 
 def _apart(r: Ranked, existing: list[Existing], both: set[tuple[str, str]]) -> list[Existing]:
@@ -460,7 +523,7 @@ def _decide_one(r: Ranked, live: Live, existing: list[Existing], notes: NoteLine
     if newer is not None:
         return Decision(r, "stale", f"a newer value is in {newer[0]}: {managed.one_line(newer[1], 80)}", live)
     sims = similarity_matrix(embedder, [text], [e.text for e in existing])[0] if existing else []
-    update = _best_update(text, existing, sims)
+    update = _best_update(text, existing, sims, notes.facts)
     if update is not None:
         old, rel = update
         what = f"{rel.describe()} (was: {managed.one_line(old.text, 80)})"
@@ -476,7 +539,7 @@ def _decide_one(r: Ranked, live: Live, existing: list[Existing], notes: NoteLine
         twin = existing[int(sims.argmax())].text
         return Decision(r, "duplicate", f"semantically equal to a MEMORY.md entry: {twin[:80]}", live)
     for other, sim in zip(existing, sims, strict=True):
-        if claims.restates(other.text, text, float(sim)):
+        if claims.restates(other.text, text, float(sim), notes.facts):
             return Decision(r, "duplicate", f"restates a MEMORY.md entry: {managed.one_line(other.text, 80)}", live)
     return Decision(r, "promoted", "passed every gate", live)
 

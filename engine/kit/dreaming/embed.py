@@ -8,7 +8,8 @@ Without any embedder, dreaming uses token Jaccard similarity and says so in its 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -46,6 +47,9 @@ class CachedEmbedder:
         self._vecs: dict[str, Any] = {}
         self._db = db
         self._store = store
+        self._pool: Any = None  # helper threads while `prefetching`
+        self._ahead: dict[tuple[str, ...], Any] = {}  # the texts of one model call → its vectors (a Future)
+        self._warm = False  # the model encoded once on the calling thread (so it is loaded)
 
     def _load(self, texts: list[str]) -> None:
         import numpy as np
@@ -98,12 +102,70 @@ class CachedEmbedder:
             self._load(missing)
             missing = [t for t in missing if t not in self._vecs]
         if missing:
-            fresh = list(zip(missing, self.inner.encode(missing), strict=True))
+            ahead = self._ahead.pop(tuple(missing), None)
+            vecs = ahead.result() if ahead is not None else self.inner.encode(missing)
+            self._warm = True
+            fresh = list(zip(missing, vecs, strict=True))
             self._vecs.update(fresh)
             self._save(fresh)
         if not texts:
             return np.zeros((0, self.dim), dtype="float32")
         return np.stack([self._vecs[t] for t in texts]).astype("float32", copy=False)
+
+    # ------------------------------------------------------------------ encoding ahead
+
+    @contextmanager
+    def prefetching(self, workers: int = 2) -> Iterator[None]:
+        """Within the block, `prefetch` starts model calls on `workers` helper threads. Only for
+        the ONNX backend (one session serves concurrent runs; OnnxEmbedder runs its own batches
+        side by side) once the model has encoded on this thread; otherwise `prefetch` does nothing.
+        Calls no `encode` took are dropped at the end, their vectors never stored."""
+        if self._pool is not None or getattr(self.inner, "backend", "") != "onnx":
+            yield
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="kit-dream-embed")
+        try:
+            yield
+        finally:
+            pool, self._pool = self._pool, None
+            for ahead in self._ahead.values():
+                ahead.cancel()
+            pool.shutdown(wait=True)
+            self._ahead.clear()
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Start the model call a later `encode(texts)` will make — on the texts it will not find in
+        memory, in the db or in a call started before — so that it waits less or not at all. The
+        vectors are exactly encode's own: one model call on the same texts in the same order (a
+        batch's padding changes the floats: several calls are never merged into one), and only an
+        `encode` missing exactly those texts takes them, so a wrong guess costs time, never a value."""
+        if self._pool is None or not self._warm:
+            return
+        pending = {t for key in self._ahead for t in key}
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vecs and t not in pending]
+        missing = [t for t in missing if t not in self._stored(missing)]
+        if missing and tuple(missing) not in self._ahead:
+            self._ahead[tuple(missing)] = self._pool.submit(self.inner.encode, missing)
+
+    def _stored(self, texts: list[str]) -> set[str]:
+        """Which of `texts` have a vector in the db (read only: `_load` marks them used when an
+        encode reads them)."""
+        from kit.fsutil import sha1_hex
+
+        if not texts or self._db is None or not _has_table(self._db, "dream_vectors"):
+            return set()
+        by_hash = {sha1_hex(t): t for t in texts}
+        keys = list(by_hash)
+        found: set[str] = set()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(f"SELECT hash FROM dream_vectors WHERE model = ? AND hash IN ({marks})",
+                                    [self.model_id, *chunk]).fetchall()
+            found.update(by_hash[h] for (h,) in rows)
+        return found
 
 
 def _has_table(db: Any, name: str) -> bool:
