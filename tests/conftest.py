@@ -28,6 +28,15 @@ def shared_models_dir(shared_data_home: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def shared_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An XDG_CACHE_HOME whose `kit/onnx` every test's fresh HOME links to: the mapped copy of the
+    ONNX model (kit.memory.onnx_embedder.MappedCopy) is written once per session, not once per test."""
+    cache = tmp_path_factory.mktemp("shared-cache")
+    (cache / "kit" / "onnx").mkdir(parents=True)
+    return cache
+
+
+@pytest.fixture(scope="session")
 def shared_embedders():
     """One `kit.memory.embeddings.Embedders` for the session: each backend's model loads once per
     test process (workspaces get it with `Workspace.open(path, embedders=shared_embedders)`)."""
@@ -37,11 +46,14 @@ def shared_embedders():
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, shared_models_dir: Path):
-    """Never read or write the real user's config, skills, hooks, trust store or crontab."""
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, shared_models_dir: Path,
+                  shared_cache_home: Path):
+    """Never read or write the real user's config, skills, hooks, trust store, caches or crontab."""
     home = tmp_path_factory.mktemp("home")
     (home / ".local" / "share" / "kit").mkdir(parents=True)
     (home / ".local" / "share" / "kit" / "models").symlink_to(shared_models_dir, target_is_directory=True)
+    (home / ".cache" / "kit").mkdir(parents=True)
+    (home / ".cache" / "kit" / "onnx").symlink_to(shared_cache_home / "kit" / "onnx", target_is_directory=True)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
@@ -111,11 +123,12 @@ def run_kit(*args: str, cwd: Path | None = None, env: dict | None = None, timeou
 
 
 @pytest.fixture(scope="session")
-def real_embedder(shared_embedders, shared_data_home):
+def real_embedder(shared_embedders, shared_data_home, shared_cache_home):
     """The installed all-MiniLM-L6-v2 with the default backend (`auto`: ONNX), offline."""
     with pytest.MonkeyPatch.context() as mp:  # session scope: runs before the per-test HOME is set
         mp.setenv("HF_HUB_OFFLINE", "1")
         mp.setenv("XDG_DATA_HOME", str(shared_data_home))
+        mp.setenv("XDG_CACHE_HOME", str(shared_cache_home))
         embedder = shared_embedders.get(None)
         assert embedder is not None, "kit-agent[embeddings] must be installed for the memory tests"
         embedder.encode(["warm up"])

@@ -243,3 +243,97 @@ def test_kit_memory_index_runs_with_torch_unimportable(ws_path):
     assert found.returncode == 0 and found.stderr.strip().endswith("NO-TORCH")
     top = json.loads(found.stdout)["results"][0]
     assert top["path"].startswith("memory/2026-02-0") and top["vector_score"] > 0.4
+
+
+# --------------------------------------------------------------------------- the mapped copy
+
+MANY_TEXTS = [*PARITY_TEXTS, *(f"note {i}: " + " ".join(f"the heron came back to pond {k}" for k in range(i % 12))
+                               for i in range(300))]
+
+
+def _whole_file_session(monkeypatch) -> onnx_embedder._Session:
+    """A session over the model file itself, as before the mapped copy."""
+    with monkeypatch.context() as m:
+        m.setattr(onnx_embedder, "open_session", lambda model, load: load(model.path))
+        return onnx_embedder._Session(MODEL_FOLDER, "none")
+
+
+def _loaded_from(session: onnx_embedder._Session) -> Path:
+    return Path(session.session._model_path)
+
+
+def test_the_mapped_copy_gives_bitwise_the_same_vectors_and_is_written_once(tmp_path, monkeypatch):
+    import onnx
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    whole = _whole_file_session(monkeypatch)
+    assert _loaded_from(whole) == whole.file.path
+    assert not onnx_embedder.mapped_dir().exists()
+
+    mapped = onnx_embedder._Session(MODEL_FOLDER, "none")
+    copy = onnx_embedder.MappedCopy.of(mapped.file)
+    assert _loaded_from(mapped) == copy.graph and copy.graph.is_relative_to(tmp_path / "cache" / "kit" / "onnx")
+    assert copy.data.stat().st_size > 85e6 > 1e6 > copy.graph.stat().st_size  # the weights are beside the graph
+    reference, ours = OnnxEmbedder(), OnnxEmbedder()
+    reference._loaded, ours._loaded = whole, mapped
+    assert np.array_equal(ours.encode(MANY_TEXTS), reference.encode(MANY_TEXTS))  # bitwise, every row
+
+    # every large weight starts on the allocation granularity (ONNX Runtime maps only those)
+    proto = onnx.load(str(copy.graph), load_external_data=False)
+    offsets = {t.name: {e.key: int(e.value) for e in t.external_data if e.key != "location"}
+               for t in proto.graph.initializer if t.external_data}
+    large = [o["offset"] for o in offsets.values() if o["length"] >= onnx_embedder.ALIGNMENT]
+    assert len(large) > 30 and all(offset % onnx_embedder.ALIGNMENT == 0 for offset in large)
+
+    # the next process finds it by its stamp: nothing is written again
+    written = {path: path.stat().st_mtime_ns for path in (copy.graph, copy.data, copy.stamp)}
+    monkeypatch.setattr(onnx_embedder.MappedCopy, "write", lambda self, model: pytest.fail("written again"))
+    again = onnx_embedder._Session(MODEL_FOLDER, "none")
+    assert _loaded_from(again) == copy.graph
+    assert {path: path.stat().st_mtime_ns for path in written} == written
+
+
+def test_a_changed_or_broken_mapped_copy_is_written_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = onnx_embedder._Session(MODEL_FOLDER, "none")
+    copy = onnx_embedder.MappedCopy.of(first.file)
+    stale = copy.graph.with_name("model-0123456789abcdef.onnx")  # of an older model file: dropped
+    stale.write_bytes(b"old")
+    writes = []
+    real_write = onnx_embedder.MappedCopy.write
+
+    def counted(self, model):
+        writes.append(model.path)
+        real_write(self, model)
+
+    monkeypatch.setattr(onnx_embedder.MappedCopy, "write", counted)
+
+    weights = copy.data.read_bytes()
+    with open(copy.data, "r+b") as handle:  # other weights (they would load): its stat no longer matches
+        handle.seek(4096)
+        handle.write(b"\0" * 64)
+    assert not copy.is_current(first.file)
+    changed = onnx_embedder._Session(MODEL_FOLDER, "none")
+    assert _loaded_from(changed) == copy.graph and len(writes) == 1
+    assert copy.data.read_bytes() == weights and not stale.exists()
+
+    # damaged without a trace in its stat (same size, same mtime): it fails to load, and is written again
+    stat = copy.graph.stat()
+    copy.graph.write_bytes(b"\xff" * stat.st_size)
+    os.utime(copy.graph, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert copy.is_current(first.file)
+    repaired = onnx_embedder._Session(MODEL_FOLDER, "none")
+    assert _loaded_from(repaired) == copy.graph and len(writes) == 2
+    assert repaired.infer(*_one_batch(repaired)).shape == (1, 384)
+
+    # no cache to write to (a file where the folder should be): the model file itself loads
+    (tmp_path / "blocked").write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "blocked"))
+    fallback = onnx_embedder._Session(MODEL_FOLDER, "none")
+    assert _loaded_from(fallback) == fallback.file.path and len(writes) == 3
+
+
+def _one_batch(session: onnx_embedder._Session):
+    _, ids, types, mask = next(session.tokens.batches(session.tokens.encode(["the heron"]), batch_size=1,
+                                                      token_budget=64))
+    return ids, types, mask
