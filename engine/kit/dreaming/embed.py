@@ -54,26 +54,32 @@ class CachedEmbedder:
     def _load(self, texts: list[str]) -> None:
         import numpy as np
 
+        rows = self._rows(texts, "vec")
+        for text, (_, blob) in rows:
+            vec = np.frombuffer(blob, dtype="float32")
+            if vec.shape == (self.dim,):
+                self._vecs[text] = vec
+        if self._store and rows:
+            with self._db.transaction():
+                self._db.conn.executemany("UPDATE dream_vectors SET day = ? WHERE model = ? AND hash = ?",
+                                          [(self.day, self.model_id, h) for _, (h, _) in rows])
+
+    def _rows(self, texts: list[str], column: str | None) -> list[tuple[str, tuple]]:
+        """(text, (hash[, column])) for each of `texts` with a row in `dream_vectors` (500 a query)."""
         from kit.fsutil import sha1_hex
 
-        if self._db is None or not _has_table(self._db, "dream_vectors"):
-            return
+        if not texts or self._db is None or not _has_table(self._db, "dream_vectors"):
+            return []
         by_hash = {sha1_hex(t): t for t in texts}
         keys = list(by_hash)
+        what = "hash" if column is None else f"hash, {column}"
+        out = []
         for i in range(0, len(keys), 500):
             chunk = keys[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                f"SELECT hash, vec FROM dream_vectors WHERE model = ? AND hash IN ({marks})", [self.model_id, *chunk]
-            ).fetchall()
-            for h, blob in rows:
-                vec = np.frombuffer(blob, dtype="float32")
-                if vec.shape == (self.dim,):
-                    self._vecs[by_hash[h]] = vec
-            if self._store and rows:
-                with self._db.transaction():
-                    self._db.conn.executemany("UPDATE dream_vectors SET day = ? WHERE model = ? AND hash = ?",
-                                              [(self.day, self.model_id, r[0]) for r in rows])
+            out += [(by_hash[r[0]], tuple(r)) for r in self._db.execute(
+                f"SELECT {what} FROM dream_vectors WHERE model = ? AND hash IN ({marks})", [self.model_id, *chunk])]
+        return out
 
     def _save(self, pairs: list[tuple[str, Any]]) -> None:
         from kit.fsutil import sha1_hex
@@ -152,20 +158,7 @@ class CachedEmbedder:
     def _stored(self, texts: list[str]) -> set[str]:
         """Which of `texts` have a vector in the db (read only: `_load` marks them used when an
         encode reads them)."""
-        from kit.fsutil import sha1_hex
-
-        if not texts or self._db is None or not _has_table(self._db, "dream_vectors"):
-            return set()
-        by_hash = {sha1_hex(t): t for t in texts}
-        keys = list(by_hash)
-        found: set[str] = set()
-        for i in range(0, len(keys), 500):
-            chunk = keys[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(f"SELECT hash FROM dream_vectors WHERE model = ? AND hash IN ({marks})",
-                                    [self.model_id, *chunk]).fetchall()
-            found.update(by_hash[h] for (h,) in rows)
-        return found
+        return {text for text, _ in self._rows(texts, None)}
 
 
 def _has_table(db: Any, name: str) -> bool:
