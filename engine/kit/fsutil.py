@@ -283,3 +283,13 @@ def __getattr__(name: str):
 
         return getattr(importlib.import_module(_ELSEWHERE[name]), name)
     raise AttributeError(f"module 'kit.fsutil' has no attribute {name!r}")
+
+
+def file_signature(path: Path) -> list[int] | None:
+    """[size, mtime in ns] of a file, None when it is missing: enough to tell a file changed since
+    it was checked (a cache vouching for a copy, a manifest for its sources)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return [st.st_size, st.st_mtime_ns]

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kit.filewrite import atomic_write
+from kit.fsutil import file_signature
 from kit.memory.embedder_base import (
     DEFAULT_MODEL,
     available_cores,
@@ -78,7 +79,7 @@ class MappedCopy:
         return cls(home / f"{name}.onnx", home / f"{name}.onnx.data", home / f"{name}.json")
 
     def expected_stamp(self, model: OnnxModel) -> dict[str, Any]:
-        return {"layout": MAPPED_LAYOUT, "sha256": model.sha256, "graph": _stat(self.graph), "data": _stat(self.data)}
+        return {"layout": MAPPED_LAYOUT, "sha256": model.sha256, "graph": file_signature(self.graph), "data": file_signature(self.data)}
 
     def is_current(self, model: OnnxModel) -> bool:
         """Written for this model file and not touched since (trusted by its stat, as the model
@@ -118,14 +119,6 @@ class MappedCopy:
             if old not in ours:
                 with contextlib.suppress(OSError):  # mapped by a process on Windows: left for later
                     old.unlink()
-
-
-def _stat(path: Path) -> list[int] | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return [st.st_size, st.st_mtime_ns]
 
 
 class _Session:

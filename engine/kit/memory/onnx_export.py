@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from kit.fsutil import atomic_write
+from kit.fsutil import atomic_write, file_signature
 from kit.memory.model_files import BertConfig, load_weights, weight
 from kit.paths import xdg_data_home
 
@@ -215,14 +215,6 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _stat(path: Path) -> list[int] | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return [st.st_size, st.st_mtime_ns]
-
-
 def source_sha256(folder: Path) -> str:
     """One hash over the files the graph is built from (names and bytes)."""
     digest = hashlib.sha256()
@@ -265,7 +257,7 @@ def ensure_model(folder: Path, quantize: str = "none") -> OnnxModel:
             manifest = {}
     except (OSError, ValueError):
         manifest = {}
-    sources = {name: _stat(folder / name) for name in SOURCE_FILES}
+    sources = {name: file_signature(folder / name) for name in SOURCE_FILES}
     if manifest.get("sources") != sources or not manifest.get("source_sha256"):
         source_hash = source_sha256(folder)
         if manifest.get("source_sha256") != source_hash:
@@ -280,16 +272,16 @@ def ensure_model(folder: Path, quantize: str = "none") -> OnnxModel:
         path = home / name
         if not record or not path.is_file():
             return False
-        if _stat(path) == record.get("stat"):
+        if file_signature(path) == record.get("stat"):
             return True
         if _file_sha256(path) == record.get("sha256"):  # touched or copied, same bytes
-            record["stat"] = _stat(path)
+            record["stat"] = file_signature(path)
             return True
         return False
 
     def record(name: str) -> None:
         path = home / name
-        files[name] = {"sha256": _file_sha256(path), "stat": _stat(path)}
+        files[name] = {"sha256": _file_sha256(path), "stat": file_signature(path)}
 
     home.mkdir(parents=True, exist_ok=True)
     if not usable("model.onnx"):
@@ -325,4 +317,4 @@ def is_built(folder: Path, quantize: str = "none") -> bool:
     except (OSError, ValueError):
         return False
     record = manifest.get("files", {}).get(name)
-    return bool(manifest.get("builder") == BUILDER_VERSION and record and _stat(home / name) == record.get("stat"))
+    return bool(manifest.get("builder") == BUILDER_VERSION and record and file_signature(home / name) == record.get("stat"))
