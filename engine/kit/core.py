@@ -9,7 +9,6 @@ subsystems as properties. So no subsystem ever imports the facade, and the facad
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -33,7 +32,6 @@ from kit.snapshot import TRACKED_PATTERNS, Snapshot, is_tracked, wants_frontmatt
 if TYPE_CHECKING:
     from kit.state import Migration, StateDB  # sqlite3: imported when a state.db is opened
 
-log = logging.getLogger("kit.workspace")
 T = TypeVar("T")
 
 WRITE_LOCK_WAIT = 10.0  # seconds a write waits for another Kit process's write to the workspace
@@ -321,7 +319,10 @@ class WorkspaceCore:
                 listener(result, snapshot)
             except Exception as exc:
                 name = getattr(listener, "__qualname__", None) or type(listener).__qualname__
-                log.exception("reload listener %s failed on %s", name, ", ".join(result.changed) or "errors")
+                import logging  # only here: importing it costs every `kit` command ~4 ms at start-up
+
+                logging.getLogger("kit.workspace").exception(
+                    "reload listener %s failed on %s", name, ", ".join(result.changed) or "errors")
                 failed.append(Problem(area="workspace", message=f"reload listener {name} failed: "
                                       f"{exc.__class__.__name__}: {exc}"))
         return tuple(failed)
