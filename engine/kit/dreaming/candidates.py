@@ -241,7 +241,7 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
             quoting.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, credits[e.id]))
     folds: dict[str, Fold] = {}
     for claim, evs in by_claim.items():
-        evs.sort(key=lambda e: (e.ts, e.id))
+        evs.sort(key=_TIME_ORDER)
         folds[claim] = Fold(claim, first_of[claim])
         folds[claim].extend(evs, credits)
     out = [fold.candidate(quoting.get(claim, []), junk) for claim, fold in folds.items()]
@@ -470,7 +470,6 @@ def _unpack(packed: Sequence[str]) -> list[tuple[int, float, bool, bool]]:
     credits.frombytes(base64.b64decode(packed[1]))
     used = base64.b64decode(packed[2])
     return [(i, c, u == 1, False) for i, c, u in zip(ids, credits, used, strict=True)]
-
 
 
 def _count(turn_credit: dict, best_day: dict, best_query: dict, c: float, day: str, query: str, turn: tuple) -> None:
