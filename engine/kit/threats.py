@@ -167,8 +167,8 @@ def _rarity(gram: str) -> int:
 class _Needs:
     """Words one of which must be in the text, arranged so that most texts are ruled out by one set
     test: each ASCII word of three characters or more filed under one of its trigrams (if the word
-    is in the text, so is each of its trigrams), the shorter ones apart, and whether any word has
-    other letters (tried whenever the text has a non-ASCII character)."""
+    is in the text, so is each of its trigrams), the shorter ones apart, and the words with other
+    letters (counted present whenever the text has a non-ASCII character)."""
 
     by_key: dict[str, tuple[str, ...]]
     keys: frozenset[str]
