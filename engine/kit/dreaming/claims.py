@@ -211,7 +211,11 @@ def _stem(word: str) -> str:
 
 def words(text: str) -> frozenset[str]:
     """Lower-cased word tokens of the normalised claim."""
-    return frozenset(_WORD.findall(normalise_claim(text)))
+    return _words_of(normalise_claim(text))
+
+
+def _words_of(norm: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(norm))
 
 
 def subject(text: str) -> frozenset[str]:
@@ -355,7 +359,7 @@ class Facts:
 
     def words(self, text: str) -> frozenset[str]:
         if text not in self._words:
-            self._words[text] = frozenset(_WORD.findall(self.norm(text)))  # `words`, on the memoised norm
+            self._words[text] = _words_of(self.norm(text))  # `words`, on the memoised norm
         return self._words[text]
 
     def norm(self, text: str) -> str:

@@ -177,15 +177,15 @@ class NoteLine:
         self.day, self.path, self.text, self.facts = day, path, text, facts
         self.words = facts.words(text)
 
-    @cached_property
+    @property
     def subject(self) -> frozenset[str]:
-        return self.facts.subject(self.text)
+        return self.facts.subject(self.text)  # the plan's memo: worked out once per text
 
-    @cached_property
+    @property
     def values(self) -> claims.Values:
         return self.facts.values(self.text)
 
-    @cached_property
+    @property
     def states_change(self) -> bool:
         return self.facts.states_change(self.text)
 

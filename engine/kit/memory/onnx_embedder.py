@@ -17,8 +17,9 @@ The session loads a copy of the graph whose weights sit in a file beside it (ONN
 kept in the user's cache dir (`$XDG_CACHE_HOME/kit/onnx/`): ONNX Runtime maps such weights into
 memory instead of parsing and copying 90 MB of protobuf, so a session takes 0.04-0.05 s instead of
 0.14-0.15 s (medians of 5-10 fresh processes, session 6). It is the same graph, so the vectors are
-bitwise the same; the copy is written once per model file (0.3 s), and a missing, changed or broken
-one is written again. Without it (an unwritable cache) the session loads the whole file, as before.
+bitwise the same; the copy is written once per model file (about a second, 92 MB), and a missing,
+changed or broken one is written again. Without it (an unwritable cache) the session loads the whole
+file, as before.
 """
 
 from __future__ import annotations
