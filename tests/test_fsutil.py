@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kit.errors import BusyError, PathEscapeError
-from kit.fsutil import LockFile, atomic_write, pid_alive, read_text, safe_join
+from kit.fsutil import LockFile, atomic_write, looks_binary, pid_alive, read_text, safe_join
 
 
 def test_atomic_write_replaces_and_keeps_mode(tmp_path: Path):
@@ -54,6 +54,21 @@ def test_read_text_strips_bom(tmp_path: Path):
     f = tmp_path / "x.md"
     f.write_bytes(b"\xef\xbb\xbfhello")
     assert read_text(f) == "hello"
+
+
+@pytest.mark.parametrize("raw, binary", [
+    (b"", False),
+    (b"text\x00", True),  # a NUL anywhere in the first 8 KiB
+    (b"\t\n\r\x0c" * 100, False),  # tabs, newlines, carriage returns and form feeds are text
+    (b"\x01\x1b" * 100, True),  # other control characters, far over 30 %
+    (b"\x01\x02\x03" + b"abcdefg", False),  # exactly 30 %: not over it
+    (b"\x01\x02\x03\x04" + b"abcdef", True),  # 40 %
+    (b"\x1f" * 31 + b"a" * 69, True),  # 31 %, the highest control character
+    (b" " * 100 + b"\x7f\xff" * 100, False),  # DEL and high bytes are not control characters
+    (b"a" * 8192 + b"\x01" * 10_000, False),  # only the first 8 KiB is looked at
+])
+def test_looks_binary_counts_control_characters_but_tab_newline_cr_and_form_feed(raw: bytes, binary: bool):
+    assert looks_binary(raw) is binary
 
 
 def test_lock_is_exclusive_and_released(tmp_path: Path):

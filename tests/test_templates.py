@@ -28,7 +28,8 @@ def test_one_folder_one_environment():
     assert env.undefined.__name__ == "StrictUndefined" and env.trim_blocks and env.lstrip_blocks
     assert isinstance(env, SandboxedEnvironment)  # bounded too (kit.jinja_bounds builds the sandbox)
     sources = {p.relative_to(ENGINE).as_posix(): p.read_text(encoding="utf-8") for p in ENGINE.rglob("*.py")}
-    makers = sorted(rel for rel, text in sources.items() if re.search(r"\bEnvironment\(|from_string\(", text))
+    makers = sorted(rel for rel, text in sources.items()
+                    if re.search(r"\bEnvironment\(|from_string\(|from_code\(", text))
     assert makers == ["jinja_bounds.py", "templating.py"]
     assert sorted(rel for rel, text in sources.items() if "jinja_bounds.environment(" in text) == ["templating.py"]
 
@@ -210,3 +211,92 @@ def test_every_template_is_overridable(workspace, name):
     rendered = templates_for(workspace).render(name, **SPECS[name].sample)
     assert (rendered.source, rendered.problem) == (f"templates/{name}", None)
     assert rendered.text == ("OVERRIDDEN\n" if SPECS[name].document else "OVERRIDDEN")
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """The sources Jinja2 compiled to Python (every environment's `compile`, counted)."""
+    import jinja2
+
+    seen: list[str] = []
+    real = jinja2.Environment.compile
+
+    def counting(self, source, *args, **kwargs):
+        seen.append(source)
+        return real(self, source, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    return seen
+
+
+def _jinja_cache() -> Path:
+    import os
+
+    return Path(os.environ["XDG_CACHE_HOME"]) / "kit" / "jinja"
+
+
+def test_compiled_templates_are_kept_for_the_next_process(ws_path, compiles, kit_now):
+    """A cold `kit prompt` compiled its templates to Python every time (most of its start-up);
+    the compiled code is kept in $XDG_CACHE_HOME/kit/jinja, checked against the source."""
+    first = Workspace.open(ws_path).prompt("cron")
+    assert len(compiles) == 2  # the system prompt and the kind note
+    assert sorted(p.suffix for p in _jinja_cache().iterdir()) == [".cache", ".cache"]
+    compiles.clear()
+    again = Workspace.open(ws_path).prompt("cron")  # a new workspace object: nothing in memory
+    assert compiles == [] and again.prompt == first.prompt
+    # an override is compiled once, then comes from the cache too; an edit of it compiles again
+    _override(fresh := Workspace.open(ws_path), "kind-note.md.j2", "Kind {{ kind }}.\n")
+    assert "\n\nKind cron.\n\n" in fresh.prompt("cron").prompt and compiles == ["Kind {{ kind }}.\n"]
+    assert "\n\nKind cron.\n\n" in Workspace.open(ws_path).prompt("cron").prompt and len(compiles) == 1
+    _override(ws := Workspace.open(ws_path), "kind-note.md.j2", "Kind: {{ kind }}!\n")
+    assert "\n\nKind: cron!\n\n" in ws.prompt("cron").prompt and compiles[1:] == ["Kind: {{ kind }}!\n"]
+
+
+def test_a_cached_template_still_reports_its_error_line(ws_path, compiles):
+    _override(Workspace.open(ws_path), "repeat-note.md.j2", "again:\n\n{{ nmae }}\n")
+    for expected_compiles in (1, 1):  # compiled, then from the cache: the line survives the cache
+        rendered = templates_for(Workspace.open(ws_path)).render("repeat-note.md.j2", name="exec", count=3)
+        assert str(rendered.problem) == "templates/repeat-note.md.j2:3: template error: 'nmae' is undefined"
+        assert sum(s.startswith("again:") for s in compiles) == expected_compiles
+
+
+def test_a_torn_or_unusable_cache_is_compiled_afresh(ws_path, compiles, monkeypatch, tmp_path):
+    expected = Workspace.open(ws_path).prompt("cron").prompt
+    for entry in _jinja_cache().iterdir():  # a write cut short: the header and half a code object
+        entry.write_bytes(entry.read_bytes()[:60])
+    compiles.clear()
+    assert Workspace.open(ws_path).prompt("cron").prompt == expected and len(compiles) == 2
+    compiles.clear()
+    assert Workspace.open(ws_path).prompt("cron").prompt == expected and compiles == []  # rewritten
+    # no usable cache folder at all (XDG_CACHE_HOME is a file): compiled every time, never an error
+    (blocked := tmp_path / "not-a-folder").write_text("x")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    assert Workspace.open(ws_path).prompt("cron").prompt == expected and len(compiles) == 2
+
+
+def test_the_cache_key_holds_every_compile_time_setting(ws_path, compiles, monkeypatch):
+    """Code compiled under other settings (whitespace control, the sandbox's intercepted operators,
+    another Jinja2) must never be reused: each is part of the signature in the cache's key."""
+    import kit.templating
+    from kit.templating import compile_signature
+
+    def untrimmed():
+        env = environment()
+        env.trim_blocks = env.lstrip_blocks = False
+        return env
+
+    monkeypatch.setattr(kit.templating, "environment", untrimmed)
+    loose = Workspace.open(ws_path).prompt().prompt
+    monkeypatch.setattr(kit.templating, "environment", environment)
+    compiles.clear()
+    assert Workspace.open(ws_path).prompt().prompt != loose and len(compiles) == 2  # not the loose code
+
+    env = environment()
+    base = compile_signature(env)
+    assert base == compile_signature(environment())
+    for change in ({"trim_blocks": False}, {"lstrip_blocks": False}, {"keep_trailing_newline": False},
+                   {"variable_start_string": "[["}, {"intercepted_binops": frozenset({"*"})}):
+        other = environment()
+        for key, value in change.items():
+            setattr(other, key, value)
+        assert compile_signature(other) != base, change

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kit.config import Config, config_errors, defaults, load_config
 from kit.documents import Document, load_document, rel_posix
 from kit.errors import ConfigError, DocumentError, WorkspaceError
-from kit.filewrite import FileState, Update, update_file, write_file
 from kit.fsutil import is_symlink_loop, is_within, safe_join, sha1_hex
 from kit.ignore import is_ignored
 from kit.locks import LockFile
@@ -30,6 +29,7 @@ from kit.problems import Problem
 from kit.snapshot import TRACKED_PATTERNS, Snapshot, is_tracked, wants_frontmatter
 
 if TYPE_CHECKING:
+    from kit.filewrite import FileState, Update  # imported by the first write: reads never need it
     from kit.state import Migration, StateDB  # sqlite3: imported when a state.db is opened
 
 T = TypeVar("T")
@@ -366,6 +366,8 @@ class WorkspaceCore:
         holds that version. Without, it replaces whatever is there (Kit's own files)."""
         if self.is_read_only:
             raise WorkspaceError(f"{rel}: not written, the workspace is open read-only here")
+        from kit.filewrite import write_file
+
         target = self.path(rel)
         previous = self._known_hashes.get(rel)
         # record the hash first: with a tiny debounce the watcher may see the file before we return
@@ -392,6 +394,8 @@ class WorkspaceCore:
         Every write goes through `write_text`. ConflictError when the file never held still."""
         if self.is_read_only:
             raise WorkspaceError(f"{rel}: not written, the workspace is open read-only here")
+        from kit.filewrite import update_file
+
         target = self.path(rel)
         options = {} if attempts is None else {"attempts": attempts}
         with self.writing():

@@ -141,6 +141,11 @@ def read_bytes(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, disp
         os.close(fd)
 
 
+# every byte but the control characters (below 32, save tab, newline, form feed, carriage return):
+# deleting these leaves the control characters, counted in C rather than a byte at a time
+_NOT_CONTROL = bytes(b for b in range(256) if not (b < 32 and b not in (9, 10, 12, 13)))
+
+
 def looks_binary(raw: bytes) -> bool:
     """NUL bytes or mostly control characters; a stray bad byte in text is not 'binary'."""
     sample = raw[:8192]
@@ -148,7 +153,7 @@ def looks_binary(raw: bytes) -> bool:
         return True
     if not sample:
         return False
-    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+    control = len(sample.translate(None, _NOT_CONTROL))
     return control / len(sample) > 0.3
 
 
