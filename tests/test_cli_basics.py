@@ -44,6 +44,16 @@ def test_light_commands_do_not_import_torch(args, ws_path: Path, tmp_path: Path)
     assert heavy_imports(args, tmp_path) == []
 
 
+def test_loading_the_cli_loads_no_command_and_none_of_the_library():
+    """`kit --help` and `kit --version` pay only for click: the commands, their plumbing
+    (kit.cli.common: json, pathlib, the library's errors) load when a command runs."""
+    code = ("import sys; before = set(sys.modules); import kit.cli.main; "
+            "print(sorted(m for m in set(sys.modules) - before if m.startswith('kit') or m in "
+            "('json', 'pathlib', 'dataclasses', 'urllib.parse')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert proc.stdout.strip() == "['kit', 'kit.cli', 'kit.cli.main']"
+
+
 def test_missing_workspace_is_one_line_exit_1(tmp_path: Path):
     proc = run_kit("doctor", "-w", tmp_path / "nope")
     assert proc.returncode == 1

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from kit import KitError
+from kit.cli.main import WORKSPACE_KEY
 
 workspace_option = click.option(
     "-w",
@@ -23,8 +24,6 @@ workspace_option = click.option(
     help="Workspace folder (default: $KIT_WORKSPACE, else the nearest parent holding kit.yaml).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
-# where `kit -w PATH COMMAND` leaves PATH (click's context meta is shared by every nested command)
-WORKSPACE_KEY = "kit.workspace"
 
 
 def group_workspace() -> Path | None:

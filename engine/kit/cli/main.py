@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from pathlib import Path
 
 import click
 
 from kit import __version__
-from kit.cli.common import WORKSPACE_KEY
+
+# where `kit -w PATH COMMAND` leaves PATH (click's context meta is shared by every nested command;
+# kit.cli.common.open_workspace reads it). Here rather than in kit.cli.common so that `kit --help`
+# and `kit --version` load neither it nor what it needs (json, pathlib, the library's errors).
+WORKSPACE_KEY = "kit.workspace"
 
 # name -> "module:attribute"; each module is small and imports the library lazily.
 COMMANDS: dict[str, str] = {
@@ -54,16 +57,19 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kit")
-@click.option("-w", "--workspace", "workspace", type=click.Path(path_type=Path), default=None,
+@click.option("-w", "--workspace", "workspace", type=click.Path(), default=None,
               help="Workspace folder for the command (as its own -w, which wins; `kit -w PATH init` creates it there).")
 @click.pass_context
-def cli(ctx: click.Context, workspace: Path | None) -> None:
+def cli(ctx: click.Context, workspace: str | None) -> None:
     """Kit: a Markdown-driven agent kit. Your agent is a folder of files you edit and version.
 
     Start with `kit init PATH`, then `kit doctor` and `kit prompt` inside it.
     """
     # `kit -w PATH doctor` as well as `kit doctor -w PATH` (kit.cli.common.open_workspace reads it)
-    ctx.meta[WORKSPACE_KEY] = workspace
+    if workspace is not None:
+        from pathlib import Path
+
+        ctx.meta[WORKSPACE_KEY] = Path(workspace)
 
 
 def main() -> None:
