@@ -21,6 +21,7 @@ from kit.dreaming.verdicts import verdicts_for
 from kit.dreaming.writer import Files, write_memory
 from kit.errors import BusyError
 from kit.fsutil import LockFile
+from kit.gcpause import gc_paused
 from kit.memory.recall import ensure_schema as ensure_recall_schema
 from kit.memory.recall import normalise_claim
 from kit.paths import CONFIG_FILE
@@ -231,11 +232,13 @@ def run_dream(ws: WorkspaceCore, *, phases: Iterable[str] | str = PHASES, dry_ru
         ctx = _Ctx(ws, dry_run)
         try:
             if dry_run:  # a preview: no hook events
-                return _run(ctx, wanted, progress)
+                with gc_paused():
+                    return _run(ctx, wanted, progress)
             day = ctx.today.isoformat()
             dream_events.started(ws, wanted, day)
             try:
-                result = _run(ctx, wanted, progress)
+                with gc_paused():  # the hooks around it run with the collector as it was
+                    result = _run(ctx, wanted, progress)
             except Exception as exc:
                 dream_events.failed(ws, wanted, day, exc)
                 raise
