@@ -6,8 +6,9 @@ recall events: seconds, not minutes."
 A workspace object keeps what a dream learnt about an unchanged log (the candidates, the junk
 verdicts: `kit.dreaming.runner.load_candidates`), as `kit serve` does between dreams; the "cold"
 lines open a new workspace object each time (as a new `kit dream` process does), so nothing but
-state.db carries over. "next night" is the nightly `kit dream` of a cron job: a new process, the
-previous night's dream applied, one more day of recall events in the log.
+state.db carries over. "next night" is the nightly `kit dream` of a cron job: the previous
+night's dream applied, one more day of recall events in the log — in this process with a new
+workspace object, then as cron runs it, `python -m kit dream` in a new process.
 
 The script runs on the "before" tree too (98edda5, through `bench/compare.py --same-script`), so
 both trees do the same work on every line: there, a workspace object caches nothing and the
@@ -22,6 +23,7 @@ import argparse
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -187,6 +189,19 @@ def main() -> int:
             dream_next.append(timed(lambda: run_dream(new_ws())))
         rows.append((f"next night: read log + build candidates, cold (+{per_day} events)", read_next))
         rows.append(("next night: all phases, applied, cold", dream_next))
+        # the nights as cron runs them: `kit dream` in a new process, so nothing a process keeps
+        # between workspace objects (module state in the base tree) carries over; imports and the
+        # model's load are part of it
+        new_process = []
+        for k in range(args.runs):
+            night = date(2026, 1, 1) + timedelta(days=args.days + args.runs + k)
+            insert_day(ws, bullets, per_day, night, rng)
+            env = {**os.environ, "KIT_NOW": f"{night.isoformat()}T23:00:00+00:00"}
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "kit", "dream", "-w", str(root)], env=env, check=True,
+                           capture_output=True)
+            new_process.append(time.perf_counter() - t0)
+        rows.append(("next night: `kit dream` in a new process", new_process))
         print(f"\n{'step':<44} {'median':>9} {'min':>9}")
         for name, samples in rows:
             print(f"{name:<44} {statistics.median(samples) * 1000:>7.0f}ms {min(samples) * 1000:>7.0f}ms")
