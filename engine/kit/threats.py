@@ -34,6 +34,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kit.errors import KitError
@@ -84,10 +85,11 @@ class Rule:
 
     @functools.cached_property
     def branches(self) -> tuple[_Branch, ...]:
-        """The pattern's top-level alternatives, each with the words it cannot match without."""
-        return tuple(_Branch(re.compile(src, self.pattern.flags), *_words(src, self.pattern.flags),
-                             _line_prefix(src, self.pattern.flags))
-                     for src in _top_branches(self.pattern.pattern))
+        """The pattern's top-level alternatives, each with the words it cannot match without
+        (read off the parsed pattern once per Kit version: `_analysed`); each compiled when first
+        tried."""
+        flags = self.pattern.flags
+        return tuple(_Branch.of(spec, flags) for spec in _analysed(self.pattern.pattern, flags))
 
     @functools.cached_property
     def needs(self) -> frozenset[str] | None:
@@ -153,6 +155,18 @@ class _Branch:
     # X's characters holding s: crossing = (X's class, the longest A), and the starts that close to
     # the run are tried as usual
     line_prefix: tuple[re.Pattern[str], re.Pattern[str], tuple[re.Pattern[str], int] | None] | None = None
+
+    @classmethod
+    def of(cls, spec: list, flags: int) -> _Branch:
+        """From `_analyse`'s data: [source, needs, head, line prefix], the patterns compiled lazily."""
+        src, needs, head, prefix = spec
+        line_prefix = None
+        if prefix is not None:
+            words, stops, crossing = prefix
+            line_prefix = (lazy(words, flags), lazy(stops, flags),
+                           None if crossing is None else (lazy(crossing[0], flags), crossing[1]))
+        return cls(lazy(src, flags), None if needs is None else frozenset(needs),  # type: ignore[arg-type]
+                   None if head is None else frozenset(head), line_prefix)  # type: ignore[arg-type]
 
 
 _BY_FREQUENCY = "etaoinshrdlcumwfgypbvkjxqz"  # English letters, most common first
@@ -334,11 +348,11 @@ def _words(src: str, flags: int) -> tuple[frozenset[str] | None, frozenset[str] 
     return need, head
 
 
-def _line_prefix(src: str, flags: int) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+def _line_prefix(src: str, flags: int) -> tuple[str, str, tuple[str, int] | None] | None:
     """For `PREFIX[^S]*REST` (PREFIX at the top level: fixed words and zero-width checks, or those
     around one repeated class; S a plain set holding the newline; no back-references anywhere):
-    PREFIX compiled, `[S]`, and what the skip needs to know where PREFIX may reach past S (see
-    _Branch.line_prefix)."""
+    PREFIX, `[S]`, and what the skip needs to know where PREFIX may reach past S (see
+    _Branch.line_prefix), as pattern sources."""
     depth, i = 0, 0
     while i < len(src):
         c = src[i]
@@ -388,14 +402,14 @@ def _line_prefix(src: str, flags: int) -> tuple[re.Pattern[str], re.Pattern[str]
             cls = _repeated_class(*items[x], C)
             if exact is None or after is None or cls is None or any(stop_re.search(w) for w in after):
                 return None
-            crossing = (re.compile(cls, flags), max(map(len, exact)))
+            crossing = (cls, max(map(len, exact)))
         elif "" in exact:
             return None
     except Exception:  # noqa: BLE001 - as in _words
         return None
     if any(stop_re.search(w) for w in exact):  # a word that reaches past the line's end itself
         return None
-    return re.compile(prefix, flags), stop_re, crossing
+    return prefix, stops, crossing
 
 
 _CATEGORIES = {"CATEGORY_SPACE": r"\s", "CATEGORY_NOT_SPACE": r"\S", "CATEGORY_DIGIT": r"\d",
@@ -836,6 +850,71 @@ def views(text: str) -> list[str]:
     if _SPACED.search(folded):
         out.append(_SPACED.sub(lambda m: _NON_LETTERS.sub("", m.group(0)), folded))
     return list(dict.fromkeys(out))
+
+
+# --------------------------------------------------------------------------- the analysis, kept
+# Reading the needed words off every rule's parsed alternatives took 45–70 ms, once per process:
+# a tenth of a nightly `kit dream`, and most of a `kit memory write`. The result is data fixed by
+# this file's source, so it is kept in $XDG_CACHE_HOME/kit/threat-words.json, keyed by a hash of
+# this file and the Python version (whose regex parser it reads), and worked out again when either
+# changed or the file is unreadable.
+
+
+def _analyse(src: str, flags: int) -> list[list]:
+    """Each top-level alternative of a pattern as JSON data: [source, needed words, head words,
+    line prefix] (see _Branch)."""
+    out = []
+    for branch in _top_branches(src):
+        needs, head = _words(branch, flags)
+        prefix = _line_prefix(branch, flags)
+        out.append([branch, None if needs is None else sorted(needs), None if head is None else sorted(head),
+                    None if prefix is None else [prefix[0], prefix[1], None if prefix[2] is None else list(prefix[2])]])
+    return out
+
+
+def _cache_key() -> str:
+    import hashlib
+    import sys
+
+    return hashlib.sha256(Path(__file__).read_bytes() + sys.version.encode()).hexdigest()
+
+
+@functools.cache
+def _rules_analysis() -> dict[str, list[list]]:
+    """`_analyse` of every rule's pattern (an immutable table once made), from the cache file when
+    it was made by this source; else worked out and written there (a failure only costs speed)."""
+    import json
+
+    from kit.fsutil import atomic_write
+    from kit.paths import user_cache_dir
+
+    path = user_cache_dir() / "threat-words.json"
+    key = _cache_key()
+    want = {_rule_key(r.pattern.pattern, r.pattern.flags) for r in RULES}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data["key"] == key and set(data["rules"]) == want:
+            return data["rules"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    rules = {_rule_key(r.pattern.pattern, r.pattern.flags): _analyse(r.pattern.pattern, r.pattern.flags)
+             for r in RULES}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps({"key": key, "rules": rules}, ensure_ascii=False))
+    except OSError:
+        pass
+    return rules
+
+
+def _rule_key(src: str, flags: int) -> str:
+    return f"{flags}:{src}"
+
+
+def _analysed(src: str, flags: int) -> list[list]:
+    """`_analyse(src, flags)`, from the kept table for Kit's own rules."""
+    found = _rules_analysis().get(_rule_key(src, flags))
+    return found if found is not None else _analyse(src, flags)
 
 
 # --------------------------------------------------------------------------- the scan
