@@ -242,6 +242,47 @@ def test_a_broken_workspace_fails_alone_with_its_error_in_status(cluster, tmp_pa
                                                           "ws02": ["dream", "done", "ok"]}
 
 
+def test_each_record_says_queued_before_its_task_is_sent(cluster, tmp_path, monkeypatch):
+    """A worker may finish a task before dispatch has sent the rest: the `queued` mark must come
+    first, or it lands on top of that run's `done` (a broken workspace's status said
+    `queued · failed` with nothing in flight)."""
+    spaces = make_workspaces(tmp_path / "order", 3)
+    fleet = cluster.fleet(tmp_path / "fleet.yaml")
+    real_send, seen = fleet.app.send_task, []
+
+    def send_task(name, *, args, task_id, **kw):
+        record = fleet.store.records("index").get(args[0], {})
+        seen.append((record.get("state"), record.get("task_id") == task_id))
+        return real_send(name, args=args, task_id=task_id, **kw)
+
+    monkeypatch.setattr(fleet.app, "send_task", send_task)
+    batch = fleet.dispatch("index", paths=[str(p) for p in spaces])
+    assert seen == [("queued", True)] * 3
+    assert sorted(o.state for o in fleet.wait(batch, timeout=120).outcomes) == ["ok"] * 3
+    assert {r["state"] for p, r in fleet.store.records("index").items() if "/order/" in p} == {"done"}
+
+
+def test_tasks_that_could_not_be_sent_are_not_left_queued(cluster, tmp_path, monkeypatch):
+    spaces = [str(p) for p in make_workspaces(tmp_path / "unsent", 3)]
+    fleet = cluster.fleet(tmp_path / "fleet.yaml")
+    fleet.store.client.hset("kit:fleet:status:index", spaces[2], json.dumps({"path": spaces[2], "state": "done",
+                                                                             "result": "ok"}))
+    real_send = fleet.app.send_task
+
+    def send_task(name, *, args, **kw):
+        if args[0] != spaces[0]:
+            raise ConnectionError("the broker went away")
+        return real_send(name, args=args, **kw)
+
+    monkeypatch.setattr(fleet.app, "send_task", send_task)
+    with pytest.raises(ConnectionError):
+        fleet.dispatch("index", paths=spaces)
+    records = fleet.store.records("index")
+    assert records[spaces[0]]["state"] in ("queued", "running", "done")  # sent: a worker has it
+    assert spaces[1] not in records  # never sent, never recorded before: no record again
+    assert records[spaces[2]] == {"path": spaces[2], "state": "done", "result": "ok"}  # as it was
+
+
 def test_index_and_heartbeat_tasks(cluster, tmp_path):
     spaces = make_workspaces(tmp_path / "hb", 2)
     yaml = (f"agent:\n  model: openai/beat\nproviders:\n  openai:\n    base_url: {cluster.llm.url}\n")

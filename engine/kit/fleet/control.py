@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -156,13 +158,22 @@ class Fleet:
         from kit.fleet.app import TASKS
 
         args_for = (lambda p: [p, phase]) if kind == "dream" else (lambda p: [p])
+        # each record says `queued` before its task is sent: a worker may run a task and record it
+        # `running` or `done` before the loop ends, and a later `queued` would hide that run
+        planned = [(m.path, str(uuid.uuid4()), m.queue or self.settings.queue) for m in members]
+        before = self._backend_call(self.store.queued, kind, [(p, t) for p, t, _ in planned])
         sent: list[tuple[str, str, str]] = []
-        with self.app.producer_or_acquire() as producer:
-            for m in members:
-                queue = m.queue or self.settings.queue
-                res = self.app.send_task(TASKS[kind], args=args_for(m.path), queue=queue, producer=producer)
-                sent.append((m.path, res.id, queue))
-        self._backend_call(self.store.queued, kind, [(p, t) for p, t, _ in sent])
+        try:
+            with self.app.producer_or_acquire() as producer:
+                for path, task_id, queue in planned:
+                    self.app.send_task(TASKS[kind], args=args_for(path), queue=queue, producer=producer,
+                                       task_id=task_id)
+                    sent.append((path, task_id, queue))
+        except BaseException:
+            # what was never sent is not queued: those records go back to what they said
+            with contextlib.suppress(Exception):
+                self.store.restore(kind, {p: before[p] for p, _, _ in planned[len(sent):]})
+            raise
         return Batch(kind, tuple(sent))
 
     def wait(self, batch: Batch, *, progress: Progress | None = None, timeout: float | None = None) -> Waited:

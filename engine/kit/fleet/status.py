@@ -36,11 +36,12 @@ class StatusStore:
         raw = self.client.hmget(KEY.format(kind=kind), paths) if paths else []
         return [json.loads(r) if r else {} for r in raw]
 
-    def queued(self, kind: str, items: Iterable[tuple[str, str]]) -> None:
-        """(path, task id) pairs just sent to the broker."""
+    def queued(self, kind: str, items: Iterable[tuple[str, str]]) -> dict[str, dict[str, Any]]:
+        """(path, task id) pairs about to be sent to the broker; returns the records they replaced
+        ({} for a path with none), for `restore` when a task could not be sent."""
         items = list(items)
         if not items:
-            return
+            return {}
         now = _now()
         olds = self._get_many(kind, [p for p, _ in items])
         records = {}
@@ -48,6 +49,15 @@ class StatusStore:
             records[path] = json.dumps({**old, "path": path, "kind": kind, "state": "queued", "task_id": task_id,
                                         "queued_at": now})
         self.client.hset(KEY.format(kind=kind), mapping=records)
+        return {path: old for (path, _), old in zip(items, olds, strict=True)}
+
+    def restore(self, kind: str, records: dict[str, dict[str, Any]]) -> None:
+        """Put back records `queued` replaced (a path that had none has none again)."""
+        key = KEY.format(kind=kind)
+        if gone := [p for p, r in records.items() if not r]:
+            self.client.hdel(key, *gone)
+        if kept := {p: json.dumps(r) for p, r in records.items() if r}:
+            self.client.hset(key, mapping=kept)
 
     def running(self, kind: str, path: str, task_id: str, worker: str) -> None:
         old = self._get_many(kind, [path])[0]
