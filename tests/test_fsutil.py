@@ -141,3 +141,42 @@ def test_pid_alive_knows_a_live_a_dead_and_a_meaningless_pid():
     assert pid_alive(gone.pid) is False
     # 0 and negatives are not a process: os.kill(0, 0) would ask about our own process group
     assert pid_alive(0) is False and pid_alive(-1) is False
+
+
+def _within_by_pathlib(root, path) -> bool:
+    """The reference: what is_within answered with Path.resolve() and .parents."""
+    try:
+        base, resolved = Path(root).resolve(), Path(path).resolve()
+    except (RuntimeError, OSError):
+        return False
+    return resolved == base or base in resolved.parents
+
+
+@pytest.mark.parametrize("rel, within", [
+    ("ws", True), ("ws/a.md", True), ("ws/sub/b.md", True), ("ws/../ws/sub", True),
+    ("ws/missing/x.md", True),  # not there yet: still inside
+    ("ws/a.md/x", True),  # under a file: no such path, but inside by its name
+    ("ws2/c.md", False),  # a sibling whose name starts with the root's
+    ("ws/out/c.md", False),  # a symlink out of the root
+    ("outside/in/b.md", True),  # a symlink from outside into it
+    ("ws/loop1", False), ("ws/loop1/x", False),  # a loop is never within
+    ("ws/..", False), ("elsewhere.md", False),
+])
+def test_is_within_resolves_symlinks_and_refuses_loops(tmp_path: Path, monkeypatch, rel: str, within: bool):
+    from kit.fsutil import is_within
+
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "a.md").write_text("a", encoding="utf-8")
+    (ws / "sub" / "b.md").write_text("b", encoding="utf-8")
+    (tmp_path / "ws2").mkdir()
+    (tmp_path / "ws2" / "c.md").write_text("c", encoding="utf-8")
+    (ws / "out").symlink_to(tmp_path / "ws2")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "in").symlink_to(ws / "sub")
+    (ws / "loop1").symlink_to(ws / "loop2")
+    (ws / "loop2").symlink_to(ws / "loop1")
+    assert is_within(ws, tmp_path / rel) is within is _within_by_pathlib(ws, tmp_path / rel)
+    monkeypatch.chdir(tmp_path)  # relative paths resolve against the working folder, as before
+    assert is_within("ws", rel) is within
+    assert is_within(ws / "loop1", ws / "loop1") is False  # a root that is a loop holds nothing
