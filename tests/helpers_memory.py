@@ -120,14 +120,7 @@ PARITY_TEXTS = [
 def record_model_loads(monkeypatch) -> list:
     """Each real load of the ONNX model from here on appends its embedder to the returned list
     (the model still loads: the count is of real loads, not of a stand-in)."""
+    from helpers_spy import spy
     from kit.memory.onnx_embedder import OnnxEmbedder
 
-    loads: list = []
-    real_load = OnnxEmbedder._load
-
-    def counting_load(self, folder):
-        loads.append(self)
-        return real_load(self, folder)
-
-    monkeypatch.setattr(OnnxEmbedder, "_load", counting_load)
-    return loads
+    return spy(monkeypatch, OnnxEmbedder, "_load", lambda embedder, folder: embedder)

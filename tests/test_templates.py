@@ -218,15 +218,9 @@ def compiles(monkeypatch):
     """The sources Jinja2 compiled to Python (every environment's `compile`, counted)."""
     import jinja2
 
-    seen: list[str] = []
-    real = jinja2.Environment.compile
+    from helpers_spy import spy
 
-    def counting(self, source, *args, **kwargs):
-        seen.append(source)
-        return real(self, source, *args, **kwargs)
-
-    monkeypatch.setattr(jinja2.Environment, "compile", counting)
-    return seen
+    return spy(monkeypatch, jinja2.Environment, "compile", lambda env, source, *args, **kwargs: source)
 
 
 def _jinja_cache() -> Path:

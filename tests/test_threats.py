@@ -347,15 +347,9 @@ def _threat_words_file() -> Path:
 
 
 def _counting_analyse(monkeypatch, threats) -> list[str]:
-    calls: list[str] = []
-    real = threats._analyse
+    from helpers_spy import spy
 
-    def counting(src, flags):
-        calls.append(src)
-        return real(src, flags)
-
-    monkeypatch.setattr(threats, "_analyse", counting)
-    return calls
+    return spy(monkeypatch, threats, "_analyse", lambda src, flags: src)
 
 
 def test_the_rules_analysis_is_kept_on_disk_and_read_back_by_the_next_process(fresh_analysis, monkeypatch):
