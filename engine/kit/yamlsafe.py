@@ -4,7 +4,8 @@ PyYAML's safe loader still lets a few bytes cost unbounded time or memory, or cr
 laughs (aliases of aliases), nesting thousands deep (RecursionError), a 5,000-digit integer
 (ValueError past Python's 4,300-digit limit), a date such as 2026-13-45 (ValueError), escaped
 surrogates ("\\ud800", which no UTF-8 file can hold and which crash any later write), recursive
-aliases (`&a [*a]`, which loop any walker). Here each is a `YamlError` with its line:
+aliases (`&a [*a]`, which loop any walker), and it keeps the last of two equal keys, dropping the
+first unsaid. Here each is a `YamlError` with its line:
 
     values, node = load_yaml(text)          # node: the composed tree (for key lines), or None
     values, node = load_mapping(text)       # the same, for a document that must be a mapping
@@ -20,7 +21,7 @@ import yaml
 from yaml.composer import Composer
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.events import AliasEvent
-from yaml.nodes import ScalarNode
+from yaml.nodes import MappingNode, ScalarNode
 
 from kit.yamlerrors import locate
 
@@ -45,6 +46,24 @@ class YamlError(Exception):
 class _Refused(yaml.MarkedYAMLError):
     def __init__(self, problem: str, mark: Any):
         super().__init__(problem=problem, problem_mark=mark)
+
+
+class _DuplicateKey(_Refused):
+    """A mapping that sets a key twice: PyYAML keeps the last value and drops the first unsaid."""
+
+    def __init__(self, key: str, first_line: int, mark: Any):
+        super().__init__(f"duplicate key {key!r}", mark)
+        self.key, self.first_line = key, first_line  # 0-based, like the marks
+
+
+def _check_keys(node: MappingNode) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue  # `<<: *base` merges; a later key overriding a merged one is what merges are for
+        if (key.tag, key.value) in seen:
+            raise _DuplicateKey(key.value, seen[key.tag, key.value], key.start_mark)
+        seen[key.tag, key.value] = key.start_mark.line
 
 
 def _surrogate_problem(value: str) -> str:
@@ -102,6 +121,8 @@ class _BoundedComposer(Composer):
                                node.start_mark)
             if _SURROGATE.search(value):
                 raise _Refused(_surrogate_problem(value), node.start_mark)
+        elif isinstance(node, MappingNode):
+            _check_keys(node)
         self._weights[id(node)] = self._total - before
         return node
 
@@ -241,6 +262,8 @@ def load_yaml(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHAR
         except RecursionError:
             pass
     line, problem = locate(error, offset=line_offset)
+    if isinstance(error, _DuplicateKey):
+        problem = f"duplicate key {error.key!r} (first set on line {error.first_line + 1 + line_offset}): keep one of them"
     raise YamlError(problem, line)
 
 
