@@ -409,3 +409,11 @@ def test_human_output_gives_reasons_not_gate_names(workspace, cli):
 
     report = (workspace.root / "memory/dreaming/deep/2026-05-07.md").read_text()
     assert "— blocked: junk: looks like a table: | service | owner |" in report
+
+
+def test_explain_shows_credited_counts_as_the_credit_line_does():
+    """A gate on credited recalls compared 1.463607 with 3 while the credit line said 1.46."""
+    from kit.cli.promote_cmd import _num
+
+    assert [_num(v, score=False) for v in (1.463607, 7.491332, 4.0, 3, 30)] == ["1.46", "7.49", "4", "3", "30"]
+    assert _num(0.7512345, score=True) == "0.751"

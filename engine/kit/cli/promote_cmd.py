@@ -26,10 +26,13 @@ FACT_CHARS = 60  # the fact column: one line, cut at a word
 
 
 def _num(value, *, score: bool) -> str:
-    """Scores with 3 decimals in human output; counts and days as whole numbers when they are."""
+    """Scores with 3 decimals in human output; counts and days as whole numbers when they are, and
+    credited counts (fractions of a recall) with 2, as the credit line shows them."""
     if score:
         return f"{float(value):.3f}"
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.2f}"
+    return str(value)
 
 
 @click.command("promote")
