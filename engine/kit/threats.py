@@ -40,7 +40,7 @@ from typing import Any
 from kit.errors import KitError
 from kit.lazyre import lazy
 
-SCANNER_VERSION = 2  # bump when RULES change
+SCANNER_VERSION = 3  # bump when RULES change
 
 
 @dataclass(frozen=True)
@@ -582,6 +582,8 @@ _OPEN = r"(?:#{2,}|={2,}|\*{2,}|-{3,}|!{2,}|>{2,}|\[{1,2}|<{1,2}|【)"
 _CLOSE = r"(?:#{2,}|={2,}|\*{2,}|-{3,}|!{2,}|<{2,}|\]{1,2}|>{1,2}|】)"
 _SECRETS = (r"(?:api[\s_-]?keys?|passwords?|passphrases?|secrets?|tokens?|credentials|private\s+keys?|"
             r"ssh\s+keys?|env(?:ironment)?\s+variables)")
+_KEY_FILES = r"(?:\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)|\.aws/credentials\b|\.netrc\b)"
+_SEND = r"(?:send|post|upload|e-?mail|mail|forward|paste|leak|exfiltrate)"
 # what a note must never ask the model reading it to do (a verb in its base form)
 _DIRECTIVE = (r"(?:call|run|execute|exec|invoke|use\s+the\s+\w+\s+tool|send|e-?mail|forward|upload|post|"
               r"write|delete|remove|rm|add|append|install|download|fetch|curl|wget|open|connect|ignore|"
@@ -731,6 +733,10 @@ RULES: tuple[Rule, ...] = (
             r"|\bcat\s+[^\n|]*(?:\.ssh/|id_rsa|id_ed25519|\.aws/credentials|\.netrc|\.env\b)[^\n]*\|\s*(?:curl|wget|nc|ncat|base64)\b"
             rf"|\b(?:send|post|upload|email|forward|exfiltrate|leak)\s+(?:the\s+|all\s+|any\s+|your\s+|my\s+)*{_SECRETS}\s+to\b"
             rf"|\b(?:tell|give|show|send|print|reveal|list|dump|output|display|paste)\s+(?:me|us)\s+(?:all\s+|the\s+|your\s+|any\s+)*{_SECRETS}"
+            # a private key file named, then asked to be sent on ("… ~/.ssh/id_rsa; send it to ops@…"),
+            # or sent by name; a public key (id_rsa.pub) is meant to be shared
+            rf"|{_KEY_FILES}[^\n]*\b{_SEND}\s+(?:it|them|this|that|its\s+contents?|a\s+copy|the\s+(?:file|keys?|contents?))\s+to\b"
+            rf"|\b{_SEND}\s+(?:(?:me|us)\s+)?(?:(?:the|a\s+copy\s+of|the\s+contents?\s+of)\s+)?~?/?(?:\.ssh/)?{_KEY_FILES}"
         ),
     ),
 )
