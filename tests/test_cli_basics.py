@@ -255,3 +255,18 @@ def test_workspace_before_the_command(cli, ws_path: Path, tmp_path: Path):
     fresh = tmp_path / "fresh"
     assert cli("-w", fresh, "init").exit_code == 0
     assert (fresh / "kit.yaml").is_file()
+
+
+@pytest.mark.parametrize("args", [["prompt"], ["skills", "list"], ["memory", "status"]])
+def test_a_reader_that_stops_reading_ends_the_command_quietly_with_0(ws_path, args):
+    """`kit … | head` under `set -o pipefail`: the closed pipe is the reader's choice. Rich's own
+    handling exited 1 (tables, `kit memory explain`) while plain output exited 0."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read: the first write fails with EPIPE
+    proc = subprocess.Popen([sys.executable, "-m", "kit", *args, "-w", str(ws_path)], stdout=write_end,
+                            stderr=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120"})
+    os.close(write_end)
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err.decode()) == (0, "")

@@ -132,7 +132,14 @@ def progress_display(enabled: bool = True) -> Iterator[Callable[[Any], None] | N
 def console(stderr: bool = False):
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich's own handling exits 1; a closed pipe is the reader's choice, the same exit 0 as
+            # every command's plain output (handle_errors)
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def interactive() -> bool:
