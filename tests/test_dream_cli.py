@@ -343,7 +343,8 @@ def test_text_output_prints_user_text_verbatim(workspace, cli):
     assert res.stdout.splitlines()[:2] == [f"memory/2026-05-01.md:3:3 (claim {claim}, status candidate)",
                                            f"  - {fact}"]
     res = cli("dream", "-w", workspace.root, env={"KIT_NOW": now})
-    assert res.exit_code == 0 and "  + memory/2026-05-01.md:3:3  score" in res.stdout
+    [line] = [x for x in res.stdout.splitlines() if x.startswith("  + memory/2026-05-01.md:3:3  score ")]
+    assert res.exit_code == 0 and line.endswith(f"  {fact}")  # the fact itself, its markup as text
     res = cli("memory", "promote", "-w", workspace.root, env={"KIT_NOW": now})
     assert res.exit_code == 0 and "memory/2026-05-01.md:3:3" in res.stdout
 
@@ -417,3 +418,14 @@ def test_explain_shows_credited_counts_as_the_credit_line_does():
 
     assert [_num(v, score=False) for v in (1.463607, 7.491332, 4.0, 3, 30)] == ["1.46", "7.49", "4", "3", "30"]
     assert _num(0.7512345, score=True) == "0.751"
+
+
+def test_a_second_dream_the_same_day_says_nothing_is_new_not_that_gates_hold(workspace, cli):
+    """It said "none passed the promotion gates yet" when every candidate was simply in MEMORY.md."""
+    now = seed(workspace)
+    first = cli("dream", "-w", workspace.root, env={"KIT_NOW": now}).stdout
+    assert "  + memory/2026-05-01.md:3:3  score " in first
+    again = cli("dream", "-w", workspace.root, env={"KIT_NOW": now}).stdout.splitlines()
+    at = next(i for i, line in enumerate(again) if line.startswith("deep:  promoted 0; ranked "))
+    assert again[at + 1] == "       nothing new: every candidate is already in MEMORY.md"
+    assert "none passed" not in "\n".join(again)

@@ -6,7 +6,7 @@ from functools import partial
 
 import click
 
-from kit import plural
+from kit import one_line, plural
 from kit.cli.common import (
     console,
     emit_json,
@@ -55,12 +55,16 @@ def render(result) -> None:
     if "deep" in result.phases:
         say(f"deep:  {verb} {len(result.promoted)}; ranked {plural(len(result.ranked), 'candidate')}")
         if result.ranked and not result.promoted and not result.to_verify:
-            # "promoted 0" alone reads like a failure: it is the gates, and they can be read
-            say("       none passed the promotion gates yet; `kit memory promote` shows which gate "
-                "holds each back")
+            if all(not r.gates["not_promoted"] for r in result.ranked):
+                # a second dream the same day: nothing is held back, everything is in already
+                say("       nothing new: every candidate is already in MEMORY.md")
+            else:
+                # "promoted 0" alone reads like a failure: it is the gates, and they can be read
+                say("       none passed the promotion gates yet; `kit memory promote` shows which gate "
+                    "holds each back")
         for d in result.decisions:
-            if d.action == "promoted":
-                say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}")
+            if d.action == "promoted":  # the fact itself: a key alone sends the reader to the note
+                say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}  {one_line(d.ranked.cand.snippet, 100)}")
         for key in result.retired:
             say(f"  > retired {key} to memory/archive/promoted.md")
         for key in result.demoted:
