@@ -879,10 +879,11 @@ def _analyse(src: str, flags: int) -> list[list]:
 
 
 def _cache_key() -> str:
-    import hashlib
     import sys
 
-    return hashlib.sha256(Path(__file__).read_bytes() + sys.version.encode()).hexdigest()
+    from kit.fsutil import sha256_hex
+
+    return sha256_hex(Path(__file__).read_bytes() + sys.version.encode())
 
 
 @functools.cache

@@ -40,6 +40,9 @@ def dream(workspace, phase: str, dry_run: bool, as_json: bool) -> None:
     render(result)
 
 
+FACT_CHARS = 100  # a promoted fact on its line, cut at a word
+
+
 def render(result) -> None:
     out = console()
     say = partial(out.print, markup=False)  # keys, theme names and notes come from user text
@@ -64,7 +67,8 @@ def render(result) -> None:
                     "holds each back")
         for d in result.decisions:
             if d.action == "promoted":  # the fact itself: a key alone sends the reader to the note
-                say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}  {one_line(d.ranked.cand.snippet, 100)}")
+                fact = one_line(d.ranked.cand.snippet, FACT_CHARS)
+                say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}  {fact}")
         for key in result.retired:
             say(f"  > retired {key} to memory/archive/promoted.md")
         for key in result.demoted:
