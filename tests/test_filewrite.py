@@ -417,6 +417,53 @@ def test_a_file_held_open_for_writing_without_a_save_delays_kit_boundedly(tmp_pa
     assert f.read_text() == MEMORY + PROMOTE
 
 
+class _FakeClock:
+    """filewrite's clock: sleeping advances it, so the time a swap spends watching is exact."""
+
+    def __init__(self):
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+    def time(self) -> float:
+        return time.time()
+
+
+@needs_leases
+def test_with_leases_the_replaced_version_is_watched_for_an_open_in_flight_only(tmp_path: Path, monkeypatch):
+    """Where the kernel says nobody holds the replaced version open for writing, Kit watches it
+    IN_FLIGHT_S (an open() under way at the swap), not the blind LATE_WRITE_S: a dream writes three
+    files, and the longer watch was most of the time a nightly dream took beyond wave 1's."""
+    from kit import filewrite
+
+    clock = _FakeClock()
+    monkeypatch.setattr(filewrite, "time", clock)
+    f = tmp_path / "MEMORY.md"
+    f.write_text(MEMORY)
+    assert update_file(f, lambda text: text + PROMOTE).wrote
+    assert f.read_text() == MEMORY + PROMOTE
+    assert sum(clock.slept) == pytest.approx(filewrite.IN_FLIGHT_S)
+    assert filewrite.IN_FLIGHT_S < filewrite.LATE_WRITE_S
+
+
+def test_without_leases_the_replaced_version_is_watched_late_write_s(tmp_path: Path, monkeypatch):
+    from kit import filewrite
+
+    clock = _FakeClock()
+    monkeypatch.setattr(filewrite, "time", clock)
+    monkeypatch.setattr(filewrite, "_writers", lambda fd: None)
+    f = tmp_path / "MEMORY.md"
+    f.write_text(MEMORY)
+    assert update_file(f, lambda text: text + PROMOTE).wrote
+    assert sum(clock.slept) == pytest.approx(filewrite.LATE_WRITE_S)
+
+
 def test_update_file_merges_into_the_newer_text(tmp_path: Path):
     f = tmp_path / "DREAMS.md"
     f.write_text("# Dream diary\n")
