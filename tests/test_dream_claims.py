@@ -6,6 +6,7 @@ import pytest
 
 from kit.dreaming import claims
 from kit.dreaming.claims import ClaimIndex, relation, same_claim, values
+from kit.memory.recall import normalise_claim
 
 
 def kinds(text: str) -> dict[str, set[str]]:
@@ -41,6 +42,51 @@ def test_a_claim_index_groups_rewordings_in_first_seen_order():
              "Invoices go out on the 1st of each month with 30-day payment terms.",
              "Invoices go out on the 1st of the month with 45-day payment terms."]
     assert ClaimIndex(texts).groups() == [0, 1, 0, 3]
+
+
+def _groups_by_every_pair(texts: list[str], known: int = 0) -> list[int]:
+    """ClaimIndex.groups by definition: each text joins the earliest claim it is the same claim as."""
+    parent = list(range(len(texts)))
+    first_norm: dict[str, int] = {}
+    for i, text in enumerate(texts):
+        norm = normalise_claim(text)
+        if norm in first_norm:
+            parent[i] = first_norm[norm]
+            continue
+        first_norm[norm] = i
+        if i >= known:
+            parent[i] = next((j for j in range(i) if parent[j] == j and same_claim(texts[j], text)), i)
+    return parent
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_claim_index_groups_exactly_as_comparing_every_pair(seed: int):
+    """The index skips pairs by their rarer words and by where the first shared word sits in
+    each (prefix and positional filtering): it must skip only pairs that cannot be one claim."""
+    import random
+
+    rng = random.Random(seed)
+    vocab = ["standup", "deploys", "invoice", "kelvin", "room", "porto", "lisbon", "team", "month", "terms",
+             "payment", "review", "ticket", "office", "vpn", "staging", "database", "on", "the", "is", "at", "in"]
+    base = [" ".join(rng.choice(vocab) for _ in range(rng.randint(3, 14))) for _ in range(40)]
+    texts = []
+    for _ in range(300):  # rewordings: a word dropped, added, swapped, a value changed
+        words = rng.choice(base).split()
+        for _ in range(rng.randint(0, 2)):
+            op = rng.random()
+            if op < 0.3 and len(words) > 2:
+                words.pop(rng.randrange(len(words)))
+            elif op < 0.6:
+                words.insert(rng.randrange(len(words) + 1), rng.choice(vocab))
+            elif op < 0.8:
+                words[rng.randrange(len(words))] = rng.choice(vocab)
+            else:
+                words.append(str(rng.randint(1, 3)))
+        texts.append(" ".join(words).capitalize() + ".")
+    expected = _groups_by_every_pair(texts)
+    assert sum(1 for i, p in enumerate(expected) if p != i and normalise_claim(texts[p]) != normalise_claim(texts[i])) > 20
+    assert ClaimIndex(texts).groups() == expected
+    assert ClaimIndex(texts).groups(known=80) == _groups_by_every_pair(texts, known=80)
 
 
 @pytest.mark.parametrize(

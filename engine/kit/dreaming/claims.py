@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -237,6 +237,23 @@ def _subject(text_words: frozenset[str], text_names: Iterable[str]) -> frozenset
     return frozenset(out)
 
 
+def _reachable(index: Mapping[str, list[tuple[int, int]]], prefix: Sequence[str], size: int,
+               order: Sequence[Sequence[str]]) -> list[int]:
+    """The indexed texts that can reach Jaccard ≥ SAME_WORDS with a text of `size` words whose
+    prefix is `prefix`, ascending. Both texts list their words in one order, so the first prefix
+    word they share is their first shared word: after it, at most the fewer of their words left can
+    be shared, and a pair needs overlap ≥ t/(1+t)·(|a|+|b|) (a hair of slack for rounding: a pair
+    kept wrongly is only compared)."""
+    seen: dict[int, bool] = {}
+    for place, w in enumerate(prefix):
+        for j, at in index.get(w, ()):
+            if j not in seen:
+                other = len(order[j])
+                most = 1 + min(size - place - 1, other - at - 1)
+                seen[j] = most * (1 + SAME_WORDS) >= SAME_WORDS * (size + other) - 1e-9
+    return sorted(j for j, ok in seen.items() if ok)
+
+
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     a = a if isinstance(a, (set, frozenset)) else set(a)
     b = b if isinstance(b, (set, frozenset)) else set(b)
@@ -384,7 +401,8 @@ class Facts:
 class ClaimIndex:
     """Groups texts into claims (`same_claim`), in the order they are added, without comparing
     every pair: two texts can only be one claim when they share one of their rarer words (prefix
-    filtering for Jaccard ≥ SAME_WORDS).
+    filtering for Jaccard ≥ SAME_WORDS), and where the first word they share sits in each text
+    bounds how many they can share (positional filtering, PPJoin): most pairs end there.
 
     A text joins the *earliest* claim it matches (not the first one a word lookup happens to
     reach), so a text's claim depends only on the texts before it: adding texts never changes the
@@ -406,7 +424,7 @@ class ClaimIndex:
         """For each text, the index of the first text of its claim. The first `known` texts are
         claims of their own already (distinct claims grouped before: they are not compared)."""
         parent = list(range(len(self.texts)))
-        index: dict[str, list[int]] = {}
+        index: dict[str, list[tuple[int, int]]] = {}  # word → (claim, the word's place in its order)
         norms = [normalise_claim(t) for t in self.texts]
         by_norm: dict[str, int] = {}
         for i, ws in enumerate(self.order):
@@ -418,13 +436,13 @@ class ClaimIndex:
             # serves, as long as the index and the lookups use the same)
             prefix = ws[: max(1, len(ws) - math.ceil(SAME_WORDS * len(ws)) + 1)]
             if i >= known:
-                for j in sorted({j for w in prefix for j in index.get(w, ())}):  # only claims are indexed
+                for j in _reachable(index, prefix, len(ws), self.order):  # only claims are indexed
                     if self._same(j, i):
                         parent[i] = j
                         break
             if parent[i] == i:
-                for w in prefix:
-                    index.setdefault(w, []).append(i)
+                for place, w in enumerate(prefix):
+                    index.setdefault(w, []).append((i, place))
         return parent
 
     def _value(self, i: int) -> Values:
