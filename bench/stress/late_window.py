@@ -24,7 +24,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ENGINE = Path(__file__).resolve().parents[2] / "engine"
