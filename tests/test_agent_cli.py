@@ -331,3 +331,21 @@ def test_a_run_that_fails_before_any_reply_leaves_no_session(ws_path, tmp_path, 
     assert [(s["key"], s["title"], s["messages"]) for s in listed] == [("chat", "list my skills", 3)]
     shown = json.loads(cli("sessions", "show", "chat", "--json", "-w", ws_path).stdout)
     assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "tool"]
+
+
+def test_run_model_script_path_on_the_command_line_is_the_shells(ws_path, tmp_path):
+    """`kit run -w WS --model script:turns.yaml` from another folder takes turns.yaml from the
+    current directory, as every path typed in a shell; kit.yaml's own is the workspace's."""
+    from conftest import run_kit
+
+    set_config(ws_path, QUIET + "agent: {model: 'script:turns.yaml'}\n")
+    write_script(ws_path, [{"text": "The workspace's script."}], name="turns.yaml", record=False)
+    here = tmp_path / "here"
+    here.mkdir()
+    write_script(here, [{"text": "The current directory's script."}], name="turns.yaml", record=False)
+    typed = run_kit("run", "hi", "--json", "-w", ws_path, "--model", "script:turns.yaml", cwd=here)
+    assert typed.returncode == 0, typed.stderr
+    assert json.loads(typed.stdout)["reply"] == "The current directory's script."
+    configured = run_kit("run", "hi", "--json", "-w", ws_path, cwd=here)
+    assert configured.returncode == 0, configured.stderr
+    assert json.loads(configured.stdout)["reply"] == "The workspace's script."

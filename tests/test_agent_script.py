@@ -70,3 +70,33 @@ def test_missing_script_file(tmp_path):
     with pytest.raises(ConfigError) as err:
         ScriptProvider(tmp_path / "nope.yaml")
     assert "no such script file" in str(err.value)
+
+
+def test_a_relative_script_path_is_the_workspaces_in_kit_yaml_and_the_library(tmp_path, monkeypatch):
+    """kit.yaml's `model: script:turns.yaml` and `ws.agent(model="script:turns.yaml")` name the
+    workspace's file whatever the current directory (it was the current directory's, so a run
+    from anywhere else failed at its first turn)."""
+    from helpers_agent import set_config
+    from kit import ConfigError as PublicConfigError
+    from kit import Workspace
+    from kit.init import init_workspace
+
+    root = tmp_path / "agent"
+    init_workspace(root)
+    set_config(root, "agent: {model: 'script:turns.yaml'}\nmemory:\n  active_recall: {enabled: false}\n")
+    write_script(root, [{"text": "From kit.yaml."}, {"text": "From the library."}], name="turns.yaml", record=False)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    ws = Workspace.open(root)
+    ws.check_model("script:turns.yaml")  # the workspace's file: no error
+    for options, reply in (({}, "From kit.yaml."), ({"model": "script:turns.yaml"}, "From the library.")):
+        agent = ws.agent(**options)
+        try:
+            assert agent.turn("hi").reply == reply
+        finally:
+            agent.close()
+    for call in (lambda: ws.check_model("script:missing.yaml"), lambda: ws.agent(model="script:missing.yaml")):
+        with pytest.raises(PublicConfigError) as caught:  # at once, naming the file looked for
+            call()
+        assert str(caught.value) == f"script provider: no such script file {root.resolve() / 'missing.yaml'}"

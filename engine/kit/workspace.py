@@ -134,16 +134,19 @@ class Workspace(WorkspaceCore):
 
     def agent(self, **options: Any) -> Agent:
         """An agent on this workspace (`model=`, `session_key=`, `kind=` …; see kit.agent.loop.Agent).
-        Close it when done (`agent.close()`)."""
+        Close it when done (`agent.close()`). A `model=` that cannot name a model is a ConfigError
+        here, not at the first turn (kit.yaml's model is read at each turn: it may be fixed meanwhile)."""
         from kit.agent.loop import Agent
 
+        if options.get("model"):
+            self.check_model(options["model"])
         return Agent(self, **options)
 
     def check_model(self, spec: str) -> None:
         """ConfigError when `spec` cannot name a model (`kit run --model` checks before a session opens)."""
         from kit.agent.preflight import check_model
 
-        check_model(spec, self.config)
+        check_model(spec, self.config, self.root)
 
     def config_notices(self) -> list[str]:
         """A warning per configuration problem (file:line) with what is in force instead; empty

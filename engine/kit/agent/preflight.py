@@ -8,6 +8,7 @@ and every workspace hook that will not run (spec §6, principle 5).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from kit.core import WorkspaceCore
@@ -16,14 +17,15 @@ from kit.providers.registry import settings_for, split_spec
 from kit.providers.script import LABEL
 
 
-def check_model(spec: str, config: Any) -> None:
+def check_model(spec: str, config: Any, root: Path | None = None) -> None:
     """Raise ConfigError when `spec` cannot name a model (no provider/ part, an unknown provider,
-    a script: file that is missing or malformed — read now, so the error names the file)."""
+    a script: file that is missing or malformed — read now, so the error names the file; a
+    relative one is `root`'s)."""
     provider, model = split_spec(spec)
     if provider == "script":
         from kit.providers.script import ScriptProvider
 
-        ScriptProvider(model)  # reads and checks the file; nothing is played
+        ScriptProvider(model, root=root)  # reads and checks the file; nothing is played
     else:
         settings_for(provider, config)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -24,6 +25,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from kit import Workspace
 
 
+def _from_shell(spec: str) -> str:
+    """A `script:PATH` typed on the command line is the shell's: relative to the current
+    directory (the library and kit.yaml take it relative to the workspace)."""
+    if not spec.startswith("script:"):
+        return spec
+    path = Path(spec[len("script:"):]).expanduser()
+    return spec if not spec[len("script:"):] or path.is_absolute() else f"script:{Path.cwd() / path}"
+
+
 def _check_model(ws: Workspace, spec: str) -> None:
     """A --model that cannot name a model is a usage error (exit 2), found before a session opens."""
     from kit import ConfigError
@@ -38,7 +48,8 @@ def _check_model(ws: Workspace, spec: str) -> None:
 @click.argument("message", required=False)
 @workspace_option
 @click.option("--model", "model", default=None,
-              help="provider/model for this run (e.g. openai/gpt-4o-mini), or script:PATH (test/offline provider).")
+              help="provider/model for this run (e.g. openai/gpt-4o-mini), or script:PATH (test/offline "
+                   "provider; a relative PATH is the current directory's).")
 @click.option("--session", "session_key", default=None,
               help="Session key: continue its current session (created on first use). Default: a new session.")
 @click.option("--kind", type=click.Choice(KINDS), default="default", show_default=True,
@@ -58,6 +69,7 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
         fail("--json and --stream-json exclude each other (--stream-json ends with the same document)", 2)
     ws = open_workspace(workspace, config_warnings=False)
     if model is not None:
+        model = _from_shell(model)
         _check_model(ws, model)
     generation = None
     if max_tokens is not None or temperature is not None:

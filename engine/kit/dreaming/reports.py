@@ -113,7 +113,8 @@ def llm_diary(ws: WorkspaceCore, entry: str) -> tuple[str, str | None]:
         from kit.providers.registry import resolve
         from kit.providers.script import positions_for
 
-        provider, model = resolve(ws.config.agent.model, ws.config, positions=positions_for(ws))
+        provider, model = resolve(ws.config.agent.model, ws.config, positions=positions_for(ws),
+                                  root=ws.root)
         reply = provider.complete(
             [{"role": "system", "content": templates_for(ws).render(LLM_SYSTEM).text},
              {"role": "user", "content": body.strip()}], [], model=model

@@ -211,7 +211,8 @@ class FailoverClient:
         if version != self._providers_version:
             self._providers, self._providers_version = {}, version
         if spec not in self._providers:
-            self._providers[spec] = resolve(spec, self.ws.config, positions=positions_for(self.ws))
+            self._providers[spec] = resolve(spec, self.ws.config, positions=positions_for(self.ws),
+                                              root=self.ws.root)
         return self._providers[spec]
 
     def _no_model(self, attempts: list[Attempt]) -> NoModelAvailable:

@@ -18,6 +18,8 @@ from kit.providers.base import GenerationSettings, Provider
 from kit.settings import PROVIDER_FIELDS, AgentSettings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     from kit.providers.script import ScriptPositions
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434/v1"
@@ -167,12 +169,14 @@ def build(settings: ProviderSettings) -> Provider:
     )
 
 
-def resolve(spec: str, config: Any = None, *, positions: ScriptPositions | None = None) -> tuple[Provider, str]:
+def resolve(spec: str, config: Any = None, *, positions: ScriptPositions | None = None,
+            root: Path | None = None) -> tuple[Provider, str]:
     """(provider instance, model name) for a spec; raises ConfigError for a bad spec.
-    `positions`: where a `script:` provider keeps how far it has played (the workspace's)."""
+    `positions`: where a `script:` provider keeps how far it has played (the workspace's);
+    `root`: what a relative `script:PATH` is relative to (the workspace's root)."""
     name, model = split_spec(spec)
     if name == "script":
         from kit.providers.script import ScriptProvider
 
-        return ScriptProvider(model, positions), model
+        return ScriptProvider(model, positions, root=root), model
     return build(settings_for(name, config)), model

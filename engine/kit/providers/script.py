@@ -146,9 +146,12 @@ class ScriptProvider(StreamingProvider):
     name = "script"
     label = LABEL
 
-    def __init__(self, path: str | Path, positions: ScriptPositions | None = None):
+    def __init__(self, path: str | Path, positions: ScriptPositions | None = None, *, root: Path | None = None):
+        """`root`: what a relative `path` is relative to (the workspace, for a spec from kit.yaml or
+        the library); without it, the current directory."""
+        given = Path(path).expanduser()
         try:
-            self.path = Path(path).expanduser().resolve()
+            self.path = (given if root is None or given.is_absolute() else Path(root) / given).resolve()
         except RuntimeError:  # Python 3.11's way of reporting a symlink loop
             raise ConfigError(f"script provider: {path}: symlink loop (the link points back to itself)") from None
         self.positions = positions if positions is not None else ScriptPositions()
