@@ -96,7 +96,9 @@ def main() -> int:
     parser.add_argument("--only", help="comma-separated config names")
     args = parser.parse_args()
 
-    import onnxruntime as ort
+    from kit.memory.onnx_embedder import import_runtime
+
+    ort = import_runtime()  # telemetry off, as Kit runs it
 
     from kit.memory.embedder_base import DEFAULT_MODEL, available_cores, resolve_model
     from kit.memory.model_files import BertConfig, Tokens

@@ -245,6 +245,22 @@ def test_kit_memory_index_runs_with_torch_unimportable(ws_path):
     assert top["path"].startswith("memory/2026-02-0") and top["vector_score"] > 0.4
 
 
+def test_onnx_runtime_telemetry_is_off_no_device_id_no_event_store(ws_path):
+    """ONNX Runtime 1.29+ keeps a device id and an event store under the user's cache from its
+    first session, and its uploader looks up mobile.events.data.microsoft.com seconds later (1.32:
+    ~9 s into a process, seen with strace; none with telemetry off, over 14 s). A real `kit memory
+    index` process on the ONNX backend, with neither opt-out variable set by the caller, leaves
+    nothing under $XDG_CACHE_HOME/Microsoft: the uploader was never made."""
+    write(ws_path, "memory/2026-02-01.md", "# 2026-02-01\n\n- The heron came back to the pond.\n")
+    env = {k: v for k, v in os.environ.items() if k not in dict(onnx_embedder.TELEMETRY_OFF)}
+    done = subprocess.run([sys.executable, "-m", "kit", "memory", "index", "--json", "-w", str(ws_path)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["embedded"] > 0  # the model ran: a session was made
+    cache = Path(os.environ["XDG_CACHE_HOME"])
+    assert (cache / "kit" / "onnx").exists() and not (cache / "Microsoft").exists()
+
+
 # --------------------------------------------------------------------------- the mapped copy
 
 MANY_TEXTS = [*PARITY_TEXTS, *(f"note {i}: " + " ".join(f"the heron came back to pond {k}" for k in range(i % 12))

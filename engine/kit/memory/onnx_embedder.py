@@ -122,11 +122,31 @@ class MappedCopy:
                     old.unlink()
 
 
+# ONNX Runtime 1.29+ sends usage telemetry from Linux and macOS too: a device id and an event
+# store under ~/.cache/Microsoft/DeveloperTools/.onnxruntime/, and a lookup of
+# mobile.events.data.microsoft.com at the first session (seen with 1.32). Kit promises no network
+# beyond loopback, so it is off unless the person set these themselves. Read when the runtime
+# starts: set before its import. Two names: ORT_DISABLE_TELEMETRY (1.29-1.32), ORT_TELEMETRY_DISABLED
+# (its successor upstream).
+TELEMETRY_OFF = (("ORT_DISABLE_TELEMETRY", "1"), ("ORT_TELEMETRY_DISABLED", "1"))
+
+
+def import_runtime() -> Any:
+    """`onnxruntime`, imported with its telemetry off (see TELEMETRY_OFF)."""
+    for name, value in TELEMETRY_OFF:
+        os.environ.setdefault(name, value)
+    import onnxruntime as ort
+
+    with contextlib.suppress(Exception):  # Windows' trace events (the API exists since 1.6)
+        ort.disable_telemetry_events()
+    return ort
+
+
 class _Session:
     """One loaded model: the ONNX Runtime session and the tokenizer."""
 
     def __init__(self, folder: Path, quantize: str):
-        import onnxruntime as ort
+        ort = import_runtime()
 
         from kit.memory.onnx_export import ensure_model
 
