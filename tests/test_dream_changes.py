@@ -357,3 +357,47 @@ def test_a_newer_id_and_place_without_a_stated_change_is_queued_not_superseded(w
     (item,) = result.to_verify
     assert (item.text, item.old_key) == (CLUSTER_NEW, old_key)
     assert CLUSTER_OLD in (workspace.root / "MEMORY.md").read_text()
+
+
+def _random_notes(root, rng) -> list[tuple[str, object]]:
+    from datetime import date
+
+    subjects = ["team standup", "production deploys", "the billing run", "the Kelvin room", "the design review",
+                "the staging database", "Ada's flight", "the office", "the on-call rota", "the release train"]
+    verbs = ["is at", "happens on", "moves to", "is now at", "is no longer at", "starts at", "was changed to",
+             "needs", "is booked for", "happens after"]
+    values = ["9:30", "10:00", "Tuesdays", "Thursdays", "14:00", "ticket #12", "ticket #13", "March 3",
+              "the Kelvin room", "the Lisbon office", "port 5433", "two reviewers"]
+    extras = ["", " after standup", " every week", " from Monday", " in the Kelvin room", " with Ben"]
+    texts = []
+    for day in range(1, 21):
+        lines = [f"{rng.choice(subjects).capitalize()} {rng.choice(verbs)} {rng.choice(values)}{rng.choice(extras)}."
+                 for _ in range(rng.randint(4, 9))]
+        write_note(root, f"2026-05-{day:02d}", lines)
+        texts += [(line, date(2026, 5, day)) for line in lines]
+    return texts
+
+
+def test_newer_lines_finds_what_comparing_every_note_line_finds(workspace):
+    """Deep looks for the newer lines that clearly update a text by subject word (the rarest
+    first, Jaccard's bound on what must be shared, the lines that say they changed): it must find
+    exactly what comparing the text with every newer note line sharing two words finds."""
+    import random
+
+    from kit.dreaming import deep
+
+    texts = _random_notes(workspace.root, random.Random(5))
+
+    def every_line(self, subject, words, day):
+        if self._lines is None:
+            self._lines = self._read()
+        return [line for line in self._lines if line.day > day and len(words & line.words) >= 2]
+
+    found_any = 0
+    for text, day in texts:
+        fast, slow = deep.NoteLines(workspace.root), deep.NoteLines(workspace.root)
+        slow.clear_candidates = every_line.__get__(slow)
+        got = [(line.path, line.text) for line in deep.newer_lines(text, day, fast)]
+        assert got == [(line.path, line.text) for line in deep.newer_lines(text, day, slow)]
+        found_any += bool(got)
+    assert found_any > 30  # the notes state changes: most texts have a newer value somewhere

@@ -10,7 +10,7 @@ runner) writes the plan: MEMORY.md through `writer.write_memory`, the archive, s
 
 from __future__ import annotations
 
-from collections import Counter
+import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -202,22 +202,39 @@ class NoteLines:
         self.root = root
         self.facts = facts or claims.Facts()
         self._lines: list[NoteLine] | None = None
-        self._by_word: dict[str, list[int]] | None = None  # word → the lines that have it (indexes)
+        # subject word → the lines about it, and → those of them that say they changed (indexes)
+        self._by_subject: dict[str, list[int]] | None = None
+        self._changing: dict[str, list[int]] = {}
+        self._subjects: list[frozenset[str]] = []  # each line's subject words, by index
         self._newer: dict[tuple[str, date], list[NoteLine]] = {}  # newer_lines, once per text and day
 
-    def sharing(self, words: frozenset[str], day: date) -> list[NoteLine]:
-        """The lines of the notes dated after `day` with at least two of `words`, in note order
-        (junk included: callers check the few they keep). Looked up by word: a text shares two
-        words with few of the notes' lines, and Deep asks for a hundred texts or more."""
+    def clear_candidates(self, subject: frozenset[str], words: frozenset[str], day: date) -> list[NoteLine]:
+        """The lines of the notes dated after `day` that share at least two of `words` and that can
+        clearly update a text about `subject` (`newer_lines`): a subject Jaccard ≥ CLEAR_SUBJECT,
+        or a line that says it changed with a subject word in common. In note order, junk included
+        (callers check the few they keep). A superset, found by subject word: Jaccard ≥ t needs
+        `need` = ⌈t·|subject|⌉ shared words, so a line with none of the |subject| − need + 1 rarest
+        has too few; a hundred texts or more ask, and most note lines share a word or two."""
+        if not subject:
+            return []
         if self._lines is None:
             self._lines = self._read()
-        if self._by_word is None:
-            self._by_word = {}
+        if self._by_subject is None:
+            self._by_subject = {}
+            self._subjects = [line.subject for line in self._lines]
             for i, line in enumerate(self._lines):
-                for w in line.words:
-                    self._by_word.setdefault(w, []).append(i)
-        shared = Counter(i for w in words for i in self._by_word.get(w, ()))
-        return [self._lines[i] for i in sorted(i for i, n in shared.items() if n >= 2) if self._lines[i].day > day]
+                change = line.states_change
+                for w in self._subjects[i]:
+                    self._by_subject.setdefault(w, []).append(i)
+                    if change:
+                        self._changing.setdefault(w, []).append(i)
+        by_subject = self._by_subject
+        need = max(1, math.ceil(claims.CLEAR_SUBJECT * len(subject) - 1e-9))
+        rarest = sorted(subject, key=lambda w: (len(by_subject.get(w, ())), w))[: len(subject) - need + 1]
+        lines, subjects = self._lines, self._subjects
+        picked = {i for w in rarest for i in by_subject.get(w, ()) if len(subject & subjects[i]) >= need}
+        picked.update(i for w in subject for i in self._changing.get(w, ()))
+        return [lines[i] for i in sorted(picked) if lines[i].day > day and len(words & lines[i].words) >= 2]
 
     def _read(self) -> list[NoteLine]:
         from kit.errors import KitError
@@ -280,7 +297,7 @@ def _newer_lines(text: str, day: date, notes: NoteLines) -> list[NoteLine]:
     mine, mine_values = facts.subject(text), facts.values(text)
     mine_words = facts.words(text) - claims.STOP_WORDS
     found = []
-    for line in notes.sharing(mine_words, day):  # the words first: cheap
+    for line in notes.clear_candidates(mine, mine_words, day):  # by subject word first: cheap
         if not (mine & line.subject):
             continue
         subj = claims.jaccard(mine, line.subject)
