@@ -174,8 +174,22 @@ def test_daily_note_claims_keep_sub_bullets_and_paragraphs_and_topics():
 def test_the_same_text_outside_memory_dates_is_chunked_by_section():
     bullets = "\n".join(f"- fact {i}" for i in range(12))
     text = "# 2026-05-07\n\n" + bullets + "\n"
-    assert len(chunk_markdown("MEMORY.md", text)) == 1
+    assert len(chunk_markdown("notes/ideas.md", text)) == 1
+    assert len(chunk_markdown("memory/topics/deploys.md", text)) == 1
     assert len(chunk_markdown("memory/2026-05-07.md", text)) == 12
+
+
+def test_memory_md_and_the_archive_are_chunked_by_claim():
+    """A search of MEMORY.md finds the entry that answers, not the whole file (a new user saw
+    `MEMORY.md:1-10` and every entry for "which port does staging use")."""
+    text = ("# Memory\n\n- Deploys happen on Tuesdays after standup.\n\n- The staging database listens on port "
+            "5433.\n\nGrandma prefers lilies\nrather than roses.\n")
+    for path in ("MEMORY.md", "memory/archive/promoted.md"):
+        assert [(c.start_line, c.end_line, c.text) for c in chunk_markdown(path, text)] == [
+            (3, 3, "- Deploys happen on Tuesdays after standup."),
+            (5, 5, "- The staging database listens on port 5433."),
+            (7, 8, "Grandma prefers lilies\nrather than roses."),
+        ]
 
 
 def test_kit_provenance_comments_are_not_content():
@@ -184,11 +198,16 @@ def test_kit_provenance_comments_are_not_content():
         "<!-- kit:promoted key=memory/2026-05-07.md:12:14 claim=3f2a9c1b0d4e score=0.812 -->\n"
         "- Prefers window seats\n"
     )
-    chunks = chunk_markdown("MEMORY.md", text)
-    promoted = chunks[-1]
+    sections = chunk_markdown("notes/promoted.md", text)
+    promoted = sections[-1]
     assert (promoted.start_line, promoted.end_line) == (5, 8)
     assert "kit:promoted" in promoted.text  # the chunk still maps the file's lines
     assert promoted.embed_text == "Memory > Promoted memories\n## Promoted memories\n\n- Prefers window seats"
+    # MEMORY.md, by claim: the comment goes with the entry below it, and dates it
+    entry = chunk_markdown("MEMORY.md", text)[-1]
+    assert (entry.start_line, entry.end_line, entry.day) == (7, 8, "2026-05-07")
+    assert entry.text.startswith("<!-- kit:promoted") and entry.embed_text == (
+        "Memory > Promoted memories\n- Prefers window seats")
     daily = chunk_markdown("memory/2026-05-07.md", "<!-- kit:note x -->\n\n- a claim <!-- kit:seen -->\n")
     assert [(c.start_line, c.embed_text) for c in daily] == [(3, "- a claim")]
 

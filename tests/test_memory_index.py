@@ -362,8 +362,8 @@ def test_snippets_leave_out_kit_provenance_comments(workspace):
         write(workspace.root, f"memory/topics/t{i}.md", f"- unrelated filler number {i}\n")
     mem = Memory(workspace, embedder=None)
     hit = mem.search("window seats").results[0]
-    assert hit.path == "MEMORY.md" and (hit.start_line, hit.end_line) == (1, 4)
-    assert hit.snippet == "## Promoted memories\n\n- Prefers window seats on trains"
+    assert hit.path == "MEMORY.md" and (hit.start_line, hit.end_line) == (3, 4)  # the entry and its comment
+    assert hit.snippet == "- Prefers window seats on trains"
     assert mem.search("3f2a9c1b0d4e").results == ()  # provenance is not searchable content
 
 

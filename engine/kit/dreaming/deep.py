@@ -26,13 +26,13 @@ from kit.dreaming.junk import junk_rule
 from kit.dreaming.ranking import DeepSettings, Ranked, rank
 from kit.dreaming.store import DEMOTED, PhaseStats, Promotion, VerifyItem
 from kit.memory.daily import note_date
+from kit.memory.notes import ARCHIVE_FILE as ARCHIVE_FILE  # the files Deep writes
+from kit.memory.notes import MEMORY_FILE as MEMORY_FILE
 from kit.memory.recall import claim_hash, normalise_claim
 
 SEMANTIC_DUPLICATE = 0.88
 LOOK_AHEAD = 6  # candidates whose encoding starts while one is decided (the helper threads: 2)
 NEWER_LINES = 4  # newer note lines embedded per candidate at most (the most alike by subject words)
-MEMORY_FILE = "MEMORY.md"
-ARCHIVE_FILE = "memory/archive/promoted.md"
 ARCHIVE_HEADER = (
     "# Retired promoted memories\n\n"
     "Entries Kit's dreaming moved out of MEMORY.md: when its promoted section grew over\n"

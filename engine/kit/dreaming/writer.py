@@ -14,8 +14,7 @@ from kit.dreaming import managed
 from kit.errors import DocumentError
 from kit.filewrite import sweep_temps
 from kit.fsutil import read_text
-
-MEMORY_FILE = "MEMORY.md"
+from kit.memory.notes import MEMORY_FILE
 
 
 class Files:

@@ -5,8 +5,9 @@ of one section share `overlap` tokens' worth of whole lines. A fenced code block
 is never cut unless it alone is larger than a chunk; then it is cut at line boundaries, and a single
 line larger than a chunk is cut (at whitespace when it can) into pieces that all point at that line.
 
-Daily notes (`memory/YYYY-MM-DD*.md`) are chunked by claim: every top-level list item or paragraph is
-its own chunk, so a recall points at one fact and dreaming promotes that fact.
+Daily notes (`memory/YYYY-MM-DD*.md`), MEMORY.md and the archive of retired entries are chunked by
+claim: every top-level list item or paragraph is its own chunk, so a recall points at one fact and
+dreaming promotes that fact, and a search of MEMORY.md finds the entry, not the whole file.
 
 Facts, not boilerplate: text that `kit init` wrote and the user never changed (the MEMORY.md
 template's paragraph), a chunk of nothing but headings and one of nothing but HTML comments are not
@@ -24,12 +25,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kit.fsutil import sha1_hex
-from kit.memory.notes import is_daily_note, note_date
+from kit.memory.notes import note_date, one_fact_per_item
 from kit.paths import bundled
 
 # 5: untouched template text, heading-only and comment-only chunks dropped; chunks carry their day.
-# Bump when chunk boundaries change, so indexes re-chunk.
-CHUNKER_VERSION = 5
+# 6: MEMORY.md and the archive chunked by claim. Bump when chunk boundaries change, so indexes re-chunk.
+CHUNKER_VERSION = 6
 
 _CJK = re.compile(
     "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -334,7 +335,7 @@ class _Packer:
 
 
 def chunk_markdown(path: str, text: str, *, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
-    """Chunks of a Markdown file; daily notes are chunked by claim."""
+    """Chunks of a Markdown file; daily notes, MEMORY.md and the archive are chunked by claim."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     skip = frontmatter_end(lines)
     body = [""] * skip + lines[skip:]  # blank the frontmatter, keep the line numbers
@@ -346,7 +347,7 @@ def chunk_markdown(path: str, text: str, *, tokens: int = 400, overlap: int = 80
         body, blocks = cleaned, _blocks(cleaned)
     max_tokens = max(float(tokens), 8.0)
     overlap_tokens = max(0.0, min(float(overlap), max_tokens / 2))
-    if is_daily_note(path):
+    if one_fact_per_item(path):
         chunks = _chunk_claims(path, body, blocks, max_tokens, overlap_tokens)
     else:
         chunks = _chunk_sections(path, body, blocks, max_tokens, overlap_tokens)
@@ -377,18 +378,29 @@ def _chunk_sections(path: str, lines: list[str], blocks: list[_Block], max_token
 def _chunk_claims(path: str, lines: list[str], blocks: list[_Block], max_tokens: float, overlap: float) -> list[Chunk]:
     chunks: list[Chunk] = []
     stack: list[tuple[int, str]] = []
+    provenance: _Block | None = None  # Kit's comment atop the next claim (a promoted entry's)
     for block in blocks:
         if block.kind == "heading":
             while stack and stack[-1][0] >= block.level:
                 stack.pop()
             stack.append((block.level, block.title))
+            provenance = None
             continue
         if block.kind == "hr":
+            provenance = None
+            continue
+        if block.kind == "html_block" and not strip_kit_comments("\n".join(lines[block.start:block.end])).strip():
+            # `<!-- kit:promoted key=… -->` belongs to the entry below it: its chunk maps both lines,
+            # and the day the entry is about is read off it (`chunk_day`)
+            provenance = block
             continue
         headings = [t for _, t in stack]
         packer = _Packer(path, lines, max_tokens, overlap)
-        for unit in _units(block, lines, max_tokens):
-            packer.add(unit, headings)
+        atop = provenance is not None and provenance.end == block.start  # right above it, no blank line
+        for part in (provenance, block) if atop else (block,):
+            for unit in _units(part, lines, max_tokens):
+                packer.add(unit, headings)
+        provenance = None
         packer.flush(headings, overlap=False)
         chunks.extend(packer.chunks)
     return chunks

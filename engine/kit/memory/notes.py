@@ -7,6 +7,8 @@ import re
 from datetime import date
 
 DAILY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})(?:-([^/]+))?\.md$")
+MEMORY_FILE = "MEMORY.md"
+ARCHIVE_FILE = "memory/archive/promoted.md"  # entries dreaming moved out of MEMORY.md
 
 
 def note_date(rel: str) -> date | None:
@@ -29,3 +31,9 @@ def impossible_date(rel: str) -> str | None:
 
 def is_daily_note(rel: str) -> bool:
     return note_date(rel) is not None
+
+
+def one_fact_per_item(rel: str) -> bool:
+    """Files whose list items and paragraphs are facts each: the daily notes, MEMORY.md and the
+    archive of retired entries (chunked by claim, so a hit is the one fact that answered)."""
+    return rel in (MEMORY_FILE, ARCHIVE_FILE) or is_daily_note(rel)

@@ -25,10 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kit.memory.notes import DAILY_RE
+from kit.memory.notes import DAILY_RE, MEMORY_FILE
 from kit.threats import scan
 
-MEMORY_FILE = "MEMORY.md"
 RETIRED_DIR = "memory/archive/"
 # lines of an older session archive (format v1 kept one raw turn per bullet): the model's answers,
 # and the user's raw turns (questions and requests as much as statements)
