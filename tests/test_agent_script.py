@@ -54,7 +54,8 @@ def test_scripted_errors(tmp_path):
     # an unclosed bracket is reported where it opened, as for kit.yaml and frontmatter (kit.yamlsafe)
     ("turns: [\n  {text: ok\n", "invalid YAML", 2),
     ("steps: []\n", "needs a top-level `turns:` list", None),
-    ("turns:\n  - {say: hi}\n", "turn 1 needs `text`, `tool_calls` or `error`", 2),  # the turn's line
+    ("turns:\n  - {say: hi}\n", "turn 1 has an unknown key 'say'", 2),  # the turn's line
+    ("turns:\n  - {}\n", "turn 1 needs `text`, `tool_calls` or `error`", 2),
 ])
 def test_bad_scripts_are_config_errors(tmp_path, text, message, line):
     path = tmp_path / "bad.yaml"
@@ -100,3 +101,21 @@ def test_a_relative_script_path_is_the_workspaces_in_kit_yaml_and_the_library(tm
         with pytest.raises(PublicConfigError) as caught:  # at once, naming the file looked for
             call()
         assert str(caught.value) == f"script provider: no such script file {root.resolve() / 'missing.yaml'}"
+
+
+@pytest.mark.parametrize(("body", "line", "problem"), [
+    ("turns: [{txt: hello}]", 1, "turn 1 has an unknown key 'txt' (did you mean 'text'?)"),
+    ("turns:\n  - text: hi\n  - text: there\n    usgae: {prompt_tokens: 3}", 3,
+     "turn 2 has an unknown key 'usgae' (did you mean 'usage'?)"),
+    ("turns:\n  - tool_calls: [{name: memory_search, args: {query: x}}]", 2,
+     "turn 1 tool call 1 has an unknown key 'args' (did you mean 'arguments'?)"),
+    ("turns: [{text: hi, colour: blue}]", 1,
+     "turn 1 has an unknown key 'colour' (known: text, tool_calls, error, usage, finish_reason, delay_s)"),
+])
+def test_a_mistyped_key_in_a_script_is_named(tmp_path, body, line, problem):
+    """Regression (new user): `txt:` for `text:` said only 'needs `text`, `tool_calls` or `error`'."""
+    path = tmp_path / "s.yaml"
+    path.write_text(body + "\n")
+    with pytest.raises(ConfigError) as caught:
+        ScriptProvider(path)
+    assert str(caught.value) == f"{path.resolve()}:{line}: script provider: {problem}"

@@ -96,8 +96,25 @@ def _turn_lines(node: Any) -> list[int]:
     return []
 
 
+TURN_KEYS = ("text", "tool_calls", "error", "usage", "finish_reason", "delay_s")
+CALL_KEYS = ("name", "arguments", "arguments_raw", "id")
+
+
+def _unknown(given: Any, known: tuple[str, ...], what: str) -> str | None:
+    import difflib
+
+    for key in given:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            return f"{what}unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else
+                                                  f" (known: {', '.join(known)})")
+    return None
+
+
 def _turn_problem(turn: Any) -> str | None:
     """Why a scripted turn cannot be replayed, or None."""
+    if isinstance(turn, dict) and (unknown := _unknown(turn, TURN_KEYS, "has an ")):
+        return unknown  # a typo (`txt:`) is named, not reported as a missing `text`
     if not isinstance(turn, dict) or not ({"text", "tool_calls", "error"} & set(turn)):
         return "needs `text`, `tool_calls` or `error`"
     if isinstance(turn.get("text"), (dict, list)):
@@ -106,6 +123,8 @@ def _turn_problem(turn: Any) -> str | None:
     if calls is not None and not isinstance(calls, list):
         return "`tool_calls` must be a list"
     for number, call in enumerate(calls or [], start=1):
+        if isinstance(call, dict) and (unknown := _unknown(call, CALL_KEYS, f"tool call {number} has an ")):
+            return unknown
         if not isinstance(call, dict) or "name" not in call:
             return f"tool call {number} needs a `name`"
         if call.get("arguments") is not None and not isinstance(call["arguments"], dict):
