@@ -383,6 +383,40 @@ def test_a_cooldown_still_says_what_to_fix(ws_path, monkeypatch):
         "reach (e.g. anthropic/claude-3-5-haiku-latest after exporting ANTHROPIC_API_KEY).")
 
 
+def test_a_misconfigured_model_says_where_to_fix_it_once(ws_path, monkeypatch):
+    """Regression (new user): every attempt a config error gave 'To fix: fix agent.model /
+    agent.fallbacks in kit.yaml; or set agent.model / agent.fallbacks to a model you can reach'."""
+    from kit.providers.failover import Attempt, no_model_message
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    message = no_model_message([Attempt("script:missing.yaml", "config", "script provider: no such script file "
+                                        "/w/missing.yaml")], Workspace.open(ws_path).config)
+    assert message == ("no model available (script:missing.yaml config: script provider: no such script file "
+                       "/w/missing.yaml). To fix: fix agent.model / agent.fallbacks in kit.yaml (e.g. ollama/llama3.2 "
+                       "with Ollama running).")
+
+
+def test_doctor_checks_a_configured_script_file_and_names_the_kit_yaml_line(ws_path):
+    """Regression (new user): `kit doctor` skipped script: models, so a missing or malformed
+    script configured in kit.yaml was found only by `kit run`. Relative: the workspace's file."""
+    from kit.doctor import run_checks
+
+    (ws_path / "kit.yaml").write_text("# mine\nagent:\n  model: 'script:turns.yaml'\n"
+                                      "  fallbacks: ['script:broken.yaml']\n")
+    (ws_path / "broken.yaml").write_text("turns: [{txt: hello}]\n")
+    agent = [(f.severity, str(f)) for f in run_checks(Workspace.open(ws_path), offline=True) if f.area == "agent"]
+    assert agent == [
+        ("error", f"kit.yaml:3: agent.model script:turns.yaml: script provider: no such script file "
+                  f"{ws_path.resolve() / 'turns.yaml'}"),
+        ("error", f"kit.yaml:4: agent.fallbacks script:broken.yaml: {ws_path.resolve() / 'broken.yaml'}:1: "
+                  "script provider: turn 1 has an unknown key 'txt' (did you mean 'text'?)"),
+    ]
+    (ws_path / "turns.yaml").write_text("turns: [{text: hello}]\n")
+    (ws_path / "broken.yaml").write_text("turns: [{text: hello}]\n")
+    assert [f for f in run_checks(Workspace.open(ws_path), offline=True) if f.area == "agent"] == []
+
+
 def test_preflight_fails_fast_only_when_no_candidate_can_answer(ws_path, server, monkeypatch, kit_now):
     """Before a turn's costly preparation: a missing key and a loopback port nobody listens on are
     certain; a listening server, a remote host, a proxy or the script provider are not."""

@@ -659,9 +659,12 @@ def no_model_message(attempts: Sequence[Attempt], config: Any, *, flag: bool = F
         hint = _hint(attempt, config)
         if hint and hint not in hints:
             hints.append(hint)
+    example = _example(attempts)
+    if all(a.outcome == "config" for a, _n in groups):
+        # every model was misconfigured: "fix agent.model" already says where; one example more
+        return f"no model available ({tried}). To fix: " + "; ".join(hints) + (f" ({example})." if example else ".")
     other = ("use a model you can reach with --model or agent.model in kit.yaml" if flag
              else "set agent.model / agent.fallbacks to a model you can reach")
-    example = _example(attempts)
     if example:
         other += f" ({example})"
     hints.append(f"or {other}" if hints else other)
@@ -710,13 +713,18 @@ def doctor_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
     known = _known_stats(ws, client)
     for spec in client.candidates:
         try:
-            provider, _model = split_spec(spec)
+            provider, model = split_spec(spec)
             if provider == "script":
+                from kit.providers.script import ScriptProvider
+
+                ScriptProvider(model, root=ws.root)  # reads and checks the file; nothing is played
                 continue
             target = _target(spec)
             settings = settings_for(provider, ws.config)
         except ConfigError as exc:
-            out.append(Problem(area="agent", path=CONFIG_FILE, message=str(exc)))
+            key = "agent.model" if spec == ws.config.agent.model else "agent.fallbacks"
+            path, line = ws.config.where(key)
+            out.append(Problem(area="agent", path=path or CONFIG_FILE, line=line, message=f"{key} {spec}: {exc}"))
             continue
         if settings.type in ("openai", "anthropic") and settings.api_key_env and not os.environ.get(settings.api_key_env):
             out.append(Problem(
