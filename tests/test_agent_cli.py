@@ -349,3 +349,18 @@ def test_run_model_script_path_on_the_command_line_is_the_shells(ws_path, tmp_pa
     configured = run_kit("run", "hi", "--json", "-w", ws_path, cwd=here)
     assert configured.returncode == 0, configured.stderr
     assert json.loads(configured.stdout)["reply"] == "The workspace's script."
+
+
+def test_run_model_script_missing_here_points_at_the_workspaces_file(ws_path, tmp_path):
+    """Regression (new user): `--model script:turns.yaml` from another folder said only 'no such
+    script file <cwd>/turns.yaml' while the workspace had a turns.yaml."""
+    from conftest import run_kit
+
+    write_script(ws_path, [{"text": "The workspace's script."}], name="turns.yaml", record=False)
+    here = tmp_path / "here"
+    here.mkdir()
+    done = run_kit("run", "hi", "-w", ws_path, "--model", "script:turns.yaml", cwd=here)
+    assert done.returncode == 2
+    assert (f"Invalid value for '--model': script provider: no such script file {here.resolve() / 'turns.yaml'} "
+            f"(a path typed on the command line is the current directory's; the workspace's is "
+            f"script:{ws_path / 'turns.yaml'})") in " ".join(done.stderr.split())

@@ -34,14 +34,20 @@ def _from_shell(spec: str) -> str:
     return spec if not spec[len("script:"):] or path.is_absolute() else f"script:{Path.cwd() / path}"
 
 
-def _check_model(ws: Workspace, spec: str) -> None:
-    """A --model that cannot name a model is a usage error (exit 2), found before a session opens."""
+def _check_model(ws: Workspace, spec: str, typed: str) -> None:
+    """A --model that cannot name a model is a usage error (exit 2), found before a session opens.
+    `typed`: the spec as typed (a relative script path the workspace has is pointed out)."""
     from kit import ConfigError
 
     try:
         ws.check_model(spec)
     except ConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--model'") from None
+        message = str(exc)
+        rel = typed[len("script:"):] if typed != spec else ""
+        if rel and (ws.root / rel).is_file():
+            message += (f" (a path typed on the command line is the current directory's; the workspace's "
+                        f"is script:{ws.root / rel})")
+        raise click.BadParameter(message, param_hint="'--model'") from None
 
 
 @click.command("run")
@@ -69,8 +75,8 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
         fail("--json and --stream-json exclude each other (--stream-json ends with the same document)", 2)
     ws = open_workspace(workspace, config_warnings=False)
     if model is not None:
-        model = _from_shell(model)
-        _check_model(ws, model)
+        typed, model = model, _from_shell(model)
+        _check_model(ws, model, typed)
     generation = None
     if max_tokens is not None or temperature is not None:
         from kit import GenerationSettings
