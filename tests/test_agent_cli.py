@@ -301,7 +301,8 @@ def test_a_missing_or_malformed_script_file_is_a_usage_error_naming_it(ws_path, 
     malformed.write_text("turns:\n  - reply: hello\n")
     for spec, why in (
         (f"script:{missing}", f"script provider: no such script file {missing}"),
-        (f"script:{malformed}", f"{malformed}:2: script provider: turn 1 needs `text`, `tool_calls` or `error`"),
+        (f"script:{malformed}", f"{malformed}:2: script provider: turn 1 has an unknown key 'reply' (known: text, "
+                                "tool_calls, error, usage, finish_reason, delay_s)"),
     ):
         for args in (("run", "hi"), ("run",)):  # one turn and the REPL alike
             result = cli(*args, "-w", ws_path, "--model", spec)
