@@ -399,11 +399,11 @@ def test_human_output_gives_reasons_not_gate_names(workspace, cli):
     assert data["blocked_by"] == ["not_junk"] and data["gates"]["not_junk"]["value"] == "looks like a table"
     assert gates == [
         "  FAIL junk: looks like a table",
-        f"  pass min_score ({data['score']:.3f} vs 0.750)",
-        "  pass min_recall_count (4 vs 3)",
-        "  pass min_recall_days (4 vs 2)",
-        "  pass min_unique_queries (4 vs 2)",
-        "  pass max_age_days (0 vs 30)",
+        f"  pass score high enough ({data['score']:.3f} vs min_score 0.750)",
+        "  pass enough credited recalls (4 vs min_recall_count 3)",
+        "  pass recalled on enough days (4 vs min_recall_days 2)",
+        "  pass recalled by enough queries (4 vs min_unique_queries 2)",
+        "  pass recalled lately (0 vs max_age_days 30)",
         "  pass not in MEMORY.md yet",
         "  pass not removed by you",
     ]

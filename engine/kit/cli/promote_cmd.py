@@ -108,7 +108,8 @@ def explain(workspace, target: str, as_json: bool) -> None:
     for name, gate in data["gates"].items():
         mark = "pass" if gate["passed"] else "FAIL"
         score = name == "min_score"
-        extra = (f" ({_num(gate['value'], score=score)} vs {_num(gate['threshold'], score=score)})"
+        # the setting's name beside its number: what to change in kit.yaml (dreaming.deep.<name>)
+        extra = (f" ({_num(gate['value'], score=score)} vs {name} {_num(gate['threshold'], score=score)})"
                  if "threshold" in gate else "")
         junk = gate["value"] if name == "not_junk" else None
         say(f"  {mark} {gate_reason(name, junk, passed=gate['passed'])}{extra}")

@@ -147,11 +147,15 @@ def rank(
     return out
 
 
-# Human wording of the gates whose names are double negatives (the JSON keeps the names).
+# Human wording of every gate (the JSON keeps the names; explain adds the setting beside its number).
 _FAILED = {"not_promoted": "already in MEMORY.md", "not_demoted": "you removed it from MEMORY.md",
-           "min_recall_count": "too few credited recalls", "min_recall_days": "recalled on too few days",
-           "min_unique_queries": "recalled by too few queries"}
-_PASSED = {"not_junk": "not junk", "not_promoted": "not in MEMORY.md yet", "not_demoted": "not removed by you"}
+           "min_score": "score too low", "min_recall_count": "too few credited recalls",
+           "min_recall_days": "recalled on too few days", "min_unique_queries": "recalled by too few queries",
+           "max_age_days": "not recalled lately"}
+_PASSED = {"not_junk": "not junk", "not_promoted": "not in MEMORY.md yet", "not_demoted": "not removed by you",
+           "min_score": "score high enough", "min_recall_count": "enough credited recalls",
+           "min_recall_days": "recalled on enough days", "min_unique_queries": "recalled by enough queries",
+           "max_age_days": "recalled lately"}
 
 
 def gate_reason(name: str, junk: str | None = None, *, passed: bool = False) -> str:
