@@ -123,11 +123,11 @@ class MappedCopy:
 
 
 # ONNX Runtime 1.29+ sends usage telemetry from Linux and macOS too: a device id and an event
-# store under ~/.cache/Microsoft/DeveloperTools/.onnxruntime/, and a lookup of
-# mobile.events.data.microsoft.com at the first session (seen with 1.32). Kit promises no network
-# beyond loopback, so it is off unless the person set these themselves. Read when the runtime
-# starts: set before its import. Two names: ORT_DISABLE_TELEMETRY (1.29-1.32), ORT_TELEMETRY_DISABLED
-# (its successor upstream).
+# store under ~/.cache/Microsoft/DeveloperTools/.onnxruntime/ from the first session, and its
+# uploader looks up mobile.events.data.microsoft.com seconds later (seen with 1.32 and strace). Kit
+# promises no network beyond loopback, so it is off unless the person set these themselves. Read
+# when the runtime starts: set before its import. Two names: ORT_DISABLE_TELEMETRY (what 1.32
+# reads), ORT_TELEMETRY_DISABLED (its successor upstream; alone it did not stop 1.32).
 TELEMETRY_OFF = (("ORT_DISABLE_TELEMETRY", "1"), ("ORT_TELEMETRY_DISABLED", "1"))
 
 
