@@ -233,7 +233,7 @@ def test_builtin_diary_entry(workspace, monkeypatch):
     entry = diary[diary.index("## 2026-05-07 20:00"):]
     assert entry.startswith("## 2026-05-07 20:00\n\nI kept returning to 2 things and wrote them into long-term memory:\n"
                             f"\n- {FACTS[0]}\n- {FACTS[1]}\n")
-    assert "Light sleep looked at 2 recent notes (2 new today)." in entry
+    assert "Light sleep looked at 2 recently recalled lines (2 new today)." in entry
 
 
 def test_diary_lists_each_fact_once(workspace, monkeypatch):
@@ -246,7 +246,7 @@ def test_diary_lists_each_fact_once(workspace, monkeypatch):
     assert entry == ("## 2026-05-07 20:00\n\nI kept returning to 2 things and wrote them into long-term memory:\n"
                      f"\n- {FACTS[0]}\n- {FACTS[1]}\n\n"
                      "Threads running through the week: alice, dairy, drinks; deploys, happen, production.\n\n"
-                     "Light sleep looked at 2 recent notes (2 new today).\n")
+                     "Light sleep looked at 2 recently recalled lines (2 new today).\n")
     assert diary.count(FACTS[0]) == 1 and diary.count(FACTS[1]) == 1
 
 
