@@ -6,7 +6,6 @@ Layers, later wins: defaults < user file < workspace kit.yaml < env `KIT_<SECTIO
 from __future__ import annotations
 
 import copy
-import difflib
 import json
 import os
 import re
@@ -42,6 +41,7 @@ from kit.settings import (  # re-exported: the schema's pieces, where callers lo
     schema_of,
 )
 from kit.settings import Field as Field
+from kit.wording import did_you_mean
 from kit.yamlsafe import MAX_YAML_CHARS, NotAMapping, YamlError, load_mapping, safe_values
 
 __all__ = ["GENERATION_FIELDS", "LAYERS", "PROVIDER_FIELDS", "SCHEMA", "Config", "Field", "config_errors",
@@ -242,11 +242,6 @@ def parse_yaml_text(text: str, display: str) -> _Layer:
 # --------------------------------------------------------------------------- validation
 
 
-def _suggest(key: str, options: list[str]) -> str:
-    close = difflib.get_close_matches(key, options, n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
 def _show(value: Any) -> str:
     """A value as the user wrote it in YAML: true/false/null, not Python's True/False/None; long
     values cut, so an error stays one readable line."""
@@ -379,7 +374,7 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
                 walk_mcp_server(key, value, dotted)
                 continue
             if key not in schema:
-                err(dotted, f"unknown key '{dotted}'" + _suggest(key, list(schema)))
+                err(dotted, f"unknown key '{dotted}'" + did_you_mean(key, schema))
                 continue
             spec = schema[key]
             if isinstance(spec, Field):
@@ -406,7 +401,7 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
             sub = f"{dotted}.{key}"
             reason = refuse(key, sub) if refuse is not None else None
             if reason is None and key not in fields:
-                reason = f"unknown key '{sub}'" + _suggest(str(key), list(fields))
+                reason = f"unknown key '{sub}'" + did_you_mean(str(key), fields)
             if reason is not None:
                 err(sub, reason)
                 continue
@@ -446,7 +441,7 @@ def _validate_layer(layer: _Layer, errors: list[ConfigError]) -> dict[str, Any]:
             good: dict[str, Any] = {}
             for key, item in settings.items():
                 if key not in GENERATION_FIELDS:
-                    err(dotted, f"unknown key '{where}.{key}'" + _suggest(str(key), list(GENERATION_FIELDS)))
+                    err(dotted, f"unknown key '{where}.{key}'" + did_you_mean(str(key), GENERATION_FIELDS))
                     continue
                 try:
                     good[str(key)] = _coerce(item, GENERATION_FIELDS[key], f"{where}.{key}")

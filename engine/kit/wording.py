@@ -1,4 +1,5 @@
-"""Counts in words: `plural(1, "memory")` is "1 memory", `plural(3, "memory")` "3 memories".
+"""Counts in words: `plural(1, "memory")` is "1 memory", `plural(3, "memory")` "3 memories";
+and the one "did you mean" of a mistyped name (`did_you_mean`).
 
 One helper for every count Kit prints (CLI lines, reports, commit messages), so none says
 "promote 1 memories" or hedges with "file(s)". The last word of a phrase takes the plural
@@ -6,7 +7,17 @@ One helper for every count Kit prints (CLI lines, reports, commit messages), so 
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 _VOWELS = frozenset("aeiou")
+
+
+def did_you_mean(word: str, options: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` for the closest of `options` to a mistyped `word`, else "": the one
+    wording of a suggestion (kit.yaml keys, script turn keys, skill names)."""
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def plural_of(noun: str) -> str:

@@ -144,9 +144,9 @@ class Workspace(WorkspaceCore):
 
     def check_model(self, spec: str) -> None:
         """ConfigError when `spec` cannot name a model (`kit run --model` checks before a session opens)."""
-        from kit.agent.preflight import check_model
+        from kit.providers.registry import check_spec
 
-        check_model(spec, self.config, self.root)
+        check_spec(spec, self.config, root=self.root)
 
     def config_notices(self) -> list[str]:
         """A warning per configuration problem (file:line) with what is in force instead; empty

@@ -1,33 +1,17 @@
-"""Before a run: can the model spec name a model, and what must the person be told first.
+"""Before a run: what the person must be told first.
 
-`kit run` asks these before it opens a session: a bad `--model` is a usage error found before
-anything is written, and a one-shot run (nobody is asked anything) announces every load problem
+`kit run` asks these before it opens a session (a bad `--model` is a usage error found before
+anything is written: `ws.check_model`, `kit.providers.registry.check_spec`), and a one-shot run (nobody is asked anything) announces every load problem
 and every workspace hook that will not run (spec §6, principle 5).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
-from typing import Any
 
 from kit.core import WorkspaceCore
 from kit.problems import Problem
-from kit.providers.registry import settings_for, split_spec
 from kit.providers.script import LABEL
-
-
-def check_model(spec: str, config: Any, root: Path | None = None) -> None:
-    """Raise ConfigError when `spec` cannot name a model (no provider/ part, an unknown provider,
-    a script: file that is missing or malformed — read now, so the error names the file; a
-    relative one is `root`'s)."""
-    provider, model = split_spec(spec)
-    if provider == "script":
-        from kit.providers.script import ScriptProvider
-
-        ScriptProvider(model, root=root)  # reads and checks the file; nothing is played
-    else:
-        settings_for(provider, config)
 
 
 def in_force(ws: WorkspaceCore, problem: Problem) -> str:

@@ -28,10 +28,9 @@ if TYPE_CHECKING:  # pragma: no cover
 def _from_shell(spec: str) -> str:
     """A `script:PATH` typed on the command line is the shell's: relative to the current
     directory (the library and kit.yaml take it relative to the workspace)."""
-    if not spec.startswith("script:"):
-        return spec
-    path = Path(spec[len("script:"):]).expanduser()
-    return spec if not spec[len("script:"):] or path.is_absolute() else f"script:{Path.cwd() / path}"
+    raw = spec[len("script:"):] if spec.startswith("script:") else ""
+    path = Path(raw).expanduser()
+    return spec if not raw or path.is_absolute() else f"script:{Path.cwd() / path}"
 
 
 def _check_model(ws: Workspace, spec: str, typed: str) -> None:

@@ -60,6 +60,7 @@ from kit.providers.events import (
 )
 from kit.providers.registry import (
     LOOPBACK,
+    check_spec,
     generation_for,
     is_loopback,
     resolve,
@@ -713,11 +714,9 @@ def doctor_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
     known = _known_stats(ws, client)
     for spec in client.candidates:
         try:
-            provider, model = split_spec(spec)
+            provider, _model = split_spec(spec)
             if provider == "script":
-                from kit.providers.script import ScriptProvider
-
-                ScriptProvider(model, root=ws.root)  # reads and checks the file; nothing is played
+                check_spec(spec, root=ws.root)  # the file is read and checked, as `kit run` does
                 continue
             target = _target(spec)
             settings = settings_for(provider, ws.config)

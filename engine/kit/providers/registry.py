@@ -169,6 +169,19 @@ def build(settings: ProviderSettings) -> Provider:
     )
 
 
+def check_spec(spec: str, config: Any = None, *, root: Path | None = None) -> None:
+    """Raise ConfigError when `spec` cannot name a model (no provider/ part, an unknown provider,
+    a script: file that is missing or malformed — read now, so the error names the file; a
+    relative one is `root`'s). Nothing is asked of a server, nothing is played."""
+    name, model = split_spec(spec)
+    if name == "script":
+        from kit.providers.script import ScriptProvider
+
+        ScriptProvider(model, root=root)
+    else:
+        settings_for(name, config)
+
+
 def resolve(spec: str, config: Any = None, *, positions: ScriptPositions | None = None,
             root: Path | None = None) -> tuple[Provider, str]:
     """(provider instance, model name) for a spec; raises ConfigError for a bad spec.

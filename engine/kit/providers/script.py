@@ -47,7 +47,7 @@ from kit.providers.base import (
 )
 from kit.providers.events import Finish, TextDelta, ToolCallDelta, UsageUpdate
 from kit.providers.streaming import StreamingProvider, assembled
-from kit.wording import plural
+from kit.wording import did_you_mean, plural
 
 LABEL = "script (test/offline provider: replays a YAML file, no model involved)"
 
@@ -101,13 +101,9 @@ CALL_KEYS = ("name", "arguments", "arguments_raw", "id")
 
 
 def _unknown(given: Any, known: tuple[str, ...], what: str) -> str | None:
-    import difflib
-
     for key in given:
         if key not in known:
-            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
-            return f"{what}unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else
-                                                  f" (known: {', '.join(known)})")
+            return f"{what}unknown key {key!r}" + (did_you_mean(str(key), known) or f" (known: {', '.join(known)})")
     return None
 
 

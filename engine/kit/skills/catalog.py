@@ -12,7 +12,6 @@ and scans only the skills whose files changed (SkillMemo).
 
 from __future__ import annotations
 
-import difflib
 import os
 import shutil
 import threading
@@ -44,6 +43,7 @@ from kit.skills.validate import (
     validate_skill,
 )
 from kit.trust import TrustStore
+from kit.wording import did_you_mean
 
 TRUST_KIND = "skill"
 WORKSPACE_ROOTS = {"claude-workspace": ".claude/skills", "agents-workspace": ".agents/skills",
@@ -176,8 +176,7 @@ class SkillCatalog:
             broken = next((p for p in self.problems_for(name) if p.severity == "error"), None)
             if broken is not None:  # it exists but failed validation: say why, not "no such skill"
                 raise NotFoundError(f"skill '{name}' is invalid and was not loaded: {broken}")
-            close = difflib.get_close_matches(name, list(self.skills), n=1, cutoff=0.6)
-            hint = f" (did you mean '{close[0]}'?)" if close else "; `kit skills list` shows them"
+            hint = did_you_mean(name, self.skills) or "; `kit skills list` shows them"
             raise NotFoundError(f"no skill named '{name}'{hint}")
         return skill
 
