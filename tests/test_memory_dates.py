@@ -107,3 +107,52 @@ def test_a_note_resolves_its_own_relative_dates_against_its_day():
     assert [(t.text, t.period.start.isoformat()) for t in chinese] == [
         ("昨天", "2025-09-19"), ("上周五", "2025-09-12"), ("10月3号", "2025-10-03")]
     assert find_times("Standup ran long again.", date(2026, 1, 20)) == ()
+
+
+# ---------------------------------------------------------------- the word gates (speed, same results)
+
+def test_every_english_pattern_declares_words_each_of_its_matches_holds():
+    """The gate skips a pattern on text without any of its `needs`; that is only safe when every
+    match holds one of them. The words each match must hold are read off the pattern's parse tree
+    (the threat scanner's reading); each must contain a declared word."""
+    import re
+
+    from kit.memory import dates
+    from kit.threats import _words
+
+    for pattern, handler in dates._EN:
+        derived, _ = _words(pattern.pattern, re.IGNORECASE)
+        assert derived, handler.__name__
+        uncovered = [w for w in derived if not any(need in w for need in handler.needs)]
+        assert uncovered == [], f"{handler.__name__}: {uncovered}"
+
+
+def _random_texts(seed: int, count: int) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    words = ("the a in on during over from since until till prior to before after ago last this next past early "
+             "mid mid- late start of beginning middle end day days week weeks weekend month months year years two "
+             "three 2 3 12 1st 21st 2024 1999 2025-03-04 January Feb. march Apr may June jul. Aug sept Sep oct Nov "
+             "December spring summers autumn fall winter monday Tuesday friday Sunday yesterday today tonight "
+             "tomorrow morning evening about around some couple few several one wedding trip I we my Alice , . ; ? "
+             "and but ſince LAST Ago TOMORROW İ").split()
+    chinese = [*"去年今明前后三月五日号上这本下个星期礼拜周末一二十几半天之以春夏秋冬季大昨晚的婚礼，。", "2024年", "12月"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 12))) for _ in range(count)]
+    texts += ["".join(rng.choice(chinese + words[:20]) for _ in range(rng.randint(2, 14))) for _ in range(count)]
+    return texts
+
+
+def test_the_word_gates_change_no_result(monkeypatch):
+    """find_times and query_time give what trying every pattern gives, on random English and Chinese
+    text full of time words (the empty word is in every text: no gate closes)."""
+    from kit.memory import dates
+
+    texts = _random_texts(5, 3000)
+    gated = [(find_times(t, TODAY), query_time(t, TODAY)) for t in texts]
+    monkeypatch.setattr(dates, "_GATE_WORDS", ("",))
+    for _, handler in (*dates._EN, *dates._ZH):
+        monkeypatch.setattr(handler, "needs", ("",))
+    every = [(find_times(t, TODAY), query_time(t, TODAY)) for t in texts]
+    assert sum(bool(found) for found, _ in every) > 1000  # the texts do name times
+    assert gated == every

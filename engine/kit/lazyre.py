@@ -3,7 +3,8 @@
 Compiling Kit's large patterns (the threat rules, the date parser's handlers) took about a tenth
 of a `kit run`'s own time before the first token, though a turn often uses none of them: the date
 handlers run only on text that has a date word, the threat rules only on text being scanned.
-A leaf module with no imports from Kit.
+Also the case folding that makes an ASCII word re.IGNORECASE finds a plain substring test. A leaf
+module with no imports from Kit.
 """
 
 from __future__ import annotations
@@ -45,3 +46,14 @@ class LazyPattern:
 
 def lazy(pattern: str, flags: int = 0) -> LazyPattern:
     return LazyPattern(pattern, flags)
+
+
+# the non-ASCII letters re.IGNORECASE equates with ASCII ones ("ſ" matches "s", the Kelvin sign "k")
+IGNORECASE_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def fold_ascii(text: str) -> str:
+    """`text` lower-cased so that an ASCII word re.IGNORECASE finds in it is a plain substring."""
+    if not text.isascii() and any(c in text for c in "\u0130\u0131\u017f\u212a"):
+        text = text.translate(IGNORECASE_FOLD)
+    return text.lower()

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.errors import KitError
-from kit.lazyre import lazy
+from kit.lazyre import IGNORECASE_FOLD, fold_ascii, lazy
 
 SCANNER_VERSION = 3  # bump when RULES change
 
@@ -138,7 +138,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 # changes no verdict and no excerpt.
 
 LINE_START = "\x00^"  # a head "word" for `^` (MULTILINE): the match starts at a line's start
-_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})  # what IGNORECASE also equates
+_FOLD = IGNORECASE_FOLD  # what IGNORECASE also equates
 
 
 @dataclass(frozen=True)
@@ -212,8 +212,7 @@ class _View:
     def __init__(self, text: str):
         self.text = text
         self.ascii = text.isascii()
-        special = not self.ascii and any(c in text for c in "\u0130\u0131\u017f\u212a")
-        self.folded = (text.translate(_FOLD) if special else text).lower()
+        self.folded = fold_ascii(text)
         self._grams: set[str] | None = None
 
     def present(self, needs: _Needs) -> frozenset[str]:
