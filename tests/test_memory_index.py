@@ -442,3 +442,25 @@ def test_a_write_during_a_full_sync_is_still_seen_by_the_next_search(workspace, 
         assert [h.path for h in hits] == ["memory/2026-05-07.md"]
     finally:
         mem.close()
+
+
+
+def test_a_words_rows_are_read_again_after_the_index_changes(workspace, kit_now):
+    """token_counts keeps a word's rows for the searches of one index generation, and only for it:
+    after a sync adds a note holding the word, the next search ranks that note too."""
+    kit_now("2026-02-02T09:00:00+00:00")
+    write(workspace.root, "memory/2026-02-01.md", "- the armadillo prefers warm sand\n")
+    for i in range(6):
+        write(workspace.root, f"memory/topics/t{i}.md", f"- unrelated filler number {i}\n")
+    mem = Memory(workspace, embedder=None)
+    mem.sync()
+    idx = mem.index()
+    token = idx.fts_tokens("armadillo")[0]
+    first = idx.token_counts(token)
+    assert idx.token_counts(token) is first  # kept: the same arrays, not read again
+    assert [r.path for r in mem.search("armadillo").results] == ["memory/2026-02-01.md"]
+    write(workspace.root, "memory/2026-02-02.md", "- an armadillo armadillo sighting in the garden\n")
+    mem.sync()
+    rows, counts = idx.token_counts(token)
+    assert len(rows) == 2 and counts.tolist() == [1, 2]
+    assert sorted(r.path for r in mem.search("armadillo").results) == ["memory/2026-02-01.md", "memory/2026-02-02.md"]

@@ -6,6 +6,7 @@ import json
 import math
 from datetime import date
 
+import numpy as np
 import pytest
 
 from helpers_memory import undated_filler, write
@@ -328,9 +329,38 @@ def test_lazy_mmr_picks_exactly_what_rescoring_every_candidate_picks():
     for _ in range(3000):
         n = rng.randint(0, 20)
         vocab = [f"w{k}" for k in range(rng.randint(2, 10))]
-        sets = [frozenset(rng.sample(vocab, rng.randint(1, len(vocab)))) for _ in range(n)]
+        sets = [frozenset(rng.sample(vocab, rng.randint(0, len(vocab)))) for _ in range(n)]  # empty ones too
         scores = [rng.choice([rng.random(), 1.0, 0.5, 0.0]) for _ in range(n)]  # ties included
         lam = rng.choice([0.0, 0.3, 0.7, 1.0])
         groups = [rng.choice("ab") for _ in range(n)] if rng.random() < 0.5 else None
         limit = rng.randint(1, 25)
         assert mmr(scores, sets, lam, limit, groups) == _plain_mmr(scores, sets, lam, limit, groups)
+
+
+def test_holds_is_isin_for_ascending_ids():
+    """The keyword cover's membership test (binary search over a word's ascending rows) answers
+    what np.isin answers, duplicates and misses included."""
+    import random
+
+    from kit.memory.search import _holds
+
+    rng = random.Random(3)
+    for _ in range(2000):
+        ids = np.sort(np.array([rng.randint(0, 30) for _ in range(rng.randint(0, 12))], dtype=np.int64))
+        wanted = np.array([rng.randint(-2, 33) for _ in range(rng.randint(0, 12))], dtype=np.int64)
+        assert _holds(ids, wanted).tolist() == np.isin(wanted, ids).tolist()
+
+
+def test_cosines_looked_up_together_are_those_looked_up_one_by_one():
+    import random
+
+    from kit.memory.search import Vectors
+
+    rng = random.Random(8)
+    for _ in range(500):
+        ids = np.array(sorted(rng.sample(range(40), rng.randint(0, 15))), dtype=np.int64)
+        vectors = Vectors(ids, np.array([rng.random() for _ in ids], dtype=np.float32))
+        asked = [rng.randint(-1, 41) for _ in range(rng.randint(0, 10))]
+        one_by_one = {i: vectors.of(i) for i in asked if vectors.of(i) is not None}
+        assert vectors.of_many(asked) == one_by_one
+        assert list(vectors.of_many(asked)) == list(one_by_one)  # in the order asked
