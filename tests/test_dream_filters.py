@@ -204,3 +204,23 @@ def test_one_line_joins_sub_items_with_semicolons():
     assert managed.one_line(snippet) == "Deploy owners: api: Ada; web: Bob (backup Cy); docs: Dee"
     assert managed.one_line("- Ada prefers Tuesday deploys\n  - never Fridays") == (
         "Ada prefers Tuesday deploys; never Fridays")
+
+
+def test_the_kit_text_gate_words_are_held_by_every_match():
+    """_is_kit_text tries the pattern only on text holding one of _KIT_TEXT_WORDS; every word a
+    match must hold (read off the pattern's parse tree) contains one of them."""
+    from kit.dreaming import junk
+    from kit.threats import _words
+
+    derived, _ = _words(junk._KIT_TEXT.pattern, junk._KIT_TEXT.flags)
+    assert derived
+    assert [w for w in derived if not any(g in w for g in junk._KIT_TEXT_WORDS)] == []
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ("<!-- KIT:promoted 2026-01-02 -->", "kit-text"), ("## Light Sleep", "kit-text"), ("score= 3", "kit-text"),
+    ("\u017fcore: 2", "kit-text"), ("recall_count 4", "kit-text"), ("the Claim_Hash is", "kit-text"),
+    ("a fence\n```\nrun the release\n```", "code"), ("a fence\n~~~\nrun the release\n~~~", "code")])
+def test_kit_text_and_fences_are_still_found(text, rule):
+    found = junk_rule(text + " and some more words")
+    assert found is not None and found.rule == rule

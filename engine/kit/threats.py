@@ -840,9 +840,12 @@ def _skeleton(text: str) -> str:
 
 def views(text: str) -> list[str]:
     """The forms of `text` the rules are matched against (see the module docstring), distinct."""
-    base = unicodedata.normalize("NFKC", text)
-    stripped = _INVISIBLE.sub("", base)
-    spaced = _INVISIBLE.sub(" ", base)
+    if text.isascii():  # NFKC keeps ASCII as it is, and every invisible character is outside it
+        stripped = spaced = text
+    else:
+        base = unicodedata.normalize("NFKC", text)
+        stripped = _INVISIBLE.sub("", base)
+        spaced = _INVISIBLE.sub(" ", base)
     out = [stripped, spaced]
     folded = stripped
     if not folded.isascii():

@@ -24,6 +24,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from kit.lazyre import fold_ascii
 from kit.memory.questions import is_question
 from kit.memory.threats import scan_text
 
@@ -55,6 +56,10 @@ _KIT_TEXT = re.compile(
     r"|\bscore[=:]\s*\d|\brecalls[=:]\s*\d|\bconfidence[=:]\s*\d",
     re.I | re.M,
 )
+# what every match of _KIT_TEXT holds (lower case; a test reads them off its parse tree): text with
+# none of them is not Kit's own, at a few substring tests instead of a search tried at every offset
+_KIT_TEXT_WORDS = ("<!--", "kit:promoted", "promoted memories", "sleep", "dream diary", "to verify", "recall_",
+                   "unique_queries", "_hash", "blocked_by", "phase boost", "score", "recalls", "confidence")
 _FENCE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:```|~~~)", re.M)
 # a table's delimiter row (|---|:--:|), also when a table was flattened onto one line
 _TABLE_RULE = re.compile(r"\|\s*:?-{2,}:?\s*\|")
@@ -150,6 +155,11 @@ def is_shell_line(line: str) -> bool:
     return prose * 3 < len(words)
 
 
+def _is_kit_text(text: str) -> bool:
+    folded = fold_ascii(text)
+    return any(word in folded for word in _KIT_TEXT_WORDS) and _KIT_TEXT.search(text) is not None
+
+
 def _is_table(text: str) -> bool:
     """Any Markdown table (a row of cells means nothing out of its table), flattened or not."""
     if _TABLE_RULE.search(text):
@@ -159,7 +169,7 @@ def _is_table(text: str) -> bool:
 
 
 def _is_code(text: str, lines: list[str]) -> bool:
-    if _FENCE.search(text) or text.lstrip("\n").startswith("    "):
+    if (("```" in text or "~~~" in text) and _FENCE.search(text)) or text.lstrip("\n").startswith("    "):
         return True
     code = [line.strip("`") for line in lines]
     if sum(1 for line in code if _CODE_START.search(line)) * 2 >= len(code):
@@ -238,7 +248,7 @@ def junk_rule(snippet: str) -> Junk | None:
     flat = " ".join(lines)
     if len(flat) < MIN_CHARS:
         return Junk("too-short", TOO_SHORT)
-    if _KIT_TEXT.search(text):
+    if _is_kit_text(text):
         return Junk("kit-text", KIT_TEXT)
     if any(_TRANSCRIPT.match(line) for line in lines):
         return Junk("transcript", TRANSCRIPT)

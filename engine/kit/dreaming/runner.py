@@ -271,7 +271,8 @@ def load_candidates(ws: WorkspaceCore, db, *, store: bool = False) -> list[Candi
         def judge(snippets: list[str]) -> dict:
             return verdicts_for(ws).judge(db, snippets, store=store)
 
-        built = checkpoint.build(db, judge, checkpoint.stored(db), keep=store)
+        with gc_paused():  # a burst of allocation with no cycles (kit.gcpause), for every caller
+            built = checkpoint.build(db, judge, checkpoint.stored(db), keep=store)
         memo.clear()
         memo.update(mark=mark, stored=store, cands=tuple(built.candidates), checkpoint=built.checkpoint)
     if store and memo["checkpoint"] is not None:
