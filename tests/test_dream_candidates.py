@@ -59,3 +59,20 @@ def test_tags_follow_the_latest_wording_through_a_checkpoint():
     # the whole log folded at once gives the same
     whole = build_candidates([event(1, 3), later])
     assert [c.tags for c in whole if c.snippet == other] == [after]
+
+
+def test_a_candidate_counts_its_quotes_without_changing_its_fold():
+    """candidate(quoted) adds the quoting events' credit to what it returns, and the fold stays as
+    it was: asked again, or asked without the quotes, it gives what it gave before."""
+    from kit.dreaming.candidates import Quote
+
+    evs = [event(1, 3), event(2, 3, day="2026-05-02")]
+    fold = Fold(claim_hash(FIRST), FIRST)
+    fold.extend(evs, credits(evs))
+    plain = fold.candidate([], {FIRST: None})
+    quote = Quote(9, "2026-05-03", query_hash("a quoting question"), 1.0, False, ("2026-05-03", 1))
+    quoted = fold.candidate([quote], {FIRST: None})
+    assert quoted.credited_days == (*plain.credited_days, "2026-05-03")
+    assert quoted.credit == plain.credit + 1.0
+    assert fold.candidate([quote], {FIRST: None}) == quoted
+    assert fold.candidate([], {FIRST: None}) == plain

@@ -108,8 +108,9 @@ class Candidate:
         }
 
 
-_TIME_ORDER = operator.attrgetter("ts", "id")  # events in the order they happened (id breaks ties)
-_QUERY, _QUERY_HASH, _DAY, _CLAIM_HASH = (operator.attrgetter(f) for f in ("query", "query_hash", "day", "claim_hash"))
+TIME_ORDER = operator.attrgetter("ts", "id")  # events in the order they happened (id breaks ties)
+_QUERY, _QUERY_HASH, _DAY, _CLAIM_HASH, _SNIPPET = (operator.attrgetter(f) for f in
+                                                    ("query", "query_hash", "day", "claim_hash", "snippet"))
 _PLACE = operator.attrgetter("path", "start_line", "end_line")
 
 
@@ -185,15 +186,19 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
     # un-promote it), and a new night never changes an old night's credit
     peak: dict[str, float] = dict(peaks or {})
     out: dict[int, tuple[float, bool, bool, tuple]] = {}
-    for e in sorted(events, key=_TIME_ORDER):
-        line = lines.get(e.id, e.claim_hash)
-        best = peak.get(line, 0.0)
-        if e.score > best:
-            best = peak[line] = e.score
+    # (a loop over every event of the log: the lookups it repeats are taken once)
+    line_of, peak_get, place_get, credit_of = lines.get, peak.get, place.get, scoring.recall_credit
+    unranked = (None, None)
+    for e in sorted(events, key=TIME_ORDER):
+        score = e.score
+        line = line_of(e.id, e.claim_hash)
+        best = peak_get(line, 0.0)
+        if score > best:
+            best = peak[line] = score
         elif line not in peak:
             peak[line] = best
-        own = e.score / best if best > 0 else None
-        mine = by_place.get((e.path, e.day))
+        own = score / best if best > 0 else None
+        mine = by_place.get((e.path, e.day)) if by_place else None
         used = mine is not None and any(u.covers(e) for u in mine)
         passed = False
         if e.search_id is None:
@@ -208,8 +213,8 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
                     later += [ts for sid, ts in tool_searches.get((e.day, turn), ())
                               if sid > e.search_id and e.key not in found[sid]]
                 passed = any(0 <= ts - e.ts <= USE_WINDOW_S and turn_of(starts, e.day, ts) == turn for ts in later)
-        rank, relative = place.get(e.id, (None, None))
-        out[e.id] = (scoring.recall_credit(rank, relative, used, passed_over=passed, own=own), used, passed, key)
+        rank, relative = place_get(e.id, unranked)
+        out[e.id] = (credit_of(rank, relative, used, passed_over=passed, own=own), used, passed, key)
     return out
 
 
@@ -241,7 +246,7 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
             quoting.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, credits[e.id]))
     folds: dict[str, Fold] = {}
     for claim, evs in by_claim.items():
-        evs.sort(key=_TIME_ORDER)
+        evs.sort(key=TIME_ORDER)
         folds[claim] = Fold(claim, first_of[claim])
         folds[claim].extend(evs, credits)
     out = [fold.candidate(quoting.get(claim, []), junk) for claim, fold in folds.items()]
@@ -251,6 +256,8 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
 
 def lines_of(events: Iterable[RecallEvent], identity: Mapping[str, str], quotes: Mapping[str, str]) -> dict[int, str]:
     """The line each hit is a recall of (a quote: the quoted line's claim), for the credit's `own`."""
+    if not quotes:
+        return {e.id: identity[e.claim_hash] for e in events}
     return {e.id: identity[claim_hash(quotes[e.snippet])] if e.snippet in quotes else identity[e.claim_hash]
             for e in events}
 
@@ -365,13 +372,20 @@ class Fold:
         turn_credit, best_day, best_query, own = self.turn_credit, self.best_day, self.best_query, self.own
         top, total, credit_sum, used = self.top, self.total, self.credit, self.used
         for e in evs:
-            total += e.score  # in event order, one addition at a time (the checkpoint resumes the same sum)
-            if e.score > top:
-                top = e.score
+            score = e.score
+            total += score  # in event order, one addition at a time (the checkpoint resumes the same sum)
+            if score > top:
+                top = score
             c, hit_used, _, turn = credits[e.id]
             credit_sum += c
             used += hit_used
-            _count(turn_credit, best_day, best_query, c, e.day, e.query_hash, turn)
+            # _count, written out: this loop runs once for every event of the log
+            if c > turn_credit.get(turn, -1.0):
+                turn_credit[turn] = c
+            if c > best_day.get(e.day, -1.0):
+                best_day[e.day] = c
+            if c > best_query.get(e.query_hash, -1.0):
+                best_query[e.query_hash] = c
             own.append((e.id, c, hit_used, False))
         self.top, self.total, self.credit, self.used = top, total, credit_sum, used
         # every location, latest last (reversed when the candidate is made): in the order of each
@@ -380,7 +394,7 @@ class Fold:
         for place in reversed(dict.fromkeys(reversed(list(map(_PLACE, evs))))):
             places.pop(place, None)
             places[place] = None
-        if self.last is None or any(e.snippet != self.last.snippet for e in evs):
+        if self.last is None or {*map(_SNIPPET, evs)} != {self.last.snippet}:
             self.tags = None  # the latest wording changed on the way: its tags are computed again
         self.last = evs[-1]
 
@@ -388,15 +402,17 @@ class Fold:
         """The candidate, with the events quoting it (in id order); the fold itself is not changed."""
         last = self.last
         assert last is not None
-        turn_credit, best_day, best_query = dict(self.turn_credit), dict(self.best_day), dict(self.best_query)
+        turn_credit, best_day, best_query = self.turn_credit, self.best_day, self.best_query
+        if quoted:  # copies: the quotes' credit is counted here, not folded in
+            turn_credit, best_day, best_query = dict(turn_credit), dict(best_day), dict(best_query)
         credit, used = self.credit, self.used
         for q in quoted:
             credit += q.credit
             used += q.used
             _count(turn_credit, best_day, best_query, q.credit, q.day, q.query_hash, q.turn)
         day_credit: dict[str, float] = dict(self.closed)  # closed days come first in event order
-        for (day, *_), c in turn_credit.items():
-            day_credit[day] = day_credit.get(day, 0.0) + c
+        for turn, c in turn_credit.items():
+            day_credit[turn[0]] = day_credit.get(turn[0], 0.0) + c  # a turn's key starts with its day
         credited_days = sorted(d for d, c in day_credit.items()
                                if best_day[d] >= scoring.CREDITED and min(scoring.DAY_CAP, c) >= scoring.CREDITED)
         found = junk[last.snippet]

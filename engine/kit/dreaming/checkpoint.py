@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from typing import Any
 
 from kit.dreaming import candidates as cands_module
 from kit.dreaming.candidates import (
+    TIME_ORDER,
     Candidate,
     Fold,
     Quote,
@@ -51,6 +53,7 @@ from kit.dreaming.junk import Junk
 from kit.memory.recall import RecallEvent, RecallSearch, RecallUse, claim_hash, read_events
 
 TABLES = ("recall_events", "recall_uses", "recall_searches")
+_DAY, _SNIPPET = operator.attrgetter("day"), operator.attrgetter("snippet")
 
 
 @functools.cache
@@ -183,12 +186,7 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
         return Built([], None, False, 0)
 
     # junk verdicts and quotes over every snippet; the known snippets must quote what they did
-    snippets = list(ck["snippets"])
-    known = set(snippets)
-    for e in tail:
-        if e.snippet not in known:
-            known.add(e.snippet)
-            snippets.append(e.snippet)
+    snippets = list(dict.fromkeys([*ck["snippets"], *map(_SNIPPET, tail)]))  # first-seen order
     verdicts = judge(snippets)
     junk = {s: verdicts[s] for s in snippets}
     quotes = quotes_of(junk)
@@ -233,18 +231,19 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
             folds[claim] = Fold.from_state(states[claim]) if claim in states else Fold(claim, first_of[claim])
         return folds[claim]
 
-    new_cut = max(e.day for e in tail) if tail else cut  # the log's last day: it may still grow
+    new_cut = max(map(_DAY, tail)) if tail else cut  # the log's last day: it may still grow
     quoted: dict[str, list[Quote]] = {c: [Quote(i, d, q, cr, bool(u), tuple(t)) for i, d, q, cr, u, t in qs]
                                       for c, qs in ck["quoted"].items()}
     by_claim: dict[str, list[RecallEvent]] = {}
     for e in tail:
         by_claim.setdefault(identity[e.claim_hash], []).append(e)
+    for e in (tail if quotes else ()):
         if e.snippet in quotes:
             quoted.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, credits[e.id]))
     kept_states: dict[str, dict] = dict(states)
     storable = keep
     for claim, evs in by_claim.items():
-        evs.sort(key=lambda e: (e.ts, e.id))
+        evs.sort(key=TIME_ORDER)
         fold = fold_of(claim)
         if fold.last is not None and (evs[0].ts, evs[0].id) <= (fold.last.ts, fold.last.id):
             raise _Rebuild  # a new event sorts before one already folded
