@@ -384,12 +384,18 @@ def _cover(index: MemoryIndex, terms: Sequence[str], wanted: np.ndarray, trigram
     return held / total
 
 
-def _holds(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """np.isin(wanted, ids) for ascending `ids`, by binary search (isin sorts both, every term)."""
+def _find(ids: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, found) of each wanted id in ascending `ids`, by binary search: ids[rows[k]] ==
+    wanted[k] where found[k] (rows are clamped into range for the others)."""
     if not len(ids):
-        return np.zeros(len(wanted), dtype=bool)
-    at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
-    return ids[at] == wanted
+        return np.zeros(len(wanted), dtype=np.int64), np.zeros(len(wanted), dtype=bool)
+    rows = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
+    return rows, ids[rows] == wanted
+
+
+def _holds(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """np.isin(wanted, ids) for ascending `ids` (isin sorts both, for every term)."""
+    return _find(ids, wanted)[1]
 
 
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() constants
@@ -503,9 +509,8 @@ class Vectors:
         """Pairwise cosine of these chunks (None when one has no vector)."""
         if self.matrix is None or not len(chunk_ids):
             return None
-        wanted = np.asarray(chunk_ids, dtype=np.int64)
-        rows = np.searchsorted(self.ids, wanted)
-        if (rows >= len(self.ids)).any() or (self.ids[np.minimum(rows, len(self.ids) - 1)] != wanted).any():
+        rows, has = _find(self.ids, np.asarray(chunk_ids, dtype=np.int64))
+        if not has.all():
             return None
         m = self.matrix[rows]
         # Memory.search holds OpenBLAS to one thread (kit.memory.blas): on all of them, waking the
@@ -514,11 +519,8 @@ class Vectors:
 
     def of_many(self, chunk_ids: Sequence[int]) -> dict[int, float]:
         """Chunk id → cosine for those of `chunk_ids` that have a vector, in their order."""
-        if not len(chunk_ids) or not len(self.ids):
-            return {}
         wanted = np.asarray(chunk_ids, dtype=np.int64)
-        rows = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
-        has = self.ids[rows] == wanted
+        rows, has = _find(self.ids, wanted)
         return dict(zip(wanted[has].tolist(), self.cosine[rows[has]].tolist(), strict=True))
 
     def of(self, chunk_id: int) -> float | None:
