@@ -364,3 +364,17 @@ def test_cosines_looked_up_together_are_those_looked_up_one_by_one():
         one_by_one = {i: vectors.of(i) for i in asked if vectors.of(i) is not None}
         assert vectors.of_many(asked) == one_by_one
         assert list(vectors.of_many(asked)) == list(one_by_one)  # in the order asked
+
+
+def test_ascii_tokens_are_those_of_the_general_path():
+    """tokens() takes ASCII text without NFKC: the same lower-cased words as the general path."""
+    import random
+    import unicodedata
+
+    from kit.memory.search import _WORD
+
+    assert tokens("Alice LIKES Oat-Milk") == frozenset({"alice", "likes", "oat", "milk"})
+    rng = random.Random(4)
+    for _ in range(2000):
+        text = "".join(rng.choice("aZq Q_-9.\tx'Y") for _ in range(rng.randint(0, 20)))
+        assert tokens(text) == frozenset(_WORD.findall(unicodedata.normalize("NFKC", text).lower()))

@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +52,6 @@ from kit.dreaming.junk import Junk
 from kit.memory.recall import RecallEvent, RecallSearch, RecallUse, claim_hash, read_events
 
 TABLES = ("recall_events", "recall_uses", "recall_searches")
-_DAY, _SNIPPET = operator.attrgetter("day"), operator.attrgetter("snippet")
 
 
 @functools.cache
@@ -186,7 +184,7 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
         return Built([], None, False, 0)
 
     # junk verdicts and quotes over every snippet; the known snippets must quote what they did
-    snippets = list(dict.fromkeys([*ck["snippets"], *map(_SNIPPET, tail)]))  # first-seen order
+    snippets = list(dict.fromkeys([*ck["snippets"], *(e.snippet for e in tail)]))  # first-seen order
     verdicts = judge(snippets)
     junk = {s: verdicts[s] for s in snippets}
     quotes = quotes_of(junk)
@@ -231,7 +229,7 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
             folds[claim] = Fold.from_state(states[claim]) if claim in states else Fold(claim, first_of[claim])
         return folds[claim]
 
-    new_cut = max(map(_DAY, tail)) if tail else cut  # the log's last day: it may still grow
+    new_cut = max(e.day for e in tail) if tail else cut  # the log's last day: it may still grow
     quoted: dict[str, list[Quote]] = {c: [Quote(i, d, q, cr, bool(u), tuple(t)) for i, d, q, cr, u, t in qs]
                                       for c, qs in ck["quoted"].items()}
     by_claim: dict[str, list[RecallEvent]] = {}
