@@ -10,11 +10,11 @@ from kit.prompt.budget import (
     apply_budgets,
     fair_allowances,
     marker_line,
-    strip_kit_comments,
     truncate_head_tail,
 )
 from kit.prompt.builder import build_prompt
 from kit.prompt.warning import WarningState
+from kit.provenance import strip_kit_comments
 from kit.tokens import estimate_tokens
 from kit.workspace import Workspace
 
@@ -118,7 +118,7 @@ def test_kit_comments_are_stripped_before_measuring_and_injecting(ws_path):
     stripped = strip_kit_comments(memory)
     assert stripped == (
         "# Memory\n\nUser text.\n\n## Promoted memories\n\n- Alice likes tea.\n"
-        "Inline  stays readable. <!-- a user comment stays -->\n"
+        "Inline stays readable. <!-- a user comment stays -->\n"
     )
     entry = next(f for f in result.files if f.name == "MEMORY.md")
     assert entry.raw_chars == len(stripped) == entry.injected_chars

@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from kit.memory.chunker import _CJK, has_cjk, strip_kit_comments
+from kit.memory.chunker import _CJK, has_cjk
 from kit.memory.daily import note_date
 from kit.memory.index import ChunkRow, MemoryIndex
+from kit.provenance import strip_kit_comments
 
 LIKE_RANK = -1.0  # a substring hit the trigram index cannot rank (1–2 CJK chars) maps to text score 0.5
 _WORD = re.compile(r"[^\W_]+")
@@ -331,7 +332,7 @@ def hybrid_search(
             score=score,
             vector_score=v,
             text_score=t,
-            snippet=strip_kit_comments(row.text)[: settings.snippet_chars],
+            snippet=strip_kit_comments(row.text).strip("\n")[: settings.snippet_chars],
             heading=row.heading,
         )
         for score, row, v, t, _ in (scored[i] for i in order)

@@ -27,10 +27,11 @@ from functools import lru_cache
 from kit.fsutil import sha1_hex
 from kit.memory.notes import note_date, one_fact_per_item
 from kit.paths import bundled
+from kit.provenance import strip_kit_comments
 
 # 5: untouched template text, heading-only and comment-only chunks dropped; chunks carry their day.
 # 6: MEMORY.md and the archive chunked by claim. Bump when chunk boundaries change, so indexes re-chunk.
-CHUNKER_VERSION = 6
+CHUNKER_VERSION = 7
 
 _CJK = re.compile(
     "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -78,20 +79,10 @@ def embed_text(heading_path: Sequence[str], text: str) -> str:
     days shares one cached vector.
     """
     context = [h for h in heading_path if not _DATE_HEADING.match(h.strip())]
-    text = strip_kit_comments(text)
+    text = strip_kit_comments(text).strip("\n")
     if context:
         return " > ".join(context) + "\n" + text
     return text
-
-
-_KIT_COMMENT = re.compile(r"[ \t]*<!--\s*kit:.*?-->[ \t]*(?:\n(?=.))?", re.DOTALL)
-
-
-def strip_kit_comments(text: str) -> str:
-    """Without Kit's own provenance comments (`<!-- kit:promoted … -->`): they are not content."""
-    if "<!--" not in text:
-        return text
-    return _KIT_COMMENT.sub("", text).strip("\n")
 
 
 _LEADING_DATE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])?\s*(?:\[[ xX]\]\s+)?(?:\*\*|__|\*|_)?(\d{4}-\d{2}-\d{2})(?!\d)")
@@ -109,14 +100,20 @@ def _valid_day(text: str) -> str | None:
 
 def chunk_day(path: str, heading_path: Sequence[str], text: str) -> str | None:
     """The day a chunk is about: a date opening its first line (`- 2026-03-14: …`), the note a
-    promoted MEMORY.md entry came from, the nearest heading that is a date, else the note's name."""
+    promoted MEMORY.md entry came from (its comment alone on a line atop the entry: one inside a
+    line says nothing of the day), the nearest heading that is a date, else the note's name."""
+    atop: list[str] = []  # the comment lines above the first line of text
     for line in text.split("\n"):
-        if line.strip() and not line.lstrip().startswith("<!--"):
-            m = _LEADING_DATE.match(line)
-            if m and (day := _valid_day(m.group(1))):
-                return day
-            break
-    m = _PROMOTED_FROM.search(text)
+        if not line.strip():
+            continue
+        if not _HTML_COMMENT.sub("", line).strip():
+            atop.append(line)
+            continue
+        m = _LEADING_DATE.match(_HTML_COMMENT.sub("", line))
+        if m and (day := _valid_day(m.group(1))):
+            return day
+        break
+    m = _PROMOTED_FROM.search("\n".join(atop))
     if m and (day := _valid_day(m.group(1))):
         return day
     for heading in reversed(heading_path):

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from kit import clock
 from kit.fsutil import sha1_hex
 from kit.memory.notes import is_daily_note
+from kit.provenance import KIT_COMMENT
 
 COMPONENT = "recall"
 SOURCES = ("tool", "active", "cli", "mcp")  # mcp: a client of `kit mcp serve` searched
@@ -67,7 +68,6 @@ USE_KINDS = ("read", "reply")
 MAX_READ_LINES = 40  # a memory_get of more lines than this read a file, not a hit: no use credit
 USE_WINDOW_S = 600.0  # a use counts for the searches of the ten minutes before it (one turn, give or take)
 
-_KIT_COMMENT = re.compile(r"<!--\s*kit:.*?-->", re.DOTALL)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?", re.MULTILINE)
 
 
@@ -120,7 +120,7 @@ def ensure_schema(db) -> None:
 def normalise_claim(text: str) -> str:
     """NFKC, lower-case, without list markers and Kit comments, whitespace collapsed."""
     text = unicodedata.normalize("NFKC", text)
-    text = _KIT_COMMENT.sub(" ", text)
+    text = KIT_COMMENT.sub(" ", text)
     text = _LIST_MARKER.sub("", text)
     return " ".join(text.lower().split())
 

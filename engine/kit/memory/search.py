@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from kit.memory.chunker import _CJK, has_cjk, strip_kit_comments
+from kit.memory.chunker import _CJK, has_cjk
 from kit.memory.dates import WEEKDAYS, Period, QueryTime, find_times, query_time
 from kit.memory.index import ChunkRow, MemoryIndex
+from kit.provenance import strip_kit_comments
 from kit.settings import SearchSettings  # the memory.search section (re-exported)
 
 LIKE_RANK = -1.0  # a substring hit the trigram index cannot rank (1–2 CJK chars) maps to text score 0.5
@@ -749,7 +750,7 @@ def neighbours(index: MemoryIndex, hit: Ranked, picked: set[int], budget: int, r
             and (r.end_line < row.start_line or r.start_line > row.end_line)]
     out: list[Context] = []
     for r in sorted(near, key=lambda r: abs(r.start_line - row.start_line)):
-        text = strip_kit_comments(r.text)
+        text = strip_kit_comments(r.text).strip("\n")
         related = relevance(r) >= share * hit.candidate.relevance or bool(names & set(_names(r.text)))
         if not related or len(text) > budget:
             continue
@@ -891,7 +892,7 @@ def hybrid_search(
     hits = []
     for rank, r in enumerate(chosen, 1):
         c = r.candidate
-        snippet = strip_kit_comments(c.row.text)[: settings.snippet_chars]
+        snippet = strip_kit_comments(c.row.text).strip("\n")[: settings.snippet_chars]
         hits.append(SearchHit(
             path=c.row.path, start_line=c.row.start_line, end_line=c.row.end_line, score=r.score,
             vector_score=c.vector_score, text_score=c.text_score, snippet=snippet, heading=c.row.heading,

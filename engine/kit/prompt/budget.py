@@ -10,21 +10,11 @@ A file whose allowance `a` is below its length keeps its first ⌊head_ratio·a�
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# Kit's own provenance comments (e.g. `<!-- kit:promoted key=… -->`): for Kit, not for the model.
-_KIT_COMMENT_LINE = re.compile(r"^[ \t]*<!--[ \t]*kit:.*?-->[ \t]*(?:\r?\n|\Z)", re.M | re.S)
-_KIT_COMMENT = re.compile(r"<!--[ \t]*kit:.*?-->", re.S)
 _EPS = 1e-9  # 0.7 * 20000 is 14000.000000000002 in floating point
-
-
-def strip_kit_comments(text: str) -> str:
-    """Remove Kit's `<!-- kit:… -->` comments; a comment alone on its line takes the line with it."""
-    text = _KIT_COMMENT_LINE.sub("", text)
-    return _KIT_COMMENT.sub("", text)
 
 
 def fair_allowances(demands: Sequence[int], total: int) -> list[int]:

@@ -39,9 +39,10 @@ from kit import clock
 from kit.core import WorkspaceCore
 from kit.kinds import BOOTSTRAP_FILES, run_kind
 from kit.problems import Problem
-from kit.prompt.budget import FileBudget, apply_budgets, strip_kit_comments
+from kit.prompt.budget import FileBudget, apply_budgets
 from kit.prompt.skills_block import SkillEntry, SkillsBlock, build_skills_block
 from kit.prompt.warning import WarningState, describe_cut, should_warn
+from kit.provenance import strip_kit_comments
 from kit.templating import OVERRIDE_DIR, SYSTEM, templates_for
 from kit.tokens import estimate_tokens
 from kit.wording import plural
