@@ -12,6 +12,7 @@ from pathlib import Path
 
 from conftest import run_kit
 from helpers_dream import days, recall, tree, write_note
+from kit import clock
 from kit.dreaming.runner import run_dream
 from kit.memory.recall import claim_hash
 
@@ -180,6 +181,8 @@ def test_git_autocommit(tmp_path, monkeypatch):
     result = run_dream(ws)
     assert result.git["committed"] is True
     assert _git(root, "log", "-1", "--format=%s").strip() == "dream: promote 2 memories (2026-05-07)"
+    # dated by Kit's clock (KIT_NOW), like the files it commits
+    assert _git(root, "log", "-1", "--format=%aI %cI").split() == [clock.now().isoformat(timespec="seconds")] * 2
     files = _git(root, "show", "--name-only", "--format=", "HEAD").split()
     assert sorted(files) == sorted(result.changed) == [
         "DREAMS.md", "MEMORY.md", "memory/dreaming/deep/2026-05-07.md", "memory/dreaming/light/2026-05-07.md",

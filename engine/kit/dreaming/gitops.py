@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kit import clock
+
 
 @dataclass(frozen=True)
 class CommitResult:
@@ -61,6 +63,11 @@ def autocommit(root: Path, files: Sequence[str], message: str, *, carry: Sequenc
     if not files:
         return CommitResult(False, "every changed file is ignored by git")
     env = dict(os.environ)
+    # dated by Kit's clock, as the dream's own files are (KIT_NOW: a demo, a test, a replayed night),
+    # unless the caller set git's dates itself
+    when = clock.now().isoformat(timespec="seconds")
+    env.setdefault("GIT_AUTHOR_DATE", when)
+    env.setdefault("GIT_COMMITTER_DATE", when)
     if not _git(root, "config", "user.name").stdout.strip():
         env.setdefault("GIT_AUTHOR_NAME", "Kit")
         env.setdefault("GIT_COMMITTER_NAME", "Kit")
