@@ -136,7 +136,10 @@ def test_cli_search_record_and_status(recall_ws, cli):
     assert status["chunks"] == status["embedded_chunks"] > 0
     assert status["model"] == "sentence-transformers/all-MiniLM-L6-v2"
     text = cli("memory", "status", "-w", root)
-    assert "2 events" in text.output and "fresh" in text.output
+    # events on distinct passages (line ranges), not on notes
+    passages = len({(r["path"], r["start_line"], r["end_line"]) for r in daily_hits})
+    assert f"recalls   2 events on {passages} passage{'s' * (passages != 1)} over 1 day (cli 2)" in text.output
+    assert "fresh" in text.output
 
 
 def test_a_recorded_search_keeps_its_top_score_and_each_hits_rank(recall_ws):

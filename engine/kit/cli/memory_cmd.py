@@ -128,7 +128,7 @@ def status_cmd(workspace, as_json: bool) -> None:
     )
     by_source = ", ".join(f"{k} {v}" for k, v in status.recall.by_source.items()) or "none"
     out.print(
-        f"[bold]recalls[/]   {plural(status.recall.events, 'event')} on {plural(status.recall.keys, 'note')} "
+        f"[bold]recalls[/]   {plural(status.recall.events, 'event')} on {plural(status.recall.keys, 'passage')} "
         f"over {plural(status.recall.days, 'day')} ({by_source})"
     )
 
