@@ -136,6 +136,10 @@ def test_concept_tags():
     assert len(concept_tags(" ".join(f"word{i}x" for i in range(20)))) == 8
     assert concept_tags("上线时间是周二") == ("上线", "线时", "时间", "间是", "是周", "周二")
     assert concept_tags("ＡＬＩＣＥ") == ("alice",)  # NFKC and lower-case
+    # the first eight distinct, in order of appearance: compounds first, then words; a repeated word is one
+    assert concept_tags("ALPHA beta ALPHA gamma api/V2 delta beta epsilon zeta eta theta iota kappa") == (
+        "api/v2", "alpha", "beta", "gamma", "api", "delta", "epsilon", "zeta")
+    assert concept_tags("Deploy 部署流程 via ci.yml", limit=4) == ("ci.yml", "deploy", "部署", "署流")
 
 
 MEMORY = """# Memory

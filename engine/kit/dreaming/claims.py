@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from kit.dreaming.tags import STOP_WORDS
+from kit.lazyre import fold_ascii
 from kit.memory.recall import normalise_claim
 
 SAME_WORDS = 0.8  # word Jaccard for a rewording of the same claim (values equal)
@@ -110,8 +111,33 @@ def _plain(text: str) -> str:
     return _MARKER.sub("", unicodedata.normalize("NFKC", text))
 
 
+_DIGIT = re.compile(r"\d")  # what the patterns' \d matches
+_A_DIGIT = "\\d"  # in a `_NEEDS` entry: a decimal digit (the rest are words, found as re.IGNORECASE finds them)
+# what every match of each pattern holds: a text with none of it is not searched (values() runs on
+# every wording a dream groups, and most lines state no date, weekday, month or negation)
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "money": (_A_DIGIT,), "date": (_A_DIGIT,), "time": (_A_DIGIT, "half"), "weekday": ("day",),
+    "month": ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
+    "id": (_A_DIGIT, "#"), "number": (_A_DIGIT,), "negation": ("no", "longer", "never", "n't", "anymore"),
+}
+
+
+_WORD_NEEDS = tuple((need, kind) for kind, needs in _NEEDS.items() for need in needs if need != _A_DIGIT)
+_DIGIT_KINDS = frozenset(kind for kind, needs in _NEEDS.items() if _A_DIGIT in needs)
+
+
+def _holding(text: str) -> set[str]:
+    """The `_NEEDS` kinds `text` may have a match of."""
+    folded = fold_ascii(text)
+    held = {kind for need, kind in _WORD_NEEDS if need in folded}
+    if _DIGIT.search(text) is not None:
+        held.update(_DIGIT_KINDS)
+    return held
+
+
 def values(text: str) -> Values:
     text = _plain(text)
+    may = _holding(text)
     found: dict[str, set[str]] = {}
     spans: list[tuple[int, int]] = []
 
@@ -130,9 +156,9 @@ def values(text: str) -> Values:
     def free(m: re.Match) -> bool:
         return not any(a < m.end() and m.start() < b for a, b in spans)
 
-    for m in _MONEY.finditer(text):
+    for m in _MONEY.finditer(text) if "money" in may else ():
         take("money", re.sub(r"[\s,]", "", m.group(0).lower()), m)
-    for m in _DATE.finditer(text):
+    for m in _DATE.finditer(text) if "date" in may else ():
         if not free(m):
             continue
         if m.group("iso"):
@@ -142,7 +168,7 @@ def values(text: str) -> Values:
         else:
             month = _MONTH_NAME[(m.group("m") or m.group("m2")).lower()]
             take("date", f"{month}-{int(m.group('d') or m.group('d2'))}", m)
-    for m in _TIME.finditer(text):
+    for m in _TIME.finditer(text) if "time" in may else ():
         if not free(m):
             continue
         if m.group("half"):
@@ -151,18 +177,18 @@ def values(text: str) -> Values:
             take("time", _hour(m.group("h"), m.group("m"), m.group("ap")), m)
         else:
             take("time", _hour(m.group("h2"), m.group("m2"), None), m)
-    for m in _WEEKDAY.finditer(text):
+    for m in _WEEKDAY.finditer(text) if "weekday" in may else ():
         take("weekday", m.group("w").lower(), m)
-    for m in _MONTH_ALONE.finditer(text):
+    for m in _MONTH_ALONE.finditer(text) if "month" in may else ():
         if free(m) and not (m.group("m").lower() == "may" and not m.group("m")[0].isupper()):
             take("month", _MONTH_NAME[m.group("m").lower()], m)
-    for m in _ID.finditer(text):
+    for m in _ID.finditer(text) if "id" in may else ():
         if free(m):
             take("id", m.group(0).lower().lstrip("#"), m)
-    for m in _NUMBER.finditer(text):
+    for m in _NUMBER.finditer(text) if "number" in may else ():
         if free(m):
             take("number", re.sub(r"[ .,](?=\d)", "", m.group(0).lower()), m)
-    if _NEGATION.search(text):
+    if "negation" in may and _NEGATION.search(text):
         found["negation"] = {"not"}
     names = _names(text)
     if names:

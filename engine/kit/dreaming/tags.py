@@ -26,31 +26,32 @@ _WORD = re.compile(r"[0-9a-z_]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+_DATEISH = re.compile(r"[\d.:/\-]+")
+
+
 def _ok_word(token: str) -> bool:
     return 3 <= len(token) <= 32 and token not in STOP_WORDS and not token.isdigit()
 
 
 def concept_tags(text: str, limit: int = MAX_TAGS) -> tuple[str, ...]:
-    norm = unicodedata.normalize("NFKC", text).lower()
-    found: list[str] = []
+    # (every candidate of a dream gets its tags: ASCII text skips NFKC, which keeps it as it is, and
+    # the CJK test; the words stop once `limit` distinct tags are found)
+    ascii_only = text.isascii()
+    norm = (text if ascii_only else unicodedata.normalize("NFKC", text)).lower()
+    found: dict[str, None] = {}  # distinct, in order of first appearance
     for m in _COMPOUND.finditer(norm):
         token = m.group(0).strip("-.")
         # a URL-ish or date-ish compound is noise, a path or dotted name is a concept
-        if 3 <= len(token) <= 32 and not re.fullmatch(r"[\d.:/\-]+", token):
-            found.append(token)
-    for m in _WORD.finditer(norm):
-        token = m.group(0)
-        if _CJK.match(token):
-            found.extend(token[i : i + 2] for i in range(len(token) - 1))
-        elif _ok_word(token):
-            found.append(token)
-    out: list[str] = []
-    for token in found:
-        if token not in out:
-            out.append(token)
-        if len(out) >= limit:
+        if 3 <= len(token) <= 32 and not _DATEISH.fullmatch(token):
+            found[token] = None
+    for token in _WORD.findall(norm):
+        if len(found) >= limit:
             break
-    return tuple(out)
+        if not ascii_only and _CJK.match(token):
+            found.update(dict.fromkeys(token[i : i + 2] for i in range(len(token) - 1)))
+        elif _ok_word(token):
+            found[token] = None
+    return tuple(found)[:limit]
 
 
 def tokens(text: str) -> frozenset[str]:
