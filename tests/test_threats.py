@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -417,3 +418,25 @@ def test_ascii_text_is_its_own_view():
         char = chr(code)
         assert unicodedata.normalize("NFKC", char) == char
         assert _INVISIBLE.match(char) is None, hex(code)
+
+
+def test_the_leet_and_spaced_hints_hold_wherever_their_patterns_match(monkeypatch):
+    """views() tries the leetspeak and spaced-letters patterns only where a cheap hint matches; on
+    random text full of letters, signs, underscores and separators, every text either pattern
+    matches has its hint, and the views are those of trying both patterns always."""
+    import random
+
+    from kit import threats
+
+    rng = random.Random(4)
+    pieces = [*"ab1c0d3e_@$!|.-*·• xyZ45789١éßİſ", " ", " ", "ign0re", "i g n o r e", "a__1", "1__a", "c u r l"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 30))) for _ in range(20000)]
+    leet = [t for t in texts if threats._LEET_WORD.search(t)]
+    spaced = [t for t in texts if threats._SPACED.search(t)]
+    assert len(leet) > 1000 and len(spaced) > 1000  # the texts do hold both
+    assert all(threats._may_be_leet(t) for t in leet)
+    assert all(threats._SPACED_HINT.search(t) for t in spaced)
+    hinted = [views(t) for t in texts]
+    monkeypatch.setattr(threats, "_may_be_leet", lambda text: True)
+    monkeypatch.setattr(threats, "_SPACED_HINT", re.compile(""))
+    assert hinted == [views(t) for t in texts]

@@ -805,6 +805,17 @@ _LEET_L = str.maketrans({"1": "l", "!": "l"})
 _LEET_WORD = re.compile(r"(?<![\w@$!|])(?=[\w@$!|]*[^\W\d_])(?=[\w@$!|]*[\d@$!|])[\w@$!|]{3,}")
 # letters spaced out: i.g.n.o.r.e, i g n o r e, i-g-n-o-r-e (three or more)
 _SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][.\-_*·• ]){2,}[^\W\d_](?![^\W\d_])")
+# Cheap tests that must pass before those two are tried (a pattern that opens with a character class
+# is searched in C; the two above, opening with a look-behind, were most of a clean text's views):
+# a leet word's run of word characters holds a letter and a sign, so somewhere a sign comes right
+# before a letter (underscores between) — in the text or, the other way round, in the text reversed;
+# letters spaced out hold "separator, letter, separator, letter".
+_SIGN_THEN_LETTER = re.compile(r"[\d@$!|]_*[^\W\d_]")
+_SPACED_HINT = re.compile(r"[.\-_*·• ][^\W\d_][.\-_*·• ][^\W\d_]")
+
+
+def _may_be_leet(text: str) -> bool:
+    return _SIGN_THEN_LETTER.search(text) is not None or _SIGN_THEN_LETTER.search(text[::-1]) is not None
 _NON_LETTERS = re.compile(r"[^\w]|_")
 
 
@@ -851,11 +862,11 @@ def views(text: str) -> list[str]:
     if not folded.isascii():
         folded = _skeleton(folded)
         out.append(folded)
-    if _LEET_WORD.search(folded):
+    if _may_be_leet(folded) and _LEET_WORD.search(folded):
         out.append(_LEET_WORD.sub(lambda m: m.group(0).translate(_LEET_L).translate(_LEET), folded))
         folded = _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), folded)
         out.append(folded)
-    if _SPACED.search(folded):
+    if _SPACED_HINT.search(folded) and _SPACED.search(folded):
         out.append(_SPACED.sub(lambda m: _NON_LETTERS.sub("", m.group(0)), folded))
     return list(dict.fromkeys(out))
 
