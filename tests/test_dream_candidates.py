@@ -4,7 +4,7 @@ candidate."""
 
 from __future__ import annotations
 
-from kit.dreaming.candidates import Fold, build_candidates
+from kit.dreaming.candidates import Fold, build_candidates, in_time_order
 from kit.memory.recall import RecallEvent, claim_hash, query_hash
 
 FIRST = "- Alice takes her flat white with oat milk."
@@ -76,3 +76,13 @@ def test_a_candidate_counts_its_quotes_without_changing_its_fold():
     assert quoted.credit == plain.credit + 1.0
     assert fold.candidate([quote], {FIRST: None}) == quoted
     assert fold.candidate([], {FIRST: None}) == plain
+
+
+def test_events_in_time_order_break_ties_by_id_whatever_order_they_come_in():
+    import random
+
+    evs = [event(i, 3)._replace(ts=1_777_000_000.0 + 60 * (i % 4)) for i in range(1, 41)]  # ten events a moment
+    rng = random.Random(5)
+    for _ in range(20):
+        shuffled = rng.sample(evs, len(evs))
+        assert in_time_order(shuffled) == sorted(evs, key=lambda e: (e.ts, e.id))

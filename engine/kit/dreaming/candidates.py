@@ -108,7 +108,15 @@ class Candidate:
         }
 
 
-TIME_ORDER = operator.attrgetter("ts", "id")  # events in the order they happened (id breaks ties)
+_TS, _ID = operator.attrgetter("ts"), operator.attrgetter("id")
+
+
+def in_time_order(events: Iterable[RecallEvent]) -> list[RecallEvent]:
+    """Events in the order they happened, (ts, id): by id, then stably by time — a float key sorts
+    in a third of the time a (ts, id) tuple takes, and a log read in id order is in id order already."""
+    return sorted(sorted(events, key=_ID), key=_TS)
+
+
 _QUERY, _QUERY_HASH, _DAY, _CLAIM_HASH, _SNIPPET = (operator.attrgetter(f) for f in
                                                     ("query", "query_hash", "day", "claim_hash", "snippet"))
 _PLACE = operator.attrgetter("path", "start_line", "end_line")
@@ -189,7 +197,7 @@ def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], use
     # (a loop over every event of the log: the lookups it repeats are taken once)
     line_of, peak_get, place_get, credit_of = lines.get, peak.get, place.get, scoring.recall_credit
     unranked = (None, None)
-    for e in sorted(events, key=TIME_ORDER):
+    for e in in_time_order(events):
         score = e.score
         line = line_of(e.id, e.claim_hash)
         best = peak_get(line, 0.0)
@@ -246,9 +254,8 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
             quoting.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, credits[e.id]))
     folds: dict[str, Fold] = {}
     for claim, evs in by_claim.items():
-        evs.sort(key=TIME_ORDER)
         folds[claim] = Fold(claim, first_of[claim])
-        folds[claim].extend(evs, credits)
+        folds[claim].extend(in_time_order(evs), credits)
     out = [fold.candidate(quoting.get(claim, []), junk) for claim, fold in folds.items()]
     out.sort(key=lambda c: (c.path, c.start_line, c.end_line, c.claim))
     return out

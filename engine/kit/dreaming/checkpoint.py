@@ -38,11 +38,11 @@ from typing import Any
 
 from kit.dreaming import candidates as cands_module
 from kit.dreaming.candidates import (
-    TIME_ORDER,
     Candidate,
     Fold,
     Quote,
     event_credits,
+    in_time_order,
     lines_of,
     quotes_of,
     reasons_of,
@@ -241,7 +241,7 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
     kept_states: dict[str, dict] = dict(states)
     storable = keep
     for claim, evs in by_claim.items():
-        evs.sort(key=TIME_ORDER)
+        evs = in_time_order(evs)
         fold = fold_of(claim)
         if fold.last is not None and (evs[0].ts, evs[0].id) <= (fold.last.ts, fold.last.id):
             raise _Rebuild  # a new event sorts before one already folded
