@@ -221,6 +221,27 @@ def test_the_kit_text_gate_words_are_held_by_every_match():
     assert [w for w in derived if not any(g in w for g in junk._KIT_TEXT_WORDS)] == []
 
 
+def test_the_sql_gate_words_are_held_by_every_statement():
+    """_is_sql tries its patterns only on text holding one of _SQL_WORDS; every word a match must
+    hold (read off the parse tree of the case-insensitive pattern) contains one of them."""
+    from kit.dreaming import junk
+    from kit.threats import _words
+
+    derived, _ = _words(junk._SQL_ANY.pattern, junk._SQL_ANY.flags)
+    assert derived
+    assert [w for w in derived if not any(g in w for g in junk._SQL_WORDS)] == []
+
+
+@pytest.mark.parametrize("line", [
+    "const add = (a, b) => a + b", "items.map(x => x.id)", "if (ok) console.log(result)",
+    "def main(argv): pass", "from os import path", "#include <stdio.h>", "setup();"])
+def test_a_line_is_code_by_its_opening_or_an_arrow_or_console_log_anywhere(line):
+    from kit.dreaming import junk
+
+    assert junk._opens_like_code(line)
+    assert not junk._opens_like_code("The console log showed nothing; a -> b is not an arrow")
+
+
 @pytest.mark.parametrize(("text", "rule"), [
     ("<!-- KIT:promoted 2026-01-02 -->", "kit-text"), ("## Light Sleep", "kit-text"), ("score= 3", "kit-text"),
     ("\u017fcore: 2", "kit-text"), ("recall_count 4", "kit-text"), ("the Claim_Hash is", "kit-text"),

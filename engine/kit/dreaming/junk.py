@@ -65,10 +65,21 @@ _FENCE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:```|~~~)", re.M)
 _TABLE_RULE = re.compile(r"\|\s*:?-{2,}:?\s*\|")
 _CODE_CHARS = "{}[]();=<>$|&\\`"
 _NO_CODE_CHARS = str.maketrans("", "", _CODE_CHARS)  # counting them: the length they take away
-_CODE_START = re.compile(
-    r"^(?:def|class|function|const|let|var|import|return|public|private|fn|func)\s+[\w$]"
-    r"|^from\s+[\w.]+\s+import\b|^#include\b|=>|\bconsole\.log\(|^\w+(?:\.\w+)*\([^)]*\)\s*;?$"
+# a line of code opens like one, or holds an arrow or a console.log( call anywhere: the opening is
+# matched at the start only, and the rest found by substring first (a search of the whole pattern
+# was tried at every offset of every line)
+_CODE_OPENING = re.compile(
+    r"(?:def|class|function|const|let|var|import|return|public|private|fn|func)\s+[\w$]"
+    r"|from\s+[\w.]+\s+import\b|#include\b|\w+(?:\.\w+)*\([^)]*\)\s*;?$"
 )
+_CONSOLE_LOG = re.compile(r"\bconsole\.log\(")
+
+
+def _opens_like_code(line: str) -> bool:
+    return (_CODE_OPENING.match(line) is not None or "=>" in line
+            or ("console.log(" in line and _CONSOLE_LOG.search(line) is not None))
+
+
 
 # Speaker prefixes: session archives (**User:** …), chat exports (User: …, [09:14] sam: …).
 _TRANSCRIPT = re.compile(
@@ -116,8 +127,11 @@ _FILEISH = re.compile(r"^[\w.\-]+\.[a-z0-9]{1,5}$|^[\w.\-]*/[\w.\-/~]*$|^~|^\.{1
                       r"|^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$|^https?://")
 
 
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+
+
 def _strip_marker(line: str) -> str:
-    return re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", "", line)
+    return _MARKER.sub("", line)
 
 
 def _lines(text: str) -> list[str]:
@@ -172,7 +186,7 @@ def _is_code(text: str, lines: list[str]) -> bool:
     if (("```" in text or "~~~" in text) and _FENCE.search(text)) or text.lstrip("\n").startswith("    "):
         return True
     code = [line.strip("`") for line in lines]
-    if sum(1 for line in code if _CODE_START.search(line)) * 2 >= len(code):
+    if sum(1 for line in code if _opens_like_code(line)) * 2 >= len(code):
         return True
     body = "".join(code)
     symbols = len(body) - len(body.translate(_NO_CODE_CHARS))
@@ -181,7 +195,15 @@ def _is_code(text: str, lines: list[str]) -> bool:
     return symbols >= 4 and symbols > 0.12 * max(1, letters)
 
 
+# what every SQL statement above holds (lower case; a test reads them off the pattern's parse tree:
+# a DROP is found by the TABLE or INDEX it drops)
+_SQL_WORDS = ("select", "insert", "update", "delete", "create", "alter", "table", "index", "with")
+
+
 def _is_sql(text: str) -> bool:
+    folded = fold_ascii(text)
+    if not any(word in folded for word in _SQL_WORDS):
+        return False
     if _SQL_UPPER.search(text):
         return True
     m = _SQL_ANY.search(text)
