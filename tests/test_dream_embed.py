@@ -8,6 +8,7 @@ import zlib
 import numpy as np
 
 from kit.dreaming.embed import CachedEmbedder
+from kit.fsutil import sha1_hex
 
 
 class BatchSensitive:
@@ -58,3 +59,38 @@ def test_encoding_ahead_only_for_a_backend_that_runs_concurrently():
         cached.prefetch(["a"])  # numpy may not run two calls at once: nothing starts ahead
     cached.encode(["a"])
     assert cached.inner.calls == [("warm",), ("a",)]
+
+
+def test_a_dream_asks_the_db_once_per_text_and_stores_at_its_end(workspace):
+    """Vectors a night needs are looked up once (a text the db lacks is not asked again when its
+    model call is made), and what the dream stores — new vectors, the day on those it read — is
+    written by prune(), at its end: the next dream reads them back, and a dry run writes nothing."""
+    from kit.dreaming import store as dream_store
+
+    db = workspace.open_state()
+    dream_store.ensure_schema(db)
+    asked: list[str] = []
+    db.conn.set_trace_callback(lambda sql: asked.append(sql) if "FROM dream_vectors" in sql else None)
+
+    first = CachedEmbedder(BatchSensitive(), db, store=True, day="2026-05-01")
+    with first.prefetching():
+        first.encode(["warm"])
+        first.prefetch(["a", "b"])
+        vectors = first.encode(["a", "b"])
+    assert len([q for q in asked if "hash IN" in q]) == 3  # warm; a and b before the model call; not again
+    assert db.execute("SELECT COUNT(*) FROM dream_vectors").fetchone()[0] == 0  # nothing stored before the end
+    first.prune()
+    assert [tuple(r) for r in db.execute("SELECT hash, day FROM dream_vectors ORDER BY hash")] == sorted(
+        [(h, "2026-05-01") for h in {sha1_hex(t) for t in ("warm", "a", "b")}])
+
+    db.execute("UPDATE dream_vectors SET day = '2026-04-01'")
+    dry = CachedEmbedder(BatchSensitive(), db, store=False, day="2026-05-02")
+    assert np.array_equal(dry.encode(["a", "b"]), vectors) and dry.inner.calls == []  # read back, not encoded
+    dry.prune()
+    assert {r[0] for r in db.execute("SELECT day FROM dream_vectors")} == {"2026-04-01"}  # a dry run writes nothing
+
+    night = CachedEmbedder(BatchSensitive(), db, store=True, day="2026-05-02")
+    night.encode(["a"])
+    night.prune()  # the day on the vector read; those unused since 2026-04-18 pruned
+    assert [tuple(r) for r in db.execute("SELECT hash, day FROM dream_vectors")] == [(sha1_hex("a"), "2026-05-02")]
+    db.close()

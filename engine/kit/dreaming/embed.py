@@ -35,6 +35,9 @@ class CachedEmbedder:
 
     With a state db, vectors also persist in `dream_vectors` (keyed by model and text hash), so the
     next night only embeds candidates it has not seen; `store=False` (dry runs) reads but never writes.
+    What a dream stores — new vectors, and the day on those it used — is written at its end, by
+    `prune()`, in one transaction (a night asks for vectors a hundred times; a dream that fails
+    first keeps none of it, and the next one embeds those texts again).
     """
 
     KEEP_DAYS = 14  # vectors unused for this long are pruned: the table holds the working set only
@@ -50,26 +53,32 @@ class CachedEmbedder:
         self._pool: Any = None  # helper threads while `prefetching`
         self._ahead: dict[tuple[str, ...], Any] = {}  # the texts of one model call → its vectors (a Future)
         self._warm = False  # the model encoded once on the calling thread (so it is loaded)
+        self._table = False  # dream_vectors exists (it is never dropped while a dream runs)
+        self._absent: set[str] = set()  # texts the db was asked for and has no vector of
+        self._used: set[str] = set()  # hashes of the stored vectors read, their day to mark
+        self._fresh: dict[str, tuple[str, Any]] = {}  # hash → (text, vector) to store
 
     def _load(self, texts: list[str]) -> None:
         import numpy as np
 
-        rows = self._rows(texts, "vec")
+        rows = self._rows([t for t in texts if t not in self._absent], "vec")
         for text, (_, blob) in rows:
             vec = np.frombuffer(blob, dtype="float32")
             if vec.shape == (self.dim,):
                 self._vecs[text] = vec
-        if self._store and rows:
-            with self._db.transaction():
-                self._db.conn.executemany("UPDATE dream_vectors SET day = ? WHERE model = ? AND hash = ?",
-                                          [(self.day, self.model_id, h) for _, (h, _) in rows])
+        if self._store:
+            self._used.update(h for _, (h, _) in rows)
 
     def _rows(self, texts: list[str], column: str | None) -> list[tuple[str, tuple]]:
         """(text, (hash[, column])) for each of `texts` with a row in `dream_vectors` (500 a query)."""
         from kit.fsutil import sha1_hex
 
-        if not texts or self._db is None or not _has_table(self._db, "dream_vectors"):
+        if not texts or self._db is None:
             return []
+        if not self._table:
+            self._table = _has_table(self._db, "dream_vectors")
+            if not self._table:
+                return []
         by_hash = {sha1_hex(t): t for t in texts}
         keys = list(by_hash)
         what = "hash" if column is None else f"hash, {column}"
@@ -79,26 +88,38 @@ class CachedEmbedder:
             marks = ",".join("?" * len(chunk))
             out += [(by_hash[r[0]], tuple(r)) for r in self._db.execute(
                 f"SELECT {what} FROM dream_vectors WHERE model = ? AND hash IN ({marks})", [self.model_id, *chunk])]
+        found = {text for text, _ in out}
+        self._absent.update(t for t in by_hash.values() if t not in found)
         return out
 
     def _save(self, pairs: list[tuple[str, Any]]) -> None:
         from kit.fsutil import sha1_hex
 
-        if self._db is None or not self._store:
-            return
-        with self._db.transaction():
-            self._db.conn.executemany(
-                "INSERT OR REPLACE INTO dream_vectors(model, hash, vec, day) VALUES (?,?,?,?)",
-                [(self.model_id, sha1_hex(t), v.astype("float32").tobytes(), self.day) for t, v in pairs],
-            )
+        if self._db is not None and self._store:
+            self._fresh.update((sha1_hex(t), (t, v)) for t, v in pairs)
 
     def prune(self) -> None:
+        """The dream's end: store the new vectors, mark the day on those read, and drop those unused
+        for KEEP_DAYS — one transaction."""
         from datetime import date, timedelta
 
-        if self._db is None or not self._store or not self.day:
+        if self._db is None or not self._store:
             return
-        cutoff = (date.fromisoformat(self.day) - timedelta(days=self.KEEP_DAYS)).isoformat()
-        self._db.execute("DELETE FROM dream_vectors WHERE day < ?", (cutoff,))
+        fresh, used = self._fresh, self._used - set(self._fresh)
+        self._fresh, self._used = {}, set()
+        if not fresh and not used and not self.day:
+            return
+        with self._db.transaction():
+            if used:
+                self._db.conn.executemany("UPDATE dream_vectors SET day = ? WHERE model = ? AND hash = ?",
+                                          [(self.day, self.model_id, h) for h in used])
+            if fresh:
+                self._db.conn.executemany(
+                    "INSERT OR REPLACE INTO dream_vectors(model, hash, vec, day) VALUES (?,?,?,?)",
+                    [(self.model_id, h, v.astype("float32").tobytes(), self.day) for h, (_, v) in fresh.items()])
+            if self.day:
+                cutoff = (date.fromisoformat(self.day) - timedelta(days=self.KEEP_DAYS)).isoformat()
+                self._db.execute("DELETE FROM dream_vectors WHERE day < ?", (cutoff,))
 
     def encode(self, texts: Sequence[str]):
         import numpy as np
