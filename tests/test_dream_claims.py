@@ -225,3 +225,22 @@ def test_the_value_gates_change_no_values(monkeypatch):
     every = [values(t) for t in texts]
     assert sum(bool(v.kinds) for v in every) > 3000  # the texts do state values
     assert gated == every
+
+
+def test_a_sentence_start_is_read_off_the_end_of_the_text_before_it():
+    """_starts_sentence is the search it replaced (kept here as the definition), on random text of
+    marks, blanks of every kind, abbreviations and words."""
+    import random
+    import re
+
+    starts = re.compile(r"(?:^|[.!?;:]\s+|\(\s*)$")
+
+    def defined(before: str) -> bool:
+        return starts.search(before) is not None and claims._ABBREVIATION.search(before) is None
+
+    rng = random.Random(9)
+    parts = ["Dr", "Mrs", "approx", "etc", "No", "xDr", "aNo", "word", ".", "!", "?", ";", ":", "(", ")", " ", "  ",
+             "\n", "\t", "\u00a0", "\u2003", "a", "1", "_", "é"]
+    texts = ["".join(rng.choice(parts) for _ in range(rng.randint(0, 10))) for _ in range(40000)]
+    assert sum(map(defined, texts)) > 5000
+    assert [t for t in texts if claims._starts_sentence(t) != defined(t)] == []

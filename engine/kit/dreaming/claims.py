@@ -60,13 +60,23 @@ _NUMBER = re.compile(r"\b\d+(?:[ .,]\d+)*\b")
 # when only an id differs it is another thing (ticket #12 is not ticket #13), not a changed value
 _ID = re.compile(r"#[\w-]+|\b(?=[\w-]*[^\W\d_])(?=[\w-]*\d)[\w][\w.-]*\w\b|\b\d+(?:\.\d+){2,}\b")
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
-_SENTENCE_START = re.compile(r"(?:^|[.!?;:]\s+|\(\s*)$")
 _ABBREVIATION = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Mx|St|Prof|Jr|Sr|vs|etc|approx|No)\.\s+$")
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?", re.M)
 
 
 def _starts_sentence(before: str) -> bool:
-    return _SENTENCE_START.search(before) is not None and _ABBREVIATION.search(before) is None
+    """A word after `before` starts a sentence: `before` is empty (or a newline), or ends in "(" and
+    blanks, or in . ! ? ; : and at least one blank — not after an abbreviation ("Dr. "). Read off
+    its end: a search for `(?:^|[.!?;:]\\s+|\\(\\s*)$` went over all the text before each capitalised
+    word of a line (str.rstrip strips what `\\s` matches)."""
+    stripped = before.rstrip()
+    if before in ("", "\n") or stripped.endswith("("):
+        return True  # `^$` (before a final newline too), or `\(\s*$`
+    if stripped == before or not stripped.endswith((".", "!", "?", ";", ":")):
+        return False  # `[.!?;:]\s+$` needs the mark and a blank after it
+    # an abbreviation ends at the mark: at most its 6 letters and the mark before it (`\b` still sees
+    # the character before where the search starts)
+    return _ABBREVIATION.search(before, max(0, len(stripped) - 8)) is None
 _CHANGE = re.compile(
     # "moved to", and "moved the production cluster to": what moves may sit between the verb and "to"
     r"\b(?:mov(?:e|es|ed|ing)\s+(?:[\w'-]+\s+){0,4}?(?:to|from)\b|mov(?:e|es|ed|ing)\s+(?:back|over|house|in)|chang(?:es|ed|ing)\s+(?:to|from)"
