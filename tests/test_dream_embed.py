@@ -64,7 +64,7 @@ def test_encoding_ahead_only_for_a_backend_that_runs_concurrently():
 def test_a_dream_asks_the_db_once_per_text_and_stores_at_its_end(workspace):
     """Vectors a night needs are looked up once (a text the db lacks is not asked again when its
     model call is made), and what the dream stores — new vectors, the day on those it read — is
-    written by prune(), at its end: the next dream reads them back, and a dry run writes nothing."""
+    written by finish(), at its end: the next dream reads them back, and a dry run writes nothing."""
     from kit.dreaming import store as dream_store
 
     db = workspace.open_state()
@@ -79,18 +79,18 @@ def test_a_dream_asks_the_db_once_per_text_and_stores_at_its_end(workspace):
         vectors = first.encode(["a", "b"])
     assert len([q for q in asked if "hash IN" in q]) == 3  # warm; a and b before the model call; not again
     assert db.execute("SELECT COUNT(*) FROM dream_vectors").fetchone()[0] == 0  # nothing stored before the end
-    first.prune()
+    first.finish()
     assert [tuple(r) for r in db.execute("SELECT hash, day FROM dream_vectors ORDER BY hash")] == sorted(
         [(h, "2026-05-01") for h in {sha1_hex(t) for t in ("warm", "a", "b")}])
 
     db.execute("UPDATE dream_vectors SET day = '2026-04-01'")
     dry = CachedEmbedder(BatchSensitive(), db, store=False, day="2026-05-02")
     assert np.array_equal(dry.encode(["a", "b"]), vectors) and dry.inner.calls == []  # read back, not encoded
-    dry.prune()
+    dry.finish()
     assert {r[0] for r in db.execute("SELECT day FROM dream_vectors")} == {"2026-04-01"}  # a dry run writes nothing
 
     night = CachedEmbedder(BatchSensitive(), db, store=True, day="2026-05-02")
     night.encode(["a"])
-    night.prune()  # the day on the vector read; those unused since 2026-04-18 pruned
+    night.finish()  # the day on the vector read; those unused since 2026-04-18 pruned
     assert [tuple(r) for r in db.execute("SELECT hash, day FROM dream_vectors")] == [(sha1_hex("a"), "2026-05-02")]
     db.close()

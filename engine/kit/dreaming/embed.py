@@ -36,7 +36,7 @@ class CachedEmbedder:
     With a state db, vectors also persist in `dream_vectors` (keyed by model and text hash), so the
     next night only embeds candidates it has not seen; `store=False` (dry runs) reads but never writes.
     What a dream stores — new vectors, and the day on those it used — is written at its end, by
-    `prune()`, in one transaction (a night asks for vectors a hundred times; a dream that fails
+    `finish()`, in one transaction (a night asks for vectors a hundred times; a dream that fails
     first keeps none of it, and the next one embeds those texts again).
     """
 
@@ -56,7 +56,7 @@ class CachedEmbedder:
         self._table = False  # dream_vectors exists (it is never dropped while a dream runs)
         self._absent: set[str] = set()  # texts the db was asked for and has no vector of
         self._used: set[str] = set()  # hashes of the stored vectors read, their day to mark
-        self._fresh: dict[str, tuple[str, Any]] = {}  # hash → (text, vector) to store
+        self._fresh: dict[str, Any] = {}  # hash → vector, to store
 
     def _load(self, texts: list[str]) -> None:
         import numpy as np
@@ -96,9 +96,9 @@ class CachedEmbedder:
         from kit.fsutil import sha1_hex
 
         if self._db is not None and self._store:
-            self._fresh.update((sha1_hex(t), (t, v)) for t, v in pairs)
+            self._fresh.update((sha1_hex(t), v) for t, v in pairs)
 
-    def prune(self) -> None:
+    def finish(self) -> None:
         """The dream's end: store the new vectors, mark the day on those read, and drop those unused
         for KEEP_DAYS — one transaction."""
         from datetime import date, timedelta
@@ -116,7 +116,7 @@ class CachedEmbedder:
             if fresh:
                 self._db.conn.executemany(
                     "INSERT OR REPLACE INTO dream_vectors(model, hash, vec, day) VALUES (?,?,?,?)",
-                    [(self.model_id, h, v.astype("float32").tobytes(), self.day) for h, (_, v) in fresh.items()])
+                    [(self.model_id, h, v.astype("float32").tobytes(), self.day) for h, v in fresh.items()])
             if self.day:
                 cutoff = (date.fromisoformat(self.day) - timedelta(days=self.KEEP_DAYS)).isoformat()
                 self._db.execute("DELETE FROM dream_vectors WHERE day < ?", (cutoff,))

@@ -80,7 +80,6 @@ def _opens_like_code(line: str) -> bool:
             or ("console.log(" in line and _CONSOLE_LOG.search(line) is not None))
 
 
-
 # Speaker prefixes: session archives (**User:** …), chat exports (User: …, [09:14] sam: …).
 _TRANSCRIPT = re.compile(
     r"^(?:\*\*|__)?\s*(?:user|assistant|system|human|ai|bot|agent|kit|model|tool)\s*(?:\*\*|__)?\s*:"

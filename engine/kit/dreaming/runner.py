@@ -347,7 +347,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
         wrote_diary = not ctx.dry_run
 
     if embedder is not None:
-        embedder.prune()
+        embedder.finish()
     git = None
     if not ctx.dry_run and cfg.git.autocommit and ctx.changed:
         git = _commit(ctx, len(promoted))
