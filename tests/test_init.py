@@ -55,11 +55,13 @@ def test_init_keeps_user_files_it_does_not_know(tmp_path: Path):
     assert (tmp_path / "notes.md").read_text() == "keep me"
 
 
-def test_git_makes_the_first_commit_and_enables_autocommit(tmp_path: Path):
+def test_git_makes_the_first_commit_and_enables_autocommit(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("KIT_NOW", "2026-11-20T10:00:00+00:00")
     result = init_workspace(tmp_path, git=True)
     assert result.committed
-    log = subprocess.run(["git", "log", "--format=%s"], cwd=tmp_path, capture_output=True, text=True).stdout
-    assert log.strip() == "Kit workspace: initial files"
+    log = subprocess.run(["git", "log", "--format=%s|%aI|%cI"], cwd=tmp_path, capture_output=True, text=True).stdout
+    # dated by Kit's clock (KIT_NOW), as a dream's commits are
+    assert log.strip() == "Kit workspace: initial files|2026-11-20T10:00:00+00:00|2026-11-20T10:00:00+00:00"
     tracked = subprocess.run(["git", "ls-files"], cwd=tmp_path, capture_output=True, text=True).stdout.split()
     assert "SOUL.md" in tracked and not any(t.startswith(".kit") for t in tracked)
     assert Workspace.open(tmp_path).config["git.autocommit"] is True

@@ -51,20 +51,34 @@ def test_an_inline_comment_neither_dates_the_chunk_nor_joins_lines():
     assert [c.day for c in chunk_markdown("MEMORY.md", memory)] == ["2026-05-01"]
 
 
-def test_a_recalled_line_with_an_inline_comment_is_found_and_promoted_clean(workspace, monkeypatch):
-    """Searched on four days through the real search and recall log, then dreamt: the snippet keeps
-    its list marker, Deep finds the line (not "gone") and MEMORY.md gets the text without the comment."""
-    line = f"- {PROMOTED} Ada prefers oolong tea in the afternoon meetings"
+def test_recalled_lines_with_kit_comments_are_found_dated_and_promoted_clean(workspace, monkeypatch):
+    """Searched on four days through the real search and recall log, then dreamt: a comment inside a
+    line and one alone atop a line of a daily note (a copied MEMORY.md entry). The snippets keep
+    their list marker, the hits are dated by the note, Deep finds the lines (not "gone") and
+    MEMORY.md gets the texts without the comments (not "- ; Frank …")."""
     (workspace.root / "memory" / "2026-05-01.md").write_text(
-        f"# 2026-05-01\n\n{line}\n- Bob owns the staging deploy pipeline\n", encoding="utf-8")
+        f"# 2026-05-01\n\n- {PROMOTED} Ada prefers oolong tea in the afternoon meetings\n\n"
+        f"{PROMOTED}\n- Frank takes the 7:40 train from Utrecht every weekday\n", encoding="utf-8")
+    facts = {"Ada": "- Ada prefers oolong tea in the afternoon meetings",
+             "Frank": "- Frank takes the 7:40 train from Utrecht every weekday"}
+    queries = {"Ada": ("what tea does Ada prefer", "Ada oolong afternoon"),
+               "Frank": ("which train does Frank take", "Frank Utrecht train")}
     for i, day in enumerate(days("2026-05-02", 4)):
-        for hour, query in ((10, "what tea does Ada prefer"), (11, f"Ada oolong afternoon {i}")):
-            monkeypatch.setenv("KIT_NOW", f"{day}T{hour}:00:00+00:00")
-            hits = workspace.memory.search(query, record=True).results
-            assert hits[0].snippet == "- Ada prefers oolong tea in the afternoon meetings"
+        for who, (first, second) in queries.items():
+            for hour, query in ((10, first), (11, f"{second} {i}")):
+                monkeypatch.setenv("KIT_NOW", f"{day}T{hour}:00:00+00:00")
+                top = workspace.memory.search(query, record=True).results[0]
+                assert (top.snippet, top.date) == (facts[who], "2026-05-01")
     monkeypatch.setenv("KIT_NOW", "2026-05-06T03:00:00+00:00")
     result = run_dream(workspace)
-    assert result.promoted == ("memory/2026-05-01.md:3:3",)
+    assert result.promoted == ("memory/2026-05-01.md:3:3", "memory/2026-05-01.md:5:6")
     section = (workspace.root / "MEMORY.md").read_text(encoding="utf-8").split("## Promoted memories")[1]
-    assert section.count("<!-- kit:promoted") == 1 and "2020-01-01" not in section
-    assert section.rstrip().endswith("\n- Ada prefers oolong tea in the afternoon meetings")
+    assert section.count("<!-- kit:promoted") == 2 and "2020-01-01" not in section
+    assert [line for line in section.splitlines() if line.startswith("- ")] == list(facts.values())
+
+
+def test_one_line_leaves_out_a_comment_line_atop_an_item():
+    from kit.dreaming.managed import one_line
+
+    assert one_line(f"{PROMOTED}\n- Frank takes the 7:40 train") == "Frank takes the 7:40 train"
+    assert one_line("- Deploys: <!-- a note\nover two lines -->\n  - api on Tuesday") == "Deploys: api on Tuesday"

@@ -8,6 +8,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from kit import clock
 from kit.errors import WorkspaceError
 from kit.fsutil import atomic_write
 from kit.ignore import IGNORED_DIRS, ignored_name
@@ -96,8 +97,9 @@ def init_workspace(path: str | os.PathLike, *, git: bool = False, force: bool = 
 def _git_commit(root: Path, written: list[str]) -> bool:
     """A new repository gets everything as its first commit; an existing one gets only the files
     this init wrote (never the user's other changes, staged or not)."""
+    env = {**os.environ, **clock.git_dates()}
     run = lambda *args: subprocess.run(  # noqa: E731
-        ["git", *args], cwd=root, capture_output=True, text=True
+        ["git", *args], cwd=root, capture_output=True, text=True, env=env
     )
     fresh = not (root / ".git").exists() or run("rev-parse", "--verify", "-q", "HEAD").returncode != 0
     if not (root / ".git").exists():

@@ -62,12 +62,7 @@ def autocommit(root: Path, files: Sequence[str], message: str, *, carry: Sequenc
     files = [f for f in files if f not in ignored]
     if not files:
         return CommitResult(False, "every changed file is ignored by git")
-    env = dict(os.environ)
-    # dated by Kit's clock, as the dream's own files are (KIT_NOW: a demo, a test, a replayed night),
-    # unless the caller set git's dates itself
-    when = clock.now().isoformat(timespec="seconds")
-    env.setdefault("GIT_AUTHOR_DATE", when)
-    env.setdefault("GIT_COMMITTER_DATE", when)
+    env = {**os.environ, **clock.git_dates()}
     if not _git(root, "config", "user.name").stdout.strip():
         env.setdefault("GIT_AUTHOR_NAME", "Kit")
         env.setdefault("GIT_COMMITTER_NAME", "Kit")

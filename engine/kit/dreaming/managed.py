@@ -22,6 +22,7 @@ MAX_SNIPPET_CHARS = 640  # ~160 tokens at 4 chars a token
 _COMMENT = re.compile(r"^<!--\s*kit:promoted\s+(?P<attrs>.*?)\s*-->\s*$")
 _ATTR = re.compile(r"(\w+)=(\S+)")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_COMMENT_ANYWHERE = re.compile(r"<!--.*?-->", re.S)  # an HTML comment, Kit's or the user's: not for MEMORY.md
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,9 @@ def one_line(snippet: str, limit: int = MAX_SNIPPET_CHARS) -> str:
     Sub-items of a list item are joined with "; " ("Deploys: api on Tuesday; web on Thursday"), so a
     nested list reads as one sentence; wrapped continuation lines are joined with a space.
     """
+    # comments first (a kit:promoted one alone atop a note's line, or one spanning lines): a comment
+    # line read as the first line made the item below it a sub-item ("- ; Frank takes the train")
+    snippet = _COMMENT_ANYWHERE.sub(" ", snippet)
     text = ""
     for index, line in enumerate(snippet.splitlines()):
         part = _LIST_MARKER.sub("", line).strip()
@@ -86,7 +90,6 @@ def one_line(snippet: str, limit: int = MAX_SNIPPET_CHARS) -> str:
             text = text.rstrip().rstrip(",.") + "; " + part
         else:
             text += " " + part
-    text = re.sub(r"<!--.*?-->", " ", text)
     text = " ".join(text.split())
     if len(text) > limit:
         cut = text[: limit - 1].rsplit(" ", 1)[0]

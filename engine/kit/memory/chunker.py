@@ -101,7 +101,9 @@ def _valid_day(text: str) -> str | None:
 def chunk_day(path: str, heading_path: Sequence[str], text: str) -> str | None:
     """The day a chunk is about: a date opening its first line (`- 2026-03-14: …`), the note a
     promoted MEMORY.md entry came from (its comment alone on a line atop the entry: one inside a
-    line says nothing of the day), the nearest heading that is a date, else the note's name."""
+    line says nothing of the day, nor one in a daily note, whose day is its own), the nearest
+    heading that is a date, else the note's name."""
+    named = note_date(path)
     atop: list[str] = []  # the comment lines above the first line of text
     for line in text.split("\n"):
         if not line.strip():
@@ -113,14 +115,13 @@ def chunk_day(path: str, heading_path: Sequence[str], text: str) -> str | None:
         if m and (day := _valid_day(m.group(1))):
             return day
         break
-    m = _PROMOTED_FROM.search("\n".join(atop))
+    m = _PROMOTED_FROM.search("\n".join(atop)) if named is None else None  # a daily note's day is its own
     if m and (day := _valid_day(m.group(1))):
         return day
     for heading in reversed(heading_path):
         m = _LEADING_DATE.match(heading)
         if m and (day := _valid_day(m.group(1))):
             return day
-    named = note_date(path)
     return named.isoformat() if named else None
 
 
