@@ -432,3 +432,16 @@ def test_a_second_dream_the_same_day_says_nothing_is_new_not_that_gates_hold(wor
     at = next(i for i, line in enumerate(again) if line.startswith("deep:  promoted 0; ranked "))
     assert again[at + 1] == "       nothing new: every candidate is already in MEMORY.md"
     assert "none passed" not in "\n".join(again)
+
+
+def test_explain_takes_a_hit_as_search_prints_it(workspace, cli):
+    """Search prints `path:3` (and `path:3-4`); explain wanted the key `path:3:3` and said no
+    candidate matched."""
+    now = seed(workspace)
+    by_key = cli("memory", "explain", "memory/2026-05-01.md:3:3", "--json", "-w", workspace.root, env={"KIT_NOW": now})
+    assert by_key.exit_code == 0
+    claim = json.loads(by_key.stdout)["claim"]
+    for target in ("memory/2026-05-01.md:3", "memory/2026-05-01.md:3-3"):
+        found = cli("memory", "explain", target, "--json", "-w", workspace.root, env={"KIT_NOW": now})
+        assert found.exit_code == 0, found.output
+        assert json.loads(found.stdout)["claim"] == claim

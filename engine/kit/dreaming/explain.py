@@ -21,6 +21,7 @@ from kit.memory.recall import top_scores as recall_tops
 from kit.memory.recall import uses as recall_uses
 
 _KEY = re.compile(r"^.+:\d+:\d+$")
+_WHERE = re.compile(r"^(?P<path>.+):(?P<start>\d+)(?:-(?P<end>\d+))?$")  # as search prints it: path:7, path:7-9
 MIN_TEXT_MATCH = 0.2
 
 
@@ -29,8 +30,12 @@ def _at(c: Candidate, key: str) -> bool:
 
 
 def find(cands: list[Candidate], target: str) -> Candidate:
-    """A key (path:start:end it was recalled at, newest first) or the candidate whose text matches best."""
+    """A key (path:start:end it was recalled at, newest first; or path:7 and path:7-9, as search prints
+    a hit) or the candidate whose text matches best."""
     target = target.strip()
+    where = None if _KEY.match(target) else _WHERE.match(target)
+    if where:
+        target = f"{where['path']}:{where['start']}:{where['end'] or where['start']}"
     if _KEY.match(target):
         hits = [c for c in cands if _at(c, target)]
         if hits:
