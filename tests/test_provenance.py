@@ -18,6 +18,7 @@ PROMOTED = "<!-- kit:promoted key=memory/2020-01-01.md:1:1 claim=3f2a9c1b0d4e sc
     (f"- {PROMOTED} Ada prefers tea", "- Ada prefers tea"),  # between words: one space
     (f"- Ada prefers tea {PROMOTED}\n- Bob", "- Ada prefers tea\n- Bob"),  # at a line's end: the line stays
     (f"{PROMOTED}\n- Ada", "- Ada"),  # alone on its line: the line goes
+    (f"- Ada\n{PROMOTED}", "- Ada"),  # alone on the last line: no line break left behind
     (f"x\n  {PROMOTED}  \ny", "x\ny"),
     ("a<!--kit:x-->b", "a b"),
     ("<!-- kit:a --><!-- kit:b --> text", "text"),  # side by side: one gap

@@ -45,7 +45,6 @@ def timestamp() -> float:
     return time.time()
 
 
-
 def git_dates() -> dict[str, str]:
     """GIT_AUTHOR_DATE and GIT_COMMITTER_DATE for a commit Kit makes: this clock (KIT_NOW: a demo, a
     test, a replayed night), as the files it commits are dated, unless the environment sets them."""

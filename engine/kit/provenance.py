@@ -15,8 +15,10 @@ _BODY = r"<!--\s*kit:(?:(?!-->).)*-->"
 # what a comment is, for a caller that puts something in its place (a claim's normalised text, whose
 # whitespace is collapsed: a space keeps "- <!-- kit:… -->" a list marker, as claim hashes always had it)
 KIT_COMMENT = re.compile(_BODY, re.S)
-# a comment alone on its line (or lines) takes the line with it
-_ALONE = re.compile(r"^[ \t]*" + _BODY + r"[ \t]*(?:\r?\n|\Z)", re.M | re.S)
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)  # any comment, Kit's or the user's: what no reader sees
+# a comment alone on its line (or lines) takes the line with it — on the last line, the line break
+# before it, so no blank end is left where it was
+_ALONE = re.compile(r"^[ \t]*" + _BODY + r"[ \t]*(?:\r?\n|\Z)|\r?\n[ \t]*" + _BODY + r"[ \t]*\Z", re.M | re.S)
 # one inside a line (or several side by side), with the blanks around it
 _INLINE = re.compile(r"[ \t]*(?:" + _BODY + r"[ \t]*)+", re.S)
 

@@ -816,6 +816,8 @@ _SPACED_HINT = re.compile(r"[.\-_*·• ][^\W\d_][.\-_*·• ][^\W\d_]")
 
 def _may_be_leet(text: str) -> bool:
     return _SIGN_THEN_LETTER.search(text) is not None or _SIGN_THEN_LETTER.search(text[::-1]) is not None
+
+
 _NON_LETTERS = re.compile(r"[^\w]|_")
 
 

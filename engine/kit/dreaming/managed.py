@@ -17,12 +17,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kit.provenance import HTML_COMMENT
+
 HEADING = "## Promoted memories"
 MAX_SNIPPET_CHARS = 640  # ~160 tokens at 4 chars a token
 _COMMENT = re.compile(r"^<!--\s*kit:promoted\s+(?P<attrs>.*?)\s*-->\s*$")
 _ATTR = re.compile(r"(\w+)=(\S+)")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
-_COMMENT_ANYWHERE = re.compile(r"<!--.*?-->", re.S)  # an HTML comment, Kit's or the user's: not for MEMORY.md
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def one_line(snippet: str, limit: int = MAX_SNIPPET_CHARS) -> str:
     """
     # comments first (a kit:promoted one alone atop a note's line, or one spanning lines): a comment
     # line read as the first line made the item below it a sub-item ("- ; Frank takes the train")
-    snippet = _COMMENT_ANYWHERE.sub(" ", snippet)
+    snippet = HTML_COMMENT.sub(" ", snippet)
     text = ""
     for index, line in enumerate(snippet.splitlines()):
         part = _LIST_MARKER.sub("", line).strip()

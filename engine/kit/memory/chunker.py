@@ -27,7 +27,7 @@ from functools import lru_cache
 from kit.fsutil import sha1_hex
 from kit.memory.notes import note_date, one_fact_per_item
 from kit.paths import bundled
-from kit.provenance import strip_kit_comments
+from kit.provenance import HTML_COMMENT, strip_kit_comments
 
 # 5: untouched template text, heading-only and comment-only chunks dropped; chunks carry their day.
 # 6: MEMORY.md and the archive chunked by claim. Bump when chunk boundaries change, so indexes re-chunk.
@@ -79,7 +79,7 @@ def embed_text(heading_path: Sequence[str], text: str) -> str:
     days shares one cached vector.
     """
     context = [h for h in heading_path if not _DATE_HEADING.match(h.strip())]
-    text = strip_kit_comments(text).strip("\n")
+    text = strip_kit_comments(text)
     if context:
         return " > ".join(context) + "\n" + text
     return text
@@ -108,10 +108,10 @@ def chunk_day(path: str, heading_path: Sequence[str], text: str) -> str | None:
     for line in text.split("\n"):
         if not line.strip():
             continue
-        if not _HTML_COMMENT.sub("", line).strip():
+        if not HTML_COMMENT.sub("", line).strip():
             atop.append(line)
             continue
-        m = _LEADING_DATE.match(_HTML_COMMENT.sub("", line))
+        m = _LEADING_DATE.match(HTML_COMMENT.sub("", line))
         if m and (day := _valid_day(m.group(1))):
             return day
         break
@@ -130,14 +130,13 @@ def make_chunk(path: str, start: int, end: int, headings: Sequence[str], text: s
     return Chunk(path, start, end, heads, text, sha1_hex(embed_text(heads, text)), chunk_day(path, heads, text))
 
 
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
 
 
 def says_something(text: str) -> bool:
     """False for text that is only headings, HTML comments (Kit's provenance ones included) and
     blank lines: such a chunk answers no question."""
-    body = _HTML_COMMENT.sub("", text)
+    body = HTML_COMMENT.sub("", text)
     return any(line.strip() and not _HEADING_LINE.match(line) for line in body.split("\n"))
 
 

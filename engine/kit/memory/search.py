@@ -750,7 +750,7 @@ def neighbours(index: MemoryIndex, hit: Ranked, picked: set[int], budget: int, r
             and (r.end_line < row.start_line or r.start_line > row.end_line)]
     out: list[Context] = []
     for r in sorted(near, key=lambda r: abs(r.start_line - row.start_line)):
-        text = strip_kit_comments(r.text).strip("\n")
+        text = strip_kit_comments(r.text)
         related = relevance(r) >= share * hit.candidate.relevance or bool(names & set(_names(r.text)))
         if not related or len(text) > budget:
             continue
@@ -892,7 +892,7 @@ def hybrid_search(
     hits = []
     for rank, r in enumerate(chosen, 1):
         c = r.candidate
-        snippet = strip_kit_comments(c.row.text).strip("\n")[: settings.snippet_chars]
+        snippet = strip_kit_comments(c.row.text)[: settings.snippet_chars]
         hits.append(SearchHit(
             path=c.row.path, start_line=c.row.start_line, end_line=c.row.end_line, score=r.score,
             vector_score=c.vector_score, text_score=c.text_score, snippet=snippet, heading=c.row.heading,

@@ -42,7 +42,7 @@ from kit.problems import Problem
 from kit.prompt.budget import FileBudget, apply_budgets
 from kit.prompt.skills_block import SkillEntry, SkillsBlock, build_skills_block
 from kit.prompt.warning import WarningState, describe_cut, should_warn
-from kit.provenance import strip_kit_comments
+from kit.provenance import HTML_COMMENT, strip_kit_comments
 from kit.templating import OVERRIDE_DIR, SYSTEM, templates_for
 from kit.tokens import estimate_tokens
 from kit.wording import plural
@@ -127,13 +127,12 @@ class _Assembly:
     heartbeat_empty: bool = False
 
 
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _HEADING = re.compile(r"^\s*#+\s.*$", re.M)
 
 
 def heartbeat_is_empty(text: str) -> bool:
     """HEARTBEAT.md with only comments, headings and blank lines has no tasks: skip the run."""
-    return not _HEADING.sub("", _COMMENT.sub("", text)).strip()
+    return not _HEADING.sub("", HTML_COMMENT.sub("", text)).strip()
 
 
 def heartbeat_has_no_tasks(snap: Any) -> bool:
