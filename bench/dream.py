@@ -10,6 +10,9 @@ state.db carries over. "next night" is the nightly `kit dream` of a cron job: th
 night's dream applied, one more day of recall events in the log — in this process with a new
 workspace object, then as cron runs it, `python -m kit dream` in a new process.
 
+The notes are indexed (`kit memory index`) before anything is timed, in both trees: every recall
+event is a hit of a search over that index, so a workspace with a recall log has its notes indexed.
+
 The script runs on the "before" tree too (98edda5, through `bench/compare.py --same-script`), so
 both trees do the same work on every line: there, a workspace object caches nothing and the
 candidates are what its `run_dream` read (`build_candidates(events(db))`).
@@ -153,6 +156,9 @@ def main() -> int:
 
         t_model = timed(lambda: memory_for(ws).embedder.encode(["warm up"]))
         print(f"embedding model load (once per process): {t_model:.2f} s")
+        indexed = memory_for(ws).sync()  # what searching the notes (the log's source) did
+        memory_for(ws).close()
+        print(f"notes indexed (not timed): {indexed.chunks} chunks")
 
         db = ws.open_state()
         cold = [timed(lambda: load_candidates(new_ws(), db)) for _ in range(args.runs)]

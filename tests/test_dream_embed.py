@@ -77,7 +77,7 @@ def test_a_dream_asks_the_db_once_per_text_and_stores_at_its_end(workspace):
         first.encode(["warm"])
         first.prefetch(["a", "b"])
         vectors = first.encode(["a", "b"])
-    assert len([q for q in asked if "hash IN" in q]) == 3  # warm; a and b before the model call; not again
+    assert len([q for q in asked if "hash IN" in q]) == 2  # warm; a and b in one before the model call; not again
     assert db.execute("SELECT COUNT(*) FROM dream_vectors").fetchone()[0] == 0  # nothing stored before the end
     first.finish()
     assert [tuple(r) for r in db.execute("SELECT hash, day FROM dream_vectors ORDER BY hash")] == sorted(
@@ -93,4 +93,37 @@ def test_a_dream_asks_the_db_once_per_text_and_stores_at_its_end(workspace):
     night.encode(["a"])
     night.finish()  # the day on the vector read; those unused since 2026-04-18 pruned
     assert [tuple(r) for r in db.execute("SELECT hash, day FROM dream_vectors")] == [(sha1_hex("a"), "2026-05-02")]
+    db.close()
+
+
+def test_the_memory_index_is_asked_after_the_db_and_before_the_model(workspace):
+    """`indexed` (the memory index's embedding cache) serves what dream_vectors lacks, each text asked
+    once; the model gets only what neither has — prefetch included, which starts no call for them."""
+    from kit.dreaming import store as dream_store
+
+    db = workspace.open_state()
+    dream_store.ensure_schema(db)
+    own = CachedEmbedder(BatchSensitive(), db, store=True, day="2026-05-01")
+    kept = own.encode(["a"])[0]
+    own.finish()  # "a" is in dream_vectors
+    elsewhere = {t: np.full(3, float(i), dtype="float32") for i, t in enumerate(["a", "b", "c"])}
+    asked: list[list[str]] = []
+
+    def indexed(model_id: str, texts: list[str]) -> dict:
+        assert model_id == "batch-sensitive"
+        asked.append(list(texts))
+        return {t: elsewhere[t] for t in texts if t in elsewhere}
+
+    night = CachedEmbedder(BatchSensitive(), db, store=True, day="2026-05-02", indexed=indexed)
+    with night.prefetching():
+        night.encode(["warm"])
+        night.prefetch(["a", "b", "d"])  # only "d" needs the model
+        got = night.encode(["a", "b", "c", "d"])
+    assert np.array_equal(got[0], kept)  # the dream's own vector first
+    assert np.array_equal(got[1], elsewhere["b"]) and np.array_equal(got[2], elsewhere["c"])
+    assert night.inner.calls == [("warm",), ("d",)]
+    assert asked == [["warm"], ["b", "d"], ["c"]]  # "d" is not asked again, nor "a" (the db has it)
+    night.finish()
+    stored = {r[0] for r in db.execute("SELECT hash FROM dream_vectors")}
+    assert stored == {sha1_hex(t) for t in ("a", "warm", "d")}  # the index's vectors stay the index's
     db.close()

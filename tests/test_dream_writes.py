@@ -276,6 +276,44 @@ def test_vectors_persist_between_nights(workspace, monkeypatch):
     assert [r[0] for r in days_kept] == ["2026-05-08"]
 
 
+def test_a_dream_takes_the_vectors_the_memory_index_has(workspace, monkeypatch):
+    """A recalled note line is a chunk the memory index embedded already — the same text, the same
+    model — so a dream reads its vector from the index's embedding cache and never sends it to the
+    model; a dry run does so without writing anything (index.db's bytes and files are unchanged)."""
+    from kit.memory.service import memory_for
+
+    seed(workspace, monkeypatch)
+    memory = memory_for(workspace)
+    memory.sync()  # as in any workspace whose recall log came from searching its notes
+    memory.close()
+    encoded: list[str] = []
+
+    class Counting:
+        def __init__(self, inner):
+            self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
+
+        def encode(self, texts):
+            encoded.extend(texts)
+            return self.inner.encode(texts)
+
+    memory.use_embedder(Counting(memory.embedder))
+    lines = {f"- {fact}" for fact in FACTS}
+    template = (workspace.root / "MEMORY.md").read_text().splitlines()[2:4]  # kit init's two lines of prose
+    files = {p.name: p.read_bytes() for p in workspace.kit_dir.iterdir() if p.name.startswith("index.db")}
+    assert list(files) == ["index.db"]
+    dry = run_dream(workspace, dry_run=True)
+    assert {p.name: p.read_bytes() for p in workspace.kit_dir.iterdir() if p.name.startswith("index.db")} == files
+    result = run_dream(workspace)
+    assert dry.similarity == result.similarity == "embeddings" and len(result.promoted) == len(FACTS)
+    # REM and Deep compared the note lines by the index's vectors; the model saw only texts the index
+    # never embedded (Deep's one-line forms, MEMORY.md's entries under its heading), then the sync
+    # after the dream embedded MEMORY.md's new entries
+    assert not lines & set(encoded)
+    own = [t for t in encoded if not t.startswith("Memory > Promoted memories\n")]
+    assert set(own) == set(FACTS) | set(template)
+    assert len(own) == 2 * len(set(own))  # once by the dry run, once by the dream (a dry run keeps none)
+
+
 def test_unreadable_memory_md_stops_the_dream_before_any_write(workspace, monkeypatch, cli):
     """A MEMORY.md that is not UTF-8 is never rewritten: one line naming file and line, exit 1."""
     seed(workspace, monkeypatch)

@@ -8,6 +8,7 @@ import sys
 import textwrap
 from datetime import date, timedelta
 
+import numpy as np
 import pytest
 
 import helpers_memory
@@ -464,3 +465,31 @@ def test_a_words_rows_are_read_again_after_the_index_changes(workspace, kit_now)
     rows, counts = idx.token_counts(token)
     assert len(rows) == 2 and counts.tolist() == [1, 2]
     assert sorted(r.path for r in mem.search("armadillo").results) == ["memory/2026-02-01.md", "memory/2026-02-02.md"]
+
+
+def test_cached_vectors_are_read_by_text_without_writing(workspace, counting, tmp_path):
+    """`Memory.cached_vectors`: the vector the index embedded for exactly a text (a chunk's
+    embed_text), under its model; read without writing — a missing index is not created, a file
+    that is not an index reads as empty."""
+    mem = Memory(workspace, embedder=counting)
+    assert mem.cached_vectors(counting.model_id, ["- Ada prefers tea."]) == {}
+    assert not mem.index_path.exists()  # asking created nothing
+    write(workspace.root, "memory/2026-05-01.md", "# 2026-05-01\n\n- Ada prefers tea.\n\n## Work\n\n- Deploys on Tuesdays.\n")
+    mem.sync()
+    mem.close()
+    counting.reset()
+    found = mem.cached_vectors(counting.model_id, ["- Ada prefers tea.", "- Deploys on Tuesdays.",
+                                                   "Work\n- Deploys on Tuesdays."])
+    # the bullet under the date heading alone is its own text; the one under "## Work" was embedded
+    # with its heading as context
+    assert set(found) == {"- Ada prefers tea.", "Work\n- Deploys on Tuesdays."}
+    assert counting.calls == 0
+    # the text's own vector (to the last bits: it was embedded in a batch with the other chunk)
+    assert np.allclose(found["- Ada prefers tea."], counting.inner.encode(["- Ada prefers tea."])[0], atol=1e-6)
+    assert mem.cached_vectors("another-model", ["- Ada prefers tea."]) == {}
+    assert sorted(p.name for p in workspace.kit_dir.iterdir() if p.name.startswith("index.db")) == ["index.db"]
+    not_an_index = tmp_path / "other.db"
+    sqlite3.connect(not_an_index).close()
+    from kit.memory.index import read_cached_vectors
+
+    assert read_cached_vectors(not_an_index, counting.model_id, ["x"]) == {}

@@ -8,7 +8,7 @@ Without any embedder, dreaming uses token Jaccard similarity and says so in its 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -35,6 +35,9 @@ class CachedEmbedder:
 
     With a state db, vectors also persist in `dream_vectors` (keyed by model and text hash), so the
     next night only embeds candidates it has not seen; `store=False` (dry runs) reads but never writes.
+    `indexed(model_id, texts)` gives the vectors embedded elsewhere — the memory index's cache
+    (`Memory.cached_vectors`): a recalled note line is a chunk the index embedded already, the same
+    text with the same model — asked for what the db lacks, before the model is.
     What a dream stores — new vectors, and the day on those it used — is written at its end, by
     `finish()`, in one transaction (a night asks for vectors a hundred times; a dream that fails
     first keeps none of it, and the next one embeds those texts again).
@@ -42,8 +45,11 @@ class CachedEmbedder:
 
     KEEP_DAYS = 14  # vectors unused for this long are pruned: the table holds the working set only
 
-    def __init__(self, inner: Any, db: Any = None, *, store: bool = False, day: str = ""):
+    def __init__(self, inner: Any, db: Any = None, *, store: bool = False, day: str = "",
+                 indexed: Callable[[str, list[str]], Mapping[str, Any]] | None = None):
         self.inner = inner
+        self._indexed = indexed
+        self._not_indexed: set[str] = set()  # texts the index was asked for and has no vector of
         self.day = day
         self.model_id = inner.model_id
         self.dim = inner.dim
@@ -68,6 +74,22 @@ class CachedEmbedder:
                 self._vecs[text] = vec
         if self._store:
             self._used.update(h for _, (h, _) in rows)
+        self._load_indexed(texts)
+
+    def _load_indexed(self, texts: Sequence[str]) -> None:
+        """The vectors the memory index has of `texts` not known yet (each text asked once)."""
+        if self._indexed is None:
+            return
+        ask = [t for t in dict.fromkeys(texts) if t not in self._vecs and t not in self._not_indexed]
+        if not ask:
+            return
+        found = self._indexed(self.model_id, ask)
+        for text in ask:
+            vec = found.get(text)
+            if vec is not None and vec.shape == (self.dim,):
+                self._vecs[text] = vec
+            else:
+                self._not_indexed.add(text)
 
     def _rows(self, texts: list[str], column: str | None) -> list[tuple[str, tuple]]:
         """(text, (hash[, column])) for each of `texts` with a row in `dream_vectors` (500 a query)."""
@@ -172,7 +194,9 @@ class CachedEmbedder:
             return
         pending = {t for key in self._ahead for t in key}
         missing = [t for t in dict.fromkeys(texts) if t not in self._vecs and t not in pending]
-        missing = [t for t in missing if t not in self._stored(missing)]
+        stored = self._stored(missing)  # read by the encode that needs them (which marks them used)
+        self._load_indexed([t for t in missing if t not in stored])  # the db first, as encode asks
+        missing = [t for t in missing if t not in stored and t not in self._vecs]
         if missing and tuple(missing) not in self._ahead:
             self._ahead[tuple(missing)] = self._pool.submit(self.inner.encode, missing)
 

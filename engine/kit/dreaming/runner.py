@@ -209,7 +209,8 @@ def _embedder(ctx: _Ctx, cands: list[Candidate], notes: list[str]):
             notes.append(f"embeddings unavailable, similarity is lexical: {mem.embedding_error}")
         return None
     try:  # CachedEmbedder reads `dim`, which loads the model: a model that cannot load means lexical
-        return CachedEmbedder(inner, ctx.db, store=not ctx.dry_run, day=ctx.today.isoformat())
+        return CachedEmbedder(inner, ctx.db, store=not ctx.dry_run, day=ctx.today.isoformat(),
+                              indexed=mem.cached_vectors)
     except EmbeddingError as exc:
         notes.append(f"embeddings unavailable, similarity is lexical: {exc}")
         return None

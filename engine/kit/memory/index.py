@@ -96,10 +96,44 @@ def fts5_available() -> bool:
         conn.close()
 
 
+def _cached_vectors(conn: sqlite3.Connection, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
+    """hash -> vector bytes of the embedding cache rows of `model` among `hashes` (500 a query)."""
+    wanted = list(dict.fromkeys(hashes))
+    out: dict[str, bytes] = {}
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for r in conn.execute(f"SELECT hash, vector FROM embedding_cache WHERE model = ? AND hash IN ({marks})",
+                              [model, *part]):
+            out[r[0]] = r[1]
+    return out
+
+
+def read_cached_vectors(path: str | os.PathLike, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
+    """`MemoryIndex.cached_vectors` of an index.db that may not exist, read without writing: no file,
+    table or schema row is created (opening a MemoryIndex writes its schema), and a missing,
+    unreadable or older index reads as empty — a reader that must not write (a dry-run dream) asks
+    this. An ordinary connection, not `mode=ro`: SQLite removes the -wal and -shm files it opened
+    when the last read-write connection closes, and a read-only one leaves them behind."""
+    wanted = list(hashes)
+    if not wanted or not Path(path).is_file():
+        return {}
+    try:
+        conn = sqlite3.connect(str(path), timeout=10.0)
+    except sqlite3.Error:
+        return {}
+    try:
+        return _cached_vectors(conn, model, wanted)
+    except sqlite3.Error:  # no embedding_cache table (not an index Kit wrote), or a damaged file
+        return {}
+    finally:
+        conn.close()
+
+
 def stored_schema(path: str | os.PathLike) -> str | None:
     """The schema version an existing index.db was built with, read without writing (for doctor)."""
     try:
-        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(str(path), timeout=10.0)
     except sqlite3.Error:
         return None
     try:
@@ -567,16 +601,7 @@ class MemoryIndex:
         return len(item.chunks)
 
     def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
-        wanted = list(dict.fromkeys(hashes))
-        out: dict[str, bytes] = {}
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for r in self.conn.execute(
-                f"SELECT hash, vector FROM embedding_cache WHERE model = ? AND hash IN ({marks})", [model, *part]
-            ):
-                out[r[0]] = r[1]
-        return out
+        return _cached_vectors(self.conn, model, hashes)
 
     def store_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
         with transaction(self.conn):

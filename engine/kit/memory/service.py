@@ -29,7 +29,7 @@ from kit import clock
 from kit.core import WorkspaceCore
 from kit.documents import rel_posix
 from kit.errors import DocumentError, NotFoundError, PathEscapeError
-from kit.fsutil import read_text
+from kit.fsutil import read_text, sha1_hex
 from kit.memory import sources
 from kit.memory.blas import OneBlasThread
 from kit.memory.daily import WriteResult, append_note
@@ -48,6 +48,7 @@ from kit.memory.index import (
     fts5_available,
     indexable_files,
     is_indexable,
+    read_cached_vectors,
     stale_files,
     stored_schema,
     sync_index,
@@ -193,6 +194,15 @@ class Memory:
     def index(self) -> MemoryIndex:
         """This thread's connection to index.db (opened lazily, never shared across threads)."""
         return self._index.get()
+
+    def cached_vectors(self, model_id: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
+        """The vectors the index's embedding cache holds for `texts` under `model_id`: a text is
+        found when the index embedded exactly it (a chunk's `embed_text` is the key: a note's bullet
+        under its date heading alone is its own text). Read without writing, so a dry run may ask;
+        no index reads as none."""
+        by_hash = {sha1_hex(t): t for t in texts}
+        found = read_cached_vectors(self.index_path, model_id, by_hash)
+        return {by_hash[h]: np.frombuffer(blob, dtype=np.float32) for h, blob in found.items()}
 
     def close(self) -> None:
         """Close this thread's index connection."""
