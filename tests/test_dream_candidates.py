@@ -17,8 +17,8 @@ def event(i: int, line: int, snippet: str = FIRST, day: str = "2026-05-01") -> R
                        claim_hash(snippet), q, query_hash(q), 0.8, day, 1_777_000_000.0 + 60 * i, "tool")
 
 
-def credits(evs: list[RecallEvent]) -> dict:
-    return {e.id: (1.0, False, False, (e.day, "search", -e.id)) for e in evs}
+def credits(evs: list[RecallEvent]) -> list:
+    return [(1.0, False, False, (e.day, "search", -e.id)) for e in evs]
 
 
 def test_locations_put_the_latest_first_and_each_place_once():
@@ -36,11 +36,11 @@ def test_batches_and_single_events_fold_to_the_same_candidate():
     evs = [event(1, 3), event(2, 7), event(3, 3, REWORDED), event(4, 5, day="2026-05-02"), event(5, 3)]
     junk = {FIRST: None, REWORDED: None}
     one = Fold(claim_hash(FIRST), FIRST)
-    for e in evs:
-        one.add(e, credits(evs)[e.id])
+    for e, c in zip(evs, credits(evs), strict=True):
+        one.add(e, c)
     batched = Fold(claim_hash(FIRST), FIRST)
-    batched.extend(evs[:2], credits(evs))
-    batched.extend(evs[2:], credits(evs))
+    batched.extend(evs[:2], credits(evs[:2]))
+    batched.extend(evs[2:], credits(evs[2:]))
     assert vars(one.candidate([], junk)) == vars(batched.candidate([], junk))
 
 

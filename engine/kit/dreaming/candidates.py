@@ -17,7 +17,7 @@ import base64
 import operator
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -108,7 +108,7 @@ class Candidate:
         }
 
 
-_TS, _ID = operator.attrgetter("ts"), operator.attrgetter("id")
+_TS, _ID, _SCORE = operator.attrgetter("ts"), operator.attrgetter("id"), operator.attrgetter("score")
 
 
 def in_time_order(events: Iterable[RecallEvent]) -> list[RecallEvent]:
@@ -128,102 +128,144 @@ def turn_of(starts: Mapping[str, Sequence[float]], day: str, ts: float) -> int:
     return bisect_right(starts.get(day, ()), ts)
 
 
-def event_credits(events: list[RecallEvent], junk: Mapping[str, str | None], uses: Iterable[RecallUse] = (),
-                  tops: Mapping[int, float] | None = None,
-                  quotes: Mapping[str, str] | None = None,
-                  searches: Iterable[RecallSearch] = (),
-                  lines: Mapping[int, str] | None = None,
-                  logged_searches: bool | None = None,
-                  peaks: Mapping[str, float] | None = None) -> dict[int, tuple[float, bool, bool, tuple]]:
-    """Each event's (credit, used, passed over, turn). The rank is taken among the promotable hits of the
-    event's search (a junk hit never pushes an answer down; one that quotes a note line stands for
-    it), the relative score against the search's top hit, whatever it was (`tops`: junk, MEMORY.md):
-    a weak line does not become an answer because junk crowded the real one out of the results.
+Credit = tuple[float, bool, bool, tuple]  # (credit, used, passed over, turn): one hit's entry
+
+
+class HitCredits:
+    """The credit of each hit of a log (`scoring.recall_credit`), from what the log says around it:
+    built once from its events, uses and searches; `of(events, owns)` credits some of them (`owns`:
+    each one's `owns_of` entry).
+
+    The rank is taken among the promotable hits of the event's search (a junk hit never pushes an
+    answer down; one that quotes a note line stands for it), the relative score against the search's
+    top hit, whatever it was (`tops`: junk, MEMORY.md): a weak line does not become an answer
+    because junk crowded the real one out of the results.
 
     A hit is *passed over* when, in its turn, the agent used another hit and not this one, or — an
     active-recall hit — searched again after seeing it, and that search did not find it: whatever
-    its rank, it did not answer (`scoring.recall_credit`). A turn runs from one active recall to the next, within
-    `USE_WINDOW_S`; `searches` (the recorded ones) mark where turns start.
+    its rank, it did not answer (`scoring.recall_credit`). A turn runs from one active recall to the
+    next, within `USE_WINDOW_S`; `searches` (the recorded ones) mark where turns start.
 
-    Each hit is also measured against its own line: its score over the best score any event of the
-    same line reached up to it, in (time, id) order (`lines`: event id → the claim it is a recall of;
-    by default its wording's hash), the `own` of `scoring.recall_credit` — a hit far below that was
-    found for something else.
+    Each hit is also measured against its own line (`owns_of`): its score over the best score its line
+    reached up to it — the `own` of `scoring.recall_credit`, a hit far below that was found for
+    something else.
 
     All else is the event's own day (its search, the uses, the turns), so the credits of some
     days' events are those of the whole log given those days' events, uses and searches — with
     `logged_searches` saying whether the whole log has searches (else the active events mark the
-    turns: a log from before v2) and `peaks` each line's best score in the log before these events."""
-    tops, quotes = tops or {}, quotes or {}
-    searches = list(searches)
-    by_place: dict[tuple[str, str], list[RecallUse]] = {}
-    by_day: dict[str, list[RecallUse]] = {}
-    for u in uses:
-        by_place.setdefault((u.path, u.day), []).append(u)
-        by_day.setdefault(u.day, []).append(u)
-    starts: dict[str, list[float]] = {}
-    if logged_searches is None:
-        logged_searches = bool(searches)
-    for src in (searches if logged_searches else events):  # a log without searches (before v2): the active events
-        if src.source == "active":
-            starts.setdefault(src.day, []).append(src.ts)
-    starts = {day: sorted(ts) for day, ts in starts.items()}
-    tool_searches: dict[tuple[str, int], list[tuple[int, float]]] = {}
-    for s in searches:
-        if s.source != "active":
-            tool_searches.setdefault((s.day, turn_of(starts, s.day, s.ts)), []).append((s.id, s.ts))
-    grouped: dict[int, list[RecallEvent]] = {}
-    for e in events:
-        if e.search_id is not None:
-            grouped.setdefault(e.search_id, []).append(e)
-    found: dict[int, set[str]] = {s.id: set() for s in searches}
-    for sid, evs in grouped.items():
-        found.setdefault(sid, set()).update(e.key for e in evs)
-    place: dict[int, tuple[int, float]] = {}
-    for evs in grouped.values():
-        good = sorted((e for e in evs if junk.get(e.snippet) is None or e.snippet in quotes),
-                      key=lambda e: (-e.score, e.id))
-        ranked = good + sorted((e for e in evs if junk.get(e.snippet) is not None and e.snippet not in quotes),
-                               key=lambda e: (-e.score, e.id))
-        top = max([e.score for e in ranked] + [tops.get(evs[0].search_id, 0.0)])
-        for rank, e in enumerate(ranked):
-            place[e.id] = (rank, e.score / top if top > 0 else 0.0)
-    lines = lines or {}
-    # a hit against its line's best score *so far* (in (time, id) order): a later, better search
-    # for the line never takes back the days it already earned (asking for a fact directly must not
-    # un-promote it), and a new night never changes an old night's credit
-    peak: dict[str, float] = dict(peaks or {})
-    out: dict[int, tuple[float, bool, bool, tuple]] = {}
-    # (a loop over every event of the log: the lookups it repeats are taken once)
-    line_of, peak_get, place_get, credit_of = lines.get, peak.get, place.get, scoring.recall_credit
-    unranked = (None, None)
-    for e in in_time_order(events):
-        score = e.score
-        line = line_of(e.id, e.claim_hash)
-        best = peak_get(line, 0.0)
+    turns: a log from before v2)."""
+
+    def __init__(self, events: Sequence[RecallEvent], junk: Mapping[str, str | None], uses: Iterable[RecallUse] = (),
+                 tops: Mapping[int, float] | None = None, quotes: Mapping[str, str] | None = None,
+                 searches: Iterable[RecallSearch] = (), logged_searches: bool | None = None):
+        tops, quotes = tops or {}, quotes or {}
+        searches = list(searches)
+        self.by_place: dict[tuple[str, str], list[RecallUse]] = {}
+        self.by_day: dict[str, list[RecallUse]] = {}
+        for u in uses:
+            self.by_place.setdefault((u.path, u.day), []).append(u)
+            self.by_day.setdefault(u.day, []).append(u)
+        starts: dict[str, list[float]] = {}
+        if logged_searches is None:
+            logged_searches = bool(searches)
+        for src in (searches if logged_searches else events):  # a log without searches (before v2): the active events
+            if src.source == "active":
+                starts.setdefault(src.day, []).append(src.ts)
+        self.starts = {day: sorted(ts) for day, ts in starts.items()}
+        self.tool_searches: dict[tuple[str, int], list[tuple[int, float]]] = {}
+        for s in searches:
+            if s.source != "active":
+                self.tool_searches.setdefault((s.day, turn_of(self.starts, s.day, s.ts)), []).append((s.id, s.ts))
+        grouped: dict[int, list[RecallEvent]] = {}
+        for e in events:
+            if e.search_id is not None:
+                grouped.setdefault(e.search_id, []).append(e)
+        self.found: dict[int, set[str]] = {s.id: set() for s in searches}
+        for sid, evs in grouped.items():
+            self.found.setdefault(sid, set()).update(e.key for e in evs)
+        self.place: dict[int, tuple[int, float]] = {}
+        for evs in grouped.values():
+            good = sorted((e for e in evs if junk.get(e.snippet) is None or e.snippet in quotes),
+                          key=lambda e: (-e.score, e.id))
+            ranked = good + sorted((e for e in evs if junk.get(e.snippet) is not None and e.snippet not in quotes),
+                                   key=lambda e: (-e.score, e.id))
+            top = max([e.score for e in ranked] + [tops.get(evs[0].search_id, 0.0)])
+            for rank, e in enumerate(ranked):
+                self.place[e.id] = (rank, e.score / top if top > 0 else 0.0)
+
+    def of(self, events: Iterable[RecallEvent], owns: Iterable[float | None]) -> list[Credit]:
+        """Each event's (credit, used, passed over, turn), with its `owns` entry."""
+        by_place, by_day, starts = self.by_place, self.by_day, self.starts
+        place_get, credit_of, unranked = self.place.get, scoring.recall_credit, (None, None)
+        out = []
+        for e, own in zip(events, owns, strict=True):
+            mine = by_place.get((e.path, e.day)) if by_place else None
+            used = mine is not None and any(u.covers(e) for u in mine)
+            passed = False
+            if e.search_id is None:
+                key = (e.day, "search", -e.id)  # a log before v2: each hit is its own turn
+            else:
+                turn = turn_of(starts, e.day, e.ts)
+                # the turn a hit counts in: its agent turn, else (before any active recall) its own search
+                key = (e.day, turn) if turn else (e.day, "search", e.search_id)
+                if not used:
+                    later = [u.ts for u in by_day.get(e.day, ())]
+                    if e.source == "active":
+                        later += [ts for sid, ts in self.tool_searches.get((e.day, turn), ())
+                                  if sid > e.search_id and e.key not in self.found[sid]]
+                    passed = any(0 <= ts - e.ts <= USE_WINDOW_S and turn_of(starts, e.day, ts) == turn for ts in later)
+            rank, relative = place_get(e.id, unranked)
+            out.append((credit_of(rank, relative, used, passed_over=passed, own=own), used, passed, key))
+        return out
+
+
+def owns_of(scores: Iterable[float], best: float = 0.0) -> list[float | None]:
+    """Each hit's score over the best score its line reached up to it (`scoring.recall_credit`'s
+    `own`): the line's hits in (time, id) order, `best` its best score before them. Measured so far,
+    not over the whole log: a later, better search for the line never takes back the days it
+    already earned (asking for a fact directly must not un-promote it), and a new night never
+    changes an old night's credit."""
+    out: list[float | None] = []
+    for score in scores:
         if score > best:
-            best = peak[line] = score
-        elif line not in peak:
-            peak[line] = best
-        own = score / best if best > 0 else None
-        mine = by_place.get((e.path, e.day)) if by_place else None
-        used = mine is not None and any(u.covers(e) for u in mine)
-        passed = False
-        if e.search_id is None:
-            key = (e.day, "search", -e.id)  # a log before v2: each hit is its own turn
-        else:
-            turn = turn_of(starts, e.day, e.ts)
-            # the turn a hit counts in: its agent turn, else (before any active recall) its own search
-            key = (e.day, turn) if turn else (e.day, "search", e.search_id)
-            if not used:
-                later = [u.ts for u in by_day.get(e.day, ())]
-                if e.source == "active":
-                    later += [ts for sid, ts in tool_searches.get((e.day, turn), ())
-                              if sid > e.search_id and e.key not in found[sid]]
-                passed = any(0 <= ts - e.ts <= USE_WINDOW_S and turn_of(starts, e.day, ts) == turn for ts in later)
-        rank, relative = place_get(e.id, unranked)
-        out[e.id] = (credit_of(rank, relative, used, passed_over=passed, own=own), used, passed, key)
+            best = score
+        out.append(score / best if best > 0 else None)
     return out
+
+
+def line_of(e: RecallEvent, identity: Mapping[str, str], quotes: Mapping[str, str]) -> str:
+    """The line a hit is a recall of: its claim, or the quoted line's claim (a junk hit quoting one)."""
+    return identity[claim_hash(quotes[e.snippet])] if e.snippet in quotes else identity[e.claim_hash]
+
+
+def credited_claims(events: Sequence[RecallEvent], identity: Mapping[str, str], quotes: Mapping[str, str],
+                    credits: HitCredits, peaks: Mapping[str, float] | None = None,
+                    ) -> Iterator[tuple[str, list[RecallEvent], list[Credit]]]:
+    """Each claim's events in (time, id) order with their credits, claim by claim in the order
+    their first events come in `events`. `peaks`: each line's best score before these events.
+
+    A hit's line is its claim, except a junk hit quoting another line (`quotes`): then each
+    line's hits are put in time order across claims first; without quotes a claim's events are
+    its line's, and each claim is credited as it is folded (one pass over each event)."""
+    peaks = peaks or {}
+    by_claim: dict[str, list[RecallEvent]] = {}
+    for e in events:
+        by_claim.setdefault(identity[e.claim_hash], []).append(e)
+    if not quotes:
+        for claim, evs in by_claim.items():
+            evs = in_time_order(evs)
+            yield claim, evs, credits.of(evs, owns_of(map(_SCORE, evs), peaks.get(claim, 0.0)))
+        return
+    by_line: dict[str, list[RecallEvent]] = {}
+    for e in events:
+        by_line.setdefault(line_of(e, identity, quotes), []).append(e)
+    own: dict[int, float | None] = {}
+    for line, evs in by_line.items():
+        evs = in_time_order(evs)
+        own.update(zip(map(_ID, evs), owns_of(map(_SCORE, evs), peaks.get(line, 0.0)), strict=True))
+    for claim, evs in by_claim.items():
+        evs = in_time_order(evs)
+        yield claim, evs, credits.of(evs, [own[e.id] for e in evs])
 
 
 def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = (),
@@ -233,7 +275,7 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
     """Candidates from the recall log: `uses`, `tops` (each search's best score) and `searches` as
     logged by `kit.memory.recall`; `verdicts`: junk verdicts already known (`kit.dreaming.verdicts`),
     the rest are judged here."""
-    events = sorted(events, key=lambda e: e.id)
+    events = sorted(events, key=_ID)
     if not events:
         return []
     junk = judge_all(events, verdicts or {})
@@ -245,28 +287,18 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
     hashes = list(first_of)
     parent = ClaimIndex([first_of[h] for h in hashes]).groups()
     identity = {h: hashes[parent[i]] for i, h in enumerate(hashes)}
-    credits = event_credits(events, reasons_of(junk), uses, tops, quotes, searches, lines_of(events, identity, quotes))
+    credits = HitCredits(events, reasons_of(junk), uses, tops, quotes, searches)
     quoting: dict[str, list[Quote]] = {}
-    by_claim: dict[str, list[RecallEvent]] = {}
-    for e in events:
-        by_claim.setdefault(identity[e.claim_hash], []).append(e)
-        if e.snippet in quotes:
-            quoting.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, credits[e.id]))
     folds: dict[str, Fold] = {}
-    for claim, evs in by_claim.items():
+    for claim, evs, credit in credited_claims(events, identity, quotes, credits):
         folds[claim] = Fold(claim, first_of[claim])
-        folds[claim].extend(in_time_order(evs), credits)
-    out = [fold.candidate(quoting.get(claim, []), junk) for claim, fold in folds.items()]
+        folds[claim].extend(evs, credit)
+        for e, c in zip(evs, credit, strict=True) if quotes else ():
+            if e.snippet in quotes:
+                quoting.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, c))
+    out = [fold.candidate(sorted(quoting.get(claim, []), key=_ID), junk) for claim, fold in folds.items()]
     out.sort(key=lambda c: (c.path, c.start_line, c.end_line, c.claim))
     return out
-
-
-def lines_of(events: Iterable[RecallEvent], identity: Mapping[str, str], quotes: Mapping[str, str]) -> dict[int, str]:
-    """The line each hit is a recall of (a quote: the quoted line's claim), for the credit's `own`."""
-    if not quotes:
-        return {e.id: identity[e.claim_hash] for e in events}
-    return {e.id: identity[claim_hash(quotes[e.snippet])] if e.snippet in quotes else identity[e.claim_hash]
-            for e in events}
 
 
 def judge_all(events: Iterable[RecallEvent], verdicts: Mapping[str, Junk | None]) -> dict[str, Junk | None]:
@@ -322,7 +354,7 @@ class Quote:
     turn: tuple
 
     @classmethod
-    def of(cls, e: RecallEvent, credit: tuple[float, bool, bool, tuple]) -> Quote:
+    def of(cls, e: RecallEvent, credit: Credit) -> Quote:
         return cls(e.id, e.day, e.query_hash, credit[0], credit[1], credit[3])
 
 
@@ -358,15 +390,15 @@ class Fold:
         self.last: RecallEvent | None = None
         self.tags: tuple[str, ...] | None = None  # concept_tags(last.snippet), once per wording
 
-    def add(self, e: RecallEvent, credit: tuple[float, bool, bool, tuple]) -> None:
-        """The next own event (in (ts, id) order) with its `event_credits` entry."""
-        self.extend((e,), {e.id: credit})
+    def add(self, e: RecallEvent, credit: Credit) -> None:
+        """The next own event (in (ts, id) order) with its credit (`HitCredits.of`)."""
+        self.extend((e,), (credit,))
 
-    def extend(self, events: Iterable[RecallEvent], credits: Mapping[int, tuple[float, bool, bool, tuple]]) -> None:
-        """The next own events, in (ts, id) order, each with its `event_credits` entry. The sets and
-        first-seen orders are taken a column at a time, the sums and maxima in one loop: a dream
-        folds every event of the log, and a call per event was a tenth of a build."""
-        evs = list(events)
+    def extend(self, events: Sequence[RecallEvent], credits: Sequence[Credit]) -> None:
+        """The next own events, in (ts, id) order, with their credits (`HitCredits.of`, in the same
+        order). The sets and first-seen orders are taken a column at a time, the sums and maxima in
+        one loop: a dream folds every event of the log, and a call per event was a tenth of a build."""
+        evs = events
         if not evs:
             return
         self.queries.update(dict.fromkeys(map(_QUERY, evs)))  # new queries after the known, first-seen order
@@ -378,12 +410,11 @@ class Fold:
         self.count += len(evs)
         turn_credit, best_day, best_query, own = self.turn_credit, self.best_day, self.best_query, self.own
         top, total, credit_sum, used = self.top, self.total, self.credit, self.used
-        for e in evs:
+        for e, (c, hit_used, _, turn) in zip(evs, credits, strict=True):
             score = e.score
             total += score  # in event order, one addition at a time (the checkpoint resumes the same sum)
             if score > top:
                 top = score
-            c, hit_used, _, turn = credits[e.id]
             credit_sum += c
             used += hit_used
             # _count, written out: this loop runs once for every event of the log

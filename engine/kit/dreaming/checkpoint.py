@@ -6,7 +6,7 @@ claim's identity, each candidate's fold (`candidates.Fold`: its events' credit a
 folded in order) over the events of the days before the log's last day (the *cut*), the events
 quoting it before the cut, the distinct snippets and which junk ones quote a note line. The
 next dream reads only the events, uses and searches of the days from the cut on, credits them
-(a credit depends only on its own day: `candidates.event_credits`), groups the new wordings
+(a credit depends only on its own day: `candidates.HitCredits`), groups the new wordings
 against the known claims (`claims.ClaimIndex`: a text's claim depends only on the texts before
 it) and resumes the folds — the same additions in the same order as a fold of every event.
 
@@ -33,6 +33,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +41,10 @@ from kit.dreaming import candidates as cands_module
 from kit.dreaming.candidates import (
     Candidate,
     Fold,
+    HitCredits,
     Quote,
-    event_credits,
-    in_time_order,
-    lines_of,
+    credited_claims,
+    line_of,
     quotes_of,
     reasons_of,
 )
@@ -216,10 +217,9 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
 
     # a hit is measured against its line's best score up to it (`scoring.recall_credit`'s `own`):
     # the tail goes on from each line's best score before the cut, and folded credits never change
-    lines = lines_of(tail, identity, quotes)
     peaks: dict[str, float] = ck["peaks"]
-    credits = event_credits(tail, reasons_of(junk), uses, {s.id: s.top_score for s in searches}, quotes,
-                            searches, lines, logged_searches=logged_searches, peaks=peaks)
+    credits = HitCredits(tail, reasons_of(junk), uses, {s.id: s.top_score for s in searches}, quotes, searches,
+                         logged_searches=logged_searches)
 
     states = {f["claim"]: f for f in ck["folds"]}
     folds: dict[str, Fold] = {}
@@ -232,34 +232,34 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
     new_cut = max(e.day for e in tail) if tail else cut  # the log's last day: it may still grow
     quoted: dict[str, list[Quote]] = {c: [Quote(i, d, q, cr, bool(u), tuple(t)) for i, d, q, cr, u, t in qs]
                                       for c, qs in ck["quoted"].items()}
-    by_claim: dict[str, list[RecallEvent]] = {}
-    for e in tail:
-        by_claim.setdefault(identity[e.claim_hash], []).append(e)
-    for e in (tail if quotes else ()):
-        if e.snippet in quotes:
-            quoted.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, credits[e.id]))
+    # the claims some hit quotes (a fold snapshot at the cut keeps their days open)
+    quoted_claims = set(quoted) | {identity[claim_hash(quotes[e.snippet])] for e in tail if e.snippet in quotes}
     kept_states: dict[str, dict] = dict(states)
     storable = keep
-    for claim, evs in by_claim.items():
-        evs = in_time_order(evs)
+    quoting: list[tuple[int, str, Quote]] = []  # (event id, the line it quotes, its quote)
+    for claim, evs, credit in credited_claims(tail, identity, quotes, credits, peaks):
+        if quotes:
+            quoting += [(e.id, line_of(e, identity, quotes), Quote.of(e, c))
+                        for e, c in zip(evs, credit, strict=True) if e.snippet in quotes]
         fold = fold_of(claim)
         if fold.last is not None and (evs[0].ts, evs[0].id) <= (fold.last.ts, fold.last.id):
             raise _Rebuild  # a new event sorts before one already folded
         if not keep:
-            fold.extend(evs, credits)
+            fold.extend(evs, credit)
             continue
         kept_states.pop(claim, None)
-        reached = False  # the new cut: the fold up to it is what the next dream resumes
-        for e in evs:
-            if e.day >= new_cut:
-                if not reached and fold.count:
-                    kept_states[claim] = fold.state(closed=claim not in quoted)
-                reached = True
-            elif reached:
-                storable = False  # an event before the cut sorts after one from it: no cut in (ts, id) order
-            fold.add(e, credits[e.id])
-        if not reached:
-            kept_states[claim] = fold.state(closed=claim not in quoted)
+        # the new cut: the fold up to it is what the next dream resumes
+        at = next((i for i, e in enumerate(evs) if e.day >= new_cut), len(evs))
+        if any(e.day < new_cut for e in evs[at:]):
+            storable = False  # an event before the cut sorts after one from it: no cut in (ts, id) order
+        fold.extend(evs[:at], credit[:at])
+        if at < len(evs) and not fold.count:
+            fold.extend(evs[at:], credit[at:])
+            continue
+        kept_states[claim] = fold.state(closed=claim not in quoted_claims)
+        fold.extend(evs[at:], credit[at:])
+    for _, line, q in sorted(quoting, key=itemgetter(0)):  # the quotes logged since, in log order
+        quoted.setdefault(line, []).append(q)
     for claim in states:
         fold_of(claim)
     out = [fold.candidate(sorted(quoted.get(claim, []), key=lambda q: q.id), junk) for claim, fold in folds.items()]
@@ -271,8 +271,8 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
         # next dream's re-read of the last day goes on from
         peak_at_cut = dict(peaks)
         for e in tail:
-            if e.day < new_cut and e.score > peak_at_cut.get(lines[e.id], 0.0):
-                peak_at_cut[lines[e.id]] = e.score
+            if e.day < new_cut and e.score > peak_at_cut.get(line := line_of(e, identity, quotes), 0.0):
+                peak_at_cut[line] = e.score
         new_ck = {
             "marks": dict(now), "cut": new_cut, "searches": logged_searches, "snippets": snippets,
             "quotes": {s: w for s, w in quotes.items()},

@@ -151,7 +151,7 @@ def record_hits(db, query: str, results: Iterable[Any], source: str) -> int:
     search's top score and each hit's rank (in the order given, best first), so a note line that
     trails a MEMORY.md entry is a side hit. A search that found only such files, or nothing, is
     still logged (in `recall_searches`, without events): when the agent searched again after an
-    active recall, that recall's hits did not answer (see `kit.dreaming.candidates.event_credits`).
+    active recall, that recall's hits did not answer (see `kit.dreaming.candidates.HitCredits`).
     """
     if source not in SOURCES:
         raise ValueError(f"recall source must be one of {', '.join(SOURCES)}, not {source!r}")
