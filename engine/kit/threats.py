@@ -32,7 +32,7 @@ import functools
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -204,6 +204,14 @@ class _Needs:
         return cls({k: tuple(v) for k, v in by_key.items()}, frozenset(by_key), tuple(short), tuple(wide))
 
 
+_SLICES = tuple(slice(i, i + 3) for i in range(4096))
+
+
+def _slices(n: int) -> Sequence[slice]:
+    """The slices of the n 3-character windows of a text."""
+    return _SLICES[:n] if n <= len(_SLICES) else [slice(i, i + 3) for i in range(n)]
+
+
 class _View:
     """A view of the text with its case-folded copy (and that copy's trigrams) for the substring tests."""
 
@@ -224,8 +232,8 @@ class _View:
         if needs.wide and not self.ascii:
             found += needs.wide
         if needs.by_key:
-            if self._grams is None:
-                self._grams = {folded[i:i + 3] for i in range(len(folded) - 2)}
+            if self._grams is None:  # every 3-character slice, taken in C (slices made once)
+                self._grams = set(map(folded.__getitem__, _slices(len(folded) - 2)))
             hits = needs.keys & self._grams
             if hits:
                 found += [w for key in hits for w in needs.by_key[key] if w in folded]
@@ -959,7 +967,10 @@ def scan(text: str) -> Threat | None:
     forms = [_View(form) for form in views(text)]
     table = _needed_words()
     found = [form.present(table) for form in forms]
+    held = frozenset().union(*found)
     for rule in RULES:
+        if rule.needs is not None and rule.needs.isdisjoint(held):
+            continue  # no form holds a word it needs (what `Rule.search` tests first, for each form)
         for form, present in zip(forms, found, strict=True):
             match = rule.search(form, present)
             if match:

@@ -168,16 +168,15 @@ def is_shell_line(line: str) -> bool:
     return prose * 3 < len(words)
 
 
-def _is_kit_text(text: str) -> bool:
-    folded = fold_ascii(text)
+def _is_kit_text(text: str, folded: str) -> bool:
     return any(word in folded for word in _KIT_TEXT_WORDS) and _KIT_TEXT.search(text) is not None
 
 
-def _is_table(text: str) -> bool:
+def _is_table(text: str, lines: list[str]) -> bool:
     """Any Markdown table (a row of cells means nothing out of its table), flattened or not."""
     if _TABLE_RULE.search(text):
         return True
-    rows = [line for line in _lines(text) if line.startswith("|") and line.count("|") >= 2]
+    rows = [line for line in lines if line.startswith("|") and line.count("|") >= 2]
     return len(rows) >= 2 or any(row.count("|") >= 3 for row in rows)
 
 
@@ -199,8 +198,8 @@ def _is_code(text: str, lines: list[str]) -> bool:
 _SQL_WORDS = ("select", "insert", "update", "delete", "create", "alter", "table", "index", "with")
 
 
-def _is_sql(text: str) -> bool:
-    folded = fold_ascii(text)
+def _is_sql(text: str, folded: str) -> bool:
+    """`folded`: the folded text `text` was flattened from — every word of `text` is one of it."""
     if not any(word in folded for word in _SQL_WORDS):
         return False
     if _SQL_UPPER.search(text):
@@ -240,8 +239,7 @@ def _is_data(text: str, lines: list[str]) -> bool:
     return yaml * 2 > len(lines)
 
 
-def _is_url(lines: list[str]) -> bool:
-    text = " ".join(lines)
+def _is_url(text: str) -> bool:
     if not _URL.search(text):
         return False
     return len(re.findall(r"[^\W\d_]{2,}", _URL.sub(" ", text))) < 3
@@ -269,17 +267,18 @@ def junk_rule(snippet: str) -> Junk | None:
     flat = " ".join(lines)
     if len(flat) < MIN_CHARS:
         return Junk("too-short", TOO_SHORT)
-    if _is_kit_text(text):
+    folded = fold_ascii(text)  # for the rules' word tests (each rule's words are checked against it)
+    if _is_kit_text(text, folded):
         return Junk("kit-text", KIT_TEXT)
     if any(_TRANSCRIPT.match(line) for line in lines):
         return Junk("transcript", TRANSCRIPT)
-    if _is_table(text):
+    if _is_table(text, lines):
         return Junk("table", TABLE)
-    if _is_url(lines):
+    if _is_url(flat):
         return Junk("url", URL)
     if len(flat.split()) == 1 and not _CJK.search(flat):
         return Junk("one-word", ONE_WORD)
-    if _is_sql(flat):
+    if _is_sql(flat, folded):
         return Junk("sql", SQL)
     if _is_data(flat, lines):
         return Junk("data", DATA)
