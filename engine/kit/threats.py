@@ -204,12 +204,17 @@ class _Needs:
         return cls({k: tuple(v) for k, v in by_key.items()}, frozenset(by_key), tuple(short), tuple(wide))
 
 
-_SLICES = tuple(slice(i, i + 3) for i in range(4096))
+@functools.cache
+def _window_slices() -> tuple[slice, ...]:
+    """The slices of the 3-character windows of texts up to 1,026 characters (an immutable table,
+    made at the first scan: not at import, which every memory search does)."""
+    return tuple(slice(i, i + 3) for i in range(1024))
 
 
 def _slices(n: int) -> Sequence[slice]:
     """The slices of the n 3-character windows of a text."""
-    return _SLICES[:n] if n <= len(_SLICES) else [slice(i, i + 3) for i in range(n)]
+    table = _window_slices()
+    return table[:n] if n <= len(table) else [slice(i, i + 3) for i in range(n)]
 
 
 class _View:

@@ -447,7 +447,8 @@ class ClaimIndex:
 
     def __init__(self, texts: Sequence[str]):
         self.texts = list(texts)
-        self._words = [words(t) for t in self.texts]
+        self._norms = [normalise_claim(t) for t in self.texts]
+        self._words = [_words_of(n) for n in self._norms]  # `words`, on the norms grouping reads too
         self._values: list[Values | None] = [None] * len(self.texts)  # computed when first compared
         self.words = [sorted(w) for w in self._words]
         freq: dict[str, int] = {}
@@ -461,7 +462,7 @@ class ClaimIndex:
         claims of their own already (distinct claims grouped before: they are not compared)."""
         parent = list(range(len(self.texts)))
         index: dict[str, list[tuple[int, int]]] = {}  # word → (claim, the word's place in its order)
-        norms = [normalise_claim(t) for t in self.texts]
+        norms = self._norms
         by_norm: dict[str, int] = {}
         for i, ws in enumerate(self.order):
             if norms[i] in by_norm:
