@@ -50,7 +50,7 @@ from kit.dreaming.candidates import (
 )
 from kit.dreaming.claims import ClaimIndex
 from kit.dreaming.junk import Junk
-from kit.memory.recall import RecallEvent, RecallSearch, RecallUse, claim_hash, read_events
+from kit.memory.recall import RecallEvent, RecallSearch, RecallUse, read_events
 
 TABLES = ("recall_events", "recall_uses", "recall_searches")
 
@@ -233,7 +233,7 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
     quoted: dict[str, list[Quote]] = {c: [Quote(i, d, q, cr, bool(u), tuple(t)) for i, d, q, cr, u, t in qs]
                                       for c, qs in ck["quoted"].items()}
     # the claims some hit quotes (a fold snapshot at the cut keeps their days open)
-    quoted_claims = set(quoted) | {identity[claim_hash(quotes[e.snippet])] for e in tail if e.snippet in quotes}
+    quoted_claims = set(quoted) | {line_of(e, identity, quotes) for e in (tail if quotes else ()) if e.snippet in quotes}
     kept_states: dict[str, dict] = dict(states)
     storable = keep
     quoting: list[tuple[int, str, Quote]] = []  # (event id, the line it quotes, its quote)
