@@ -157,6 +157,31 @@ def test_template_kit_yaml_documents_every_default():
         assert key in text
 
 
+def test_every_value_the_template_kit_yaml_shows_is_the_default():
+    """Regression: the template said `memory.search: {min_score: 0.35, min_vector_score: 0.35}` after
+    issue 13 made them 0.7 (of the query's best) and 0.3 — a new user read the wrong thresholds. The
+    commented kit.yaml, read as YAML, holds the schema's defaults wherever it shows a value (the open
+    mappings, providers and mcp.servers, show examples)."""
+    import yaml
+
+    from kit.paths import bundled
+
+    lines = (bundled("workspace") / "kit.yaml").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("# agent:"))  # after the header prose
+    shown = yaml.safe_load("\n".join(line[2:] if line.startswith("# ") else "" for line in lines[start:]))
+
+    def differing(prefix: str, value, default):
+        if isinstance(value, dict) and prefix not in ("providers", "mcp.servers"):
+            for key, inner in value.items():
+                name = f"{prefix}.{key}" if prefix else key
+                assert isinstance(default, dict) and key in default, f"{name} is not a setting"
+                yield from differing(name, inner, default[key])
+        elif not isinstance(value, dict) and value != default:
+            yield f"{prefix}: shows {value!r}, the default is {default!r}"
+
+    assert list(differing("", shown, defaults())) == []
+
+
 def test_template_kit_yaml_names_every_setting():
     """Regression: `agent.parallel_tools` and `hooks.claude_code` were settings a new user could not
     find in the kit.yaml `kit init` writes ("every key optional, defaults shown commented")."""
