@@ -99,6 +99,24 @@ def test_a_stale_value_whose_newer_value_is_in_the_notes_is_never_promoted(works
     assert TUESDAYS not in (workspace.root / "MEMORY.md").read_text()
 
 
+def test_explain_says_what_tonights_deep_does_with_a_candidate_that_passed_every_gate(workspace, cli):
+    """Regression (a new-user pass): explain listed every gate as passed for a stale line and never
+    said why it was not promoted; it now gives tonight's Deep decision — and nothing is written."""
+    write_note(workspace.root, "2026-05-01", [TUESDAYS, *FILLER])
+    write_note(workspace.root, "2026-05-03", [THURSDAYS])
+    recalled(workspace, TUESDAYS, "2026-05-01", days("2026-05-04", 3), "deploy day")
+    set_now("2026-05-06", 20)
+    before = sorted(p.name for p in (workspace.root / "memory").rglob("*"))
+    why = explain(workspace, "memory/2026-05-01.md:3:3")
+    assert why.passed and why.tonight is not None
+    assert (why.tonight.action, why.tonight.detail) == ("stale", f"a newer value is in memory/2026-05-03.md: {THURSDAYS}")
+    assert why.to_json()["tonight"] == {"action": "stale", "detail": why.tonight.detail}
+    res = cli("memory", "explain", "memory/2026-05-01.md:3:3", "-w", workspace.root)
+    assert f"tonight's Deep: stale (a newer value is in memory/2026-05-03.md: {THURSDAYS})" in res.output.splitlines()
+    assert explain(workspace, FILLER[0]).tonight is None  # blocked by its gates: Deep never weighs it
+    assert sorted(p.name for p in (workspace.root / "memory").rglob("*")) == before  # no report, no diary
+
+
 def test_the_user_moved_city_goes_to_verify_and_accept_retires_the_old_line(workspace, cli):
     mem = workspace.root / "MEMORY.md"
     mem.write_text(mem.read_text() + "\n- I live in Porto, near the Bolhão market.\n")

@@ -113,6 +113,10 @@ def explain(workspace, target: str, as_json: bool) -> None:
                  if "threshold" in gate else "")
         junk = gate["value"] if name == "not_junk" else None
         say(f"  {mark} {gate_reason(name, junk, passed=gate['passed'])}{extra}")
+    if data["tonight"]:
+        t = data["tonight"]
+        action = "would promote" if t["action"] == "promoted" else t["action"].replace("_", " ")
+        say(f"tonight's Deep: {action} ({t['detail']})")
     if data["verify"]:
         v = data["verify"]
         say(f"to verify #{v['id']} ({v['status']}): {v['reason']}")

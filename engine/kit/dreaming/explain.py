@@ -10,6 +10,7 @@ from kit import clock
 from kit.core import WorkspaceCore
 from kit.dreaming import store
 from kit.dreaming.candidates import Candidate, build_candidates
+from kit.dreaming.deep import Decision, may_update
 from kit.dreaming.ranking import DeepSettings, Ranked, rank
 from kit.dreaming.scoring import normalised_weights
 from kit.dreaming.tags import jaccard, tokens
@@ -65,6 +66,9 @@ class Explanation:
     history: tuple[dict[str, Any], ...]
     other_claims_at_key: tuple[str, ...]
     verify: store.VerifyItem | None = None
+    # what tonight's Deep does with it, when Deep decides for it (it passed every gate, or may update
+    # a value MEMORY.md holds): promoted, stale, duplicate, superseded, to_verify …
+    tonight: Decision | None = None
 
     @property
     def passed(self) -> bool:
@@ -123,6 +127,7 @@ class Explanation:
             "history": [dict(h) for h in self.history],
             "other_claims_at_key": list(self.other_claims_at_key),
             "verify": self.verify.to_json() if self.verify else None,
+            "tonight": None if self.tonight is None else {"action": self.tonight.action, "detail": self.tonight.detail},
         }
 
 
@@ -170,4 +175,15 @@ def explain(ws: WorkspaceCore, target: str) -> Explanation:
         for e in evs if e.id in credit
     )
     others = tuple(o.claim for o in cands if o.claim != c.claim and _at(o, c.key))
-    return Explanation(c, ranked, settings, status, history, others, verify)
+    tonight = _tonight(ws, c.claim) if status is None and (ranked.passed or may_update(ranked)) else None
+    return Explanation(c, ranked, settings, status, history, others, verify, tonight)
+
+
+def _tonight(ws: WorkspaceCore, claim: str) -> Decision | None:
+    """Deep's decision for `claim` tonight: a dry run of Deep alone (nothing is written). The gates
+    are not all it weighs — a newer value in the notes, a MEMORY.md entry saying the same, the
+    day's limit — so a candidate that passed them may still be left out, and this says why."""
+    from kit.dreaming.runner import run_dream
+
+    result = run_dream(ws, phases=("deep",), dry_run=True)
+    return next((d for d in result.decisions if d.ranked.cand.claim == claim), None)
