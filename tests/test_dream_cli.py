@@ -59,7 +59,29 @@ def test_promote_text_output_shows_each_fact_next_to_key_and_score(workspace, cl
                                                      "the 10:00…")
     assert rows["memory/2026-05-01.md:5:5"].endswith("  Ben is allergic to peanuts, so we always check every…")
     assert all(line.split()[1] == "4/4/4" for line in rows.values())
-    assert lines[4:] == ["r/q/d = recalls / distinct queries / distinct days", "would promote (run with --apply): 3"]
+    assert lines[4:] == ["r/q/d = credited recalls / queries / days, what the gates count (`kit memory explain KEY`: "
+                         "raw counts too)", "would promote (run with --apply): 3"]
+
+
+def test_promote_and_the_deep_report_show_the_counts_the_gates_compare(workspace, cli):
+    """Regression (a new-user pass): a line found only as a weak side hit showed "3/3/3" (raw) in
+    `kit memory promote` and "3 recalls, 3 queries, 3 days" in the Deep report, beside "recalled on
+    too few days": none of its hits was credited. Both now show the credited counts."""
+    from helpers_dream import searched
+
+    side = "The kettle in the office is descaled on Fridays."
+    write_note(workspace.root, "2026-05-01", [*FACTS, side])
+    for i, day in enumerate(days("2026-05-04", 3)):  # the fact answers; the kettle line trails far behind
+        searched(workspace, day, f"how does alice take her coffee {i}", [(FACTS[0], 0.8), (side, 0.3)],
+                 note_day="2026-05-01")
+    now = "2026-05-06T20:00:00+00:00"
+    res = cli("memory", "promote", "-w", workspace.root, env={"KIT_NOW": now})
+    rows = {line.split()[2]: line.split()[1] for line in res.output.splitlines()[1:3]}
+    assert rows == {"memory/2026-05-01.md:3:3": "3/3/3", "memory/2026-05-01.md:5:5": "0/0/0"}
+    cli("dream", "-w", workspace.root, env={"KIT_NOW": now})
+    report = (workspace.root / "memory/dreaming/deep/2026-05-06.md").read_text()
+    line = next(x for x in report.splitlines() if x.startswith("- `memory/2026-05-01.md:5:5`"))
+    assert ", 0 of 3 recalls credited, on 0 of 3 days, by 0 of 3 queries — blocked: " in line
 
 
 def test_dream_single_phase_and_dry_run(workspace, cli):

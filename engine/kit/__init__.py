@@ -85,6 +85,7 @@ _EXPORTS: dict[str, str] = {
     "estimate_tokens": "kit.tokens",
     "now": "kit.clock",
     "plural": "kit.wording",
+    "count_text": "kit.wording",
     # progress events (long calls take progress=callback; the library never prints)
     "Step": "kit.progress",
     "Status": "kit.progress",
@@ -103,6 +104,7 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "BusyError",
     "Config",
     "ConfigError",
+    "count_text",
     "CronResult",
     "cut_marker",
     "Document",

@@ -36,3 +36,9 @@ def plural_of(noun: str) -> str:
 def plural(count: int, noun: str, plural: str | None = None) -> str:
     """`count` and the noun in the number it needs: 0 and 2+ take the plural."""
     return f"{count} {noun if count == 1 else (plural or plural_of(noun))}"
+
+
+def count_text(value: float) -> str:
+    """A count as Kit prints it: whole when it is, else with 2 decimals (a credited recall counts in
+    parts: 2.25 credited recalls)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"

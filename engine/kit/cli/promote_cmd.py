@@ -7,7 +7,7 @@ from functools import partial
 
 import click
 
-from kit import plural
+from kit import count_text, plural
 from kit.cli.common import (
     console,
     emit_json,
@@ -30,9 +30,7 @@ def _num(value, *, score: bool) -> str:
     credited counts (fractions of a recall) with 2, as the credit line shows them."""
     if score:
         return f"{float(value):.3f}"
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else f"{value:.2f}"
-    return str(value)
+    return count_text(value) if isinstance(value, float) else str(value)
 
 
 @click.command("promote")
@@ -59,8 +57,9 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
         status = decided.get(c.id) or ("passed" if r.passed else "blocked: " + "; ".join(r.blocked_reasons))
         if status == "promoted" and not apply:
             status = "would promote"
-        rows.append((f"{r.score.total:.3f}", f"{c.recall_count}/{c.unique_queries}/{c.recall_days}", c.key, status,
-                     one_line(c.snippet, FACT_CHARS)))
+        # the counts the gates compare: credited (a hit counts when it answered), as explain's credit line
+        rows.append((f"{r.score.total:.3f}", f"{_num(c.credited, score=False)}/{len(c.credited_queries)}/"
+                     f"{len(c.credited_days)}", c.key, status, one_line(c.snippet, FACT_CHARS)))
     # plain aligned lines, not a table: the fact is the widest column and must not squeeze the key
     head = ("score", "r/q/d", "key", "status", "fact")
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(4)]
@@ -69,7 +68,8 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
     for row in [head, *rows]:
         say("  ".join([row[0].rjust(widths[0]), row[1].rjust(widths[1]), row[2].ljust(widths[2]),
                        row[3].ljust(widths[3]), row[4]]).rstrip())
-    say("r/q/d = recalls / distinct queries / distinct days", style="dim")
+    say("r/q/d = credited recalls / queries / days, what the gates count (`kit memory explain KEY`: raw counts too)",
+        style="dim")
     verb = "promoted" if apply else "would promote (run with --apply)"
     out.print(f"{verb}: {len(result.promoted)}")
 

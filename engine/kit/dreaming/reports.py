@@ -18,7 +18,7 @@ from kit.dreaming.ranking import Ranked
 from kit.dreaming.rem import RemResult
 from kit.dreaming.store import Promotion, VerifyItem
 from kit.templating import templates_for
-from kit.wording import plural
+from kit.wording import count_text, plural
 
 DIARY_TEMPLATE = "dream-diary.md.j2"
 REPORT_TOP = 25
@@ -38,10 +38,14 @@ def _section(title: str, lines: list[str]) -> list[str]:
 
 
 def _candidate_line(r: Ranked, notes: Mapping[str, str]) -> str:
+    """A candidate with the counts its gates compare — the credited ones (a hit counts when it
+    answered) — beside the raw ones: "3 recalls" next to "recalled on too few days" read as a
+    contradiction when none of the three was credited."""
     c = r.cand
     why = notes.get(c.id) or ("passed" if r.passed else "blocked: " + "; ".join(r.blocked_reasons))
-    return (f"- `{c.key}` score {r.score.total:.3f}, {plural(c.recall_count, 'recall')}, "
-            f"{plural(c.unique_queries, 'query')}, {plural(c.recall_days, 'day')} — {why}: {_short(c.snippet, 80)}")
+    return (f"- `{c.key}` score {r.score.total:.3f}, {count_text(c.credited)} of {plural(c.recall_count, 'recall')} "
+            f"credited, on {len(c.credited_days)} of {plural(c.recall_days, 'day')}, by {len(c.credited_queries)} "
+            f"of {plural(c.unique_queries, 'query')} — {why}: {_short(c.snippet, 80)}")
 
 
 def light_report(day: date, r: LightResult) -> str:
