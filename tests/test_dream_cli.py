@@ -258,7 +258,13 @@ def test_builtin_diary_entry(workspace, monkeypatch):
     entry = diary[diary.index("## 2026-05-07 20:00"):]
     assert entry.startswith("## 2026-05-07 20:00\n\nI kept returning to 2 things and wrote them into long-term memory:\n"
                             f"\n- {FACTS[0]}\n- {FACTS[1]}\n")
-    assert "Light sleep looked at 2 recently recalled lines (2 new today)." in entry
+    assert "Light sleep looked at 2 recently recalled lines (2 for the first time)." in entry
+    # the next night Light stages the same lines again: none for the first time (it said "2 new today")
+    recall(workspace, "2026-05-08", FACTS[0], "question again", note_day="2026-05-01")
+    monkeypatch.setenv("KIT_NOW", "2026-05-08T20:00:00+00:00")
+    run_dream(workspace)
+    diary = (workspace.root / "DREAMS.md").read_text()
+    assert diary.endswith("Light sleep looked at 2 recently recalled lines (0 for the first time).\n")
 
 
 def test_diary_lists_each_fact_once(workspace, monkeypatch):
@@ -271,7 +277,7 @@ def test_diary_lists_each_fact_once(workspace, monkeypatch):
     assert entry == ("## 2026-05-07 20:00\n\nI kept returning to 2 things and wrote them into long-term memory:\n"
                      f"\n- {FACTS[0]}\n- {FACTS[1]}\n\n"
                      "Threads running through the week: alice, dairy, drinks; deploys, happen, production.\n\n"
-                     "Light sleep looked at 2 recently recalled lines (2 new today).\n")
+                     "Light sleep looked at 2 recently recalled lines (2 for the first time).\n")
     assert diary.count(FACTS[0]) == 1 and diary.count(FACTS[1]) == 1
 
 

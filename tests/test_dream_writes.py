@@ -90,6 +90,14 @@ def test_deleted_entry_is_demoted_for_good(workspace, monkeypatch):
     status = db.execute("SELECT status FROM dream_promotions WHERE key='memory/2026-05-01.md:3:3'").fetchone()[0]
     db.close()
     assert status == "demoted"
+    # the diary never lists it as true lately — not in the entry that says it will not come back,
+    # nor after (a new-user pass saw "You removed 1 promoted entry" above that very fact)
+    diary = (workspace.root / "DREAMS.md").read_text()
+    nights = diary.split("\n## ")[1:]
+    assert "You removed 1 promoted entry" in diary
+    after = [n for n in nights if n >= "2026-05-08"]
+    assert len(after) == 3 and all(FACTS[0] not in n for n in after)
+    assert FACTS[1] in after[0]  # the other fact is still true lately
 
 
 @pytest.mark.parametrize("snippet_stored", [True, False])

@@ -186,12 +186,15 @@ def _phase_stats(ctx: _Ctx, phase: str, virtual: Iterable[Candidate]) -> dict[st
     return stats
 
 
-def _record(ctx: _Ctx, phase: str, cands: Iterable[Candidate]) -> int:
+def _record(ctx: _Ctx, phase: str, cands: Iterable[Candidate]) -> tuple[int, int]:
+    """Record tonight's hits of a phase (a dry run only counts them): how many are new today (a
+    re-run of the day adds none), and how many the phase never had before."""
     cands = list(cands)
+    stats = store.phase_stats(ctx.db, phase) if ctx.has("dream_phase_hits") else {}
+    first = sum(1 for c in cands if c.id not in stats)
     if ctx.dry_run:
-        stats = store.phase_stats(ctx.db, phase) if ctx.has("dream_phase_hits") else {}
-        return sum(1 for c in cands if (stats.get(c.id) is None or stats[c.id].last_day != ctx.today.isoformat()))
-    return store.record_hits(ctx.db, phase, ctx.today, ((c.id, c.key, c.claim) for c in cands))
+        return sum(1 for c in cands if (stats.get(c.id) is None or stats[c.id].last_day != ctx.today.isoformat())), first
+    return store.record_hits(ctx.db, phase, ctx.today, ((c.id, c.key, c.claim) for c in cands)), first
 
 
 def _embedder(ctx: _Ctx, cands: list[Candidate], notes: list[str]):
@@ -301,7 +304,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
     cands = load_candidates(ctx.ws, ctx.db, store=not ctx.dry_run) if ctx.db is not None else []
     notes: list[str] = []
     embedder = _embedder(ctx, cands, notes) if ({"rem", "deep"} & set(wanted)) else None
-    new_hits = new_light = 0
+    new_hits = new_light = first_light = 0
     light = rem = None
     staged: list[Candidate] = []
     truths: list[Candidate] = []
@@ -312,7 +315,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
         light = run_light(cands, today=today, lookback_days=phase.lookback_days, limit=phase.limit,
                           dedupe=phase.dedupe)
         staged = list(light.staged)
-        new_light = _record(ctx, "light", staged)
+        new_light, first_light = _record(ctx, "light", staged)
         new_hits += new_light
         if light.considered:  # an idle day leaves no report (and no commit)
             ctx.write(reports.report_path("light", today), reports.light_report(today, light))
@@ -324,7 +327,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
                       min_pattern_strength=phase.min_pattern_strength,
                       truth_min_confidence=phase.truth_min_confidence, embedder=embedder)
         truths = [t.cand for t in rem.truths]
-        new_hits += _record(ctx, "rem", truths)
+        new_hits += _record(ctx, "rem", truths)[0]
         if rem.considered:
             ctx.write(reports.report_path("rem", today), reports.rem_report(today, rem))
 
@@ -337,7 +340,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
     wrote_diary = False
     diary_mode = cfg.dreaming.diary
     if diary_mode != "off" and (new_hits or promoted or night.to_verify):
-        entry, problem = reports.render_diary(ws, _diary_context(ctx, light, rem, night, new_light))
+        entry, problem = reports.render_diary(ws, _diary_context(ctx, light, rem, night, new_light, first_light))
         if problem:
             notes.append(problem)
         if diary_mode == "llm" and not ctx.dry_run:
@@ -384,7 +387,7 @@ def _fact_id(text: str) -> str:
     return normalise_claim(text)
 
 
-def _diary_context(ctx: _Ctx, light, rem, night: DeepOutcome, new_light: int) -> dict[str, Any]:
+def _diary_context(ctx: _Ctx, light, rem, night: DeepOutcome, new_light: int, first_light: int) -> dict[str, Any]:
     now = clock.now()
     cfg = ctx.ws.config
     text = ctx.read(deep_phase.MEMORY_FILE) or ""
@@ -403,10 +406,14 @@ def _diary_context(ctx: _Ctx, light, rem, night: DeepOutcome, new_light: int) ->
             promoted.append({"key": d.live.key, "text": line})
             if d.action == "superseded" and d.old is not None:
                 superseded.append({"text": line, "old": managed.one_line(d.old.text, 200)})
+    # a fact you removed from MEMORY.md is not "true lately" in the entry that says it will not come back
+    removed = {p.claim for p in store.promotions(ctx.db) if p.status in store.DEMOTED} if ctx.db is not None else set()
     truths: list[dict[str, str]] = []
     for t in rem.truths if rem else ():
         line = managed.one_line(t.cand.snippet, 160)
         if t.cand.key in keys or _fact_id(line) in seen or _fact_id(t.cand.snippet) in seen:
+            continue
+        if removed & (t.cand.claims | {t.cand.claim}):
             continue
         seen.add(_fact_id(line))
         truths.append({"text": line})
@@ -414,7 +421,8 @@ def _diary_context(ctx: _Ctx, light, rem, night: DeepOutcome, new_light: int) ->
         "date": ctx.today.isoformat(),
         "time": now.strftime("%H:%M"),
         "staged": len(light.staged) if light else 0,
-        "new_staged": new_light,
+        "new_staged": new_light,  # not staged by an earlier dream today
+        "first_staged": first_light,  # never staged before
         "themes": [{"name": t.name, "strength": round(t.strength, 2), "size": len(t.members)}
                    for t in (rem.themes if rem else ())],
         "truths": truths,
