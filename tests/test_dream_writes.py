@@ -51,6 +51,25 @@ def test_managed_section_format(workspace, monkeypatch):
     assert re.fullmatch(r"[0-9a-f]{12}", claim[k3])
 
 
+def test_the_deep_reports_promoted_section_lists_the_strongest_first(workspace, monkeypatch):
+    """Regression (a new-user pass): the section listed keys as strings sort (`:10:10` before
+    `:3:3`), neither by score nor by place."""
+    facts = ["Ada keeps the spare office key in the blue drawer.", "Ben is allergic to peanuts and shellfish.",
+             "The staging cluster runs Postgres on port 5433.", "Cleo's birthday dinner is booked at Tasca.",
+             "The billing service exports invoices as PDF only.", "Dev prefers reviews in the morning.",
+             "The Lisbon client pays within thirty days.", "Grandma likes lilies rather than roses."]
+    seed(workspace, monkeypatch, facts=facts)  # later lines score higher (0.80, 0.81, …)
+    result = run_dream(workspace)
+    assert len(result.promoted) == len(facts)
+    report = (workspace.root / "memory/dreaming/deep/2026-05-07.md").read_text()
+    section = report.split("## Promoted\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^- `([^`]+)` \(score ([0-9.]+),", section, re.M)
+    assert len(rows) == len(facts)
+    scores = [float(score) for _, score in rows]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) > 1
+    assert [key for key, _ in rows] != sorted(key for key, _ in rows)  # ":10:10" no longer comes first
+
+
 def test_second_dream_same_day_changes_nothing(workspace, monkeypatch):
     seed(workspace, monkeypatch)
     first = run_dream(workspace)

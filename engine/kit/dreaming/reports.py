@@ -80,9 +80,11 @@ def deep_report(day: date, ranked: Sequence[Ranked], promoted_today: Sequence[Pr
                 to_verify: Sequence[VerifyItem] = ()) -> str:
     out = [f"# Deep sleep — {day.isoformat()}", ""]
     out += [f"Promoted to MEMORY.md today: {len(promoted_today)}.", ""]
+    # strongest first, as the other candidates below (the rows come from state.db by key, where
+    # ":13:13" sorts before ":4:4")
     out += _section("Promoted", [
         f"- `{p.key}` (score {p.score:.3f}, {plural(p.recalls, 'recall')}, {plural(p.queries, 'query')}): {_short(p.snippet)}"
-        + (f" — {p.note}" if p.note else "") for p in promoted_today])
+        + (f" — {p.note}" if p.note else "") for p in sorted(promoted_today, key=lambda p: (-p.score, p.key))])
     out += _section("Superseded by a newer value (moved to memory/archive/promoted.md)",
                     [f"- `{p.key}`: {_short(p.snippet)} — {p.note}" for p in superseded_today])
     out += _section("To verify (`kit memory verify`)",
