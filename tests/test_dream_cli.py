@@ -52,12 +52,15 @@ def test_promote_text_output_shows_each_fact_next_to_key_and_score(workspace, cl
     res = cli("memory", "promote", "-w", workspace.root, env={"KIT_NOW": now})
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    assert lines[0] == "score  r/q/d  key                       status         fact"
+    facts = [FACTS[0], "Production deploys happen on Tuesdays after the 10:00…",
+             "Ben is allergic to peanuts, so we always check every…"]  # each cut at a word before 60
+    fact_width = max(map(len, facts))
+    assert lines[0] == "score  r/q/d  key                       " + "fact".ljust(fact_width) + "  status"
     rows = {line.split()[2]: line for line in lines[1:4]}
-    assert rows["memory/2026-05-01.md:3:3"].endswith("  would promote  " + FACTS[0])
-    assert rows["memory/2026-05-01.md:4:4"].endswith("  would promote  Production deploys happen on Tuesdays after "
-                                                     "the 10:00…")
-    assert rows["memory/2026-05-01.md:5:5"].endswith("  Ben is allergic to peanuts, so we always check every…")
+    # the fact before the status, which comes last and unpadded (a long blocked reason widened every row)
+    assert rows["memory/2026-05-01.md:3:3"].endswith("  " + FACTS[0].ljust(fact_width) + "  would promote")
+    assert rows["memory/2026-05-01.md:4:4"].endswith("  " + facts[1].ljust(fact_width) + "  would promote")
+    assert rows["memory/2026-05-01.md:5:5"].endswith("  " + facts[2].ljust(fact_width) + "  would promote")
     assert all(line.split()[1] == "4/4/4" for line in rows.values())
     assert lines[4:] == ["r/q/d = credited recalls / queries / days, what the gates count (`kit memory explain KEY`: "
                          "raw counts too)", "would promote (run with --apply): 3"]

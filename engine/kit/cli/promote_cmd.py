@@ -59,9 +59,11 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
             status = "would promote"
         # the counts the gates compare: credited (a hit counts when it answered), as explain's credit line
         rows.append((f"{r.score.total:.3f}", f"{_num(c.credited, score=False)}/{len(c.credited_queries)}/"
-                     f"{len(c.credited_days)}", c.key, status, one_line(c.snippet, FACT_CHARS)))
-    # plain aligned lines, not a table: the fact is the widest column and must not squeeze the key
-    head = ("score", "r/q/d", "key", "status", "fact")
+                     f"{len(c.credited_days)}", c.key, one_line(c.snippet, FACT_CHARS), status))
+    # plain aligned lines, not a table: the fact is cut to FACT_CHARS and comes before the status,
+    # which goes last, unpadded (a blocked line's reasons run long: padding every row to them made
+    # rows of 220 characters)
+    head = ("score", "r/q/d", "key", "fact", "status")
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(4)]
     out = console()
     say = partial(out.print, markup=False, highlight=False)
