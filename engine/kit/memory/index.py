@@ -133,7 +133,7 @@ def read_cached_vectors(path: str | os.PathLike, model: str, hashes: Iterable[st
 def stored_schema(path: str | os.PathLike) -> str | None:
     """The schema version an existing index.db was built with, read without writing (for doctor)."""
     try:
-        conn = sqlite3.connect(str(path), timeout=10.0)
+        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error:
         return None
     try:
