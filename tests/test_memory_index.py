@@ -493,3 +493,12 @@ def test_cached_vectors_are_read_by_text_without_writing(workspace, counting, tm
     from kit.memory.index import read_cached_vectors
 
     assert read_cached_vectors(not_an_index, counting.model_id, ["x"]) == {}
+
+
+def test_stored_schema_reads_without_creating_anything(tmp_path):
+    """Doctor's look at an index.db's schema opens it read-only: a path with no file stays without
+    one (an ordinary connection creates an empty database there)."""
+    from kit.memory.index import stored_schema
+
+    missing = tmp_path / "index.db"
+    assert stored_schema(missing) is None and not missing.exists()
