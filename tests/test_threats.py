@@ -449,3 +449,11 @@ def test_the_leet_and_spaced_hints_hold_wherever_their_patterns_match(monkeypatc
     monkeypatch.setattr(threats, "_may_be_leet", lambda text: True)
     monkeypatch.setattr(threats, "_SPACED_HINT", re.compile(""))
     assert hinted == [views(t) for t in texts]
+
+
+def test_a_text_under_three_characters_has_no_windows():
+    """`_slices(n)` for the n 3-character windows of a text: none for a text of 1 or 2 characters
+    (a negative n sliced the table from its end: 1,023 windows of a 1-character text)."""
+    from kit.threats import _slices
+
+    assert len(_slices(-1)) == len(_slices(0)) == 0 and len(_slices(5)) == 5 and len(_slices(2000)) == 2000

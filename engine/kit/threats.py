@@ -212,9 +212,9 @@ def _window_slices() -> tuple[slice, ...]:
 
 
 def _slices(n: int) -> Sequence[slice]:
-    """The slices of the n 3-character windows of a text."""
+    """The slices of the n 3-character windows of a text (none when n ≤ 0: a text under 3 characters)."""
     table = _window_slices()
-    return table[:n] if n <= len(table) else [slice(i, i + 3) for i in range(n)]
+    return table[:max(n, 0)] if n <= len(table) else [slice(i, i + 3) for i in range(n)]
 
 
 class _View:
