@@ -76,7 +76,7 @@ SPECS: Mapping[str, TemplateSpec] = MappingProxyType({s.name: s for s in (
     TemplateSpec("cut-after-calls-note.md.j2", "the note when max_tokens cut the reply after its calls",
                  {"cap": 1024}),
     TemplateSpec("dream-diary.md.j2", "a DREAMS.md diary entry", {
-        "date": "2026-05-07", "time": "03:00", "staged": 4, "new_staged": 1,
+        "date": "2026-05-07", "time": "03:00", "staged": 4, "new_staged": 1, "first_staged": 1,
         "themes": [{"name": "deploys", "strength": 0.8, "size": 3}], "truths": [{"text": "x"}],
         "promoted": [{"key": "k", "text": "y"}], "superseded": [{"text": "new", "old": "old"}],
         "to_verify": [{"id": 1, "text": "t", "old": "o", "reason": "r"}], "retired": 0, "demoted": 0,
