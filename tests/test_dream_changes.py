@@ -99,6 +99,21 @@ def test_a_stale_value_whose_newer_value_is_in_the_notes_is_never_promoted(works
     assert TUESDAYS not in (workspace.root / "MEMORY.md").read_text()
 
 
+def test_a_short_line_whose_newer_value_says_it_moved_is_stale(workspace):
+    """Regression (a new-user pass, with the claims module's own example): "Standup is at 9:30" then
+    "Standup moves to 10:00" share one word but "standup"; the newer line needed two shared words
+    to be compared, so the old time was promoted while the notes said it had moved."""
+    old, moved = "Standup is at 9:30", "Standup moves to 10:00"
+    write_note(workspace.root, "2026-05-01", [old, *FILLER])
+    write_note(workspace.root, "2026-05-03", [moved])  # never recalled
+    recalled(workspace, old, "2026-05-01", days("2026-05-04", 3), "standup time")
+    set_now("2026-05-06", 20)
+    result = run_dream(workspace)
+    assert result.promoted == ()
+    (d,) = result.decisions
+    assert (d.action, d.detail) == ("stale", f"a newer value is in memory/2026-05-03.md: {moved}")
+
+
 def test_explain_says_what_tonights_deep_does_with_a_candidate_that_passed_every_gate(workspace, cli):
     """Regression (a new-user pass): explain listed every gate as passed for a stale line and never
     said why it was not promoted; it now gives tonight's Deep decision — and nothing is written."""
@@ -399,7 +414,8 @@ def _random_notes(root, rng) -> list[tuple[str, object]]:
 def test_newer_lines_finds_what_comparing_every_note_line_finds(workspace):
     """Deep looks for the newer lines that clearly update a text by subject word (the rarest
     first, Jaccard's bound on what must be shared, the lines that say they changed): it must find
-    exactly what comparing the text with every newer note line sharing two words finds."""
+    exactly what comparing the text with every newer note line sharing two words (one, for a
+    one-word subject: `deep.shared`) finds."""
     import random
 
     from kit.dreaming import deep
@@ -409,7 +425,7 @@ def test_newer_lines_finds_what_comparing_every_note_line_finds(workspace):
     def every_line(self, subject, words, day):
         if self._lines is None:
             self._lines = self._read()
-        return [line for line in self._lines if line.day > day and len(words & line.words) >= 2]
+        return [line for line in self._lines if line.day > day and len(words & line.words) >= deep.shared(subject)]
 
     found_any = 0
     for text, day in texts:

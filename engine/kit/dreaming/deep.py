@@ -209,8 +209,10 @@ class NoteLines:
         self._newer: dict[tuple[str, date], list[NoteLine]] = {}  # newer_lines, once per text and day
 
     def clear_candidates(self, subject: frozenset[str], words: frozenset[str], day: date) -> list[NoteLine]:
-        """The lines of the notes dated after `day` that share at least two of `words` and that can
-        clearly update a text about `subject` (`newer_lines`): a subject Jaccard ≥ CLEAR_SUBJECT,
+        """The lines of the notes dated after `day` that share at least two of `words` (`shared`: one
+        for a text whose subject is one word — "Standup is at 9:30" and "Standup moves to 10:00"
+        share only "standup") and that can clearly update a text about `subject` (`newer_lines`): a
+        subject Jaccard ≥ CLEAR_SUBJECT,
         or a line that says it changed with a subject word in common. In note order, junk included
         (callers check the few they keep). A superset, found by subject word: Jaccard ≥ t needs
         `need` = ⌈t·|subject|⌉ shared words, so a line with none of the |subject| − need + 1 rarest
@@ -234,7 +236,8 @@ class NoteLines:
         lines, subjects = self._lines, self._subjects
         picked = {i for w in rarest for i in by_subject.get(w, ()) if len(subject & subjects[i]) >= need}
         picked.update(i for w in subject for i in self._changing.get(w, ()))
-        return [lines[i] for i in sorted(picked) if lines[i].day > day and len(words & lines[i].words) >= 2]
+        least = shared(subject)
+        return [lines[i] for i in sorted(picked) if lines[i].day > day and len(words & lines[i].words) >= least]
 
     def _read(self) -> list[NoteLine]:
         from kit.errors import KitError
@@ -279,6 +282,12 @@ def _best_update(text: str, others: Sequence[Existing], sims,
         if rel.kind == "update" and (best is None or rel.similarity > best[1].similarity):
             best = (other, rel)
     return best
+
+
+def shared(subject: frozenset[str]) -> int:
+    """How many words a newer note line must share with a text about `subject` to be compared with
+    it: two, or one when the subject is a single word (a short line shares nothing more)."""
+    return min(2, len(subject))
 
 
 def newer_lines(text: str, day: date | None, notes: NoteLines) -> list[NoteLine]:
