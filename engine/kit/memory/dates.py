@@ -272,8 +272,15 @@ def _en_anchor_open(m: re.Match, ref: date, prefer: str) -> Anchor | Period | No
     return _event_or_period(event, Anchor(event, 0 if direction == "since" else 1, None), ref, prefer, 1)
 
 
+# a time of day, not an event: "before 11", "after 3pm", "until 17:30" ask about hours, not days
+_CLOCK = re.compile(r"\d{1,2}(?:[:.h]\d{2})?\s*(?:[ap]\.?m\.?|o'?clock)?", re.I)
+
+
 def _event_or_period(event: str, anchor: Anchor, ref: date, prefer: str, sign: int) -> Anchor | Period | None:
-    """An event that is itself a time ("before March", "since last summer") gives an open period."""
+    """An event that is itself a time ("before March", "since last summer") gives an open period;
+    a time of day ("before 11", "after 3pm") is no time a note is dated by: not a mention."""
+    if _CLOCK.fullmatch(event):
+        return None
     for text in (event, f"in {event}"):  # "since March" means since the start of March
         inner = [m for m in _scan(text, ref, prefer, _EN, anchors=False) if m.period is not None]
         if inner and inner[0].start == 0 and inner[0].end >= len(text.rstrip()) - 1:
