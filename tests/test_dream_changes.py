@@ -99,6 +99,35 @@ def test_a_stale_value_whose_newer_value_is_in_the_notes_is_never_promoted(works
     assert TUESDAYS not in (workspace.root / "MEMORY.md").read_text()
 
 
+def test_kit_dream_shows_a_superseding_promotion_and_what_it_replaced(workspace, cli):
+    """Regression (a new-user pass): a night that replaced a value printed "promoted 1" and no line
+    for the promotion (only "promoted" decisions were listed)."""
+    promote_first(workspace, OLD)
+    write_note(workspace.root, "2026-05-10", [MOVED, *FILLER])
+    recalled(workspace, MOVED, "2026-05-10", days("2026-05-11", 3), "standup")
+    res = cli("dream", "-w", workspace.root, env={"KIT_NOW": "2026-05-13T20:00:00+00:00"})
+    lines = res.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  + memory/2026-05-10.md:3:3  score "))
+    assert lines[at].endswith(f"  {MOVED}")
+    assert lines[at + 1] == f"    replaces an older value: 09:30 → 10:00 (was: {OLD})"
+
+
+def test_over_the_limit_reads_as_words_in_promote_and_explain(workspace, cli):
+    """Regression (a new-user pass): `kit memory promote` printed the raw name `over_limit`, and
+    explain "over limit (over today's limit of 1 promotions)"."""
+    write_note(workspace.root, "2026-05-01", [TUESDAYS, OLD, *FILLER])
+    recalled(workspace, TUESDAYS, "2026-05-01", days("2026-05-02", 3), "deploy day")
+    recalled(workspace, OLD, "2026-05-01", days("2026-05-02", 3), "standup time")
+    workspace.write_text("kit.yaml", "dreaming:\n  deep:\n    limit: 1\n")
+    env = {"KIT_NOW": "2026-05-04T20:00:00+00:00"}
+    res = cli("memory", "promote", "-w", workspace.root, env=env)
+    statuses = sorted(line.rsplit("  ", 1)[1] for line in res.output.splitlines()[1:3])
+    assert statuses == ["over today's limit", "would promote"]
+    over = next(line.split()[2] for line in res.output.splitlines()[1:3] if line.endswith("over today's limit"))
+    res = cli("memory", "explain", over, "-w", workspace.root, env=env)
+    assert "tonight's Deep: over today's limit of 1 promotion" in res.output.splitlines()
+
+
 def test_a_short_line_whose_newer_value_says_it_moved_is_stale(workspace):
     """Regression (a new-user pass, with the claims module's own example): "Standup is at 9:30" then
     "Standup moves to 10:00" share one word but "standup"; the newer line needed two shared words

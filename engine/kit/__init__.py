@@ -74,6 +74,7 @@ _EXPORTS: dict[str, str] = {
     "Scheduler": "kit.dreaming.schedule",
     "one_line": "kit.dreaming.managed",
     "gate_reason": "kit.dreaming.ranking",
+    "action_words": "kit.dreaming.deep",
     "CronResult": "kit.dreaming.cron",
     "init_workspace": "kit.init",
     "plan_openclaw": "kit.importers",
@@ -100,6 +101,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [  # a literal, so linters and readers see it; a test checks it matches _EXPORTS
     "__version__",
+    "action_words",
     "Agent",
     "BusyError",
     "Config",

@@ -66,9 +66,11 @@ def render(result) -> None:
                 say("       none passed the promotion gates yet; `kit memory promote` shows which gate "
                     "holds each back")
         for d in result.decisions:
-            if d.action == "promoted":  # the fact itself: a key alone sends the reader to the note
+            if d.writes:  # the fact itself: a key alone sends the reader to the note
                 fact = one_line(d.ranked.cand.snippet, FACT_CHARS)
                 say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}  {fact}")
+                if d.action == "superseded":  # a replaced value is part of the night: it left MEMORY.md
+                    say(f"    {d.detail}")
         for key in result.retired:
             say(f"  > retired {key} to memory/archive/promoted.md")
         for key in result.demoted:

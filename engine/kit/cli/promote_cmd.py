@@ -7,7 +7,7 @@ from functools import partial
 
 import click
 
-from kit import count_text, plural
+from kit import action_words, count_text, plural
 from kit.cli.common import (
     console,
     emit_json,
@@ -54,9 +54,9 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
     rows = []
     for r in result.ranked[:limit]:
         c = r.cand
-        status = decided.get(c.id) or ("passed" if r.passed else "blocked: " + "; ".join(r.blocked_reasons))
-        if status == "promoted" and not apply:
-            status = "would promote"
+        action = decided.get(c.id)
+        status = (action_words(action, applied=apply) if action else
+                  "passed" if r.passed else "blocked: " + "; ".join(r.blocked_reasons))
         # the counts the gates compare: credited (a hit counts when it answered), as explain's credit line
         rows.append((f"{r.score.total:.3f}", f"{_num(c.credited, score=False)}/{len(c.credited_queries)}/"
                      f"{len(c.credited_days)}", c.key, one_line(c.snippet, FACT_CHARS), status))
@@ -117,8 +117,8 @@ def explain(workspace, target: str, as_json: bool) -> None:
         say(f"  {mark} {gate_reason(name, junk, passed=gate['passed'])}{extra}")
     if data["tonight"]:
         t = data["tonight"]
-        action = "would promote" if t["action"] == "promoted" else t["action"].replace("_", " ")
-        say(f"tonight's Deep: {action} ({t['detail']})")
+        words, detail = action_words(t["action"], applied=False), t["detail"]
+        say(f"tonight's Deep: {detail if detail.startswith(words) else f'{words} ({detail})'}")
     if data["verify"]:
         v = data["verify"]
         say(f"to verify #{v['id']} ({v['status']}): {v['reason']}")

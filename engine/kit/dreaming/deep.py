@@ -29,6 +29,7 @@ from kit.memory.daily import note_date
 from kit.memory.notes import ARCHIVE_FILE as ARCHIVE_FILE  # the files Deep writes
 from kit.memory.notes import MEMORY_FILE as MEMORY_FILE
 from kit.memory.recall import claim_hash, normalise_claim
+from kit.wording import plural
 
 SEMANTIC_DUPLICATE = 0.88
 LOOK_AHEAD = 6  # candidates whose encoding starts while one is decided (the helper threads: 2)
@@ -40,6 +41,17 @@ ARCHIVE_HEADER = (
     "Still searchable with `kit memory search`; no longer in the prompt.\n"
 )
 ACTIONS = ("promoted", "superseded", "to_verify", "stale", "gone", "duplicate", "over_limit")
+# each action in human output (`--json` keeps the names); "promoted" reads "would promote" in a preview
+_ACTION_WORDS = {"promoted": "promoted", "superseded": "supersedes an older value", "to_verify": "to verify",
+                 "stale": "stale", "gone": "gone from its note", "duplicate": "duplicate",
+                 "over_limit": "over today's limit"}
+
+
+def action_words(action: str, *, applied: bool = True) -> str:
+    """What Deep's decision means in human output (`kit memory promote`, `kit memory explain`)."""
+    if action == "promoted" and not applied:
+        return "would promote"
+    return _ACTION_WORDS.get(action, action)
 
 
 @dataclass(frozen=True)
@@ -504,7 +516,7 @@ def _decide_next(r: Ranked, *, root: Path, existing: list[Existing], notes: Note
         _accept(d, existing, decisions)
         return written + 1
     if written >= limit:
-        decisions.append(Decision(r, "over_limit", f"over today's limit of {limit} promotions"))
+        decisions.append(Decision(r, "over_limit", f"over today's limit of {plural(limit, 'promotion')}"))
         return written
     if r.cand.claim in queued:
         decisions.append(Decision(r, "to_verify", "waiting in `kit memory verify`"))
