@@ -238,6 +238,16 @@ def line_of(e: RecallEvent, identity: Mapping[str, str], quotes: Mapping[str, st
     return identity[claim_hash(quotes[e.snippet])] if e.snippet in quotes else identity[e.claim_hash]
 
 
+def quotes_in(events: Sequence[RecallEvent], credits: Sequence[Credit], identity: Mapping[str, str],
+              quotes: Mapping[str, str]) -> list[tuple[str, Quote]]:
+    """The hits among `events` that quote a note line (`quotes`), each as (that line's claim, its
+    Quote), with the credits of `events` in the same order."""
+    if not quotes:
+        return []
+    return [(line_of(e, identity, quotes), Quote.of(e, c)) for e, c in zip(events, credits, strict=True)
+            if e.snippet in quotes]
+
+
 def credited_claims(events: Sequence[RecallEvent], identity: Mapping[str, str], quotes: Mapping[str, str],
                     credits: HitCredits, peaks: Mapping[str, float] | None = None,
                     ) -> Iterator[tuple[str, list[RecallEvent], list[Credit]]]:
@@ -293,9 +303,8 @@ def build_candidates(events: Iterable[RecallEvent], uses: Iterable[RecallUse] = 
     for claim, evs, credit in credited_claims(events, identity, quotes, credits):
         folds[claim] = Fold(claim, first_of[claim])
         folds[claim].extend(evs, credit)
-        for e, c in zip(evs, credit, strict=True) if quotes else ():
-            if e.snippet in quotes:
-                quoting.setdefault(identity[claim_hash(quotes[e.snippet])], []).append(Quote.of(e, c))
+        for line, q in quotes_in(evs, credit, identity, quotes):
+            quoting.setdefault(line, []).append(q)
     out = [fold.candidate(sorted(quoting.get(claim, []), key=_ID), junk) for claim, fold in folds.items()]
     out.sort(key=lambda c: (c.path, c.start_line, c.end_line, c.claim))
     return out

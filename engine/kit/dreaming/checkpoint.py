@@ -33,7 +33,6 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ from kit.dreaming.candidates import (
     Quote,
     credited_claims,
     line_of,
+    quotes_in,
     quotes_of,
     reasons_of,
 )
@@ -236,11 +236,9 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
     quoted_claims = set(quoted) | {line_of(e, identity, quotes) for e in (tail if quotes else ()) if e.snippet in quotes}
     kept_states: dict[str, dict] = dict(states)
     storable = keep
-    quoting: list[tuple[int, str, Quote]] = []  # (event id, the line it quotes, its quote)
+    quoting: list[tuple[str, Quote]] = []  # (the line it quotes, the quote) of the hits logged since
     for claim, evs, credit in credited_claims(tail, identity, quotes, credits, peaks):
-        if quotes:
-            quoting += [(e.id, line_of(e, identity, quotes), Quote.of(e, c))
-                        for e, c in zip(evs, credit, strict=True) if e.snippet in quotes]
+        quoting += quotes_in(evs, credit, identity, quotes)
         fold = fold_of(claim)
         if fold.last is not None and (evs[0].ts, evs[0].id) <= (fold.last.ts, fold.last.id):
             raise _Rebuild  # a new event sorts before one already folded
@@ -258,7 +256,7 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
             continue
         kept_states[claim] = fold.state(closed=claim not in quoted_claims)
         fold.extend(evs[at:], credit[at:])
-    for _, line, q in sorted(quoting, key=itemgetter(0)):  # the quotes logged since, in log order
+    for line, q in sorted(quoting, key=lambda lq: lq[1].id):  # in log order
         quoted.setdefault(line, []).append(q)
     for claim in states:
         fold_of(claim)
