@@ -476,3 +476,11 @@ def test_explain_takes_a_hit_as_search_prints_it(workspace, cli):
         found = cli("memory", "explain", target, "--json", "-w", workspace.root, env={"KIT_NOW": now})
         assert found.exit_code == 0, found.output
         assert json.loads(found.stdout)["claim"] == claim
+
+
+def test_a_credited_count_a_hair_under_a_whole_number_prints_whole():
+    """Regression (a new-user pass): r/q/d read "1.00/1/1" for a credit summing to 0.9999…; a
+    fraction keeps two decimals."""
+    from kit import count_text
+
+    assert [count_text(v) for v in (0.1 + 0.2 + 0.7, 0.99999999, 4.25, 3, 2.0, 0.26)] == ["1", "1", "4.25", "3", "2", "0.26"]

@@ -41,4 +41,5 @@ def plural(count: int, noun: str, plural: str | None = None) -> str:
 def count_text(value: float) -> str:
     """A count as Kit prints it: whole when it is, else with 2 decimals (a credited recall counts in
     parts: 2.25 credited recalls)."""
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+    shown = round(float(value), 2)  # a sum of credits a hair under a whole number (0.9999…) is that number
+    return str(int(shown)) if shown.is_integer() else f"{shown:.2f}"
