@@ -89,6 +89,29 @@ def test_a_claim_index_groups_exactly_as_comparing_every_pair(seed: int):
     assert ClaimIndex(texts).groups(known=80) == _groups_by_every_pair(texts, known=80)
 
 
+def test_a_claim_index_never_joins_wordings_that_name_someone_else():
+    """Names are compared last (after the other values, which rule out most near-duplicates), and
+    still compared: the same words about another person are another claim."""
+    texts = ["Dr Achebe sees patients at the clinic on the high street every week.",
+             "Dr Okafor sees patients at the clinic on the high street every week.",
+             "Dr Achebe sees patients at the clinic on the high street each week."]
+    assert claims.jaccard(claims.words(texts[0]), claims.words(texts[1])) >= claims.SAME_WORDS
+    assert not same_claim(texts[0], texts[1])
+    assert ClaimIndex(texts).groups() == [0, 1, 0]
+
+
+def test_reachable_rules_out_pairs_by_where_their_first_shared_word_sits():
+    """Positional filtering: after the first shared word, at most the fewer of the two texts'
+    remaining words can be shared. 10 words each, J ≥ 0.8 needs 9 shared."""
+    # the text's first word is the indexed text's third: at most 8 shared
+    assert claims._reachable({"w": [(0, 8, 10)]}, ["w"], 10) == []
+    # the indexed text's second word: 9 can be shared
+    assert claims._reachable({"w": [(0, 9, 10)]}, ["w"], 10) == [0]
+    # the indexed text's first word, but the text's third: at most 8 shared
+    assert claims._reachable({"w": [(0, 10, 10)]}, ["x", "y", "w"], 10) == []
+    assert claims._reachable({"w": [(0, 10, 10)], "x": [(1, 10, 10)]}, ["x", "y", "w"], 10) == [1]
+
+
 @pytest.mark.parametrize(
     ("old", "new", "sim", "kind", "change", "only_values"),
     [

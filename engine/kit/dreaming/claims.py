@@ -146,7 +146,17 @@ def _holding(text: str) -> set[str]:
 
 
 def values(text: str) -> Values:
-    text = _plain(text)
+    plain = _plain(text)
+    found = _stated(plain)
+    names = _names(plain)
+    if names:
+        found["name"] = set(names)
+    return Values(tuple(sorted((k, frozenset(v)) for k, v in found.items())))
+
+
+def _stated(text: str) -> dict[str, set[str]]:
+    """`values` of a `_plain` text but its names: the kinds read off the text's patterns (names
+    read words alone, and cost the most: grouping compares these first)."""
     may = _holding(text)
     found: dict[str, set[str]] = {}
     spans: list[tuple[int, int]] = []
@@ -200,10 +210,7 @@ def values(text: str) -> Values:
             take("number", re.sub(r"[ .,](?=\d)", "", m.group(0).lower()), m)
     if "negation" in may and _NEGATION.search(text):
         found["negation"] = {"not"}
-    names = _names(text)
-    if names:
-        found["name"] = set(names)
-    return Values(tuple(sorted((k, frozenset(v)) for k, v in found.items())))
+    return found
 
 
 def _names(text: str) -> list[str]:
@@ -273,20 +280,22 @@ def _subject(text_words: frozenset[str], text_names: Iterable[str]) -> frozenset
     return frozenset(out)
 
 
-def _reachable(index: Mapping[str, list[tuple[int, int]]], prefix: Sequence[str], size: int,
-               order: Sequence[Sequence[str]]) -> list[int]:
+_GROWTH = 1 + SAME_WORDS
+
+
+def _reachable(index: Mapping[str, list[tuple[int, int, int]]], prefix: Sequence[str], size: int) -> list[int]:
     """The indexed texts that can reach Jaccard ≥ SAME_WORDS with a text of `size` words whose
     prefix is `prefix`, ascending. Both texts list their words in one order, so the first prefix
     word they share is their first shared word: after it, at most the fewer of their words left can
     be shared, and a pair needs overlap ≥ t/(1+t)·(|a|+|b|) (a hair of slack for rounding: a pair
-    kept wrongly is only compared)."""
+    kept wrongly is only compared). `index`: word → (text, its words from that word on, its words)."""
     seen: dict[int, bool] = {}
     for place, w in enumerate(prefix):
-        for j, at in index.get(w, ()):
+        left = size - place
+        for j, rest, other in index.get(w, ()):
             if j not in seen:
-                other = len(order[j])
-                most = 1 + min(size - place - 1, other - at - 1)
-                seen[j] = most * (1 + SAME_WORDS) >= SAME_WORDS * (size + other) - 1e-9
+                most = left if left < rest else rest  # min(), written out: ~30 entries per text
+                seen[j] = most * _GROWTH >= SAME_WORDS * (size + other) - 1e-9
     return sorted(j for j, ok in seen.items() if ok)
 
 
@@ -449,7 +458,11 @@ class ClaimIndex:
         self.texts = list(texts)
         self._norms = [normalise_claim(t) for t in self.texts]
         self._words = [_words_of(n) for n in self._norms]  # `words`, on the norms grouping reads too
-        self._values: list[Values | None] = [None] * len(self.texts)  # computed when first compared
+        # each text's values, computed when first compared: its stated values (`_stated`), then
+        # its names only when the stated ones match (the synthetic and real logs alike are full of
+        # lines that differ in a number alone)
+        self._stated: list[dict[str, set[str]] | None] = [None] * len(self.texts)
+        self._named: list[frozenset[str] | None] = [None] * len(self.texts)
         self.words = [sorted(w) for w in self._words]
         freq: dict[str, int] = {}
         for ws in self.words:
@@ -461,7 +474,8 @@ class ClaimIndex:
         """For each text, the index of the first text of its claim. The first `known` texts are
         claims of their own already (distinct claims grouped before: they are not compared)."""
         parent = list(range(len(self.texts)))
-        index: dict[str, list[tuple[int, int]]] = {}  # word → (claim, the word's place in its order)
+        # word → (claim, how many of its words from that one on, how many words): see _reachable
+        index: dict[str, list[tuple[int, int, int]]] = {}
         norms = self._norms
         by_norm: dict[str, int] = {}
         for i, ws in enumerate(self.order):
@@ -473,24 +487,35 @@ class ClaimIndex:
             # serves, as long as the index and the lookups use the same)
             prefix = ws[: max(1, len(ws) - math.ceil(SAME_WORDS * len(ws)) + 1)]
             if i >= known:
-                for j in _reachable(index, prefix, len(ws), self.order):  # only claims are indexed
+                for j in _reachable(index, prefix, len(ws)):  # only claims are indexed
                     if self._same(j, i):
                         parent[i] = j
                         break
             if parent[i] == i:
+                size = len(ws)
                 for place, w in enumerate(prefix):
-                    index.setdefault(w, []).append((i, place))
+                    index.setdefault(w, []).append((i, size - place, size))
         return parent
 
-    def _value(self, i: int) -> Values:
-        if self._values[i] is None:
-            self._values[i] = values(self.texts[i])
-        return self._values[i]
+    def _stated_of(self, i: int) -> dict[str, set[str]]:
+        found = self._stated[i]
+        if found is None:
+            found = self._stated[i] = _stated(_plain(self.texts[i]))
+        return found
+
+    def _names_of(self, i: int) -> frozenset[str]:
+        named = self._named[i]
+        if named is None:
+            named = self._named[i] = frozenset(_names(_plain(self.texts[i])))
+        return named
 
     def _same(self, i: int, j: int) -> bool:
         """`same_claim` on precomputed words and values (the words first: they rule out most pairs;
-        the sizes first of all, as Jaccard ≤ the smaller set's size over the larger's)."""
+        the sizes first of all, as Jaccard ≤ the smaller set's size over the larger's). Two texts
+        state the same `values` when they state the same values but names, and the same names."""
         a, b = self._words[i], self._words[j]
         if min(len(a), len(b)) < SAME_WORDS * max(len(a), len(b)):
             return False
-        return jaccard(a, b) >= SAME_WORDS and self._value(i) == self._value(j)
+        shared = len(a & b)  # `jaccard`, on two sets that are never both empty (a prefix word is shared)
+        return (shared / (len(a) + len(b) - shared) >= SAME_WORDS and self._stated_of(i) == self._stated_of(j)
+                and self._names_of(i) == self._names_of(j))
