@@ -53,7 +53,7 @@ def test_promote_text_output_shows_each_fact_next_to_key_and_score(workspace, cl
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     facts = [FACTS[0], "Production deploys happen on Tuesdays after the 10:00…",
-             "Ben is allergic to peanuts, so we always check every…"]  # each cut at a word before 60
+             "Ben is allergic to peanuts, so we always check every bakery…"]  # each cut at a word before 60
     fact_width = max(map(len, facts))
     assert lines[0] == "score  r/q/d  key                       " + "fact".ljust(fact_width) + "  status"
     rows = {line.split()[2]: line for line in lines[1:4]}

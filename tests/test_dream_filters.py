@@ -203,6 +203,12 @@ def test_one_line_cuts_long_snippets():
     assert len(text) <= managed.MAX_SNIPPET_CHARS and text.endswith("…") and "\n" not in text
 
 
+def test_one_line_cuts_inside_a_long_word_rather_than_drop_it():
+    text = "Grafana dashboard: https://grafana.example.com/d/abc123/service-latency?orgId=1"
+    assert managed.one_line(text, 40) == "Grafana dashboard: https://grafana.exam…"
+    assert managed.one_line("Lunch orders go to Ana before eleven on Fridays", 30) == "Lunch orders go to Ana before…"
+
+
 def test_one_line_joins_sub_items_with_semicolons():
     snippet = "- Deploy owners:\n  - api: Ada.\n  - web: Bob\n    (backup Cy)\n  - docs: Dee"
     assert managed.one_line(snippet) == "Deploy owners: api: Ada; web: Bob (backup Cy); docs: Dee"

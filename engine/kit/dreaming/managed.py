@@ -93,7 +93,12 @@ def one_line(snippet: str, limit: int = MAX_SNIPPET_CHARS) -> str:
             text += " " + part
     text = " ".join(text.split())
     if len(text) > limit:
-        cut = text[: limit - 1].rsplit(" ", 1)[0]
+        cut = text[: limit - 1]
+        # at a word, unless that drops a third of the room: a long URL or path is cut inside, not
+        # dropped ("Grafana dashboard…" said nothing of where it is)
+        at_word = cut if text[limit - 1] == " " else cut.rsplit(" ", 1)[0]
+        if len(at_word) >= (limit - 1) * 2 // 3:
+            cut = at_word
         text = cut.rstrip(",.;:") + "…"
     return text
 
