@@ -111,6 +111,17 @@ def test_a_stale_value_whose_newer_value_is_in_the_notes_is_never_promoted(works
     assert old not in (workspace.root / "MEMORY.md").read_text()
 
 
+def test_kit_dream_lists_what_passed_the_gates_and_deep_held_back(workspace, cli):
+    """Regression (a new-user pass): a night whose one passing candidate was stale said "none passed
+    the promotion gates yet" — it had passed them; Deep held it back, and said why only in --json."""
+    a_line_with_a_newer_value(workspace, TUESDAYS, THURSDAYS)
+    lines = cli("dream", "-w", workspace.root).stdout.splitlines()
+    at = lines.index("deep:  promoted 0; ranked 2 candidates")
+    assert lines[at + 1:at + 3] == [f"  · memory/2026-05-01.md:3:3  stale  {TUESDAYS}",
+                                    f"    a newer value is in memory/2026-05-03.md: {THURSDAYS}"]
+    assert not any("none passed" in line for line in lines)
+
+
 def test_kit_dream_shows_a_superseding_promotion_and_what_it_replaced(workspace, cli):
     """Regression (a new-user pass): a night that replaced a value printed "promoted 1" and no line
     for the promotion (only "promoted" decisions were listed)."""

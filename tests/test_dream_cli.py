@@ -84,7 +84,9 @@ def test_promote_and_the_deep_report_show_the_counts_the_gates_compare(workspace
     cli("dream", "-w", workspace.root, env={"KIT_NOW": now})
     report = (workspace.root / "memory/dreaming/deep/2026-05-06.md").read_text()
     line = next(x for x in report.splitlines() if x.startswith("- `memory/2026-05-01.md:5:5`"))
-    assert ", 0 of 3 recalls credited, on 0 of 3 days, by 0 of 3 queries — blocked: " in line
+    assert ", 0 of 3 recalls credited, on 0 of 3 days, by 0 of 3 queries — The kettle" in line
+    assert line.endswith("— The kettle in the office is descaled on Fridays. (blocked: score too low; too few credited "
+                         "recalls; recalled on too few days; recalled by too few queries)"), line
 
 
 def test_dream_single_phase_and_dry_run(workspace, cli):
@@ -443,7 +445,7 @@ def test_human_output_gives_reasons_not_gate_names(workspace, cli):
     ]
 
     report = (workspace.root / "memory/dreaming/deep/2026-05-07.md").read_text()
-    assert "— blocked: junk: looks like a table: | service | owner |" in report
+    assert "— | service | owner | |---|---| | api | Ada | | web | Bob | (blocked: junk: looks like a table)" in report
 
 
 def test_explain_shows_credited_counts_as_the_credit_line_does():

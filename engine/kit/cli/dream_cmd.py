@@ -6,7 +6,7 @@ from functools import partial
 
 import click
 
-from kit import one_line, plural
+from kit import action_words, one_line, plural
 from kit.cli.common import (
     console,
     emit_json,
@@ -61,16 +61,20 @@ def render(result) -> None:
             if all(not r.gates["not_promoted"] for r in result.ranked):
                 # a second dream the same day: nothing is held back, everything is in already
                 say("       nothing new: every candidate is already in MEMORY.md")
-            else:
+            elif not result.decisions:
                 # "promoted 0" alone reads like a failure: it is the gates, and they can be read
                 say("       none passed the promotion gates yet; `kit memory promote` shows which gate "
                     "holds each back")
         for d in result.decisions:
-            if d.writes:  # the fact itself: a key alone sends the reader to the note
-                fact = one_line(d.ranked.cand.snippet, FACT_CHARS)
+            # the fact itself: a key alone sends the reader to the note
+            fact = one_line(d.ranked.cand.snippet, FACT_CHARS)
+            if d.writes:
                 say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}  {fact}")
                 if d.action == "superseded":  # a replaced value is part of the night: it left MEMORY.md
                     say(f"    {d.detail}")
+            elif d.action != "to_verify":  # passed the gates, held back by Deep (to verify: below)
+                say(f"  · {d.ranked.cand.key}  {action_words(d.action)}  {fact}")
+                say(f"    {d.detail}")
         for key in result.retired:
             say(f"  > retired {key} to memory/archive/promoted.md")
         for key in result.demoted:

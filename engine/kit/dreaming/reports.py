@@ -40,12 +40,13 @@ def _section(title: str, lines: list[str]) -> list[str]:
 def _candidate_line(r: Ranked, notes: Mapping[str, str]) -> str:
     """A candidate with the counts its gates compare — the credited ones (a hit counts when it
     answered) — beside the raw ones: "3 recalls" next to "recalled on too few days" read as a
-    contradiction when none of the three was credited."""
+    contradiction when none of the three was credited. The fact, then why in brackets: a reason
+    that quotes another line ("stale: a newer value is in …: <that line>") ran into the fact."""
     c = r.cand
     why = notes.get(c.id) or ("passed" if r.passed else "blocked: " + "; ".join(r.blocked_reasons))
     return (f"- `{c.key}` score {r.score.total:.3f}, {count_text(c.credited)} of {plural(c.recall_count, 'recall')} "
             f"credited, on {len(c.credited_days)} of {plural(c.recall_days, 'day')}, by {len(c.credited_queries)} "
-            f"of {plural(c.unique_queries, 'query')} — {why}: {_short(c.snippet, 80)}")
+            f"of {plural(c.unique_queries, 'query')} — {_short(c.snippet, 80)} ({why})")
 
 
 def light_report(day: date, r: LightResult) -> str:
