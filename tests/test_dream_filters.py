@@ -207,6 +207,9 @@ def test_one_line_cuts_inside_a_long_word_rather_than_drop_it():
     text = "Grafana dashboard: https://grafana.example.com/d/abc123/service-latency?orgId=1"
     assert managed.one_line(text, 40) == "Grafana dashboard: https://grafana.exam…"
     assert managed.one_line("Lunch orders go to Ana before eleven on Fridays", 30) == "Lunch orders go to Ana before…"
+    # inside a URL, after a separator close by: "version=1…" read as another URL than version=17
+    runbook = "The runbook: https://wiki.example.com/runbooks/payments?version=17&section=escalation"
+    assert managed.one_line(runbook, 66) == "The runbook: https://wiki.example.com/runbooks/payments?version=…"
 
 
 def test_one_line_joins_sub_items_with_semicolons():

@@ -71,6 +71,9 @@ class Parsed:
         return render_section(self.blocks) if self.has_section or self.entries else ""
 
 
+_URL_PART = 8  # a cut inside a word goes back to a separator of a URL at most this far
+
+
 def one_line(snippet: str, limit: int = MAX_SNIPPET_CHARS) -> str:
     """A snippet as one list-item line: markers stripped, whitespace collapsed, cut at a word.
 
@@ -99,6 +102,10 @@ def one_line(snippet: str, limit: int = MAX_SNIPPET_CHARS) -> str:
         at_word = cut if text[limit - 1] == " " else cut.rsplit(" ", 1)[0]
         if len(at_word) >= (limit - 1) * 2 // 3:
             cut = at_word
+        else:  # inside the word: after a URL's separator close by ("?version=…", not "?version=1…")
+            sep = max(cut.rfind(c, max(0, len(cut) - _URL_PART)) for c in "/?&=#")
+            if sep > len(at_word):
+                cut = cut[: sep + 1]
         text = cut.rstrip(",.;:") + "…"
     return text
 
