@@ -140,6 +140,10 @@ def test_concept_tags():
     assert concept_tags("ALPHA beta ALPHA gamma api/V2 delta beta epsilon zeta eta theta iota kappa") == (
         "api/v2", "alpha", "beta", "gamma", "api", "delta", "epsilon", "zeta")
     assert concept_tags("Deploy 部署流程 via ci.yml", limit=4) == ("ci.yml", "deploy", "部署", "署流")
+    # letters beyond ASCII are part of their word (a new-user pass saw "Tomás" tagged "tom")
+    assert concept_tags("Tomás is allergic to shellfish; Zoë orders the crème brûlée") == (
+        "tomás", "allergic", "shellfish", "zoë", "orders", "crème", "brûlée")
+    assert concept_tags("Tomás懂部署") == ("tomás", "懂部", "部署")
 
 
 MEMORY = """# Memory

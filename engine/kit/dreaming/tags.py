@@ -22,8 +22,11 @@ STOP_WORDS = frozenset(
 )
 
 _COMPOUND = re.compile(r"[0-9a-z_]+(?:[./:\-][0-9a-z_]+)+")
-_WORD = re.compile(r"[0-9a-z_]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+# a CJK run (its bigrams are the tags), or a word of any other letters: "tomás" is one word, not
+# "tom" and "s" (for ASCII text the same tokens as [0-9a-z_]+)
+_WORD = re.compile(rf"[{_CJK_CHARS}]+|[^\W{_CJK_CHARS}]+")
+_CJK = re.compile(rf"[{_CJK_CHARS}]")
 
 
 _DATEISH = re.compile(r"[\d.:/\-]+")
