@@ -63,7 +63,17 @@ def test_promote_text_output_shows_each_fact_next_to_key_and_score(workspace, cl
     assert rows["memory/2026-05-01.md:5:5"].endswith("  " + facts[2].ljust(fact_width) + "  would promote")
     assert all(line.split()[1] == "4/4/4" for line in rows.values())
     assert lines[4:] == ["r/q/d = credited recalls / queries / days, what the gates count (`kit memory explain KEY`: "
-                         "raw counts too)", "would promote (run with --apply): 3"]
+                         "raw counts too)",
+                         "score = Deep's alone: `kit dream` runs Light and REM first, and their hits can raise it",
+                         "would promote (run with --apply): 3"]
+
+
+def test_promote_with_nothing_recalled_says_so(workspace, cli):
+    """Regression (a new-user pass): a new workspace printed a bare header and no rows."""
+    res = cli("memory", "promote", "-w", workspace.root)
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines() == ["no candidates yet: nothing from the daily notes has been recalled (searches by "
+                                       "the agent, and `kit memory search --record`, log what they find)"]
 
 
 def test_promote_and_the_deep_report_show_the_counts_the_gates_compare(workspace, cli):

@@ -50,6 +50,11 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
         return
     from kit import one_line
 
+    out = console()
+    if not result.ranked:  # a header with no rows read like a failure
+        out.print("no candidates yet: nothing from the daily notes has been recalled (searches by the agent, "
+                  "and `kit memory search --record`, log what they find)", markup=False)
+        return
     decided = {d.ranked.cand.id: d.action for d in result.decisions}
     rows = []
     for r in result.ranked[:limit]:
@@ -65,13 +70,15 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
     # rows of 220 characters)
     head = ("score", "r/q/d", "key", "fact", "status")
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(4)]
-    out = console()
     say = partial(out.print, markup=False, highlight=False)
     for row in [head, *rows]:
         say("  ".join([row[0].rjust(widths[0]), row[1].rjust(widths[1]), row[2].ljust(widths[2]),
                        row[3].ljust(widths[3]), row[4]]).rstrip())
     say("r/q/d = credited recalls / queries / days, what the gates count (`kit memory explain KEY`: raw counts too)",
         style="dim")
+    # Deep alone: a nightly `kit dream` runs Light and REM first, whose hits add the phase boost, so
+    # its scores (and MEMORY.md's score=) can be higher than these
+    say("score = Deep's alone: `kit dream` runs Light and REM first, and their hits can raise it", style="dim")
     verb = "promoted" if apply else "would promote (run with --apply)"
     out.print(f"{verb}: {len(result.promoted)}")
 
