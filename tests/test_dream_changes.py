@@ -166,6 +166,23 @@ def test_explain_says_what_tonights_deep_does_with_a_candidate_that_passed_every
     assert sorted(p.name for p in (workspace.root / "memory").rglob("*")) == before  # no report, no diary
 
 
+def test_explain_by_text_says_which_other_candidates_the_text_matched(workspace, cli):
+    """Regression (a new-user pass): `kit memory explain "Standup"` explained one of four candidates
+    with that word and gave no hint that the others matched."""
+    write_note(workspace.root, "2026-05-01", [TUESDAYS, OLD, *FILLER])
+    recalled(workspace, TUESDAYS, "2026-05-01", days("2026-05-02", 3), "deploy day")
+    recalled(workspace, OLD, "2026-05-01", days("2026-05-02", 2), "standup time")
+    set_now("2026-05-04", 20)
+    why = explain(workspace, "standup")
+    assert why.cand.snippet == f"- {TUESDAYS}"  # the most recalled
+    assert [(o.key, o.snippet) for o in why.also] == [("memory/2026-05-01.md:4:4", f"- {OLD}")]
+    assert why.to_json()["also_matched"] == [{"key": "memory/2026-05-01.md:4:4", "snippet": f"- {OLD}"}]
+    lines = cli("memory", "explain", "standup", "-w", workspace.root).stdout.splitlines()
+    assert lines[2:4] == ["also matched 1 other candidate (explain one by its key):",
+                          f"  memory/2026-05-01.md:4:4  {OLD}"]
+    assert explain(workspace, "memory/2026-05-01.md:3:3").also == ()  # a key names one
+
+
 def test_the_user_moved_city_goes_to_verify_and_accept_retires_the_old_line(workspace, cli):
     mem = workspace.root / "MEMORY.md"
     mem.write_text(mem.read_text() + "\n- I live in Porto, near the Bolhão market.\n")

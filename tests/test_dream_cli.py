@@ -97,6 +97,10 @@ def test_promote_and_the_deep_report_show_the_counts_the_gates_compare(workspace
     assert ", 0 of 3 recalls credited, on 0 of 3 days, by 0 of 3 queries — The kettle" in line
     assert line.endswith("— The kettle in the office is descaled on Fridays. (blocked: score too low; too few credited "
                          "recalls; recalled on too few days; recalled by too few queries)"), line
+    # and explain says why 3 recalls made no credited day (a new user read it as a contradiction)
+    rule = "         a day or a query counts when one hit there earned 0.50 or more"
+    assert rule in cli("memory", "explain", "memory/2026-05-01.md:5:5", "-w", workspace.root).output.splitlines()
+    assert rule not in cli("memory", "explain", "memory/2026-05-01.md:3:3", "-w", workspace.root).output.splitlines()
 
 
 def test_dream_single_phase_and_dry_run(workspace, cli):

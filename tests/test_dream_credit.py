@@ -39,7 +39,7 @@ def test_a_side_hit_is_never_promoted(workspace):
     shown = explain(workspace, LAUNDRETTE).to_json()
     assert shown["recalls"] == {"raw": 7, "credited": pytest.approx(7 * per_day, abs=1e-6),
                                 "credit": pytest.approx(7 * per_day, abs=1e-6), "raw_days": 7, "credited_days": 0,
-                                "raw_queries": 7, "credited_queries": 0, "used": 0}
+                                "raw_queries": 7, "credited_queries": 0, "used": 0, "counts_from": 0.5}
     assert [h["rank"] for h in shown["history"]] == [4] * 7
     answer = explain(workspace, LAUNCH).to_json()
     assert answer["recalls"]["credited"] == 7.0 and [h["credit"] for h in answer["history"]] == [1.0] * 7

@@ -90,7 +90,7 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
 @handle_errors
 def explain(workspace, target: str, as_json: bool) -> None:
     """Explain one candidate (KEY = path:start:end, or some of its TEXT): signals, gates, history."""
-    from kit import gate_reason
+    from kit import gate_reason, one_line
 
     ws = open_workspace(workspace)
     data = ws.explain(target).to_json()
@@ -101,6 +101,13 @@ def explain(workspace, target: str, as_json: bool) -> None:
     say = partial(out.print, markup=False)  # snippets and queries are user text: "[/x]" is not markup
     say(f"{data['key']} (claim {data['claim']}, status {data['status'] or 'candidate'})", style="bold")
     say(f"  {data['snippet']}")
+    if data["also_matched"]:  # the text given is in other candidates too: say which one this is
+        others = data["also_matched"]
+        say(f"also matched {plural(len(others), 'other candidate')} (explain one by its key):")
+        for o in others[:5]:
+            say(f"  {o['key']}  {one_line(o['snippet'], FACT_CHARS)}")
+        if len(others) > 5:
+            say(f"  … and {len(others) - 5} more")
     s = data["signals"]
     r = data["recalls"]
     say(f"signals: {plural(s['recall_count'], 'recall')}, {plural(s['unique_queries'], 'query')}, "
@@ -109,6 +116,9 @@ def explain(workspace, target: str, as_json: bool) -> None:
     say(f"credit:  {r['credited']:.2f} credited recalls (of {r['raw']} raw; one day counts at most 1), "
         f"{plural(r['credited_queries'], 'credited query')}, {plural(r['credited_days'], 'credited day')}, "
         f"{r['used']} used by the agent")
+    if r["credited_days"] < r["raw_days"] or r["credited_queries"] < r["raw_queries"]:
+        # "3.31 credited recalls … 0 credited days" read as a contradiction without the rule
+        say(f"         a day or a query counts when one hit there earned {r['counts_from']:.2f} or more")
     say(f"         light hits {s['light_hits']}, REM hits {s['rem_hits']}")
     for name, value in data["components"].items():
         say(f"  {name:<14} {value:.3f} × {data['weights'][name]:.3f}")

@@ -12,7 +12,7 @@ from kit.dreaming import store
 from kit.dreaming.candidates import Candidate, build_candidates
 from kit.dreaming.deep import Decision, may_update
 from kit.dreaming.ranking import DeepSettings, Ranked, rank
-from kit.dreaming.scoring import normalised_weights
+from kit.dreaming.scoring import CREDITED, normalised_weights
 from kit.dreaming.tags import jaccard, tokens
 from kit.errors import NotFoundError
 from kit.memory.recall import events as recall_events
@@ -30,9 +30,10 @@ def _at(c: Candidate, key: str) -> bool:
     return c.key == key or any(f"{p}:{s}:{e}" == key for p, s, e in c.locations)
 
 
-def find(cands: list[Candidate], target: str) -> Candidate:
+def find(cands: list[Candidate], target: str) -> tuple[Candidate, tuple[Candidate, ...]]:
     """A key (path:start:end it was recalled at, newest first; or path:7 and path:7-9, as search prints
-    a hit) or the candidate whose text matches best."""
+    a hit) or the candidate whose text matches best; with the other candidates some text matched as
+    well (a word like "standup" is in the old value and the new one: the caller says which it chose)."""
     target = target.strip()
     where = None if _KEY.match(target) else _WHERE.match(target)
     if where:
@@ -40,19 +41,24 @@ def find(cands: list[Candidate], target: str) -> Candidate:
     if _KEY.match(target):
         hits = [c for c in cands if _at(c, target)]
         if hits:
-            return max(hits, key=lambda c: (c.key == target, c.last_ts))
+            return max(hits, key=lambda c: (c.key == target, c.last_ts)), ()
     want = normalise_claim(target)
     exact = [c for c in cands if normalise_claim(c.snippet) == want]
     if exact:
-        return max(exact, key=lambda c: c.last_ts)
+        return _chosen(exact, lambda c: c.last_ts)
     inside = [c for c in cands if want and want in normalise_claim(c.snippet)]
     if inside:  # the note line rather than a transcript quoting it
-        return max(inside, key=lambda c: (c.junk is None, c.recall_count, c.last_ts))
+        return _chosen(inside, lambda c: (c.junk is None, c.recall_count, c.last_ts))
     mine = tokens(target)
     best = max(cands, key=lambda c: (jaccard(mine, tokens(c.snippet)), c.recall_count), default=None)
     if best is not None and jaccard(mine, tokens(best.snippet)) >= MIN_TEXT_MATCH:
-        return best
+        return best, ()
     raise NotFoundError(f"no recalled candidate matches {target!r}; `kit memory promote` lists the candidates")
+
+
+def _chosen(matches: list[Candidate], key: Any) -> tuple[Candidate, tuple[Candidate, ...]]:
+    best = max(matches, key=key)
+    return best, tuple(sorted((c for c in matches if c is not best), key=key, reverse=True))
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,8 @@ class Explanation:
     # what tonight's Deep does with it, when Deep decides for it (it passed every gate, or may update
     # a value MEMORY.md holds): promoted, stale, duplicate, superseded, to_verify …
     tonight: Decision | None = None
+    # the other candidates the text given matched too, best first (a key names one exactly)
+    also: tuple[Candidate, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -118,6 +126,7 @@ class Explanation:
                 "raw": c.recall_count, "credited": round(c.credited, 6), "credit": round(c.credit, 6),
                 "raw_days": c.recall_days, "credited_days": len(c.credited_days),
                 "raw_queries": c.unique_queries, "credited_queries": len(c.credited_queries), "used": c.used,
+                "counts_from": CREDITED,  # the credit a hit needs for its day and its query to count
             },
             "weights": {k: round(v, 6) for k, v in normalised_weights(self.settings.weights).items()},
             **self.ranked.score.to_json(),
@@ -128,6 +137,7 @@ class Explanation:
             "other_claims_at_key": list(self.other_claims_at_key),
             "verify": self.verify.to_json() if self.verify else None,
             "tonight": None if self.tonight is None else {"action": self.tonight.action, "detail": self.tonight.detail},
+            "also_matched": [{"key": o.key, "snippet": o.snippet} for o in self.also],
         }
 
 
@@ -139,7 +149,7 @@ def explain(ws: WorkspaceCore, target: str) -> Explanation:
     try:
         evs = recall_events(db)
         cands = build_candidates(evs, recall_uses(db), recall_tops(db), recall_searches(db))
-        cand = find(cands, target)
+        cand, also = find(cands, target)
         have = db.execute("SELECT 1 FROM sqlite_master WHERE name='dream_phase_hits'").fetchone() is not None
         light = store.phase_stats(db, "light") if have else {}
         rem = store.phase_stats(db, "rem") if have else {}
@@ -176,7 +186,7 @@ def explain(ws: WorkspaceCore, target: str) -> Explanation:
     )
     others = tuple(o.claim for o in cands if o.claim != c.claim and _at(o, c.key))
     tonight = _tonight(ws, c.claim) if status is None and (ranked.passed or may_update(ranked)) else None
-    return Explanation(c, ranked, settings, status, history, others, verify, tonight)
+    return Explanation(c, ranked, settings, status, history, others, verify, tonight, also)
 
 
 def _tonight(ws: WorkspaceCore, claim: str) -> Decision | None:
