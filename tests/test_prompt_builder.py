@@ -221,8 +221,8 @@ def test_load_problems_are_warnings_and_say_what_the_prompt_uses(ws_path):
     }
     assert [f.name for f in result.files if f.problem] == ["SOUL.md"]
     assert result.warnings == (
-        "kit.yaml:2: unknown key 'bootstrap.warnign' (did you mean 'warning'?); "
-        "the last good configuration (or the defaults) is in force",
+        "kit.yaml:2: unknown key 'bootstrap.warnign' (did you mean 'warning'?) "
+        "(ignored until fixed; no kit.yaml setting applies)",
         "SOUL.md:2: invalid frontmatter YAML: expected the node content, but found '<stream end>'; "
         "it is left out of the prompt",
     )

@@ -143,3 +143,23 @@ def test_help_cites_no_spec_sections(cli):
                  ("skills", "new", "--help"), ("skills", "check", "--help")):
         result = cli(*args)
         assert result.exit_code == 0 and "§" not in result.output, args
+
+
+def test_a_config_typo_is_worded_as_every_command_words_it(cli, ws_path):
+    """Regression (new-user report): `kit prompt` said a kit.yaml typo left 'the last good
+    configuration (or the defaults) in force', without `kit:`, while its own budget table showed the
+    valid `max_chars_per_file: 200` of the same file applied; other commands said 'the valid
+    settings apply' and `kit config show` a third thing."""
+    write_config(ws_path, "memory:\n  search:\n    max_reslts: 3\nbootstrap:\n  max_chars_per_file: 200\n")
+    problem = ("kit.yaml:3: unknown key 'memory.search.max_reslts' (did you mean 'max_results'?) "
+               "(ignored until fixed; the valid settings apply)")
+    data = json.loads(cli("prompt", "-w", ws_path, "--json").output)
+    assert next(f for f in data["files"] if f["name"] == "SOUL.md")["allowance"] == 200  # it does apply
+    assert problem in data["warnings"]
+    prompt = cli("prompt", "-w", ws_path)
+    assert f"kit: warning: {problem}" in prompt.stderr.splitlines()
+    for args in (("memory", "status"), ("config", "show")):  # the same line, word for word
+        assert cli(*args, "-w", ws_path).stderr.splitlines() == [f"kit: warning: {problem}"], args
+    report = cli("prompt", "-w", ws_path, "--report", env={"COLUMNS": "300"})
+    assert f"warning: {problem}" in report.stdout.splitlines() and report.stderr == ""
+    assert "last good" not in prompt.stderr + report.stdout

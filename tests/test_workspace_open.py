@@ -230,3 +230,46 @@ def test_first_load_with_an_invalid_combination_uses_defaults(ws_path: Path):
     ws = Workspace.open(ws_path)
     assert ws.config["agent.model"] == "ollama/llama3.2"
     assert ws.config["bootstrap.head_ratio"] == 0.7
+    # and says so: not "the valid settings apply" (agent.model: x/y is valid and does not)
+    assert ws.config_notices() == [
+        "warning: kit.yaml:5: bootstrap.head_ratio + bootstrap.tail_ratio must not exceed 1 "
+        "(ignored until fixed; the defaults apply)"
+    ]
+
+
+def test_what_is_in_force_after_a_config_problem_is_said_as_it_is(ws_path: Path):
+    """One wording (`kit.snapshot.config_in_force`) for every command, the prompt report and a
+    session, true to the case: a first load keeps every valid setting of kit.yaml; a broken edit
+    that a reload sees (kit serve, kit watch, an agent writing kit.yaml) keeps the last good
+    configuration, so "the valid settings apply" would be false there."""
+    from kit.prompt.builder import build_prompt
+
+    cfg = ws_path / "kit.yaml"
+    typo = "kit.yaml:3: unknown key 'agent.modle' (did you mean 'model'?)"
+
+    def said(ws) -> list[str]:
+        notices = ws.config_notices()
+        assert [f"warning: {w}" for w in build_prompt(ws).warnings] == notices  # the prompt says it alike
+        return notices
+
+    cfg.write_text("agent:\n  model: openai/gpt-4o-mini\n  modle: x\n")
+    ws = Workspace.open(ws_path)
+    assert ws.config["agent.model"] == "openai/gpt-4o-mini"
+    assert said(ws) == [f"warning: {typo} (ignored until fixed; the valid settings apply)"]
+    ws.reload(["kit.yaml"])  # saved unchanged: its valid settings are still what is in force
+    assert said(ws) == [f"warning: {typo} (ignored until fixed; the valid settings apply)"]
+    cfg.write_text("agent:\n  model: anthropic/claude-x\n  modle: x\n")  # a valid change beside the typo
+    ws.reload(["kit.yaml"])
+    assert ws.config["agent.model"] == "openai/gpt-4o-mini"  # not applied: the config from before stays
+    assert said(ws) == [f"warning: {typo} (ignored until fixed; the configuration from before this edit "
+                        "stays in force)"]
+    cfg.write_text("agent:\n  model: anthropic/claude-x\n")
+    ws.reload(["kit.yaml"])
+    assert ws.config["agent.model"] == "anthropic/claude-x" and said(ws) == []
+    cfg.write_text("agent:\n  model: ollama/qwen\n  modle: x\n")
+    version = ws.reload(["kit.yaml"]).version
+    assert ws.config["agent.model"] == "anthropic/claude-x"
+    assert said(ws) == [f"warning: {typo} (ignored until fixed; the last good configuration stays in force)"]
+    cfg.write_text("agent:\n  model: ollama/qwen\n  modle: x\n  temperature: 2\n")
+    assert ws.reload(["kit.yaml"]).version == version  # the same problem, the same news: no new version
+    assert said(ws) == [f"warning: {typo} (ignored until fixed; the last good configuration stays in force)"]

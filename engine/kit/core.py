@@ -26,7 +26,17 @@ from kit.ignore import is_ignored
 from kit.locks import LockFile
 from kit.paths import CONFIG_FILE, foreign_workspace
 from kit.problems import Problem
-from kit.snapshot import TRACKED_PATTERNS, Snapshot, is_tracked, wants_frontmatter
+from kit.snapshot import (
+    CONFIG_DEFAULTS,
+    CONFIG_EARLIER,
+    CONFIG_KEPT,
+    CONFIG_OK,
+    CONFIG_VALID,
+    TRACKED_PATTERNS,
+    Snapshot,
+    is_tracked,
+    wants_frontmatter,
+)
 
 if TYPE_CHECKING:
     from kit.filewrite import FileState, Update  # imported by the first write: reads never need it
@@ -106,6 +116,7 @@ class WorkspaceCore:
         self._doc_issues: dict[str, Problem] = {}
         self._config_issues: list[Problem] = []
         self._config: Config | None = None
+        self._config_state = CONFIG_OK  # what is in force while _config_issues is not empty
         self._known_hashes: dict[str, str] = {}
         self._version = 0
         self._snapshot: Snapshot | None = None
@@ -238,13 +249,23 @@ class WorkspaceCore:
             self._config_issues = [
                 Problem.from_error(e, CONFIG_FILE, area="config") for e in config_errors(exc)
             ]
+            partial = getattr(exc, "partial", None)
             if self._config is None:
                 # first load failed: start on every value that is valid (else the defaults), and say so
-                partial = getattr(exc, "partial", None)
-                self._config = partial or Config(data=defaults(), sources={})
+                self._config = partial if partial is not None else Config(data=defaults(), sources={})
+                self._config_state = CONFIG_VALID if partial is not None else CONFIG_DEFAULTS
                 return True
+            # a broken edit: what was in force stays (unless it is just what the edit's valid values give)
+            if self._config_state == CONFIG_OK:
+                self._config_state = CONFIG_KEPT
+            elif self._config_state == CONFIG_VALID and (
+                    partial is None or dict(partial.flat()) != dict(self._config.flat())):
+                self._config_state = CONFIG_EARLIER
+            elif self._config_state == CONFIG_DEFAULTS and partial is not None:
+                self._config_state = CONFIG_EARLIER
             return False
         self._config_issues = []
+        self._config_state = CONFIG_OK
         changed = self._config is None or dict(cfg.flat()) != dict(self._config.flat())
         self._config = cfg
         return changed
@@ -274,7 +295,7 @@ class WorkspaceCore:
     def reload(self, paths: Iterable[str] | None = None) -> ReloadResult:
         """Re-read `paths` (workspace-relative), or everything when None; publish a new version."""
         with self._lock:
-            before_issues = self._issues()
+            before_issues, before_state = self._issues(), self._config_state
             changed: list[str] = []
             if paths is None:
                 targets = self._scan_tracked() | set(self._documents) | {CONFIG_FILE}
@@ -291,7 +312,7 @@ class WorkspaceCore:
                     changed.append(rel)
             changed.extend(sorted(extra))
             issues = self._issues()
-            if changed or issues != before_issues or self._snapshot is None:
+            if changed or issues != before_issues or self._config_state != before_state or self._snapshot is None:
                 self._version += 1
                 self._snapshot = Snapshot(
                     version=self._version,
@@ -299,6 +320,7 @@ class WorkspaceCore:
                     config=self._config,  # type: ignore[arg-type]
                     documents=MappingProxyType(dict(self._documents)),
                     issues=issues,
+                    config_state=self._config_state,
                 )
             touched = set(targets) | extra
             errors = tuple(i for i in issues if i.path in touched or (paths is None))

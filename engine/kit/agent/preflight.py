@@ -12,23 +12,23 @@ from collections.abc import Iterable
 from kit.core import WorkspaceCore
 from kit.problems import Problem
 from kit.providers.script import LABEL
+from kit.snapshot import Snapshot, config_problem_text
 
 
-def in_force(ws: WorkspaceCore, problem: Problem) -> str:
-    """What a run just opened does about a load problem. There is no last good version yet: a broken
-    setting or document is simply left out (the config starts from every valid value of every
-    layer, else the defaults)."""
+def _in_force(snapshot: Snapshot, problem: Problem) -> str:
+    """A load problem and what is in force instead: a config problem in `config_problem_text`'s
+    words; a document keeps its last good version if it had one, else (a run just opened has
+    none) it is left out."""
     if problem.area == "config":
-        if "workspace" not in set(ws.config.sources.values()):
-            return "ignored until fixed; no kit.yaml setting applies"
-        return "ignored until fixed; the valid settings apply"
-    if problem.path and ws.snapshot.get(problem.path) is not None:
-        return "last good version in force"
-    return "ignored until fixed"
+        return config_problem_text(problem, snapshot)
+    if problem.path and snapshot.get(problem.path) is not None:
+        return f"{problem} (last good version in force)"
+    return f"{problem} (ignored until fixed)"
 
 
 def _warnings(ws: WorkspaceCore, problems: Iterable[Problem]) -> list[str]:
-    return [f"warning: {problem} ({in_force(ws, problem)})" for problem in problems]
+    snapshot = ws.snapshot
+    return [f"warning: {_in_force(snapshot, problem)}" for problem in problems]
 
 
 def config_notices(ws: WorkspaceCore) -> list[str]:

@@ -29,6 +29,7 @@ def show(workspace, as_json: bool) -> None:
     cfg = ws.config
     flat = cfg.flat()
     errors = [str(i) for i in ws.snapshot.config_issues]
+    notices = ws.config_notices()  # each problem and what is in force instead, as every command says it
     if as_json:
         emit_json(
             {
@@ -38,8 +39,8 @@ def show(workspace, as_json: bool) -> None:
                 "errors": errors,
             }
         )
-        for err in errors:  # stdout stays one JSON document; the exit code's reason goes to stderr
-            click.echo(f"kit: {err}", err=True)
+        for notice in notices:  # stdout stays one JSON document; the exit code's reason goes to stderr
+            click.echo(f"kit: {notice}", err=True)
         sys.exit(1 if errors else 0)
     rows = [(key, json.dumps(value, ensure_ascii=False), cfg.source(key)) for key, value in sorted(flat.items())]
     if not interactive():
@@ -57,9 +58,9 @@ def show(workspace, as_json: bool) -> None:
         for key, value, source in rows:
             table.add_row(key, value, source, style="" if source == "default" else "bold")
         console().print(table)
-    # a layer that failed is not in the table: say so on stderr and exit 1, as doctor does
+    # what failed is not in the table (its valid settings are): say so on stderr and exit 1, as doctor does
     err_out = console(stderr=True)
-    for err in errors:
-        err_out.print(f"kit: {err} (not applied until fixed; the table shows what is in force)", markup=False)
+    for notice in notices:
+        err_out.print(f"kit: {notice}", markup=False, highlight=False)
     if errors:
         sys.exit(1)

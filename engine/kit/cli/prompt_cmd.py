@@ -78,5 +78,7 @@ def render_report(result, *, show_prompt: bool = True) -> None:
               f"template: {result.template}")
     if result.kind == "heartbeat" and result.heartbeat_empty:
         out.print("[yellow]HEARTBEAT.md has no tasks: heartbeat runs are skipped[/]")
+    # on stderr a warning says it is Kit's, as every command's does; in the --report on stdout it is a line of the report
+    label = "kit: warning:" if show_prompt else "warning:"
     for warning in result.warnings:
-        out.print(Text.assemble(("warning:", "yellow"), " ", warning))
+        out.print(Text.assemble((label, "yellow"), " ", warning))

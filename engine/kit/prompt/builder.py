@@ -43,6 +43,7 @@ from kit.prompt.budget import FileBudget, apply_budgets
 from kit.prompt.skills_block import SkillEntry, SkillsBlock, build_skills_block
 from kit.prompt.warning import WarningState, describe_cut, should_warn
 from kit.provenance import HTML_COMMENT, strip_kit_comments
+from kit.snapshot import config_problem_text
 from kit.templating import OVERRIDE_DIR, SYSTEM, templates_for
 from kit.tokens import estimate_tokens
 from kit.wording import plural
@@ -263,7 +264,7 @@ def _load_problems(snap, wanted: frozenset[str]) -> list[str]:
     notes = []
     for issue in snap.issues:
         if issue.area == "config":
-            notes.append(f"{issue}; the last good configuration (or the defaults) is in force")
+            notes.append(config_problem_text(issue, snap))
         elif issue.path in wanted or issue.path == OVERRIDE:
             kept = "the prompt uses its last good version" if snap.get(issue.path) else "it is left out of the prompt"
             notes.append(f"{issue}; {kept}")
