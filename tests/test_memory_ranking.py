@@ -5,6 +5,7 @@ dates in queries and results, neighbouring context."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from datetime import date
 
 import pytest
@@ -88,6 +89,18 @@ def test_a_latest_query_prefers_the_newer_of_two_equally_relevant_notes(make):
         assert newer.relevance == pytest.approx(older.relevance)  # the same words, the same vector
         assert older.relative == pytest.approx(recency_prior(120, 30, weight))
     assert latest.results[1].relative < plain.results[1].relative  # "latest" lifts the newer one further
+
+
+def test_a_later_line_that_says_the_value_changed_ranks_above_the_old_value(make):
+    """Regression (a new-user pass, the docs' own example): three days after "The standup is at
+    9:30." came "The standup moved to 10:15.", and "when is standup" ranked 9:30 first (0.778 vs
+    0.721): three days of age cost the old line 0.7 %. A later line on the topic that says the
+    value changed supersedes it outright (the prior's whole 10 %)."""
+    mem = make(dict([note("2026-05-11", "The standup is at 9:30."), note("2026-05-14", "The standup moved to 10:15.")]))
+    newer, older = search(mem, "when is standup").results[:2]
+    assert (newer.path, older.path) == ("memory/2026-05-14.md", "memory/2026-05-11.md")
+    assert older.relevance > newer.relevance  # the old line matches the words better …
+    assert older.score == pytest.approx(older.relevance * 0.9)  # … and gives way all the same
 
 
 def test_the_ranking_does_not_change_when_the_notes_age_a_year(make):
@@ -282,7 +295,7 @@ def test_topic_ages_count_only_until_a_later_note_on_the_same_topic():
         return Candidate(ChunkRow(i, path, 1, 1, "", text, day), 0.5, 0.0, False, 0.5)
 
     kept = [cand(1, "memory/2026-01-01.md", "the team standup is at 9:30 daily", "2026-01-01"),
-            cand(2, "memory/2026-03-01.md", "the team standup is at 10:15 daily now", "2026-03-01"),
+            cand(2, "memory/2026-03-01.md", "the team standup is at 10:15 daily", "2026-03-01"),
             cand(3, "memory/2026-02-01.md", "bought a new kettle for the office", "2026-02-01"),
             cand(4, "MEMORY.md", "the team standup is at 9:30 daily", "2026-04-01"),  # evergreen, even dated
             cand(5, "memory/topics/work.md", "the team standup is at 9:30 daily", None)]
@@ -293,6 +306,18 @@ def test_topic_ages_count_only_until_a_later_note_on_the_same_topic():
     assert topic_ages(kept, None, 0.6) == [59, 0, 0, None, None]  # token Jaccard without vectors
     assert topic_ages(kept, sim, 0.95) == [0, 0, 0, None, None]  # nothing close enough: no one ages
     assert topic_ages([], None, 0.6) == []
+    # a later line on the topic that says the value changed supersedes the older one outright,
+    # whatever the days between: 3 days cost "is at 9:30" 0.7 % of its score, and it kept first place
+    moved = [cand(1, "memory/2026-05-11.md", "the team standup is at 9:30 daily", "2026-05-11"),
+             cand(2, "memory/2026-05-14.md", "the team standup moved to 10:15", "2026-05-14"),
+             cand(3, "memory/2026-05-15.md", "bought a new kettle for the office", "2026-05-15")]
+    near = np.full((3, 3), 0.1)
+    near[0, 1] = near[1, 0] = 0.9
+    np.fill_diagonal(near, 1.0)
+    assert topic_ages(moved, near, 0.6) == [math.inf, 0, 0]  # the kettle is "new", but on another topic
+    assert recency_prior(math.inf, 30, 0.1) == pytest.approx(0.9)  # still never more than the prior's share
+    same = [moved[0], cand(2, "memory/2026-05-14.md", "the team standup is at 10:15 daily", "2026-05-14")]
+    assert topic_ages(same, near[:2, :2], 0.6) == [3, 0]  # restated, not said to change: aged by days
 
 
 def test_for_chinese_text_the_topic_is_the_words_two_lines_share_not_their_cosine():
@@ -325,7 +350,8 @@ def test_for_chinese_text_the_topic_is_the_words_two_lines_share_not_their_cosin
         [0, 0, 0, 1, 1, 0],
         [0, 0, 0, 1, 1, 0],
         [0, 0, 0, 0, 0, 1]]
-    assert topic_ages(kept, sim, 0.6) == [35, 0, 0, 59, 0, 0]
+    # (the later English line says it moved: the 9:30 line is superseded outright, `math.inf`)
+    assert topic_ages(kept, sim, 0.6) == [35, 0, 0, math.inf, 0, 0]
     latin = [kept[3], kept[4], kept[5]]
     assert (same_topic_pairs(latin, sim[3:, 3:], 0.6) == (sim[3:, 3:] >= 0.6)).all()  # the cosine alone
 

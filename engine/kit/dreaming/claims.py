@@ -20,6 +20,7 @@ from functools import cached_property
 
 from kit.dreaming.tags import STOP_WORDS
 from kit.lazyre import fold_ascii
+from kit.memory.changes import states_change as states_change  # re-exported: Deep's word for it
 from kit.memory.recall import normalise_claim
 
 SAME_WORDS = 0.8  # word Jaccard for a rewording of the same claim (values equal)
@@ -77,14 +78,6 @@ def _starts_sentence(before: str) -> bool:
     # an abbreviation ends at the mark: at most its 6 letters and the mark before it (`\b` still sees
     # the character before where the search starts)
     return _ABBREVIATION.search(before, max(0, len(stripped) - 8)) is None
-_CHANGE = re.compile(
-    # "moved to", and "moved the production cluster to": what moves may sit between the verb and "to"
-    r"\b(?:mov(?:e|es|ed|ing)\s+(?:[\w'-]+\s+){0,4}?(?:to|from)\b|mov(?:e|es|ed|ing)\s+(?:back|over|house|in)|chang(?:es|ed|ing)\s+(?:to|from)"
-    r"|(?:has|have|had|was|were|is)\s+changed|switch(?:es|ed)?\s+to|now|new"
-    r"|no\s+longer|not\s+\w+\s+any\s?more|any\s?more|instead(?:\s+of)?|from\s+now\s+on|starting|as\s+of|from\s+(?:next|this)"
-    r"|goes\s+(?:up|down)|went\s+(?:up|down)|(?:raised|increased|decreased|reduced|lowered)\s+to|extended|postponed"
-    r"|rescheduled|brought\s+forward|pushed\s+(?:back|to)|replaced|updated?\s+to|used\s+to|was\s+\S+\s+(?:but|until))\b",
-    re.I)
 _EXTRA_STOP = frozenset("is are was were be been it its in on at of to a an by as or if so our we i my me".split())
 _NOT_NAMES = STOP_WORDS | _EXTRA_STOP
 
@@ -314,11 +307,6 @@ def same_claim(a: str, b: str, facts: Facts | None = None) -> bool:
     if f.norm(a) == f.norm(b):
         return True
     return f.values(a) == f.values(b) and jaccard(f.words(a), f.words(b)) >= SAME_WORDS
-
-
-def states_change(text: str) -> bool:
-    """The line says a value changed ("moves to", "new", "no longer", "extended to", …)."""
-    return _CHANGE.search(text) is not None
 
 
 @dataclass(frozen=True)
