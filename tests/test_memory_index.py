@@ -378,11 +378,11 @@ def test_doctor_names_notes_sync_refuses_and_does_not_call_them_stale(workspace,
     (workspace.root / "memory/2026-01-02.md").write_bytes(b"a\x00b\xff")
     Memory(workspace, embedder=counting).sync()
     findings = [(f.severity, str(f)) for f in doctor_checks(workspace)]
-    assert ("warning", "memory/2026-01-01.md: is a FIFO (named pipe), expected a regular file; not read") in findings
-    assert ("warning", "memory/2026-01-02.md: binary file (4 bytes), expected UTF-8 text") in findings
+    assert ("warning", "memory/2026-01-01.md: is a FIFO (named pipe), expected a regular file; not indexed") in findings
+    assert ("warning", "memory/2026-01-02.md: binary file (4 bytes), expected UTF-8 text; not indexed") in findings
     assert not [message for _, message in findings if "stale" in message]
     assert [m for _, m in findings if m.startswith("memory index fresh")] == [
-        "memory index fresh: 2 files, 1 chunk, 1 embedded"]
+        "memory index fresh: 2 files, 1 chunk, 1 embedded; 2 files skipped (named above)"]
 
 
 def test_doctor_names_a_note_whose_date_does_not_exist(workspace):

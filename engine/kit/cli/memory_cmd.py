@@ -40,11 +40,14 @@ def index_cmd(workspace, rebuild: bool, as_json: bool) -> None:
     out = console()
     out.print(
         f"[bold]indexed[/] {plural(result.files, 'file')} ({result.mode}): {len(result.added)} added, "
-        f"{len(result.updated)} updated, {len(result.removed)} removed, {result.unchanged} unchanged; "
-        f"{plural(result.chunks, 'chunk')} written, {result.embedded} embedded, {result.cached} from cache "
+        f"{len(result.updated)} updated, {len(result.removed)} removed, {result.unchanged} unchanged"
+        + (f", {len(result.skipped)} skipped" if result.skipped else "")
+        + f"; {plural(result.chunks, 'chunk')} written, {result.embedded} embedded, {result.cached} from cache "
         f"in {result.seconds:.1f}s"
     )
-    for error in result.errors:
+    for item in result.skipped:
+        out.print(f"[yellow]skipped[/] {escape(item.describe())}")
+    for error in result.problems:
         out.print(f"[yellow]warning[/] {escape(error)}")
 
 
@@ -126,6 +129,8 @@ def status_cmd(workspace, as_json: bool) -> None:
         f"[bold]contents[/]  {plural(status.files, 'file')}, {plural(status.chunks, 'chunk')}, "
         f"{status.embedded_chunks} embedded, last sync {status.last_sync or 'never'}"
     )
+    for item in status.skipped:  # not stale: another `kit memory index` would skip it again
+        out.print(f"[bold]skipped[/]   {escape(item.describe())}")
     by_source = ", ".join(f"{k} {v}" for k, v in status.recall.by_source.items()) or "none"
     out.print(
         f"[bold]recalls[/]   {plural(status.recall.events, 'event')} on {plural(status.recall.keys, 'passage')} "

@@ -38,6 +38,7 @@ from kit.fsutil import (
 from kit.ignore import is_ignored
 from kit.memory import vector_file
 from kit.memory.chunker import CHUNKER_VERSION, Chunk, chunk_markdown
+from kit.problems import located
 from kit.state import connect, transaction
 
 # 2: chunks_fts stems words (porter); 3: chunks.day (the date a chunk is about, for dated search).
@@ -56,6 +57,10 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS chunks_day ON chunks(day)",
     "CREATE TABLE IF NOT EXISTS embedding_cache (model TEXT NOT NULL, hash TEXT NOT NULL, "
     "dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, hash)) WITHOUT ROWID",
+    # files the last sync looked at and skipped (not UTF-8, too large, a FIFO …), with the stat it saw:
+    # while a file's stat still matches, it is "skipped", not "stale" (another sync cannot help)
+    "CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL, "
+    "mtime_ns INTEGER NOT NULL, line INTEGER, reason TEXT NOT NULL)",
     # vectors of recent search queries, so a cold process searching again loads no model
     "CREATE TABLE IF NOT EXISTS query_vectors (model TEXT NOT NULL, hash TEXT NOT NULL, "
     "vector BLOB NOT NULL, added REAL NOT NULL, PRIMARY KEY (model, hash)) WITHOUT ROWID",
@@ -67,7 +72,7 @@ FTS_SCHEMA = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_tri USING fts5(text, tokenize='trigram')",
 )
 # what a schema change throws away: everything but the embedding cache (keyed by content, still valid)
-DERIVED_TABLES = ("chunks_fts", "chunks_tri", "chunks", "files")
+DERIVED_TABLES = ("chunks_fts", "chunks_tri", "chunks", "files", "skipped")
 
 
 MAX_INDEX_LINES = 20_000  # per memory file: a daily note is a few hundred lines, MEMORY.md fewer
@@ -202,7 +207,51 @@ def indexable_files(root: Path, extra_paths: Sequence[str] = ()) -> tuple[list[s
     return sorted(found), problems
 
 
+def stat_key(path: Path) -> tuple[int, int] | None:
+    """(size, mtime_ns) of a file, or of the link itself when it leads nowhere (a loop, a missing
+    target); None when neither exists. What a skip record is compared with."""
+    for how in (os.stat, os.lstat):
+        try:
+            st = how(path)
+        except (OSError, ValueError):
+            continue
+        return st.st_size, st.st_mtime_ns
+    return None
+
+
 # --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """An indexable file the indexer would not index as it is (not UTF-8, binary, too large, too
+    many lines, a FIFO, a symlink loop or to a missing file). The file is never changed; an earlier
+    indexed version of it (`kept`) stays searchable."""
+
+    path: str
+    reason: str  # why, without the path: "not valid UTF-8 (byte 19)"
+    line: int | None = None  # where, when known (the line of the first bad byte)
+    kept: bool = False  # an earlier version of the file is indexed and stays searchable
+    # (size, mtime_ns) the indexer saw: while the file still has them, it stays skipped, not stale
+    stat: tuple[int, int] | None = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return located(self.path, self.line, self.reason)
+
+    @property
+    def message(self) -> str:
+        """The reason and what the index holds of the file, without the file's name."""
+        if "not indexed" in self.reason or "stays searchable" in self.reason:  # it says so already
+            return self.reason
+        return f"{self.reason}; {'the last indexed version stays searchable' if self.kept else 'not indexed'}"
+
+    def describe(self) -> str:
+        """One line: the file (and line), the reason, and what the index holds of it."""
+        return located(self.path, self.line, self.message)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "reason": self.reason, "kept": self.kept,
+                "message": self.describe()}
 
 
 @dataclass(frozen=True)
@@ -215,13 +264,21 @@ class SyncResult:
     chunks: int  # chunk rows written
     embedded: int  # texts sent to the model
     cached: int  # chunk vectors taken from the embedding cache
-    errors: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # every problem, one line each: the skipped files' and the rest
     mode: str = "hybrid"
     seconds: float = 0.0
+    # files seen but not indexed as they are; files == added + updated + unchanged + skipped
+    skipped: tuple[SkippedFile, ...] = ()
 
     @property
     def changed(self) -> bool:
         return bool(self.added or self.updated or self.removed)
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """The errors that are not one skipped file's (a bad memory.extra_paths entry …)."""
+        lines = {s.describe() for s in self.skipped}
+        return tuple(e for e in self.errors if e not in lines)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -230,6 +287,7 @@ class SyncResult:
             "updated": list(self.updated),
             "removed": list(self.removed),
             "unchanged": self.unchanged,
+            "skipped": [s.to_json() for s in self.skipped],
             "chunks": self.chunks,
             "embedded": self.embedded,
             "cached": self.cached,
@@ -550,6 +608,7 @@ class MemoryIndex:
         with transaction(self.conn):
             self.conn.execute("DELETE FROM chunks")
             self.conn.execute("DELETE FROM files")
+            self.conn.execute("DELETE FROM skipped")
             if self.fts5:
                 self.conn.execute("DELETE FROM chunks_fts")
                 self.conn.execute("DELETE FROM chunks_tri")
@@ -603,6 +662,23 @@ class MemoryIndex:
     def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
         return _cached_vectors(self.conn, model, hashes)
 
+    def skipped_rows(self) -> dict[str, tuple[int, int, int | None, str]]:
+        """path -> (size, mtime_ns, line, reason) of the files the last sync skipped."""
+        rows = self.conn.execute("SELECT path, size, mtime_ns, line, reason FROM skipped")
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+
+    def record_skipped(self, skipped: Sequence[SkippedFile], paths: Iterable[str] | None = None) -> None:
+        """Replace the skip records of `paths` (None: all of them) with `skipped` (those with a stat)."""
+        with transaction(self.conn):
+            if paths is None:
+                self.conn.execute("DELETE FROM skipped")
+            else:
+                self.conn.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in paths])
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO skipped(path, size, mtime_ns, line, reason) VALUES (?,?,?,?,?)",
+                [(s.path, s.stat[0], s.stat[1], s.line, s.reason) for s in skipped if s.stat is not None],
+            )
+
     def store_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
         with transaction(self.conn):
             self.conn.executemany(
@@ -639,13 +715,15 @@ Progress = Callable[[int, int], None]  # (files indexed so far, files to index)
 class SyncPlan:
     """What a sync will do, decided from stat, content hashes and the index (nothing written yet)."""
 
-    seen: int  # indexable files seen
+    seen: int  # indexable files seen: len(index) + unchanged + len(skipped)
     index: tuple[str, ...]  # files to (re)chunk and write, in path order
     new: frozenset[str]  # those of them not indexed before
     touch: tuple[tuple[str, int, int], ...]  # (path, size, mtime_ns): same content, new stat
     remove: tuple[str, ...]  # indexed, but gone (or no longer indexable)
     unchanged: int
-    errors: tuple[str, ...]
+    errors: tuple[str, ...]  # every problem, one line each (the skipped files' too)
+    skipped: tuple[SkippedFile, ...] = ()  # files seen that cannot be indexed as they are
+    checked: tuple[str, ...] = ()  # every path the plan looked at (whose skip records it decides)
 
 
 def plan_sync(
@@ -660,18 +738,23 @@ def plan_sync(
     """Which files to index, touch or remove. Reads the files whose stat changed to compare hashes."""
     known = index.file_rows()
     errors: list[str] = []
+    skipped: list[SkippedFile] = []
+
+    def skip(rel: str, reason: str, line: int | None = None) -> None:
+        item = SkippedFile(rel, reason, line, kept=rel in known, stat=stat_key(root / rel))
+        skipped.append(item)
+        errors.append(item.describe())
+
     if paths is None:
         on_disk, problems = indexable_files(root, extra_paths)
         errors.extend(problems)
         wanted = set(on_disk)
         targets = sorted(wanted | set(known))
-        seen = len(on_disk)
     else:
         paths = list(paths)
         wanted = {p for p in paths if is_indexable(p, extra_paths)}
         # a path no longer indexable (extra_paths changed, file hidden) leaves the index
         targets = sorted(wanted | {p for p in paths if p in known})
-        seen = len(wanted)
     stale_model: set[str] = set()
     if model is not None:
         stale_model = {
@@ -692,19 +775,22 @@ def plan_sync(
             st = full.stat()
             kind = special_kind(st.st_mode)
             if kind and kind != "a directory":  # never opened: a FIFO would block, a device never ends
-                errors.append(f"{rel}: is {kind}, expected a regular file; not indexed")
+                skip(rel, f"is {kind}, expected a regular file; not indexed")
                 continue
             if not full.is_file() or not is_within(root, full):
                 raise FileNotFoundError(rel)
         except RuntimeError:  # Python 3.11 reports a symlink loop met by resolve() this way
-            errors.append(f"{rel}: {os_problem(OSError(errno.ELOOP, 'loop'))}")
+            skip(rel, os_problem(OSError(errno.ELOOP, "loop")))
             continue
-        except (FileNotFoundError, NotADirectoryError):
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            if rel in wanted and isinstance(exc, FileNotFoundError) and os.path.islink(full):
+                skip(rel, os_problem(exc, full))  # a symlink to a missing file: named, not dropped silently
+                continue
             if rel in known:
                 remove.append(rel)
             continue
         except OSError as exc:  # a symlink loop, a name too long …: named, and the last good version kept
-            errors.append(f"{rel}: {os_problem(exc, full)}")
+            skip(rel, os_problem(exc, full))
             continue
         row = known.get(rel)
         fresh = row is not None and row[3] == chunker and rel not in stale_model
@@ -715,26 +801,40 @@ def plan_sync(
             try:
                 same = sha1_hex(read_text(full, display=rel)) == row[2]
             except DocumentError as exc:
-                errors.append(str(exc))  # the last good version stays indexed
+                skip(rel, exc.message, exc.line)  # the last good version stays indexed
                 continue
             if same:
                 touch.append((rel, st.st_size, st.st_mtime_ns))
                 unchanged += 1
                 continue
         to_index.append(rel)
-    return SyncPlan(seen, tuple(to_index), frozenset(r for r in to_index if r not in known), tuple(touch),
-                    tuple(remove), unchanged, tuple(errors))
+    return SyncPlan(len(to_index) + unchanged + len(skipped), tuple(to_index),
+                    frozenset(r for r in to_index if r not in known), tuple(touch), tuple(remove), unchanged,
+                    tuple(errors), tuple(skipped), tuple(targets))
+
+
+def _check_lines(text: str, rel: str) -> str:
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if lines > MAX_INDEX_LINES:  # a note of 150,000 bullets would take minutes to chunk
+        raise DocumentError(f"{lines:,} lines, over the {MAX_INDEX_LINES:,}-line limit for one memory "
+                            "file; split it (the last indexed version stays searchable)", path=rel)
+    return text
+
+
+def unindexable(root: Path, rel: str) -> Exception | None:
+    """Why a sync would skip this file as it is now (what `_read_pending` checks), or None. Reads it."""
+    try:
+        _check_lines(read_text(root / rel, display=rel), rel)
+    except (DocumentError, OSError, RuntimeError) as exc:
+        return exc
+    return None
 
 
 def _read_pending(root: Path, rel: str, tokens: int, overlap: int, new: bool) -> _Pending:
     """A file to write, read and chunked now (its stat and hash are those of what was read)."""
     full = root / rel
     st = full.stat()
-    text = read_text(full, display=rel)
-    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    if lines > MAX_INDEX_LINES:  # a note of 150,000 bullets would take minutes to chunk
-        raise DocumentError(f"{lines:,} lines, over the {MAX_INDEX_LINES:,}-line limit for one memory "
-                            "file; split it (the last indexed version stays searchable)", path=rel)
+    text = _check_lines(read_text(full, display=rel), rel)
     item = _Pending(rel, st.st_size, st.st_mtime_ns, sha1_hex(text), new=new)
     item.chunks = chunk_markdown(rel, text, tokens=tokens, overlap=overlap)
     return item
@@ -782,18 +882,22 @@ class WindowVectors:
         return self.vectors
 
 
-def _windows(root: Path, plan: SyncPlan, tokens: int, overlap: int, errors: list[str]):
-    """Files of the plan read and chunked, grouped so each group has about WINDOW_TEXTS chunks."""
+def _windows(root: Path, plan: SyncPlan, tokens: int, overlap: int, skipped: list[SkippedFile]):
+    """Files of the plan read and chunked, grouped so each group has about WINDOW_TEXTS chunks.
+    A file that cannot be indexed goes to `skipped` (the last good version stays indexed)."""
     window: list[_Pending] = []
     size = 0
     for rel in plan.index:
+        seen = stat_key(root / rel)  # before reading: a change made while reading is not taken as skipped
         try:
             item = _read_pending(root, rel, tokens, overlap, rel in plan.new)
         except DocumentError as exc:
-            errors.append(str(exc))  # the last good version stays indexed
+            skipped.append(SkippedFile(rel, exc.message, exc.line, kept=rel not in plan.new, stat=seen))
             continue
         except (FileNotFoundError, NotADirectoryError):
-            continue  # deleted since the plan: the next sync removes it
+            # deleted since the plan: the next sync removes it
+            skipped.append(SkippedFile(rel, "deleted while being indexed", kept=rel not in plan.new))
+            continue
         window.append(item)
         size += len(item.chunks)
         if size >= WINDOW_TEXTS or len(window) >= WINDOW_FILES:
@@ -826,7 +930,7 @@ def sync_index(
         index.remove_file(rel)
     for rel, size, mtime_ns in plan.touch:
         index.touch_file(rel, size, mtime_ns)
-    errors = list(plan.errors)
+    skipped = list(plan.skipped)
     written = embedded = cached = done = 0
     added: list[str] = []
     updated: list[str] = []
@@ -853,7 +957,7 @@ def sync_index(
                     return worker.submit(embedder.encode, texts)
 
             waiting: tuple[list[_Pending], WindowVectors | None] | None = None
-            for window in _windows(root, plan, tokens, overlap, errors):
+            for window in _windows(root, plan, tokens, overlap, skipped):
                 job = None
                 if submit is not None:
                     job = WindowVectors(index, model, window, submit, waiting[1] if waiting else None)
@@ -863,7 +967,10 @@ def sync_index(
                 waiting = (window, job)
             if waiting is not None:
                 apply(*waiting)
+    # a full sync decides every skip record; one of `paths`, those of the paths it looked at
+    index.record_skipped(skipped, None if paths is None else plan.checked)
     index.set_meta("last_sync", f"{clock.timestamp():.3f}")
+    errors = [*plan.errors, *(s.describe() for s in skipped[len(plan.skipped):])]
     return SyncResult(
         files=plan.seen,
         added=tuple(added),
@@ -876,24 +983,31 @@ def sync_index(
         errors=tuple(errors),
         mode="hybrid" if model else "fts-only",
         seconds=time.perf_counter() - started,
+        skipped=tuple(skipped),
     )
 
 
-def stale_files(index: MemoryIndex, root: Path, extra_paths: Sequence[str] = ()) -> dict[str, list[str]]:
-    """Freshness by stat alone: files new, changed or deleted since the last sync."""
+def stale_files(index: MemoryIndex, root: Path, extra_paths: Sequence[str] = ()) -> dict[str, list]:
+    """Freshness by stat alone: files new, changed or deleted since the last sync (path lists), and
+    the files it skipped that are still as it saw them ("skipped": SkippedFile list) — those are not
+    stale: another sync would skip them again."""
     known = index.file_rows()
+    skips = index.skipped_rows()
     on_disk, _ = indexable_files(root, extra_paths)
-    new, changed = [], []
+    new, changed, skipped = [], [], []
     for rel in on_disk:
+        key = stat_key(root / rel)
+        record = skips.get(rel)
+        if record is not None and key is not None and key == (record[0], record[1]):
+            skipped.append(SkippedFile(rel, record[3], record[2], kept=rel in known, stat=key))
+            continue
         row = known.get(rel)
         if row is None:
             new.append(rel)
             continue
-        try:
-            st = (root / rel).stat()
-        except FileNotFoundError:
+        if key is None:  # deleted just now
             continue
-        if row[0] != st.st_size or row[1] != st.st_mtime_ns:
+        if (row[0], row[1]) != key:
             changed.append(rel)
     deleted = sorted(set(known) - set(on_disk))
-    return {"new": new, "changed": changed, "deleted": deleted}
+    return {"new": new, "changed": changed, "deleted": deleted, "skipped": skipped}

@@ -28,7 +28,7 @@ import numpy as np
 from kit import clock
 from kit.core import WorkspaceCore
 from kit.documents import rel_posix
-from kit.errors import DocumentError, NotFoundError, PathEscapeError
+from kit.errors import NotFoundError, PathEscapeError
 from kit.fsutil import read_text, sha1_hex
 from kit.memory import sources
 from kit.memory.blas import OneBlasThread
@@ -44,6 +44,7 @@ from kit.memory.embeddings import (
 from kit.memory.index import (
     SCHEMA_VERSION,
     MemoryIndex,
+    SkippedFile,
     SyncResult,
     fts5_available,
     indexable_files,
@@ -52,6 +53,7 @@ from kit.memory.index import (
     stale_files,
     stored_schema,
     sync_index,
+    unindexable,
 )
 from kit.memory.notes import impossible_date
 from kit.memory.search import SearchResult, hybrid_search
@@ -421,6 +423,7 @@ class Memory:
             stale_paths=StalePaths(tuple(stale["new"]), tuple(stale["changed"]), tuple(stale["deleted"])),
             last_sync=_iso(float(last)) if last else None,
             recall=RecallCounts(recall["events"], recall["keys"], recall["days"], dict(recall["by_source"])),
+            skipped=tuple(stale["skipped"]),
         )
 
 
@@ -467,6 +470,9 @@ class MemoryStatus:
     stale_paths: StalePaths
     last_sync: str | None
     recall: RecallCounts
+    # files the last sync skipped (not UTF-8, too large …) that are still as it saw them: not stale,
+    # since another sync would skip them again; an earlier version of one may stay indexed (`kept`)
+    skipped: tuple[SkippedFile, ...] = ()
 
     @property
     def fresh(self) -> bool:
@@ -488,6 +494,7 @@ class MemoryStatus:
             "fresh": self.fresh,
             "stale": self.stale_paths.counts(),
             "stale_paths": self.stale_paths.to_json(),
+            "skipped": [s.to_json() for s in self.skipped],
             "last_sync": self.last_sync,
             "recall_events": self.recall.events,
             "recall": {"keys": self.recall.keys, "days": self.recall.days, "by_source": dict(self.recall.by_source)},
@@ -671,15 +678,20 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
         numbers = idx.counts()
     finally:
         idx.close()
-    # a new file sync would refuse (a FIFO, a binary file, a loop) is named here, and is not "stale":
+    # a file sync skipped (a FIFO, a binary file, a loop …) is named here, and is not "stale":
     # `kit memory index` cannot make it fresh, so advising it forever would be wrong
+    skipped: list[SkippedFile] = stale.pop("skipped")
+    for item in skipped:
+        findings.append(Problem(area="memory", severity="warning", path=item.path, line=item.line,
+                                message=item.message))
+    # a new file no sync has looked at yet (or an index from before skips were recorded): read it
     refused = []
     for rel in stale["new"]:
-        try:
-            read_text(ws.root / rel, display=rel)
-        except (DocumentError, OSError, RuntimeError) as exc:
+        problem = unindexable(ws.root, rel)
+        if problem is not None:
             refused.append(rel)
-            findings.append(Problem.from_error(exc, path=rel, area="memory", severity="warning"))
+            item = SkippedFile(rel, getattr(problem, "message", None) or str(problem), getattr(problem, "line", None))
+            findings.append(Problem(area="memory", severity="warning", path=rel, line=item.line, message=item.message))
     stale["new"] = [rel for rel in stale["new"] if rel not in refused]
     if any(stale.values()):
         severity, message = "warning", (
@@ -688,7 +700,8 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     else:
         severity, message = "info", (f"memory index fresh: {plural(numbers['files'], 'file')}, {plural(numbers['chunks'], 'chunk')}, "
                                      f"{numbers['embedded_chunks']} embedded")
+    if skipped or refused:
+        message += f"; {plural(len(skipped) + len(refused), 'file')} skipped (named above)"
     findings.append(Problem(area="memory", severity=severity, message=message))
     return findings
-
 
