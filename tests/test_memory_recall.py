@@ -131,6 +131,8 @@ def test_cli_search_record_and_status(recall_ws, cli):
     daily_hits = [r for r in json.loads(recorded.output)["results"] if r["path"].startswith("memory/2026-")]
     status = json.loads(cli("memory", "status", "--json", "-w", root).output)
     assert status["recall_events"] == len(daily_hits) == 2
+    # the JSON says what it recorded, as the text output does (a new user found it missing)
+    assert json.loads(recorded.output)["recorded"] == 2 and "recorded" not in json.loads(plain.output)
     assert status["recall"]["by_source"] == {"cli": 2}
     assert status["files"] == 16 and status["mode"] == "hybrid" and status["fresh"] is True
     assert status["chunks"] == status["embedded_chunks"] > 0

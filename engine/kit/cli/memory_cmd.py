@@ -69,7 +69,8 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
         ws.memory.sync(progress=show)
     result = ws.memory.search(query, limit=limit, record=record, source="cli")
     if as_json:
-        emit_json(result)
+        # --record: how many recall events it wrote, as the text output says (the shape is the spec's otherwise)
+        emit_json({**result.to_json(), "recorded": result.recorded} if record else result)
         return
     out = console()
     if result.mode != "hybrid":
