@@ -202,12 +202,15 @@ def test_kit_provenance_comments_are_not_content():
     promoted = sections[-1]
     assert (promoted.start_line, promoted.end_line) == (5, 8)
     assert "kit:promoted" in promoted.text  # the chunk still maps the file's lines
-    assert promoted.embed_text == "Memory > Promoted memories\n## Promoted memories\n\n- Prefers window seats"
+    assert promoted.embed_text == "## Promoted memories\n\n- Prefers window seats"  # no place headings as context
     # MEMORY.md, by claim: the comment goes with the entry below it, and dates it
     entry = chunk_markdown("MEMORY.md", text)[-1]
     assert (entry.start_line, entry.end_line, entry.day) == (7, 8, "2026-05-07")
-    assert entry.text.startswith("<!-- kit:promoted") and entry.embed_text == (
-        "Memory > Promoted memories\n- Prefers window seats")
+    # embedded as the note's line is ("Memory > Promoted memories" took a promoted fact's cosine to
+    # its question from 0.553 to 0.469): it shares that line's cached vector
+    assert entry.text.startswith("<!-- kit:promoted") and entry.embed_text == "- Prefers window seats"
+    assert chunk_markdown("MEMORY.md", "# Memory\n\n## Work\n\n- Deploys on Tuesdays\n")[-1].embed_text == (
+        "Work\n- Deploys on Tuesdays")  # a heading of the user's own is still context
     daily = chunk_markdown("memory/2026-05-07.md", "<!-- kit:note x -->\n\n- a claim <!-- kit:seen -->\n")
     assert [(c.start_line, c.embed_text) for c in daily] == [(3, "- a claim")]
 

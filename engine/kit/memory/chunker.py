@@ -31,7 +31,8 @@ from kit.provenance import HTML_COMMENT, strip_kit_comments
 
 # 5: untouched template text, heading-only and comment-only chunks dropped; chunks carry their day.
 # 6: MEMORY.md and the archive chunked by claim. Bump when chunk boundaries change, so indexes re-chunk.
-CHUNKER_VERSION = 7
+# 8: MEMORY.md's title and Kit's "Promoted memories" heading are no context for the model.
+CHUNKER_VERSION = 8
 
 _CJK = re.compile(
     "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -69,6 +70,10 @@ class Chunk:
 
 
 _DATE_HEADING = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# headings that say only where a line sits, not what it is about: MEMORY.md's title and the section
+# Kit's dreaming writes ("Memory > Promoted memories" took a promoted fact's cosine to "billing
+# database port" from 0.553 to 0.469, and ranked it under the stale value it had replaced)
+_PLACE_HEADINGS = frozenset({"memory", "promoted memories"})
 
 
 def embed_text(heading_path: Sequence[str], text: str) -> str:
@@ -76,9 +81,11 @@ def embed_text(heading_path: Sequence[str], text: str) -> str:
 
     A heading that is only a date (`# 2026-05-07` atop a daily note) is left out: it means nothing
     to the model, the date is in the path already, and without it the same claim written on two
-    days shares one cached vector.
+    days shares one cached vector. So are "Memory" and "Promoted memories" (`_PLACE_HEADINGS`): a
+    fact promoted from a note embeds as the note's line does, and shares its cached vector.
     """
-    context = [h for h in heading_path if not _DATE_HEADING.match(h.strip())]
+    context = [h for h in heading_path
+               if not _DATE_HEADING.match(h.strip()) and h.strip().lower() not in _PLACE_HEADINGS]
     text = strip_kit_comments(text)
     if context:
         return " > ".join(context) + "\n" + text
