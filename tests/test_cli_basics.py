@@ -232,6 +232,25 @@ def test_a_broken_kit_yaml_is_a_warning_on_every_command(cli, ws_path: Path, arg
     assert cli(*args, "-w", ws_path).stderr == ""
 
 
+def test_a_problem_outside_kit_yaml_never_says_no_kit_yaml_setting_applies(cli, ws_path: Path, monkeypatch):
+    """Regression (a new-user pass): an error in the user file, or in the environment, ended "(…; no
+    kit.yaml setting applies)" whenever the workspace's kit.yaml set nothing, while the user
+    file's valid settings applied."""
+    import os
+
+    user = Path(os.environ["XDG_CONFIG_HOME"]) / "kit" / "kit.yaml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("agent:\n  model: openai/gpt-4o\n  max_iterations: 0\n")
+    result = cli("config", "show", "-w", ws_path)
+    assert "agent.model" in result.stdout and '"openai/gpt-4o"  (user)' in result.stdout
+    assert result.stderr.splitlines() == [
+        f"kit: warning: {user}:3: 'agent.max_iterations' must be at least 1, not 0 (ignored until fixed; the valid settings apply)"]
+    user.unlink()
+    monkeypatch.setenv("KIT_MEMORY__SEARCH__MAX_RESULTS", "abc")
+    [line] = cli("memory", "status", "--json", "-w", ws_path).stderr.splitlines()
+    assert line.endswith("(ignored until fixed; the valid settings apply)"), line
+
+
 def test_commands_that_report_config_problems_say_them_once(cli, ws_path: Path):
     (ws_path / "kit.yaml").write_text("agent:\n  modle: x\n")
     for args in (["doctor", "--offline"], ["config", "show"], ["prompt", "--report"]):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kit.config import Config
 from kit.documents import Document
+from kit.paths import CONFIG_FILE
 from kit.problems import Problem, of_severity
 
 TRACKED_PATTERNS = (
@@ -74,11 +75,13 @@ class Snapshot:
         return of_severity(self.issues, "error")
 
 
-def config_in_force(snapshot: Snapshot) -> str:
+def config_in_force(snapshot: Snapshot, problem: Problem | None = None) -> str:
     """What applies while a configuration layer has a problem: the one wording of every command's
     warning, `kit config show`, the prompt report and a session's status line. True to the case: a
     first load keeps every valid setting; a broken edit seen by a reload keeps the configuration
-    from before it."""
+    from before it. "No kit.yaml setting applies" only of a problem in the workspace's kit.yaml
+    (`problem`), when none of its settings does: an error in the user file or the environment said
+    it while the user file's valid settings applied."""
     state = snapshot.config_state
     if state == CONFIG_KEPT:
         return "ignored until fixed; the last good configuration stays in force"
@@ -86,7 +89,8 @@ def config_in_force(snapshot: Snapshot) -> str:
         return "ignored until fixed; the configuration from before this edit stays in force"
     if state == CONFIG_DEFAULTS:
         return "ignored until fixed; the defaults apply"
-    if "workspace" not in set(snapshot.config.sources.values()):
+    if (problem is not None and problem.path == CONFIG_FILE
+            and "workspace" not in set(snapshot.config.sources.values())):
         return "ignored until fixed; no kit.yaml setting applies"
     return "ignored until fixed; the valid settings apply"
 
@@ -94,4 +98,4 @@ def config_in_force(snapshot: Snapshot) -> str:
 def config_problem_text(problem: Problem, snapshot: Snapshot) -> str:
     """`kit.yaml:3: unknown key … (ignored until fixed; the valid settings apply)`: a config
     problem and what is in force instead (the CLI puts `kit: warning: ` before it on stderr)."""
-    return f"{problem} ({config_in_force(snapshot)})"
+    return f"{problem} ({config_in_force(snapshot, problem)})"
