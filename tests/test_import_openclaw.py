@@ -43,7 +43,7 @@ OPENCLAW_JSON = """// ~/.openclaw/openclaw.json (JSON5)
 {
   agents: { defaults: {
     model: { primary: "anthropic/claude-opus-4-6", fallbacks: ["openai/gpt-4o"] },
-    bootstrapMaxChars: 15000, bootstrapTotalMaxChars: 50000,
+    bootstrapMaxChars: 15000, bootstrapTotalMaxChars: 50000, heartbeat: { every: "30m" },
     memorySearch: { query: { hybrid: { vectorWeight: 0.6, textWeight: 0.4, mmr: { enabled: true, lambda: 0.8 } } } },
   } },
   skills: { entries: { "nano-banana-pro": { apiKey: "SECRET-NOT-COPIED" } } },
@@ -154,6 +154,9 @@ def test_import_into_a_new_workspace_converts_copies_and_reports(oc: Path, tmp_p
     assert hook.startswith("---\nname: my-logger\n") and "enabled: false" in hook and "- command\n" in hook
     notes = "\n".join(plan.notes)
     assert "hooks/my-logger/handler.ts: not runnable: port to handler.py or a command" in notes
+    # regression (a new-user pass): it sent the heartbeat to `kit cron`, which installs only `kit dream`
+    assert ("openclaw.json heartbeat every 30m: not set in kit.yaml; set fleet.heartbeat_schedule '*/30 * * * *' "
+            "for `kit fleet beat`, or have cron run `kit run --kind heartbeat` on '*/30 * * * *'") in plan.notes
     assert "hooks/openclaw-session-memory/handler.ts: not runnable" in notes
     assert "Kit has no gateway:startup event" in notes
     assert "set its API key in your environment" in notes and "'channels' has no Kit equivalent" in notes
@@ -233,6 +236,12 @@ def test_conflicts_without_force_overwrite_nothing(oc: Path, tmp_path: Path, cli
     assert (dest / "kit.yaml").read_text() == "agent:\n  model: ollama/llama3.2\n"
     assert "kit.yaml exists and is not changed; openclaw.json would set: agent.model='anthropic/claude-opus-4-6'" in out.output
     assert (dest / "USER.md").read_bytes() == (oc / "USER.md").read_bytes()  # the rest is imported
+    # regression (a new-user pass): a second run said "Nothing to import: every file is already there."
+    # under its CONFLICT lines ("1 conflict … overwrites them" for one: it says "it" now)
+    again = cli("import", "openclaw", oc, dest)
+    assert again.exit_code == 1
+    assert "Nothing else to import: every other file is already there." in again.stdout.splitlines()
+    assert again.stderr.splitlines()[-1] == "2 conflicts not overwritten: --force overwrites them."
     forced = cli("import", "openclaw", oc, dest, "--force")
     assert (dest / "SOUL.md").read_bytes() == (oc / "SOUL.md").read_bytes()
     assert (dest / "kit.yaml").read_text() == "agent:\n  model: ollama/llama3.2\n"  # kit.yaml never replaced

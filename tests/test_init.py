@@ -83,6 +83,9 @@ def test_cli_init_and_json(cli, tmp_path: Path):
     assert "SOUL.md" in data["created"] and data["committed"] is False
     again = cli("init", tmp_path / "w")
     assert again.exit_code == 0 and "kept         SOUL.md" in again.output
+    # regression (a new-user pass): MEMORY.md read "(exists; --force overwrites)", and --force never does
+    assert "  kept         SOUL.md (exists; --force overwrites)" in again.output.splitlines()
+    assert "  kept         MEMORY.md (memory is never overwritten)" in again.output.splitlines()
 
 
 def test_init_failures_write_nothing_and_files_get_normal_modes(tmp_path: Path):

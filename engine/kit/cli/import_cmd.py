@@ -82,8 +82,9 @@ def _finish(plan, result, dry_run: bool, verbose: bool, as_json: bool) -> None:
         emit_json({**plan.to_json(), "applied": False} if result is None else result)
     else:
         _show(plan, verbose)
-        if plan.nothing_to_do:
-            click.echo("Nothing to import: every file is already there.")
+        if plan.nothing_to_do:  # with conflicts, those files are not "already there": said below
+            click.echo("Nothing else to import: every other file is already there." if plan.conflicts
+                       else "Nothing to import: every file is already there.")
         elif result is None:
             click.echo(f"Dry run: {plural(len(plan.writes), 'file')} would be written to {plan.dest}; nothing was.")
         else:
@@ -91,7 +92,9 @@ def _finish(plan, result, dry_run: bool, verbose: bool, as_json: bool) -> None:
                        + (" Committed them." if result.committed else "")
                        + (" Next: `kit doctor`, `kit prompt`." if result.written else ""))
         if plan.conflicts:
-            click.echo(f"{plural(len(plan.conflicts), 'conflict')} not overwritten: --force overwrites them.", err=True)
+            n = len(plan.conflicts)
+            click.echo(f"{plural(n, 'conflict')} not overwritten: --force overwrites {'it' if n == 1 else 'them'}.",
+                       err=True)
     if plan.conflicts:
         sys.exit(1)
 

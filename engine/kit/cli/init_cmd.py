@@ -34,7 +34,8 @@ def init(path: Path, use_git: bool, force: bool, as_json: bool) -> None:
     from kit import NEVER_OVERWRITTEN
 
     for rel in result.skipped:
-        why = "memory is never overwritten" if force and rel in NEVER_OVERWRITTEN else "exists; --force overwrites"
+        # --force never overwrites memory: offering it there was a promise it did not keep
+        why = "memory is never overwritten" if rel in NEVER_OVERWRITTEN else "exists; --force overwrites"
         click.echo(f"  kept         {rel} ({why})")
     if result.committed:
         click.echo("  git          committed the files kit init wrote")

@@ -256,8 +256,9 @@ def map_config(data: dict) -> tuple[dict[str, Any], list[str]]:
     heartbeat = d.get("heartbeat")
     cron = _every_to_cron(heartbeat.get("every")) if isinstance(heartbeat, dict) else None
     if cron:
-        notes.append(f"openclaw.json heartbeat every {heartbeat['every']}: run `kit cron` with "
-                     f"fleet.heartbeat_schedule '{cron}' or your own scheduler (not set in kit.yaml)")
+        notes.append(f"openclaw.json heartbeat every {heartbeat['every']}: not set in kit.yaml; set "
+                     f"fleet.heartbeat_schedule '{cron}' for `kit fleet beat`, or have cron run "
+                     f"`kit run --kind heartbeat` on '{cron}'")
     for name, entry in (_get(data, "skills", "entries") or {}).items():
         if not isinstance(entry, dict):
             continue
