@@ -54,6 +54,8 @@ def test_scripted_errors(tmp_path):
     # an unclosed bracket is reported where it opened, as for kit.yaml and frontmatter (kit.yamlsafe)
     ("turns: [\n  {text: ok\n", "invalid YAML", 2),
     ("steps: []\n", "needs a top-level `turns:` list", None),
+    # regression (a new-user pass): an empty list ran, then failed "has only 0 turns" (exit 1, not a usage error)
+    ("# a script\nturns: []\n", "`turns:` is empty; a script needs at least one turn", 2),
     ("turns:\n  - {say: hi}\n", "turn 1 has an unknown key 'say'", 2),  # the turn's line
     ("turns:\n  - {}\n", "turn 1 needs `text`, `tool_calls` or `error`", 2),
 ])

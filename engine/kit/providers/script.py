@@ -88,6 +88,14 @@ def positions_for(ws: WorkspaceCore) -> ScriptPositions:
 MAX_SCRIPT_VALUES = 200_000  # a long scripted session is legitimate; a YAML bomb is not
 
 
+def _key_line(node: Any, name: str) -> int | None:
+    """1-based line of a top-level key (for errors)."""
+    for key, _ in getattr(node, "value", None) or []:
+        if getattr(key, "value", None) == name:
+            return key.start_mark.line + 1
+    return None
+
+
 def _turn_lines(node: Any) -> list[int]:
     """1-based line of each item of the top-level `turns:` list (for errors)."""
     for key, value in getattr(node, "value", None) or []:
@@ -190,6 +198,9 @@ class ScriptProvider(StreamingProvider):
             raise ConfigError(f"script provider: invalid YAML: {exc.message}", path=display, line=exc.line) from None
         if not isinstance(data.get("turns"), list):
             raise ConfigError("script provider: the file needs a top-level `turns:` list", path=display)
+        if not data["turns"]:  # a malformed script, as the README says (it read "only 0 turns" at run time)
+            raise ConfigError("script provider: `turns:` is empty; a script needs at least one turn", path=display,
+                              line=_key_line(node, "turns"))
         lines = _turn_lines(node)
         for number, turn in enumerate(data["turns"], start=1):
             problem = _turn_problem(turn)
