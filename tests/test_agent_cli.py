@@ -365,3 +365,8 @@ def test_run_model_script_missing_here_points_at_the_workspaces_file(ws_path, tm
     assert (f"Invalid value for '--model': script provider: no such script file {here.resolve() / 'turns.yaml'} "
             f"(a path typed on the command line is the current directory's; the workspace's is "
             f"script:{ws_path / 'turns.yaml'})") in " ".join(done.stderr.split())
+    # regression (a new-user pass): from inside the workspace both paths are one file: no such hint
+    (ws_path / "bad.yaml").write_text("turns:\n  - txt: a\n")
+    inside = run_kit("run", "hi", "-w", ws_path, "--model", "script:bad.yaml", cwd=ws_path)
+    assert inside.returncode == 2 and "turn 1 has an unknown key 'txt'" in inside.stderr
+    assert "a path typed on the command line" not in inside.stderr

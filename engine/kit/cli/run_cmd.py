@@ -43,7 +43,8 @@ def _check_model(ws: Workspace, spec: str, typed: str) -> None:
     except ConfigError as exc:
         message = str(exc)
         rel = typed[len("script:"):] if typed != spec else ""
-        if rel and (ws.root / rel).is_file():
+        # only when the workspace's file is another one: from inside the workspace both are the same
+        if rel and (ws.root / rel).is_file() and (ws.root / rel).resolve() != (Path.cwd() / rel).resolve():
             message += (f" (a path typed on the command line is the current directory's; the workspace's "
                         f"is script:{ws.root / rel})")
         raise click.BadParameter(message, param_hint="'--model'") from None
