@@ -125,7 +125,7 @@ def test_status_says_why_embeddings_are_off(ws_path, cli):
     out = cli("memory", "status", "-w", ws_path)
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
-    assert lines[1].startswith("mode      fts-only   model -   backend -   fts5 True")
+    assert lines[1].startswith("mode      fts-only   model -   backend -   fts5 yes")
     assert lines[2] == ("          embeddings off: model folder './no-such-model' does not exist; "
                         "Kit never downloads")
     doc = json.loads(cli("memory", "status", "--json", "-w", ws_path).output)

@@ -75,6 +75,11 @@ def test_check_fails_on_invalid_and_blocked_skills(cli, ws_path):
     assert data["problems"][0]["path"] == "skills/wrong-folder/SKILL.md"
     text = cli("skills", "check", "-w", ws_path)
     assert "skills/wrong-folder/SKILL.md:2: 'name' 'wrong' must equal the folder name 'wrong-folder'" in text.output
+    # regression (a new-user pass): the failing summary left out the warnings printed above it
+    assert cli("skills", "new", "tidy-up", "-w", ws_path).exit_code == 0  # a placeholder description: a warning
+    lines = cli("skills", "check", "-w", ws_path).output.splitlines()
+    assert sum(1 for line in lines if line.startswith("warning")) == 1
+    assert lines[-1] == "✗ 1 error, 0 blocked (1 warning)"
 
 
 def test_check_and_trust_a_critical_script(cli, ws_path):

@@ -123,7 +123,7 @@ def status_cmd(workspace, as_json: bool) -> None:
     )
     out.print(f"[bold]index[/]     {escape(status.index_path)}  {fresh}")
     out.print(f"[bold]mode[/]      {status.mode}   model {escape(status.model or '-')}   "
-              f"backend {status.backend or '-'}   fts5 {status.fts5}")
+              f"backend {status.backend or '-'}   fts5 {'yes' if status.fts5 else 'no'}")
     if status.embedding_error:
         out.print(f"          [dim]embeddings off: {escape(status.embedding_error)}[/]")
     out.print(

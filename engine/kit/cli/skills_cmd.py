@@ -155,8 +155,9 @@ def check_cmd(name: str | None, workspace, as_json: bool) -> None:
                 out.print(f"         {s.name}: {state}")
         checked = f"skill '{name}'" if name else plural(len(check.skills), "skill")
         note = f" ({plural(len(check.warnings), 'warning')})" if check.warnings else ""
+        # the warnings printed above are counted in the failing summary too (it said "2 errors, 0 blocked" under them)
         out.print(f"[green]✓ {checked} OK[/]{note}" if check.ok
-                  else f"[bold red]✗ {plural(len(check.errors), 'error')}, {len(check.blocked)} blocked[/]")
+                  else f"[bold red]✗ {plural(len(check.errors), 'error')}, {len(check.blocked)} blocked[/]{note}")
     if not check.ok:
         sys.exit(1)
 
