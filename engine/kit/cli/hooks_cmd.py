@@ -56,14 +56,19 @@ def list_cmd(workspace, as_json: bool) -> None:
             f"[dim]{row['root']:<{root_w}} {row['kind']:<{kind_w}}[/] "
             + escape(", ".join(row["events"]))
         )
-        for index, message in enumerate(row["errors"]):
-            where = row["file"] + (f":{row['line']}" if row["line"] and index == 0 else "")
-            out.print(f"    [red]error:[/] {escape(where)}: {escape(message)}")
-        for message in row["warnings"]:
-            out.print(f"    [yellow]warning:[/] {escape(message)}")
+        for problem in row["problems"]:  # errors first, each at its line where known
+            style = "red" if problem["severity"] == "error" else "yellow"
+            out.print(f"    [{style}]{problem['severity']}:[/] {escape(_located(problem))}")
         if row["valid"] and row["trusted"] is False:
             hint = row.get("review") or f"review hooks/{row['name']}/ then run `kit hooks trust {row['name']}`"
             out.print(f"    {escape(hint)}")
+
+
+def _located(problem: dict) -> str:
+    """`path:line: message` of a problem's JSON, in Problem's one rendering."""
+    from kit import Problem
+
+    return str(Problem(**{key: problem[key] for key in ("area", "path", "line", "message", "severity")}))
 
 
 @hooks.command("fire")
@@ -95,6 +100,8 @@ def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_
 
     out = console()
     out.print(f"[bold]{escape(event)}[/]: ran {', '.join(outcome.ran) or 'no hooks'}")
+    for name, reply in zip(outcome.replied_by, outcome.replies, strict=True):
+        out.print(f"[bold]reply[/] from {escape(name)}: {escape(reply)}")
     if outcome.blocked:
         out.print(f"[bold red]blocked[/] by {outcome.blocked_by}: {escape(outcome.reason or '')}")
     for line in outcome.skipped:

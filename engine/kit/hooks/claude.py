@@ -30,6 +30,7 @@ from typing import Any
 
 from kit.core import WorkspaceCore
 from kit.hooks import claude_map as cm
+from kit.problems import Problem
 
 TRUST_KIND = "claude-code"
 TRUST_NAME = "claude-code"
@@ -88,7 +89,18 @@ class ClaudeHook:
                 "events": [self.kit_event] if self.kit_event else [], "claude_event": self.event,
                 "matcher": self.matcher, "enabled": True, "timeout_s": self.timeout_s, "kind": self.type,
                 "command": self.shell_command or None, "valid": self.valid, "errors": list(self.errors),
-                "warnings": list(self.warnings), "file": self.file, "line": self.line}
+                "warnings": list(self.warnings), "problems": [p.to_json() for p in self.problems],
+                "file": self.file, "line": self.line}
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        """The errors and warnings as located problems (at the handler's line), the shape every
+        hook row of `kit hooks list --json` has."""
+        details = {"hook": self.name, "root": "claude-code"}
+        return tuple(Problem(area="hooks", path=self.file, line=self.line, message=message, severity=severity,
+                             details=details)
+                     for severity, messages in (("error", self.errors), ("warning", self.warnings))
+                     for message in messages)
 
 
 @dataclass(frozen=True)
@@ -415,9 +427,7 @@ class ClaudeCodeHooks:
             rows.append(row)
         return rows
 
-    def problems(self, store: Any) -> list[Any]:
-        from kit.problems import Problem
-
+    def problems(self, store: Any) -> list[Problem]:
         loaded = self.loaded()
         if not self.enabled:  # Claude Code's own files are not Kit's business until Kit runs them
             if not loaded.hooks:

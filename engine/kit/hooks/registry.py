@@ -50,6 +50,7 @@ class HookOutcome:
     ask: str | None = None
     # command:<name>: what the hooks said back to the person ({"reply": …}, or a command's stdout)
     replies: list[str] = field(default_factory=list)
+    replied_by: list[str] = field(default_factory=list)  # the hook that gave each reply, in step with `replies`
 
     def to_json(self) -> dict[str, Any]:
         out = {"blocked": self.blocked, "reason": self.reason, "blocked_by": self.blocked_by,
@@ -60,6 +61,7 @@ class HookOutcome:
             out["ask"] = self.ask
         if self.replies:
             out["replies"] = self.replies
+            out["replied_by"] = self.replied_by
         return out
 
 
@@ -190,6 +192,7 @@ class HookRegistry:
         ran: list[str] = []
         skipped: list[str] = []
         replies: list[str] = []
+        replied_by: list[str] = []
         if not self.ws.config.hooks.enabled:
             return HookOutcome(False, None, data, errors, ran, ["*: hooks.enabled is false"])
         decision = is_decision(event_type)
@@ -224,8 +227,10 @@ class HookRegistry:
                 reply = result.value.get("reply") if isinstance(result.value, dict) else None
                 if isinstance(reply, str) and reply.strip():
                     replies.append(reply)
+                    replied_by.append(hook.name)
                 elif hook.command and result.output and not result.error and not result.output.startswith("[stderr] "):
                     replies.append(result.output)
+                    replied_by.append(hook.name)
             if result.error:
                 errors.append(f"{hook.name}: {result.error}")
                 self.log("ERROR", event_type, hook.name, result.error)
@@ -233,7 +238,8 @@ class HookRegistry:
             if result.blocked:
                 if decision:
                     self.log("BLOCK", event_type, hook.name, result.reason or "")
-                    return HookOutcome(True, result.reason, data, errors, ran, skipped, hook.name, replies)
+                    return HookOutcome(True, result.reason, data, errors, ran, skipped, hook.name,
+                                       replies=replies, replied_by=replied_by)
                 self.log("WARN", event_type, hook.name, f"block ignored: {event_type} is not a decision event")
                 continue
             if decision:
@@ -241,7 +247,7 @@ class HookRegistry:
                 if problem:
                     errors.append(f"{hook.name}: {problem}")
                     self.log("ERROR", event_type, hook.name, problem)
-        return HookOutcome(False, None, data, errors, ran, skipped, replies=replies)
+        return HookOutcome(False, None, data, errors, ran, skipped, replies=replies, replied_by=replied_by)
 
     def log(self, level: str, event_type: str, hook: str, message: str) -> None:
         line = f"{clock.now().isoformat(timespec='seconds')} {level} {event_type} hook={hook}: {message}"
@@ -321,17 +327,9 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     if not ws.config.hooks.enabled:
         out.append(Problem(area="hooks", severity="info", message="hooks are disabled (hooks.enabled: false)"))
     for hook in registry.hooks:
-        for index, message in enumerate(hook.errors):
-            line = hook.line if index == 0 else None  # `line` is where the first error is
-            out.append(Problem(
-                area="hooks", path=hook.display_path, line=line,
-                message=f"invalid hook {hook.name!r}: {message}",
-            ))
-        for message in hook.warnings:
-            out.append(Problem(
-                area="hooks", severity="warning", path=hook.display_path,
-                message=f"hook {hook.name!r}: {message}",
-            ))
+        # each HOOK.md problem as `kit hooks list --json` has it, at its key's line, in the same
+        # words as the snapshot's (a broken YAML is then reported once: doctor keeps the hooks one)
+        out.extend(replace(p, details={}) for p in hook.problems)  # doctor's JSON: the same keys for every area
     out.extend(registry.claude.problems(registry.trust_store))
     for hook in registry.untrusted():
         out.append(

@@ -17,7 +17,7 @@ from kit.errors import DocumentError
 from kit.frontmatter import Key, check_keys, folder_problem, key_line, name_problem, unknown_keys
 from kit.fsutil import read_bytes, read_text
 from kit.hooks.events import unknown_event
-from kit.problems import Problem
+from kit.problems import Problem, of_severity
 
 ROOTS = ("bundled", "user", "workspace")  # lowest precedence first
 EVENT_RE = re.compile(r"^(?:\*|[a-z][a-z0-9_-]*(?::[a-z0-9_*?\[\]-]+)?)$")
@@ -35,9 +35,24 @@ class HookSpec:
     enabled: bool = True
     timeout_s: float | None = None  # None: hooks.timeout_s
     command: str | None = None
-    errors: tuple[str, ...] = ()  # invalid when non-empty
-    warnings: tuple[str, ...] = ()
-    line: int | None = None  # where the first error is, in HOOK.md
+    # what is wrong with HOOK.md, each at its key's line where one is known (area "hooks", path
+    # display_path, details: the hook's name and root); any error makes the hook invalid
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        """The messages of the errors (invalid when non-empty)."""
+        return tuple(p.message for p in of_severity(self.problems, "error"))
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(p.message for p in of_severity(self.problems, "warning"))
+
+    @property
+    def line(self) -> int | None:
+        """Where the first error is, in HOOK.md (1: the frontmatter as a whole); None when valid."""
+        first = next(iter(of_severity(self.problems, "error")), None)
+        return None if first is None else first.line or 1
 
     @property
     def valid(self) -> bool:
@@ -59,7 +74,7 @@ class HookSpec:
 
     @property
     def display_path(self) -> str:
-        return f"hooks/{self.name}/HOOK.md" if self.root == "workspace" else str(self.dir / "HOOK.md")
+        return display_path_of(self.dir, self.root)
 
     def digest(self) -> str:
         return hook_digest(self.dir)
@@ -69,7 +84,20 @@ class HookSpec:
                 "events": list(self.events), "enabled": self.enabled, "timeout_s": self.timeout_s,
                 "kind": self.kind, "command": self.command, "valid": self.valid,
                 "errors": list(self.errors), "warnings": list(self.warnings),
+                "problems": [p.to_json() for p in self.problems],
                 "file": self.display_path, "line": self.line}
+
+
+def display_path_of(folder: Path, root: str) -> str:
+    """How messages name a hook's HOOK.md: relative in the workspace, else in full."""
+    return f"hooks/{folder.name}/HOOK.md" if root == "workspace" else str(folder / "HOOK.md")
+
+
+def hook_problem(folder: Path, root: str, message: str, line: int | None = None, severity: str = "error") -> Problem:
+    """A problem with one HOOK.md: an error (the hook is invalid, it never runs) or a warning.
+    `details` name the hook and its root, for `kit hooks list --json`."""
+    return Problem(area="hooks", path=display_path_of(folder, root), line=line, message=message,
+                   severity=severity, details={"hook": folder.name, "root": root})
 
 
 IGNORED_SUFFIXES = (".pyc", ".pyo", ".log")
@@ -103,16 +131,16 @@ def hook_digest(folder: Path) -> str:
 
 
 def parse_hook(folder: Path, root: str, text: str | None, *, default_line: int | None = None) -> HookSpec:
-    """Validate one hook folder; an invalid hook comes back with `errors`, never raises."""
-    name = folder.name
-    display = f"hooks/{name}/HOOK.md" if root == "workspace" else str(folder / "HOOK.md")
+    """Validate one hook folder; an invalid hook comes back with error `problems`, never raises."""
+    display = display_path_of(folder, root)
     try:
         if text is None:
             text = read_text(folder / "HOOK.md", display=display)
         meta, _body, _line = split_frontmatter(text, display)
     except DocumentError as exc:
-        return HookSpec(name, root, folder, errors=(exc.message,), line=exc.line or default_line)
-    return validate(meta, name, root, folder, text)
+        return HookSpec(folder.name, root, folder,
+                        problems=(hook_problem(folder, root, exc.message, exc.line or default_line),))
+    return validate(meta, folder.name, root, folder, text)
 
 
 # the keys checked by kind (the name, events and command have rules of their own, below)
@@ -125,47 +153,45 @@ KEYS: dict[str, Key] = {
 
 
 def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path, text: str = "") -> HookSpec:
-    """Check the frontmatter; `text` (the HOOK.md) lets the first error name its line."""
-    errors: list[str] = []
-    warnings: list[str] = []
-    first_line: list[int] = []  # the line of the first error (1: the frontmatter as a whole)
+    """Check the frontmatter; `text` (the HOOK.md) lets each problem name its key's line."""
+    problems: list[Problem] = []
 
-    def error(message: str, line: int | None = None) -> None:
-        errors.append(message)
-        if not first_line:
-            first_line.append(line or 1)
+    def error(message: str, key: str | None = None) -> None:
+        problems.append(hook_problem(folder, root, message, key_line(text, key) if key else None))
 
-    def record(problems: list[Problem]) -> None:
-        for problem in problems:
-            error(problem.message, problem.line)
+    def warn(message: str, key: str | None = None) -> None:
+        problems.append(hook_problem(folder, root, message, key_line(text, key) if key else None, "warning"))
+
+    def record(found: list[Problem]) -> None:  # the shared checkers' problems, as this hook's
+        problems.extend(hook_problem(folder, root, p.message, p.line, p.severity) for p in found)
 
     if not meta:
         error("HOOK.md needs YAML frontmatter with name, description and events")
     name = meta.get("name")
     problem = name_problem(name)
     if problem:
-        error(problem, key_line(text, "name"))
+        error(problem, "name")
         name = folder_name
     elif name != folder_name:
-        error(folder_problem(name, folder_name), key_line(text, "name"))
+        error(folder_problem(name, folder_name), "name")
         name = folder_name  # reported under the folder it lives in
     raw_events = meta.get("events")
     events: list[str] = []
     if isinstance(raw_events, str):
         raw_events = [raw_events]
     if not isinstance(raw_events, list) or not raw_events:
-        error("'events' must be a non-empty list of event names, such as tool:before", key_line(text, "events"))
+        error("'events' must be a non-empty list of event names, such as tool:before", "events")
     else:
         for item in raw_events:
             if not isinstance(item, str) or not EVENT_RE.match(item):
-                error(f"event {item!r} is not an event name like 'tool:before' or 'command'", key_line(text, "events"))
+                error(f"event {item!r} is not an event name like 'tool:before' or 'command'", "events")
                 continue
             unknown = unknown_event(item)
             if unknown:
-                warnings.append(unknown)
+                warn(unknown, "events")
             events.append(item)
-    good, problems = check_keys(meta, KEYS, text=text, area="hooks", path=None)
-    record(problems)
+    good, found = check_keys(meta, KEYS, text=text, area="hooks", path=None)
+    record(found)
     description = str(good.get("description", "")).strip()
     enabled = good.get("enabled", "enabled" not in meta)  # absent: enabled; refused: not
     timeout = good.get("timeout_s")
@@ -176,19 +202,21 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path,
 
             command = shlex.join(command)
         if not isinstance(command, str) or not command.strip():
-            error("'command' must be a non-empty string", key_line(text, "command"))
+            error("'command' must be a non-empty string", "command")
             command = None
         else:
             for rel in _unhashed_files(command, folder):
-                warnings.append(f"'command' names {rel}, which the trust hash does not cover (dotfiles, "
-                                "*.log, *.pyc, __pycache__): editing it would not untrust the hook; rename it")
+                warn(f"'command' names {rel}, which the trust hash does not cover (dotfiles, *.log, *.pyc, "
+                     "__pycache__): editing it would not untrust the hook; rename it", "command")
     elif enabled and not (folder / "handler.py").is_file():  # a disabled hook may be just HOOK.md
         error("no handler.py next to HOOK.md and no 'command' in its frontmatter")
-    warnings += [p.message for p in unknown_keys(meta, ALLOWED_KEYS, text=text, area="hooks", path=None)]
+    record(unknown_keys(meta, ALLOWED_KEYS, text=text, area="hooks", path=None))
+    # errors first, then warnings (each in the order found)
+    problems.sort(key=lambda p: p.severity != "error")
     return HookSpec(
         name=name, root=root, dir=folder, description=description, events=tuple(events),
         enabled=enabled, timeout_s=float(timeout) if timeout is not None else None, command=command,
-        errors=tuple(errors), warnings=tuple(warnings), line=first_line[0] if errors else None,
+        problems=tuple(problems),
     )
 
 
@@ -238,10 +266,12 @@ def discover(ws: WorkspaceCore) -> list[HookSpec]:
     def add(spec: HookSpec) -> None:
         previous = found.get(spec.name)
         if previous is not None and previous.valid and not spec.valid:
-            found[spec.name] = replace(previous, warnings=previous.warnings + (
-                f"{spec.display_path} is invalid, so this {previous.root} hook stays in force",))
-            kept_out.append(replace(spec, warnings=spec.warnings + (
-                f"the {previous.root} hook {spec.name!r} stays in force until this one is valid",)))
+            found[spec.name] = replace(previous, problems=previous.problems + (hook_problem(
+                previous.dir, previous.root, f"{spec.display_path} is invalid, so this {previous.root} hook "
+                "stays in force", severity="warning"),))
+            kept_out.append(replace(spec, problems=spec.problems + (hook_problem(
+                spec.dir, spec.root, f"the {previous.root} hook {spec.name!r} stays in force until this one "
+                "is valid", severity="warning"),)))
             return
         found[spec.name] = spec
 
@@ -257,7 +287,9 @@ def discover(ws: WorkspaceCore) -> list[HookSpec]:
         if len(parts) == 3 and parts[0] == "hooks" and parts[2] == "HOOK.md" and parts[1] not in {
             n.split("/")[1] for n in snapshot.names("hooks/*/HOOK.md")
         }:
-            add(HookSpec(parts[1], "workspace", ws.root / "hooks" / parts[1], errors=(issue.message,),
-                         line=issue.line))
+            folder = ws.root / "hooks" / parts[1]
+            # the snapshot's own words, path and line: doctor keeps this one report of the file
+            add(HookSpec(parts[1], "workspace", folder,
+                         problems=(hook_problem(folder, "workspace", issue.message, issue.line),)))
     order = {r: i for i, r in enumerate(ROOTS)}
     return sorted([*found.values(), *kept_out], key=lambda s: (order[s.root], s.name))
