@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from kit.agent.sessions import SessionStore
+from kit.agent.sessions import SNIPPET_CHARS, SessionStore
 from kit.errors import NotFoundError
 from kit.providers.base import Usage
 
@@ -190,10 +190,81 @@ def test_search_snippets_mark_only_real_cuts(store):
     for text in ("Meet in Lisbon?", "See you in Lisbon.", "A [draft] … about Lisbon!",
                  "The offsite checklist lives in memory/2026-05-05.md and covers staging and rollback."):
         store.append(info.id, {"role": "user", "content": text})
+    # short messages are shown whole (they were cut mid-word: "…you in L[isbo]n.", "…e ch[ecklis]t li…")
     assert [h.snippet for h in store.search("isbo")] == [
-        "Meet in L[isbo]n?", "…you in L[isbo]n.", "… about L[isbo]n!"]
+        "Meet in L[isbo]n?", "See you in L[isbo]n.", "A [draft] … about L[isbo]n!"]
     assert [h.snippet for h in store.search("lisbon")] == [
         "Meet in [Lisbon]?", "See you in [Lisbon].", "A [draft] … about [Lisbon]!"]
-    assert [h.snippet for h in store.search("ecklis")] == ["…e ch[ecklis]t li…"]
+    assert [h.snippet for h in store.search("ecklis")] == [
+        "The offsite ch[ecklis]t lives in memory/2026-05-05.md and covers staging and rollback."]
+    # a long one is cut, "…" where words were left out, never for a bare "?" at the edge
+    store.append(info.id, {"role": "user", "content": "lorem " * 30 + "Lisbon?"})
+    assert store.search("lisbon")[-1].snippet.startswith("…lorem ")
+    assert store.search("lisbon")[-1].snippet.endswith("lorem [Lisbon]?")
     # the short-query scan (LIKE ignores case): the match is marked, and a cut is marked
     assert [h.snippet for h in store.search("LI")][:2] == ["Meet in [Li]sbon?", "See you in [Li]sbon."]
+
+
+def test_a_whole_word_hit_does_not_hide_substring_hits(store):
+    """Regression: "deploy" found the user's "When do we deploy?" and missed the reply "Deploys
+    are on Tuesdays." — a whole-word hit switched the substring (trigram) search off. Now both
+    run: whole-word hits first, then messages holding the query inside a longer word, once each."""
+    info = _talk(store, None, [("When do we deploy?", "Deploys are on Tuesdays.")])
+    other = _talk(store, "ops", [("The redeployment finished", "deploy went fine")])
+    hits = store.search("deploy")
+    assert {(h.session_id, h.seq) for h in hits[:2]} == {(info.id, 1), (other.id, 2)}  # whole words first
+    assert sorted((h.session_id, h.seq) for h in hits) == sorted(
+        [(info.id, 1), (info.id, 2), (other.id, 1), (other.id, 2)])  # every message, no duplicates
+    said = {(h.session_id, h.seq): h.snippet for h in hits}
+    assert said[(info.id, 2)] == "[Deploy]s are on Tuesdays."
+    assert said[(other.id, 1)] == "The re[deploy]ment finished"
+    assert [h.seq for h in store.search("deploy", limit=2)] == [hits[0].seq, hits[1].seq]
+    # several words: each must be in the message, as a word or inside one
+    assert [(h.session_id, h.seq) for h in store.search("deploy tuesday")] == [(info.id, 2)]
+    on = store.search("on deploy")  # a short word still counts (a substring, as trigram cannot look it up)
+    assert [(h.session_id, h.seq, h.snippet) for h in on] == [(info.id, 2, "[Deploy]s are [on] Tuesdays.")]
+    assert store.search("deploy kubernetes") == []
+    # overlapping matches are marked once: "de" (a short part) inside "deploy"
+    assert {h.seq: h.snippet for h in store.search("de deploy") if h.session_id == other.id} == {
+        1: "The re[deploy]ment finished", 2: "[deploy] went fine"}
+
+
+def test_whole_word_hits_rank_before_substring_hits(store):
+    """Even where the substring table alone would rank a short text first (bm25 favours it)."""
+    info = store.create("main")
+    store.append(info.id, {"role": "user", "content": "Deploys."})
+    store.append(info.id, {"role": "user", "content": "We talked for an hour and at the very end about when to deploy."})
+    assert [h.seq for h in store.search("deploy")] == [2, 1]
+
+
+def test_a_short_query_finds_words_and_longer_words(store):
+    """The same for a query below trigram length: a whole-word hit no longer hides the scan."""
+    _talk(store, None, [("go now", "going there")])
+    assert [h.seq for h in store.search("go")] == [1, 2]
+    assert [h.snippet for h in store.search("go")] == ["[go] now", "[go]ing there"]
+
+
+def test_snippets_show_short_messages_whole_and_cut_long_ones_at_words(store):
+    """Regression: a 24-character reply came back as "De[ploy]s are on…" (a trigram snippet is
+    12 three-letter tokens, cut mid-word). A short message is shown whole; a long one is cut at
+    word boundaries around the match, "…" where words were left out."""
+    info = store.create("main")
+    store.append(info.id, {"role": "assistant", "content": "Deploys are on Tuesdays."})
+    words = [f"word{i:02d}" for i in range(60)]
+    long = " ".join(words[:30] + ["redeploying"] + words[30:])
+    store.append(info.id, {"role": "assistant", "content": long})
+    hits = {h.seq: h.snippet for h in store.search("ploy")}
+    assert hits[1] == "De[ploy]s are on Tuesdays."
+    cut = hits[2]
+    assert cut.startswith("…") and cut.endswith("…") and "rede[ploy]ing" in cut
+    inner = cut[1:-1].replace("[", "").replace("]", "")
+    assert inner in long and len(inner) <= SNIPPET_CHARS
+    assert inner.split() == long[long.index(inner):].split()[:len(inner.split())]
+    assert all(w in words or w == "redeploying" for w in inner.split())  # no word cut in two
+    # the same for a whole-word hit and for the short-query scan
+    whole = store.search("redeploying")[0].snippet
+    assert whole.startswith("…") and "[redeploying]" in whole and whole.endswith("…")
+    assert all(w.strip("[]") in words + ["redeploying"] for w in whole.strip("…").split())
+    near_start = store.search("word01")[0].snippet
+    assert near_start.startswith("word00 [word01] word02") and near_start.endswith("…")
+    assert all(w.strip("[]") in words for w in near_start.rstrip("…").split())

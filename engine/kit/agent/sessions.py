@@ -381,8 +381,10 @@ class SessionStore:
     # ------------------------------------------------------------------ search
 
     def search(self, query: str, *, limit: int = 20, exclude: str | None = None) -> list[SessionHit]:
-        """Messages matching `query`, best first; `exclude`: a session id left out (the agent's
-        session_search leaves out the conversation it is in)."""
+        """Messages holding `query`, as words or inside longer words, best first: whole-word hits
+        (unicode61) first, then substring hits (trigram; a scan below trigram length), each message
+        once. `exclude`: a session id left out (the agent's session_search leaves out the
+        conversation it is in)."""
         query = query.strip()
         if not query:
             return []
@@ -391,60 +393,140 @@ class SessionStore:
         if words and not _CJK_RE.search(query):
             match = " AND ".join('"' + w.replace('"', '""') + '"' for w in words)
             rows = self._fts("session_fts", match, limit, exclude)
-        if not rows and len(query) >= 3:
-            # trigram: CJK text (no word boundaries) and substrings of longer words
-            parts = [p for p in re.split(r"\s+", query) if len(p) >= 3] or [query]
-            match = " AND ".join('"' + p.replace('"', '""') + '"' for p in parts)
-            rows = self._fts("session_trigram", match, limit, exclude)
-        if not rows:
-            # one- and two-character CJK queries are below trigram length: scan
-            rows = self.db.execute(
-                "SELECT f.session_id, f.seq, f.role, f.content AS snip, s.key, s.title, s.created "
+        # Always also the substring search, not only when no word matched: "deploy" is a word of
+        # "When do we deploy?" and a substring of "Deploys are on Tuesdays." (the bug was `if not rows`).
+        if len(query) >= 3:
+            # trigram: CJK text (no word boundaries) and substrings of longer words; a part below
+            # trigram length is still required, as a substring (LIKE)
+            parts = re.split(r"\s+", query)
+            long = [p for p in parts if len(p) >= 3] or [query]
+            short = [p for p in parts if len(p) < 3] if long != [query] else []
+            match = " AND ".join('"' + p.replace('"', '""') + '"' for p in long)
+            rows += self._fts("session_trigram", match, limit, exclude, short)
+        if len(query) < 3 or not rows:
+            # one- and two-character queries are below trigram length: scan
+            found = self.db.execute(
+                "SELECT f.session_id, f.seq, f.role, f.content, s.key, s.title, s.created "
                 "FROM session_trigram f JOIN sessions s ON s.id = f.session_id "
                 "WHERE f.content LIKE ? ESCAPE '\\' AND f.session_id != ? ORDER BY s.updated DESC, f.seq LIMIT ?",
                 (f"%{_escape_like(query)}%", exclude or "", limit),
             ).fetchall()
-            rows = [dict(r, snip=_around(r["snip"], query)) for r in rows]
-        return [
-            SessionHit(r["session_id"], r["key"], r["title"], int(r["seq"]), r["role"], r["snip"], r["created"])
-            for r in rows
-        ]
+            rows += [dict(r, snip=_snippet(r["content"], _occurrences(r["content"], query))) for r in found]
+        hits: dict[tuple[str, int], SessionHit] = {}
+        for r in rows:  # best first: a message found by both searches keeps its whole-word place
+            hit = SessionHit(r["session_id"], r["key"], r["title"], int(r["seq"]), r["role"], r["snip"], r["created"])
+            hits.setdefault((hit.session_id, hit.seq), hit)
+        return list(hits.values())[:limit]
 
-    def _fts(self, table: str, match: str, limit: int, exclude: str | None = None) -> list[Any]:
+    def _fts(self, table: str, match: str, limit: int, exclude: str | None = None,
+             substrings: list[str] | tuple[str, ...] = ()) -> list[Any]:
+        """Rows of `table` matching `match` (and holding each of `substrings`), best first, each
+        with its snippet. highlight() marks every match in the whole text; `_snippet` cuts it."""
         import sqlite3
 
+        like = "".join(" AND f.content LIKE ? ESCAPE '\\'" for _ in substrings)
         try:
             rows = self.db.execute(
                 f"SELECT f.session_id, f.seq, f.role, f.content, "
-                f"snippet({table}, 0, '{_HIT_OPEN}', '{_HIT_CLOSE}', '{_CUT}', 12) AS snip, "
+                f"highlight({table}, 0, '{_HIT_OPEN}', '{_HIT_CLOSE}') AS marked, "
                 f"s.key, s.title, s.created FROM {table} f JOIN sessions s ON s.id = f.session_id "
-                f"WHERE {table} MATCH ? AND f.session_id != ? ORDER BY bm25({table}), s.updated DESC LIMIT ?",
-                (match, exclude or "", limit),
+                f"WHERE {table} MATCH ? AND f.session_id != ?{like} ORDER BY bm25({table}), s.updated DESC LIMIT ?",
+                (match, exclude or "", *(f"%{_escape_like(p)}%" for p in substrings), limit),
             ).fetchall()
         except sqlite3.OperationalError:
             return []
-        return [dict(r, snip=_finish_snippet(r["snip"], r["content"])) for r in rows]
+        return [dict(r, snip=_snippet(r["content"], _marked_spans(r["marked"], r["content"])
+                                      + [span for p in substrings for span in _occurrences(r["content"], p)]))
+                for r in rows]
 
 
-# snippet() markers that cannot occur in message text, so a "[" or "…" the user wrote is kept as is
-_HIT_OPEN, _HIT_CLOSE, _CUT = "\x02", "\x03", "\x01"
+# highlight() markers that cannot occur in message text, so a "[" or "…" the user wrote is kept as is
+_HIT_OPEN, _HIT_CLOSE = "\x02", "\x03"
+SNIPPET_CHARS = 120  # a message up to this long is shown whole; a longer one is cut to about this
 
 
-def _finish_snippet(snip: str, content: str) -> str:
-    """FTS5 marks a snippet as cut when its window stops short of the text's edge, even when all
-    that is left out is punctuation or spaces (the trigram tokenizer: "l[isbo]n beta de…" for
-    "lisbon beta de."). Such an edge is shown as it is; "…" only where words were left out."""
-    core = snip.strip(_CUT)
-    plain = core.replace(_HIT_OPEN, "").replace(_HIT_CLOSE, "")
-    at = content.find(plain)
-    head, tail = snip.startswith(_CUT), len(snip) > 1 and snip.endswith(_CUT)
-    if at >= 0:
-        before, after = content[:at], content[at + len(plain):]
-        head = any(c.isalnum() for c in before)
-        tail = any(c.isalnum() for c in after)
-        core = (before if not head else "") + core + (after if not tail else "")
-    text = ("…" if head else "") + core + ("…" if tail else "")
-    return text.replace(_HIT_OPEN, "[").replace(_HIT_CLOSE, "]")
+def _marked_spans(marked: str, content: str) -> list[tuple[int, int]]:
+    """The (start, end) of each match highlight() marked, as offsets into `content`."""
+    spans: list[tuple[int, int]] = []
+    plain: list[str] = []
+    at = start = 0
+    for ch in marked:
+        if ch == _HIT_OPEN:
+            start = at
+        elif ch == _HIT_CLOSE:
+            if at > start:
+                spans.append((start, at))
+        else:
+            plain.append(ch)
+            at += 1
+    return spans if "".join(plain) == content else []
+
+
+def _occurrences(text: str, query: str) -> list[tuple[int, int]]:
+    """Where the scan's query occurs (LIKE ignores case, so this does too)."""
+    return [m.span() for m in re.finditer(re.escape(query), text, re.IGNORECASE)]
+
+
+def _snippet(text: str, spans: list[tuple[int, int]], width: int = SNIPPET_CHARS) -> str:
+    """`text` with each match marked `[like this]`: whole when it is at most `width` characters,
+    else about `width` characters around the part with the most matches, cut between words.
+    "…" at an edge only where words were left out (not for a bare "?" or space)."""
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(spans):  # overlapping matches ("de" and "deploy") as one
+        if merged and a < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    spans = merged
+    lo, hi = 0, len(text)
+    if len(text) > width:
+        # the window (starting a little before a match) that holds the most matches, the first
+        # such; one pass, as the merged spans' starts and ends both increase
+        anchor, best, j = (0, 0), 0, 0
+        for i, (a, _) in enumerate(spans):
+            j = max(j, i)
+            while j < len(spans) and spans[j][1] <= max(0, a - width // 4) + width:
+                j += 1
+            if j - i > best or not best:
+                anchor, best = spans[i], j - i
+        lo = max(0, anchor[0] - width // 4)
+        hi = min(len(text), lo + width)
+        lo = max(0, min(lo, hi - width))
+        lo, hi = _word_edges(text, lo, hi, anchor)
+    if not any(c.isalnum() for c in text[:lo]):
+        lo = 0
+    if not any(c.isalnum() for c in text[hi:]):
+        hi = len(text)
+    out, at = [], lo
+    for a, b in spans:
+        a, b = max(a, lo), min(b, hi)
+        if a >= b:  # outside the window
+            continue
+        out += [text[at:a], "[", text[a:b], "]"]
+        at = b
+    out.append(text[at:hi])
+    return ("…" if lo else "") + "".join(out).strip() + ("…" if hi < len(text) else "")
+
+
+def _word_edges(text: str, lo: int, hi: int, anchor: tuple[int, int]) -> tuple[int, int]:
+    """The window [lo, hi) moved in to the nearest whitespace, so no word is cut in two, but
+    never past the word holding the anchor match (and never more than a window's width out for
+    one enormous "word", a URL or a hash)."""
+    width = hi - lo
+    if lo > 0 and not text[lo - 1].isspace():
+        space = next((i for i in range(lo, anchor[0]) if text[i].isspace()), None)
+        if space is not None:
+            lo = space + 1
+        else:  # the anchor's own word starts before lo: take it whole
+            lo = max(max(text.rfind(c, 0, anchor[0]) for c in " \t\n\r") + 1, anchor[0] - width // 2, 0)
+    if hi < len(text) and not text[hi].isspace():
+        space = next((i for i in range(hi - 1, anchor[1] - 1, -1) if text[i].isspace()), None)
+        if space is not None:
+            hi = space
+        else:  # the anchor's own word ends after hi
+            ends = [e for e in (text.find(c, anchor[1]) for c in " \t\n\r") if e >= 0]
+            hi = min(min(ends, default=len(text)), anchor[1] + width // 2, len(text))
+    return lo, hi
 
 
 def _escape_like(text: str) -> str:
@@ -453,16 +535,6 @@ def _escape_like(text: str) -> str:
 
 def _like_prefix(text: str) -> str:
     return _escape_like(text) + "%"
-
-
-def _around(text: str, query: str, width: int = 40) -> str:
-    at = text.lower().find(query.lower())  # LIKE found it regardless of case
-    if at < 0:
-        return text[: 2 * width] + ("…" if len(text) > 2 * width else "")
-    query = text[at:at + len(query)]
-    start, end = max(0, at - width), min(len(text), at + len(query) + width)
-    return ("…" if start else "") + text[start:at] + "[" + query + "]" + text[at + len(query):end] + (
-        "…" if end < len(text) else "")
 
 
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024  # a session transcript bigger than this is refused, not read
