@@ -26,6 +26,7 @@ _CJK_CHARS = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
 # a CJK run (its bigrams are the tags), or a word of any other letters: "tomás" is one word, not
 # "tom" and "s" (for ASCII text the same tokens as [0-9a-z_]+)
 _WORD = re.compile(rf"[{_CJK_CHARS}]+|[^\W{_CJK_CHARS}]+")
+_ASCII_WORD = re.compile(r"[0-9a-z_]+")  # _WORD on lower-cased ASCII text, in a sixth less time
 _CJK = re.compile(rf"[{_CJK_CHARS}]")
 
 
@@ -47,7 +48,7 @@ def concept_tags(text: str, limit: int = MAX_TAGS) -> tuple[str, ...]:
         # a URL-ish or date-ish compound is noise, a path or dotted name is a concept
         if 3 <= len(token) <= 32 and not _DATEISH.fullmatch(token):
             found[token] = None
-    for token in _WORD.findall(norm):
+    for token in (_ASCII_WORD if ascii_only else _WORD).findall(norm):
         if len(found) >= limit:
             break
         if not ascii_only and _CJK.match(token):
