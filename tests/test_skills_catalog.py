@@ -173,6 +173,18 @@ def test_a_broken_skill_md_is_reported_and_the_rest_load(ws_path):
     assert "invalid frontmatter YAML" in yaml_problem.message
     [front_problem] = problems_for(catalog, "no-front")
     assert front_problem.severity == "warning" and "has no frontmatter" in front_problem.message
+    # regression (a new-user pass): "---" lines with nothing between them were "no frontmatter
+    # … (add '---' lines …)", though the lines were there
+    empty = ws_path / "skills" / "empty-front"
+    empty.mkdir()
+    (empty / "SKILL.md").write_text("---\n---\nJust a body line.\n")
+    [empty_problem] = problems_for(build_catalog(Workspace.open(ws_path)), "empty-front")
+    assert (empty_problem.severity, empty_problem.line) == ("warning", 1)
+    assert empty_problem.message == ("SKILL.md's frontmatter is empty: its name is the folder's and the body's first "
+                                     "line stands in for the description (write name and description between the "
+                                     "'---' lines)")
+    empty.joinpath("SKILL.md").unlink()
+    empty.rmdir()
     assert {f.path for f in doctor_checks(ws) if f.severity == "error"} == {"skills/broken-one/SKILL.md"}
     result = build_prompt(ws)
     assert "- good-one: " in result.prompt

@@ -85,8 +85,12 @@ def validate_skill(
         err("SKILL.md needs YAML frontmatter between '---' lines with at least 'name' and 'description'")
         return problems
     if not meta:
-        warn("SKILL.md has no frontmatter: its name is the folder's and the body's first line stands in for "
-             "the description (add '---' lines with name and description)")
+        # "---" lines with nothing between them are there: say what is missing, not to add them
+        fenced = text.lstrip("\ufeff").startswith("---")
+        warn(("SKILL.md's frontmatter is empty" if fenced else "SKILL.md has no frontmatter")
+             + ": its name is the folder's and the body's first line stands in for the description ("
+             + ("write name and description between the '---' lines)" if fenced
+                else "add '---' lines with name and description)"), line=1 if fenced else None)
 
     # a missing name is the folder's (Claude Code and OpenClaw do the same)
     name = meta.get("name") if meta.get("name") is not None else folder
