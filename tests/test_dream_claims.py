@@ -267,3 +267,28 @@ def test_a_sentence_start_is_read_off_the_end_of_the_text_before_it():
     texts = ["".join(rng.choice(parts) for _ in range(rng.randint(0, 10))) for _ in range(40000)]
     assert sum(map(defined, texts)) > 5000
     assert [t for t in texts if claims._starts_sentence(t) != defined(t)] == []
+
+
+# one line per alternative of the change pattern, as written and as people shout or wrap it
+CHANGE_LINES = [
+    "Standup moved to 10:00", "We moved the production cluster to prod-eu-2", "Ana moves back next week",
+    "The fee changed to 40 euros", "The plan has changed", "The team switched to Postgres", "Standup is now at 10",
+    "A new dentist on Harbour Street", "Ben no longer eats meat", "He is not here any more", "She runs anymore",
+    "Tea instead of coffee", "From now on we deploy on Fridays", "Starting Monday, lunch is at noon",
+    "As of June the rent is 900", "From next week the office opens at 8", "The price goes up", "Rent went down",
+    "The budget was raised to 40k", "The deadline was extended", "The review is postponed", "Rescheduled the call",
+    "The demo was brought forward", "Launch pushed back a week", "The router was replaced", "Config updated to v2",
+    "I used to live in Porto", "It was Tuesday but it moved",
+]
+
+
+@pytest.mark.parametrize("text", CHANGE_LINES)
+def test_states_change_reads_every_alternative_through_its_word_gate(text):
+    """`states_change` searches the pattern only when the line holds a word its matches need: the
+    gate must never hide a match (this is what search's supersede rule and Deep's updates read)."""
+    from kit.memory import changes
+
+    for variant in (text, text.upper(), text.replace(" ", "\n")):
+        assert changes._CHANGE.search(variant) is not None, variant
+        assert changes.states_change(variant), variant
+    assert not changes.states_change("Lunch at the pho place, it was great.")

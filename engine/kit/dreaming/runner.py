@@ -186,12 +186,14 @@ def _phase_stats(ctx: _Ctx, phase: str, virtual: Iterable[Candidate]) -> dict[st
     return stats
 
 
-def _record(ctx: _Ctx, phase: str, cands: Iterable[Candidate]) -> tuple[int, int]:
+def _record(ctx: _Ctx, phase: str, cands: Iterable[Candidate], *, count_first: bool = False) -> tuple[int, int]:
     """Record tonight's hits of a phase (a dry run only counts them): how many are new today (a
-    re-run of the day adds none), and how many the phase never had before."""
+    re-run of the day adds none), and — `count_first`, for the diary's Light line — how many the
+    phase never had before (0 otherwise: an applied run reads the phase's stats only for it)."""
     cands = list(cands)
-    stats = store.phase_stats(ctx.db, phase) if ctx.has("dream_phase_hits") else {}
-    first = sum(1 for c in cands if c.id not in stats)
+    read = (ctx.dry_run or count_first) and ctx.has("dream_phase_hits")
+    stats = store.phase_stats(ctx.db, phase) if read else {}
+    first = sum(1 for c in cands if c.id not in stats) if count_first else 0
     if ctx.dry_run:
         return sum(1 for c in cands if (stats.get(c.id) is None or stats[c.id].last_day != ctx.today.isoformat())), first
     return store.record_hits(ctx.db, phase, ctx.today, ((c.id, c.key, c.claim) for c in cands)), first
@@ -315,7 +317,7 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
         light = run_light(cands, today=today, lookback_days=phase.lookback_days, limit=phase.limit,
                           dedupe=phase.dedupe)
         staged = list(light.staged)
-        new_light, first_light = _record(ctx, "light", staged)
+        new_light, first_light = _record(ctx, "light", staged, count_first=True)
         new_hits += new_light
         if light.considered:  # an idle day leaves no report (and no commit)
             ctx.write(reports.report_path("light", today), reports.light_report(today, light))

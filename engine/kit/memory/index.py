@@ -38,7 +38,7 @@ from kit.fsutil import (
 from kit.ignore import is_ignored
 from kit.memory import vector_file
 from kit.memory.chunker import CHUNKER_VERSION, Chunk, chunk_markdown
-from kit.problems import located
+from kit.problems import Problem, located
 from kit.state import connect, transaction
 
 # 2: chunks_fts stems words (porter); 3: chunks.day (the date a chunk is about, for dated search).
@@ -248,6 +248,10 @@ class SkippedFile:
     def describe(self) -> str:
         """One line: the file (and line), the reason, and what the index holds of it."""
         return located(self.path, self.line, self.message)
+
+    def problem(self) -> Problem:
+        """As doctor reports it: a warning at the file (and line)."""
+        return Problem(area="memory", severity="warning", path=self.path, line=self.line, message=self.message)
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "line": self.line, "reason": self.reason, "kept": self.kept,

@@ -681,17 +681,15 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     # a file sync skipped (a FIFO, a binary file, a loop …) is named here, and is not "stale":
     # `kit memory index` cannot make it fresh, so advising it forever would be wrong
     skipped: list[SkippedFile] = stale.pop("skipped")
-    for item in skipped:
-        findings.append(Problem(area="memory", severity="warning", path=item.path, line=item.line,
-                                message=item.message))
+    findings += [item.problem() for item in skipped]
     # a new file no sync has looked at yet (or an index from before skips were recorded): read it
     refused = []
     for rel in stale["new"]:
         problem = unindexable(ws.root, rel)
         if problem is not None:
             refused.append(rel)
-            item = SkippedFile(rel, getattr(problem, "message", None) or str(problem), getattr(problem, "line", None))
-            findings.append(Problem(area="memory", severity="warning", path=rel, line=item.line, message=item.message))
+            findings.append(SkippedFile(rel, getattr(problem, "message", None) or str(problem),
+                                        getattr(problem, "line", None)).problem())
     stale["new"] = [rel for rel in stale["new"] if rel not in refused]
     if any(stale.values()):
         severity, message = "warning", (
