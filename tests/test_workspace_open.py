@@ -225,16 +225,47 @@ def test_first_load_keeps_every_valid_value(ws_path: Path, monkeypatch):
     ]
 
 
-def test_first_load_with_an_invalid_combination_uses_defaults(ws_path: Path):
+def test_first_load_with_an_invalid_combination_resets_that_pair(ws_path: Path):
+    """A pair of settings that disagree takes its defaults; every other setting still applies."""
     (ws_path / "kit.yaml").write_text("agent:\n  model: x/y\nbootstrap:\n  head_ratio: 0.9\n  tail_ratio: 0.5\n")
     ws = Workspace.open(ws_path)
-    assert ws.config["agent.model"] == "ollama/llama3.2"
-    assert ws.config["bootstrap.head_ratio"] == 0.7
-    # and says so: not "the valid settings apply" (agent.model: x/y is valid and does not)
+    assert ws.config["agent.model"] == "x/y"
+    assert (ws.config["bootstrap.head_ratio"], ws.config["bootstrap.tail_ratio"]) == (0.7, 0.2)
+    assert ws.config.source("bootstrap.head_ratio") == "default"
     assert ws.config_notices() == [
         "warning: kit.yaml:5: bootstrap.head_ratio + bootstrap.tail_ratio must not exceed 1 "
-        "(ignored until fixed; the defaults apply)"
+        "(ignored until fixed; the valid settings apply)"
     ]
+
+
+def test_one_bad_mcp_server_or_provider_costs_only_itself(ws_path: Path):
+    """Found by a new user: an MCP server with both `command` and `url` made Kit ignore the whole
+    kit.yaml (the model, the search settings, the good servers)."""
+    (ws_path / "kit.yaml").write_text(
+        "agent: {model: openai/gpt-4o-mini}\n"
+        "memory: {search: {max_results: 3}}\n"
+        "mcp:\n"
+        "  servers:\n"
+        "    time: {command: mcp-server-time}\n"
+        "    both: {command: foo, url: 'http://127.0.0.1:9/mcp'}\n"
+        "    neither: {policy: allow}\n"
+        "    ftp: {url: 'ftp://127.0.0.1/mcp'}\n"
+        "providers:\n"
+        "  vllm: {base_url: 'http://127.0.0.1:8000/v1'}\n"
+        "  local: {type: openai, base_url: 'http://127.0.0.1:8001/v1'}\n")
+    ws = Workspace.open(ws_path)
+    assert ws.config["agent.model"] == "openai/gpt-4o-mini"
+    assert ws.config["memory.search.max_results"] == 3
+    assert sorted(ws.config["mcp.servers"]) == ["time"]
+    assert ws.config["mcp.servers.time.command"] == "mcp-server-time"
+    assert sorted(ws.config["providers"]) == ["anthropic", "local", "ollama", "openai"]  # vllm left out
+    assert ws.config_notices() == [
+        f"warning: kit.yaml:{line}: {message} (ignored until fixed; the valid settings apply)" for line, message in [
+            (6, "MCP server 'both' needs either 'command' (stdio) or 'url' (streamable HTTP), not both"),
+            (7, "MCP server 'neither' needs either 'command' (stdio) or 'url' (streamable HTTP)"),
+            (8, "'mcp.servers.ftp.url' must start with http:// or https://"),
+            (10, "provider 'vllm' needs 'type: openai|anthropic|ollama'"),
+        ]]
 
 
 def test_what_is_in_force_after_a_config_problem_is_said_as_it_is(ws_path: Path):

@@ -527,32 +527,48 @@ def _merge_models(before: Mapping[str, Any], later: Mapping[str, Any]) -> dict[s
     return merged
 
 
-def _cross_checks(data: dict[str, Any], errors: list[ConfigError], lines: dict[str, tuple[str, int | None]]) -> None:
-    for name, server in data["mcp"]["servers"].items():
+def _cross_checks(data: dict[str, Any], sources: dict[str, str], errors: list[ConfigError],
+                  lines: dict[str, tuple[str, int | None]]) -> None:
+    """Checks across settings. Each failing one is reported and put right in `data`, so every
+    other setting still applies: the entry at fault is left out (an MCP server, a provider) or the
+    pair that disagrees takes its defaults (one bad server must not cost the model and the rest)."""
+    def report(message: str, dotted: str) -> None:
+        path, line = lines.get(dotted, (CONFIG_FILE, None))
+        errors.append(ConfigError(message, path=path, line=line))
+
+    def drop(dotted: str) -> None:
+        section, _, name = dotted.rpartition(".")
+        _get(data, section).pop(name, None)
+        for key in [k for k in sources if k == dotted or k.startswith(dotted + ".")]:
+            del sources[key]
+
+    def reset(*dotted: str) -> None:
+        default = defaults()
+        for key in dotted:
+            _set(data, key, _get(default, key))
+            sources[key] = "default"
+
+    for name, server in list(data["mcp"]["servers"].items()):
         has_command, has_url = bool(server.get("command")), bool(server.get("url"))
         if has_command == has_url:
-            path, line = lines.get(f"mcp.servers.{name}", (CONFIG_FILE, None))
-            errors.append(ConfigError(f"MCP server '{name}' needs either 'command' (stdio) or 'url' "
-                                      "(streamable HTTP)" + (", not both" if has_url else ""),
-                                      path=path, line=line))
+            report(f"MCP server '{name}' needs either 'command' (stdio) or 'url' (streamable HTTP)"
+                   + (", not both" if has_url else ""), f"mcp.servers.{name}")
+            drop(f"mcp.servers.{name}")
         elif has_url and not re.match(r"^https?://", str(server["url"])):
-            path, line = lines.get(f"mcp.servers.{name}.url", (CONFIG_FILE, None))
-            errors.append(ConfigError(f"'mcp.servers.{name}.url' must start with http:// or https://",
-                                      path=path, line=line))
+            report(f"'mcp.servers.{name}.url' must start with http:// or https://", f"mcp.servers.{name}.url")
+            drop(f"mcp.servers.{name}")
     b = data["bootstrap"]
     if b["head_ratio"] + b["tail_ratio"] > 1.0 + 1e-9:
-        path, line = lines.get("bootstrap.tail_ratio", (CONFIG_FILE, None))
-        errors.append(ConfigError("bootstrap.head_ratio + bootstrap.tail_ratio must not exceed 1", path=path, line=line))
+        report("bootstrap.head_ratio + bootstrap.tail_ratio must not exceed 1", "bootstrap.tail_ratio")
+        reset("bootstrap.head_ratio", "bootstrap.tail_ratio")
     c = data["memory"]["chunk"]
     if c["overlap"] >= c["tokens"]:
-        path, line = lines.get("memory.chunk.overlap", (CONFIG_FILE, None))
-        errors.append(ConfigError("memory.chunk.overlap must be smaller than memory.chunk.tokens", path=path, line=line))
-    for name, prov in data["providers"].items():
+        report("memory.chunk.overlap must be smaller than memory.chunk.tokens", "memory.chunk.overlap")
+        reset("memory.chunk.overlap", "memory.chunk.tokens")
+    for name, prov in list(data["providers"].items()):
         if name not in ("openai", "anthropic", "ollama") and not prov.get("type"):
-            path, line = lines.get(f"providers.{name}", (CONFIG_FILE, None))
-            errors.append(
-                ConfigError(f"provider '{name}' needs 'type: openai|anthropic|ollama'", path=path, line=line)
-            )
+            report(f"provider '{name}' needs 'type: openai|anthropic|ollama'", f"providers.{name}")
+            drop(f"providers.{name}")
 
 
 def load_config(
@@ -615,17 +631,15 @@ def load_config(
         for key, spec in MCP_SERVER_FIELDS.items():
             server.setdefault(key, copy.deepcopy(spec.default))
     files = tuple(layer.path for layer in layers if layer.name in ("user", "workspace"))
-    value_errors = len(errors)
-    _cross_checks(data, errors, lines)
+    _cross_checks(data, sources, errors, lines)
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         exc = ConfigError(first.message + more, path=first.path, line=first.line)
         exc.errors = errors  # type: ignore[attr-defined]
         # Every valid value of every layer, for a first load that must start anyway: one typo
-        # should not throw away the model and the rest. None when the combination is invalid.
-        exc.partial = (Config(data=data, sources=sources, files=files, lines=lines)  # type: ignore[attr-defined]
-                       if len(errors) == value_errors else None)
+        # should not throw away the model and the rest (what a cross-check refused is left out).
+        exc.partial = Config(data=data, sources=sources, files=files, lines=lines)  # type: ignore[attr-defined]
         raise exc
     return Config(data=data, sources=sources, files=files, lines=lines)
 
