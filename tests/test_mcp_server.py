@@ -160,6 +160,9 @@ def test_kit_mcp_serve_over_stdio(ws_path, kit_now):
                 await s.read_resource("kit://workspace/SOUL.md")
             with pytest.raises(MCPError, match="Unknown tool: exec"):
                 await s.call_tool("exec", {"command": "true"})
+            odd = await s.call_tool("memory_get", {"path": "MEMORY.md", "start": 2.5})
+            assert odd.is_error and text(odd) == (
+                "error: invalid arguments for `memory_get`: `start` must be an integer, not 2.5")
             sessions = await s.call_tool("session_search", {"query": "deploy"})
             assert sessions.structured_content == {"query": "deploy", "results": []}
 

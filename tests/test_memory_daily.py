@@ -148,6 +148,10 @@ def test_cli_write(ws_path, cli, kit_now):
     assert (ws_path / "memory/2026-05-07.md").read_text() == (
         "# 2026-05-07\n\n## health\n\n- Dentist on Friday at 10\n- Bring the X-ray\n"
     )
+    # an empty TEXT is a usage mistake (exit 2), as an empty `kit memory search` query is
+    blank = cli("memory", "write", "  ", "-w", ws_path)
+    assert (blank.exit_code, blank.stdout) == (2, "")
+    assert "TEXT is empty: say what to write" in blank.stderr
 
 
 def test_writing_a_bullet_already_in_todays_note_is_a_no_op(workspace, kit_now):

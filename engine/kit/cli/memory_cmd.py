@@ -147,6 +147,8 @@ def status_cmd(workspace, as_json: bool) -> None:
 @handle_errors
 def write_cmd(workspace, text: str, topic: str | None, as_json: bool) -> None:
     """Append TEXT to today's daily note as a bullet (refused if it looks like a prompt injection)."""
+    if not text.strip():  # a usage mistake, as an empty `kit memory search` query is
+        raise click.UsageError("TEXT is empty: say what to write")
     ws = open_workspace(workspace)
     result = ws.memory.write(text, topic=topic)
     if not result.duplicate:  # a no-op writes nothing, so nothing fires

@@ -30,7 +30,7 @@ from kit.core import ReloadResult, WorkspaceCore
 from kit.errors import KitError, ListenError
 from kit.mcp_server.tools import served_tools
 from kit.memory.notes import is_daily_note
-from kit.tools import ToolContext, execute_tool
+from kit.tools import ToolContext, ToolOutcome, execute_tool
 
 log = logging.getLogger("kit.mcp.serve")
 
@@ -310,9 +310,16 @@ class KitMcpServer:
         """One call through Kit's tool pipeline (hooks, truncation), as a client of the workspace."""
         from kit.agent.sessions import sessions_for  # the workspace's one store (session_search)
 
+        tool = self.tools.get(name)
+        if tool is not None:  # a client read the schema: a call outside it is refused, not reinterpreted
+            from kit.mcp_server.arguments import argument_problems
+
+            problems = argument_problems(name, tool.parameters, arguments)
+            if problems:
+                return ToolOutcome(name, dict(arguments), False, False,
+                                   f"error: invalid arguments for `{name}`: {'; '.join(problems)}")
         ctx = ToolContext(self.ws, tools=self.tools, origin="mcp", interactive=False,
                           sessions=sessions_for(self.ws))
-        tool = self.tools.get(name)
         if tool is not None and tool.serial:
             with self._serial:
                 return execute_tool(ctx, name, arguments)

@@ -48,6 +48,14 @@ def _require(args: dict[str, Any], key: str) -> Any:
     return args[key]
 
 
+def _query(args: dict[str, Any]) -> str:
+    """The `query` argument, which says what to look for (blank is a mistake, not a search)."""
+    query = str(_require(args, "query")).strip()
+    if not query:
+        raise ToolError("`query` is empty: say what to look for")
+    return query
+
+
 def _int_arg(args: dict[str, Any], key: str, default: int | None) -> int | None:
     value = args.get(key, default)
     if value is None:
@@ -77,7 +85,7 @@ def _memory(ws: WorkspaceCore):
               "limit": {**INT, "description": "maximum results (default from config)"}},
       required=("query",))
 def memory_search(ctx: ToolContext, args: dict[str, Any]) -> str:
-    query = str(_require(args, "query"))
+    query = _query(args)
     limit = _int_arg(args, "limit", None)
     # the agent's searches are recalls: dreaming learns from them (source `tool`, or `mcp` when a
     # client of `kit mcp serve` asked); screened: a snippet the threat scan flags is withheld
@@ -133,9 +141,7 @@ SESSION_SEARCH_LIMIT = 10
 def session_search(ctx: ToolContext, args: dict[str, Any]) -> str:
     """The agent's tool and `kit mcp serve`'s: the caller hands in the session store (the tools
     layer may not import the agent) and, for the agent, its own session to leave out."""
-    query = str(_require(args, "query")).strip()
-    if not query:
-        raise ToolError("missing required argument `query`")
+    query = _query(args)
     limit = min(_int_arg(args, "limit", None) or SESSION_SEARCH_LIMIT, 50)
     if ctx.sessions is None:
         raise ToolError("session_search needs the workspace's session store (an agent run or kit mcp serve)")
