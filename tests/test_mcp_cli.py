@@ -42,6 +42,11 @@ def test_mcp_list_shows_state_policy_and_tools(cli, ws_path):
     human = cli("mcp", "list", "-w", ws_path)
     assert "error: MCP server 'bad' failed to start" in human.output
     assert "t__crash" in human.output and "deny" in human.output
+    # the text says the state --json gives (it said "ok" for running and ready alike)
+    lines = {line.split()[0]: line.split()[1] for line in human.output.splitlines() if line[:1].strip()}
+    assert lines == {"bad": "failed", "off": "disabled", "t": "running"}
+    shown = cli("mcp", "list", "-w", ws_path, "--cached").output
+    assert {line.split()[0]: line.split()[1] for line in shown.splitlines() if line[:1].strip()}["t"] == "ready"
 
 
 def test_mcp_list_without_servers(cli, ws_path):

@@ -97,9 +97,9 @@ def list_cmd(workspace, cached: bool, as_json: bool) -> None:
     styles = {"running": "green", "ready": "green", "failed": "bold red", "crashed": "red",
               "disabled": "dim", "unknown": "yellow"}
     for s in servers:
-        state = "ok" if s.state in ("running", "ready") else s.state
         info = " ".join(str(v) for v in (s.server.get("name"), s.server.get("version")) if v)
-        out.print(f"[bold]{escape(s.name)}[/] [{styles.get(s.state, '')}]{state}[/] "
+        # the state word --json gives (docs/mcp.md): running, ready, failed, …
+        out.print(f"[bold]{escape(s.name)}[/] [{styles.get(s.state, '')}]{s.state}[/] "
                   f"[dim]{s.transport} {escape(s.target)}  policy {s.policy}"
                   + (f"  ({escape(info)})" if info else "") + "[/]")
         if s.error:
