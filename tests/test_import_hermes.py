@@ -160,3 +160,100 @@ def test_doctor_in_a_hermes_home_names_the_import(hermes: Path, cli, monkeypatch
     assert "looks like a Hermes home and has no kit.yaml: run `kit import hermes . PATH`" in out.output
     refused = cli("import", "hermes", ".", ".")
     assert refused.exit_code == 1 and "not converted in place" in refused.output
+
+
+# --------------------------------------------------------------------------- found by a new-user pass
+
+def small_hermes(root: Path, files: dict[str, bytes]) -> Path:
+    for rel, data in {"SOUL.md": b"You are Hermes.\n", **files}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    return root
+
+
+SECRET_CONFIG = b"""mcp_servers:
+  gh:
+    command: gh-mcp
+    env: {GITHUB_TOKEN: ghp_literal}
+    timeout: 90
+    tools: {include: [get_me]}
+"""
+
+
+def test_hermes_mcp_secrets_become_references(tmp_path: Path, cli) -> None:
+    """Regression: a literal env value (a token) was written to kit.yaml, and a dry run into an
+    existing workspace printed it in its note ("config.yaml would set: … 'GITHUB_TOKEN': 'ghp_literal'")."""
+    from kit.config import load_config
+    from kit.mcp_client.servers import server_specs
+
+    home = small_hermes(tmp_path / ".hermes", {"config.yaml": SECRET_CONFIG})
+    dest = tmp_path / "agent"
+    out = cli("import", "hermes", home, dest)
+    assert out.exit_code == 0, out.output
+    written = (dest / "kit.yaml").read_text()
+    assert written == (f"# Imported from the Hermes home {home} by `kit import hermes`.\n"
+                       "mcp:\n  servers:\n    gh:\n      command: gh-mcp\n      env:\n"
+                       "        GITHUB_TOKEN: ${GITHUB_TOKEN}\n      timeout_s: 90.0\n")
+    assert [line for line in out.stdout.splitlines() if line.startswith("  note ")] == [
+        "  note       mcp server gh: literal values may be secrets and are not copied; kit.yaml reads "
+        "env.GITHUB_TOKEN from ${GITHUB_TOKEN}: set GITHUB_TOKEN in Kit's environment (the value is in config.yaml)",
+        "  note       mcp server gh: tools not imported (Kit has no such setting)",
+    ]
+    specs = server_specs(load_config(dest, environ={}, user_file=tmp_path / "no-user-kit.yaml"))
+    assert [(s.name, dict(s.env), s.timeout_s) for s in specs] == [("gh", {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}, 90.0)]
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "kit.yaml").write_text("agent:\n  model: ollama/llama3.2\n", encoding="utf-8")
+    dry = cli("import", "hermes", home, mine, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert "ghp_literal" not in dry.output + written
+    assert ("  note       kit.yaml exists and is not changed; config.yaml would set: mcp.servers={'gh': {'command': "
+            "'gh-mcp', 'env': {'GITHUB_TOKEN': '${GITHUB_TOKEN}'}, 'timeout_s': 90.0}}") in dry.stdout.splitlines()
+
+
+@pytest.mark.parametrize(("files", "error"), [
+    # was a yaml ParserError traceback
+    ({"hooks/greet/HOOK.yaml": b"name: greet\nevents: [agent:start\n", "hooks/greet/handler.py": b"def handle(t, c): pass\n"},
+     "{home}/hooks/greet/HOOK.yaml:2: invalid YAML: expected ',' or ']', but got '<stream end>'"),
+    # was a UnicodeDecodeError traceback
+    ({"memories/MEMORY.md": b"fact one\n\xc2\xa7\nfact \xff two\n"}, "{home}/memories/MEMORY.md:3: not valid UTF-8 (byte 17)"),
+    # was PyYAML's five-line message
+    ({"config.yaml": b"model:\n  default: x\n  context_length: [1\n"},
+     "{home}/config.yaml:3: invalid YAML: expected ',' or ']', but got '<stream end>'"),
+    # a list was accepted in silence (OpenClaw's said "the top level is not an object")
+    ({"config.yaml": b"- model: x\n"}, "{home}/config.yaml:1: the top level is a list, not a mapping"),
+])
+def test_hermes_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, cli, files, error) -> None:
+    home = small_hermes(tmp_path / ".hermes", {"memories/USER.md": b"Name: Sam\n", **files})
+    dest = tmp_path / "agent"
+    out = cli("import", "hermes", home, dest)
+    assert out.exit_code == 1
+    assert out.stderr == "kit: " + error.format(home=home) + "\n"
+    assert out.stdout == "" and not dest.exists()
+
+
+def test_hermes_wrong_typed_values_are_reported(tmp_path: Path, cli) -> None:
+    home = small_hermes(tmp_path / ".hermes", {
+        "config.yaml": b"model: {default: 42, context_length: '200000'}\nskills: [a]\nmcp_servers: {x: 1}\n"})
+    out = cli("import", "hermes", home, tmp_path / "agent")
+    assert out.exit_code == 0, out.output
+    assert [line for line in out.stdout.splitlines() if line.startswith("  note ")] == [
+        "  note       config.yaml model.default is a number, not a string: not imported",
+        "  note       config.yaml model.context_length is a string, not a whole number: not imported",
+        "  note       config.yaml skills is a list, not a mapping: not imported",
+        "  note       mcp server x in config.yaml is a number, not a mapping: not imported",
+    ]
+    assert (tmp_path / "agent" / "kit.yaml").read_text().endswith("`kit import hermes`.\n{}\n")
+
+
+def test_hermes_hook_with_no_kit_event_is_left_out(tmp_path: Path, cli) -> None:
+    """Regression: a hook whose events Kit lacks got a guessed `events: [command]` (every command)."""
+    home = small_hermes(tmp_path / ".hermes", {"memories/USER.md": b"Name: Sam\n",
+                                                "hooks/boot/HOOK.yaml": b"name: boot\nevents: [gateway:startup]\n",
+                                                "hooks/boot/handler.py": b"def handle(t, c): pass\n"})
+    out = cli("import", "hermes", home, tmp_path / "agent")
+    assert out.exit_code == 0, out.output
+    assert ("  skip       hooks/boot/ — not imported: Kit has no gateway:startup event (an event would be a guess; "
+            "it stays in SRC)") in out.stdout.splitlines()
+    assert not (tmp_path / "agent" / "hooks").exists()

@@ -241,13 +241,20 @@ def test_conflicts_without_force_overwrite_nothing(oc: Path, tmp_path: Path, cli
     again = cli("import", "openclaw", oc, dest)
     assert again.exit_code == 1
     assert "Nothing else to import: every other file is already there." in again.stdout.splitlines()
-    assert again.stderr.splitlines()[-1] == "2 conflicts not overwritten: --force overwrites them."
+    # regression (a new-user pass): MEMORY.md counted as a conflict "--force overwrites", which --force
+    # never does; it is kept and says so, and only SOUL.md is a conflict
+    assert again.stderr.splitlines() == ["1 conflict not overwritten: --force overwrites it."]
+    kept = (f"  skip       MEMORY.md — MEMORY.md exists with other content: kept, as memory is never overwritten "
+            f"(not even with --force); merge {oc / 'MEMORY.md'} into it by hand")
+    assert kept in again.stdout.splitlines()
     forced = cli("import", "openclaw", oc, dest, "--force")
     assert (dest / "SOUL.md").read_bytes() == (oc / "SOUL.md").read_bytes()
     assert (dest / "kit.yaml").read_text() == "agent:\n  model: ollama/llama3.2\n"  # kit.yaml never replaced
     assert (dest / "MEMORY.md").read_text() == "# Memory\n- my own fact\n"  # nor memory
-    assert "memory is never overwritten, not even with --force" in forced.output
-    assert forced.exit_code == 1
+    # regression: --force still said "1 conflict not overwritten: --force overwrites it." and exited 1
+    assert forced.exit_code == 0 and forced.stderr == ""
+    assert kept in forced.stdout.splitlines()
+    assert "  overwrite  SOUL.md\n" in forced.stdout
 
 
 def test_git_commits_exactly_the_imported_files(oc: Path, tmp_path: Path, cli) -> None:
@@ -319,3 +326,162 @@ def test_in_place_import_and_the_refusals_that_name_it(oc: Path, cli, monkeypatc
 def test_a_missing_source_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(WorkspaceError, match="holds no OpenClaw workspace files"):
         plan_openclaw(tmp_path, tmp_path / "x")
+
+
+# --------------------------------------------------------------------------- found by a new-user pass
+
+def small_openclaw(root: Path, config: str | None = None, files: dict[str, bytes] | None = None) -> Path:
+    """~/.openclaw/workspace with SOUL.md and MEMORY.md (plus `files`), openclaw.json beside it."""
+    ws = root / ".openclaw" / "workspace"
+    for rel, data in {"SOUL.md": b"# Soul\n", "MEMORY.md": b"# Memory\n- tea\n", **(files or {})}.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_bytes(data)
+    if config is not None:
+        (root / ".openclaw" / "openclaw.json").write_text(config, encoding="utf-8")
+    return ws
+
+
+MCP_JSON = """{
+  mcp: { servers: {
+    docs: { url: "http://127.0.0.1:9000/mcp", headers: { Authorization: "Bearer sk-LIVE-SECRET" } },
+    gh: { type: "stdio", command: "gh-mcp", env: { GITHUB_TOKEN: "ghp_LITERAL", HOME_DIR: "${HOME}" } },
+    both: { command: "srv", url: "http://127.0.0.1:9001/mcp" },
+  } },
+}
+"""
+
+
+def test_mcp_secrets_become_references_and_every_entry_is_valid(tmp_path: Path, cli) -> None:
+    """Regression: a literal header (a bearer token) was copied into kit.yaml (only env was filtered);
+    `type: stdio` was copied as an unknown key and an entry with both command and url as is, so the
+    written kit.yaml failed Kit's own validation."""
+    from kit.config import load_config
+    from kit.mcp_client.servers import server_specs
+
+    ws = small_openclaw(tmp_path, MCP_JSON)
+    dest = tmp_path / "agent"
+    out = cli("import", "openclaw", ws, dest)
+    assert out.exit_code == 0, out.output
+    written = (dest / "kit.yaml").read_text()
+    assert written.split("\n", 2)[2] == (
+        "mcp:\n  servers:\n"
+        "    docs:\n      url: http://127.0.0.1:9000/mcp\n      headers:\n        Authorization: Bearer ${DOCS_AUTHORIZATION}\n"
+        "    gh:\n      command: gh-mcp\n      env:\n        GITHUB_TOKEN: ${GITHUB_TOKEN}\n        HOME_DIR: ${HOME}\n"
+    )
+    notes = [line for line in out.stdout.splitlines() if line.startswith("  note ")]
+    assert notes == [
+        "  note       mcp server docs: literal values may be secrets and are not copied; kit.yaml reads "
+        "headers.Authorization from ${DOCS_AUTHORIZATION}: set DOCS_AUTHORIZATION in Kit's environment "
+        "(the value is in openclaw.json)",
+        "  note       mcp server gh: literal values may be secrets and are not copied; kit.yaml reads "
+        "env.GITHUB_TOKEN from ${GITHUB_TOKEN}: set GITHUB_TOKEN in Kit's environment (the value is in openclaw.json)",
+        "  note       mcp server both: not imported: it has both 'command' and 'url' (a Kit server is one or the "
+        "other; OpenClaw refuses both too); fix it in openclaw.json and import again",
+    ]
+    assert "sk-LIVE" not in out.output + written and "ghp_LITERAL" not in out.output + written
+    config = load_config(dest, environ={}, user_file=tmp_path / "no-user-kit.yaml")  # raises when invalid
+    assert [(s.name, s.transport) for s in server_specs(config)] == [("docs", "http"), ("gh", "stdio")]
+
+    # into an existing workspace the values are reported, not written: the report holds no secret either
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "kit.yaml").write_text("agent:\n  model: ollama/llama3.2\n", encoding="utf-8")
+    again = cli("import", "openclaw", ws, tmp_path / "mine", "--dry-run")
+    assert "sk-LIVE" not in again.output and "ghp_LITERAL" not in again.output
+    assert "'Authorization': 'Bearer ${DOCS_AUTHORIZATION}'" in again.output
+
+
+@pytest.mark.parametrize(("files", "config", "error"), [
+    # invalid UTF-8 in MEMORY.md: was a UnicodeDecodeError traceback; kit memory's own message now
+    ({"MEMORY.md": b"# Memory\n- caf\xe9\n"}, None, "{ws}/MEMORY.md:2: not valid UTF-8 (byte 14)"),
+    # any Markdown the threat scan cannot read stops the plan (it was copied unscanned)
+    ({"memory/2026-05-16.md": b"# Day\n\n- ok\n- \xff\n"}, None, "{ws}/memory/2026-05-16.md:4: not valid UTF-8 (byte 14)"),
+    # bad JSON5: was "<string>:5 Unexpected "\n" at column 30" over two lines, pointing past the mistake
+    ({}, '{\n  agents: {\n    defaults: {\n      model: "x",\n      contextTokens: 100000,,\n    },\n  },\n}\n',
+     "{oc}/openclaw.json:5: cannot read as JSON5: unexpected end of line after ',' at column 29"),
+    ({}, "[1, 2]\n", "{oc}/openclaw.json: the top level is a list, not an object"),
+    # a hook's broken frontmatter: was converted with a guessed `events: [command]`
+    ({"hooks/greet/HOOK.md": b'---\nname: greet\ndescription: "unterminated\nevents: [command:new\n---\n# Greet\n'},
+     None, "{ws}/hooks/greet/HOOK.md:3: invalid frontmatter YAML: found unexpected end of stream"),
+    ({"hooks/greet/HOOK.md": b"---\nname: greet\ndescription: Greets\nevents: [command:new\n---\n# Greet\n"},
+     None, "{ws}/hooks/greet/HOOK.md:4: invalid frontmatter YAML: expected ',' or ']', but got '<stream end>'"),
+])
+def test_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, cli, files, config, error) -> None:
+    ws = small_openclaw(tmp_path, config, files)
+    dest = tmp_path / "agent"
+    out = cli("import", "openclaw", ws, dest)
+    assert out.exit_code == 1
+    assert out.stderr == "kit: " + error.format(ws=ws, oc=ws.parent) + "\n"
+    assert out.stdout == "" and not dest.exists()
+
+
+def test_a_folder_named_openclaw_json_is_an_error(tmp_path: Path, cli) -> None:
+    """Regression: a folder named openclaw.json was passed over in silence (and its config lost)."""
+    ws = small_openclaw(tmp_path)
+    (ws.parent / "openclaw.json").mkdir()
+    out = cli("import", "openclaw", ws, tmp_path / "agent")
+    assert out.exit_code == 1
+    assert out.stderr == (f"kit: {ws.parent / 'openclaw.json'} is a folder, not OpenClaw's config file: rename it, "
+                          "or name the config file with --config FILE\n")
+    assert not (tmp_path / "agent").exists()
+
+
+def test_wrong_typed_config_values_are_reported_not_dropped(tmp_path: Path, cli) -> None:
+    """Regression: `model: 42` and `contextTokens: "100000"` gave kit.yaml `{}` and no word;
+    `agents: {defaults: 5}` was an AttributeError traceback. Each is reported by its key and type
+    (never its value) and the rest of openclaw.json is imported."""
+    ws = small_openclaw(tmp_path, '{agents: {defaults: {model: 42, contextTokens: "100000", bootstrapMaxChars: 9000}},'
+                                  ' skills: {load: {extraDirs: ["~/s", 3]}}}')
+    out = cli("import", "openclaw", ws, tmp_path / "agent")
+    assert out.exit_code == 0, out.output
+    assert [line for line in out.stdout.splitlines() if line.startswith("  note ")] == [
+        "  note       openclaw.json agents.defaults.model is a number, not a string or an object: not imported",
+        "  note       openclaw.json agents.defaults.contextTokens is a string, not a whole number: not imported",
+        "  note       openclaw.json skills.load.extraDirs is a list holding a number, not a list of strings: not imported",
+    ]
+    assert (tmp_path / "agent" / "kit.yaml").read_text().split("\n", 2)[2] == "bootstrap:\n  max_chars_per_file: 9000\n"
+
+    ws2 = small_openclaw(tmp_path / "two", "{agents: {defaults: 5}}")
+    out = cli("import", "openclaw", ws2, tmp_path / "agent2")
+    assert out.exit_code == 0, out.output
+    assert "  note       openclaw.json agents.defaults is a number, not an object: not imported\n" in out.stdout
+    assert (tmp_path / "agent2" / "kit.yaml").read_text().split("\n", 2)[2] == "{}\n"
+
+
+def test_a_value_kit_refuses_is_reported_not_written(tmp_path: Path, cli) -> None:
+    ws = small_openclaw(tmp_path, "{agents: {defaults: {contextTokens: -5, model: 'anthropic/claude-opus-4-6'}}}")
+    out = cli("import", "openclaw", ws, tmp_path / "agent")
+    assert out.exit_code == 0, out.output
+    assert [line for line in out.stdout.splitlines() if line.startswith("  note ")] == [
+        "  note       openclaw.json agents.defaults.contextTokens: not imported: 'agent.context_window' must be "
+        "at least 1000, not -5"]
+    assert (tmp_path / "agent" / "kit.yaml").read_text().split("\n", 2)[2] == "agent:\n  model: anthropic/claude-opus-4-6\n"
+
+
+def test_a_hook_with_no_kit_event_is_left_out_not_guessed(tmp_path: Path, cli) -> None:
+    """Regression: a hook whose events Kit lacks was written with `events: [command]` (every command)."""
+    ws = small_openclaw(tmp_path, None, {
+        "hooks/boot/HOOK.md": b'---\nname: boot\ndescription: On start\nmetadata: {"openclaw": {"events": ["gateway:startup"]}}\n---\n',
+        "hooks/boot/handler.ts": b"export default async () => {};\n"})
+    out = cli("import", "openclaw", ws, tmp_path / "agent")
+    assert out.exit_code == 0, out.output
+    assert ("  skip       hooks/boot/ — not imported: Kit has no gateway:startup event (an event would be a guess; "
+            "it stays in SRC)") in out.stdout.splitlines()
+    assert not (tmp_path / "agent" / "hooks").exists()
+
+
+def test_in_place_the_original_of_a_renamed_hook_is_named(oc: Path, cli, monkeypatch) -> None:
+    """Regression: `kit import openclaw .` wrote hooks/openclaw-session-memory/ and said nothing of
+    hooks/session-memory/, which `kit doctor` then reported as an invalid Kit hook."""
+    monkeypatch.chdir(oc)
+    out = cli("import", "openclaw", ".")
+    assert out.exit_code == 0, out.output
+    assert ("  skip       hooks/session-memory/ — left as it is (in place, nothing is deleted), but Kit reads it "
+            "as an invalid hook 'session-memory' (`kit doctor` reports it; the bundled one stays in force): delete "
+            "hooks/session-memory/ once hooks/openclaw-session-memory/ holds what you need") in out.stdout.splitlines()
+    assert (oc / "hooks/session-memory/HOOK.md").read_text(encoding="utf-8") == SESSION_MEMORY_HOOK  # not lost
+    doctor = cli("doctor", "--offline")
+    assert doctor.exit_code == 1 and "hooks/session-memory/HOOK.md: 'events' must be a non-empty list" in doctor.output
+    import shutil
+
+    shutil.rmtree(oc / "hooks/session-memory")  # what the plan says to do: then the workspace is clean
+    assert [line for line in cli("doctor", "--offline").output.splitlines() if line.startswith("error")] == []

@@ -17,16 +17,18 @@ from typing import Any
 import yaml
 
 from kit.errors import WorkspaceError
+from kit.importers.mcp import HERMES, kit_values
 from kit.importers.openclaw import (
     _files,
     _has_values,
     _hook_dirs,
-    _nest,
     _Planner,
     _skill_dirs,
     _withhold,
 )
 from kit.importers.plan import Action, ImportPlan
+from kit.importers.reading import load_yaml_file, source_text
+from kit.importers.values import TypedReader, nest
 from kit.paths import CONFIG_FILE
 
 ENTRY_DELIMITER = "\n§\n"  # Hermes' tools/memory_tool.py
@@ -79,48 +81,51 @@ def merge_entries(current: str | None, items: list[tuple[int, str]], origin: str
 
 
 def map_config(data: dict) -> tuple[dict[str, Any], list[str]]:
+    """config.yaml → kit.yaml values (dotted keys) and report lines: a value of the wrong type, or
+    one Kit's config loader refuses, is reported by its key and not imported."""
+    r = TypedReader("config.yaml", data, "a mapping")
     out: dict[str, Any] = {}
+    names: dict[str, str] = {}
     notes: list[str] = []
-    model = data.get("model")
+    model = r.get("model", "string", "mapping")
     if isinstance(model, str):
-        out["agent.model"] = model
+        out["agent.model"], names["agent.model"] = model, "model"
     elif isinstance(model, dict):
-        name = model.get("default") or model.get("model")
-        if isinstance(name, str):
-            out["agent.model"] = name
-        if isinstance(model.get("context_length"), int):
-            out["agent.context_window"] = model["context_length"]
+        key = "model.default" if model.get("default") is not None else "model.model"
+        if (name := r.get(key, "string")) is not None:
+            out["agent.model"], names["agent.model"] = name, key
+        if (window := r.get("model.context_length", "whole")) is not None:
+            out["agent.context_window"], names["agent.context_window"] = window, "model.context_length"
         if model.get("provider") not in (None, "auto", "anthropic", "openai") or model.get("base_url"):
             notes.append(f"config.yaml model.provider {model.get('provider')!r}"
                          + (f" at {model['base_url']}" if model.get("base_url") else "")
                          + ": set providers.<name>.base_url in kit.yaml (docs/providers.md)")
-    memory = data.get("memory") if isinstance(data.get("memory"), dict) else {}
+    memory = r.section("memory")
     for key in ("memory_enabled", "user_profile_enabled"):
         if memory.get(key) is False:
             notes.append(f"Hermes had {key}: false; Kit's memory is always on")
     if any(k in memory for k in ("memory_char_limit", "user_char_limit")):
         notes.append("Hermes' memory char limits do not map: Kit budgets with bootstrap.max_chars_per_file")
-    skills = data.get("skills") if isinstance(data.get("skills"), dict) else {}
-    if isinstance(skills.get("external_dirs"), list):
-        out["skills.extra_dirs"] = [str(p) for p in skills["external_dirs"]]
-    servers = data.get("mcp_servers")
-    if isinstance(servers, dict) and servers:
-        out["mcp.servers"] = {str(k): v for k, v in servers.items() if isinstance(v, dict)}
+    if (extra := r.get("skills.external_dirs", "strings")) is not None:
+        out["skills.extra_dirs"], names["skills.extra_dirs"] = extra, "skills.external_dirs"
+    out, said = kit_values(out, names, r.section("mcp_servers"), HERMES)
+    notes.extend(said)
     if isinstance(data.get("hooks"), dict) and data["hooks"]:
         notes.append("config.yaml shell hooks (pre_tool_call/post_tool_call) are not imported: write them as "
                      "Kit command hooks on tool:before/tool:after (docs/hooks.md)")
     for key in ("terminal", "display", "toolsets", "database", "updates", "auxiliary", "providers"):
         if key in data:
             notes.append(f"config.yaml '{key}' has no Kit equivalent: not imported")
-    return out, notes
+    return out, [*r.notes, *notes]
 
 
-def convert_hook(text: str, name: str) -> tuple[str, list[str]]:
-    meta = yaml.safe_load(text) or {}
-    meta = meta if isinstance(meta, dict) else {}
+def convert_hook(meta: dict[str, Any], name: str) -> tuple[str, list[str], list[str]]:
+    """A Hermes HOOK.yaml (parsed) as Kit's HOOK.md, disabled: (text, Kit events, events Kit lacks).
+    Nothing is guessed: a hook with no event Kit has gets none (the plan leaves it out)."""
     raw = meta.get("events") or []
-    raw = [raw] if isinstance(raw, str) else [e for e in raw if isinstance(e, str)]
-    events, missing = [], []
+    raw = [raw] if isinstance(raw, str) else [e for e in raw if isinstance(e, str)] if isinstance(raw, list) else []
+    events: list[str] = []
+    missing: list[str] = []
     for event in raw:
         kit_event = EVENT_MAP.get(event)
         if kit_event is None:
@@ -128,10 +133,73 @@ def convert_hook(text: str, name: str) -> tuple[str, list[str]]:
         elif kit_event not in events:
             events.append(kit_event)
     front = {"name": name, "description": str(meta.get("description") or f"Imported from Hermes hook {name}"),
-             "events": events or ["command"], "enabled": False, "metadata": {"hermes": meta}}
+             "events": events, "enabled": False, "metadata": {"hermes": meta}}
     body = (f"# {name}\n\nImported from Hermes. Its handler.py defines `handle(event_type, context)`; "
             "Kit calls `handle(event)`: port it, then set `enabled: true`.\n")
-    return "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n" + body, missing
+    return "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n" + body, events, missing
+
+
+def _plan_config(p: _Planner) -> None:
+    """kit.yaml from config.yaml for a new workspace; for an existing one (never overwritten), a
+    report of the values it lacks. A config.yaml that does not parse stops the plan at its line."""
+    config = p.src / "config.yaml"
+    values: dict[str, Any] = {}
+    if config.exists():
+        if not config.is_file():
+            raise WorkspaceError(f"{config} is not a file; Hermes' config.yaml is one")
+        values, notes = map_config(load_yaml_file(config, str(config)))
+        p.notes.extend(notes)
+    kit_yaml = p.dest / CONFIG_FILE
+    if kit_yaml.exists():
+        if values and not _has_values(kit_yaml, values):
+            p.notes.append(f"{CONFIG_FILE} exists and is not changed; config.yaml would set: "
+                           + ", ".join(f"{k}={v!r}" for k, v in values.items()))
+        return
+    header = f"# Imported from the Hermes home {p.src} by `kit import hermes`.\n"
+    body = yaml.safe_dump(nest(values), sort_keys=False, allow_unicode=True) if values else "{}\n"
+    p.put(CONFIG_FILE, "config.yaml", (header + body).encode("utf-8"), "from config.yaml")
+
+
+def _plan_memory(p: _Planner, origin: str, target: str, heading: str) -> None:
+    """Hermes' §-separated entries appended to Kit's MEMORY.md/USER.md; a flagged entry is left out."""
+    clean = []
+    for n, item in enumerate(entries(p.read(origin)), 1):
+        _, flagged = _withhold(item)
+        for line in flagged:
+            p.actions.append(Action("withheld", target, origin, f"entry {n}, {line}; left out (it stays in {origin})"))
+        if not flagged:
+            clean.append((n, item))
+    path = p.dest / target
+    current = source_text(path, str(path)) if path.is_file() else None
+    merged, added = merge_entries(current, clean, origin, heading)
+    if added == 0:
+        p.actions.append(Action("unchanged", target, origin, "every entry is already there"))
+    else:
+        p.actions.append(Action("create" if current is None else "overwrite", target, origin,
+                                f"{added} entr{'y' if added == 1 else 'ies'} appended as list items",
+                                merged.encode("utf-8")))
+    p.claimed.add(target)
+
+
+def _plan_hook(p: _Planner, name: str) -> None:
+    """One HOOK.yaml hook as a disabled Kit hook hooks/hermes-<name>/. A HOOK.yaml that does not parse
+    stops the plan at its line; a hook with no Kit event is left out and reported."""
+    spec = p.src / "hooks" / name / "HOOK.yaml"
+    kit_name = f"hermes-{name}"
+    text, events, missing = convert_hook(load_yaml_file(spec, str(spec)), kit_name)
+    if not events:
+        why = f"Kit has no {', '.join(missing)} event" if missing else "its HOOK.yaml names no events"
+        p.skip(f"hooks/{name}/", f"not imported: {why} (an event would be a guess; it stays in SRC)")
+        return
+    p.text(f"hooks/{kit_name}/HOOK.md", f"hooks/{name}/HOOK.yaml", text, "Kit's HOOK.md, enabled: false",
+           converted=True)
+    for rel in _files(p.src, f"hooks/{name}"):
+        if rel != f"hooks/{name}/HOOK.yaml":
+            p.copy(rel, f"hooks/{kit_name}" + rel[len(f"hooks/{name}"):])
+    p.notes.append(f"hooks/{kit_name}/handler.py: not runnable as is: port handle(event_type, context) "
+                   "to handle(event) (the hook is imported disabled)")
+    if missing:
+        p.notes.append(f"hooks/{kit_name}: Kit has no {', '.join(missing)} event")
 
 
 def plan_hermes(src: str | os.PathLike | None = None, dest: str | os.PathLike | None = None, *,
@@ -147,54 +215,17 @@ def plan_hermes(src: str | os.PathLike | None = None, dest: str | os.PathLike | 
     if src_path == dest_path:
         raise WorkspaceError("a Hermes home is not converted in place: give another DEST")
     p = _Planner(src_path, dest_path, force)
-    done: set[str] = set()
-
-    values: dict[str, Any] = {}
-    if (src_path / "config.yaml").is_file():
-        try:
-            data = yaml.safe_load((src_path / "config.yaml").read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise WorkspaceError(f"{src_path / 'config.yaml'}: {exc}") from None
-        if isinstance(data, dict):
-            values, notes = map_config(data)
-            p.notes.extend(notes)
-        done.add("config.yaml")
-    kit_yaml = dest_path / CONFIG_FILE
-    if kit_yaml.exists():
-        if values and not _has_values(kit_yaml, values):
-            p.notes.append(f"{CONFIG_FILE} exists and is not changed; config.yaml would set: "
-                           + ", ".join(f"{k}={v!r}" for k, v in values.items()))
-    else:
-        header = f"# Imported from the Hermes home {src_path} by `kit import hermes`.\n"
-        body = yaml.safe_dump(_nest(values), sort_keys=False, allow_unicode=True) if values else "{}\n"
-        p.put(CONFIG_FILE, "config.yaml", (header + body).encode("utf-8"), "from config.yaml")
-
+    done: set[str] = {"config.yaml"}
+    _plan_config(p)
     for name in ("SOUL.md", "AGENTS.md"):
         if (src_path / name).is_file():
             p.copy(name)
             done.add(name)
     for origin, target, heading in (("memories/MEMORY.md", "MEMORY.md", "Memory"),
                                     ("memories/USER.md", "USER.md", "User")):
-        if not (src_path / origin).is_file():
-            continue
-        done.add(origin)
-        items = entries((src_path / origin).read_text(encoding="utf-8"))
-        clean = []
-        for n, item in enumerate(items, 1):
-            _, flagged = _withhold(item)
-            for line in flagged:
-                p.actions.append(Action("withheld", target, origin, f"entry {n}, {line}; left out (it stays in {origin})"))
-            if not flagged:
-                clean.append((n, item))
-        current = (dest_path / target).read_text(encoding="utf-8") if (dest_path / target).is_file() else None
-        merged, added = merge_entries(current, clean, origin, heading)
-        if added == 0:
-            p.actions.append(Action("unchanged", target, origin, "every entry is already there"))
-        else:
-            p.actions.append(Action("create" if current is None else "overwrite", target, origin,
-                                    f"{added} entr{'y' if added == 1 else 'ies'} appended as list items",
-                                    merged.encode("utf-8")))
-        p.claimed.add(target)
+        if (src_path / origin).is_file():
+            _plan_memory(p, origin, target, heading)
+            done.add(origin)
     if (src_path / "memories").is_dir():
         for rel in _files(src_path, "memories"):
             if rel not in done:
@@ -212,21 +243,8 @@ def plan_hermes(src: str | os.PathLike | None = None, dest: str | os.PathLike | 
             done.add(rel)
 
     for folder in _hook_dirs(src_path, "HOOK.yaml"):
-        spec = folder / "HOOK.yaml"
-        name = folder.name
-        kit_name = f"hermes-{name}"
-        text, missing = convert_hook(spec.read_text(encoding="utf-8"), kit_name)
-        p.text(f"hooks/{kit_name}/HOOK.md", f"hooks/{name}/HOOK.yaml", text, "Kit's HOOK.md, enabled: false",
-               converted=True)
-        done.add(f"hooks/{name}/HOOK.yaml")
-        for rel in _files(src_path, f"hooks/{name}"):
-            if rel not in done:
-                p.copy(rel, f"hooks/{kit_name}" + rel[len(f"hooks/{name}"):])
-                done.add(rel)
-        p.notes.append(f"hooks/{kit_name}/handler.py: not runnable as is: port handle(event_type, context) "
-                       "to handle(event) (the hook is imported disabled)")
-        if missing:
-            p.notes.append(f"hooks/{kit_name}: Kit has no {', '.join(missing)} event")
+        _plan_hook(p, folder.name)
+        done.update(_files(src_path, f"hooks/{folder.name}"))
 
     for name, why in NOT_IMPORTED.items():
         if (src_path / name).exists():

@@ -16,15 +16,20 @@ from typing import Any
 
 import yaml
 
+from kit.documents import split_frontmatter
 from kit.dreaming import managed
-from kit.errors import WorkspaceError
+from kit.errors import DocumentError, WorkspaceError
 from kit.hooks.events import KNOWN_EVENTS
 from kit.ignore import ignored_name
+from kit.importers.mcp import OPENCLAW, kit_values
 from kit.importers.plan import Action, ImportPlan
+from kit.importers.reading import config_text, kind_of, load_json5, source_text
+from kit.importers.values import TypedReader, nest
 from kit.init import NEVER_OVERWRITTEN
 from kit.memory.recall import claim_hash
 from kit.paths import CONFIG_FILE, bundled
 from kit.threats import scan as scan_threat
+from kit.yamlsafe import YamlError, load_mapping
 
 BOOTSTRAP = ("AGENTS.md", "SOUL.md", "USER.md", "IDENTITY.md", "TOOLS.md", "HEARTBEAT.md", "BOOTSTRAP.md")
 # OpenClaw machine state: never copied (dreaming's recall store, locks, session corpus)
@@ -37,7 +42,6 @@ _OC_MARKER = re.compile(r"^<!--\s*openclaw-memory-promotion:([^\n]+?)\s*-->\s*$"
 _OC_BRACKET = re.compile(r"\s*\[score=(?P<score>[\d.]+)(?:\s+signals=\d+)?\s+recalls=(?P<recalls>\d+)[^\]]*\]")
 _COMMENT = re.compile(r"\s*<!--.*?-->")
 _CLAIM_SUFFIX = re.compile(r":[0-9a-f]{12}$")
-_FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.S)
 
 # OpenClaw hook events -> Kit's (None: Kit has no such event)
 EVENT_MAP = {
@@ -105,23 +109,9 @@ def convert_memory(text: str) -> tuple[str, int]:
     return managed.merge(rest, add=entries), len(entries)
 
 
-def _frontmatter(text: str) -> tuple[dict[str, Any], str]:
-    m = _FRONTMATTER.match(text)
-    if not m:
-        return {}, text
-    try:
-        meta = yaml.safe_load(m.group(1)) or {}
-    except yaml.YAMLError:
-        return {}, text
-    return (meta if isinstance(meta, dict) else {}), text[m.end():]
-
-
-def convert_hook(text: str, name: str) -> tuple[str, list[str], list[str]]:
-    """An OpenClaw HOOK.md in Kit's form, disabled: (text, Kit events, events Kit lacks)."""
-    meta, body = _frontmatter(text)
-    metadata = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
-    oc = metadata.get("openclaw") if isinstance(metadata.get("openclaw"), dict) else {}
-    raw = oc.get("events", meta.get("events", []))
+def hook_events(raw: Any) -> tuple[list[str], list[str]]:
+    """OpenClaw events as Kit's: (Kit events, events Kit has no equivalent of). Nothing is guessed:
+    a hook whose events all lack one gets no events (the plan leaves it out and says why)."""
     raw = [raw] if isinstance(raw, str) else [e for e in raw if isinstance(e, str)] if isinstance(raw, list) else []
     events: list[str] = []
     missing: list[str] = []
@@ -131,11 +121,23 @@ def convert_hook(text: str, name: str) -> tuple[str, list[str], list[str]]:
             missing.append(event)
         elif kit_event not in events:
             events.append(kit_event)
+    return events, missing
+
+
+def convert_hook(text: str, name: str, display: str) -> tuple[str, list[str], list[str]]:
+    """An OpenClaw HOOK.md in Kit's form, disabled: (text, Kit events, events Kit lacks).
+
+    Broken frontmatter YAML raises DocumentError at its line (`display`: the file, as the message
+    names it): events read from a half-parsed file would be a guess."""
+    meta, body, _ = split_frontmatter(text, display)
+    metadata = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
+    oc = metadata.get("openclaw") if isinstance(metadata.get("openclaw"), dict) else {}
+    events, missing = hook_events(oc.get("events", meta.get("events", [])))
     keep = {k: v for k, v in meta.items() if k not in {"name", "description", "events", "metadata", "enabled"}}
     front = {
         "name": name,
         "description": str(meta.get("description") or f"Imported from OpenClaw hook {name}"),
-        "events": events or ["command"],
+        "events": events,
         "enabled": False,
         "metadata": {**metadata, "openclaw": {**oc, **keep}} if (oc or keep) else metadata,
     }
@@ -164,20 +166,17 @@ def _withhold(text: str) -> tuple[str, list[str]]:
 # --------------------------------------------------------------------------- config
 
 def _find_config(src: Path, config: Path | None) -> Path | None:
-    if config is not None:
-        return config
-    for candidate in (src / "openclaw.json", src.parent / "openclaw.json"):
+    """openclaw.json: the one given, else SRC's, else its parent's (~/.openclaw/ beside workspace/).
+    A folder by that name is an error, not a file that is quietly not there."""
+    for candidate in ([config] if config is not None else [src / "openclaw.json", src.parent / "openclaw.json"]):
         if candidate.is_file():
             return candidate
+        if candidate.exists():
+            raise WorkspaceError(f"{candidate} is a folder, not OpenClaw's config file: rename it, or name "
+                                 "the config file with --config FILE")
+        if config is not None:
+            raise WorkspaceError(f"{candidate} does not exist (--config names OpenClaw's openclaw.json)")
     return None
-
-
-def _get(data: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(data, dict) or key not in data:
-            return None
-        data = data[key]
-    return data
 
 
 def _every_to_cron(every: Any) -> str | None:
@@ -192,110 +191,115 @@ def _every_to_cron(every: Any) -> str | None:
     return None
 
 
-def map_config(data: dict) -> tuple[dict[str, Any], list[str]]:
-    """openclaw.json → kit.yaml values (dotted keys) and report lines for what does not map."""
-    out: dict[str, Any] = {}
-    notes: list[str] = []
-    d = _get(data, "agents", "defaults") or {}
-    model = d.get("model")
+# openclaw.json key (under agents.defaults) -> kit.yaml key, and what the value must be
+_DEFAULTS = (
+    ("contextTokens", "agent.context_window", "whole"),
+    ("bootstrapMaxChars", "bootstrap.max_chars_per_file", "whole"),
+    ("bootstrapTotalMaxChars", "bootstrap.max_total_chars", "whole"),
+    ("bootstrapPromptTruncationWarning", "bootstrap.warning", "string"),
+    ("memorySearch.query.hybrid.vectorWeight", "memory.search.vector_weight", "number"),
+    ("memorySearch.query.hybrid.textWeight", "memory.search.text_weight", "number"),
+    ("memorySearch.query.hybrid.candidateMultiplier", "memory.search.candidate_multiplier", "whole"),
+    ("memorySearch.query.hybrid.mmr.lambda", "memory.search.mmr_lambda", "number"),
+    ("memorySearch.query.hybrid.temporalDecay.halfLifeDays", "memory.search.half_life_days", "number"),
+)
+_DREAMING = (("enabled", "dreaming.enabled", "bool"), ("frequency", "dreaming.schedule", "string"),
+             ("timezone", "dreaming.timezone", "string"))
+_DREAMING_AT = "plugins.entries.memory-core.config.dreaming"
+# kit.yaml fields that are floats take an openclaw.json whole number as one (vectorWeight: 1)
+_FLOATS = {"memory.search.vector_weight", "memory.search.text_weight", "memory.search.mmr_lambda",
+           "memory.search.half_life_days"}
+
+
+def _map_model(r: TypedReader, out: dict[str, Any], names: dict[str, str]) -> None:
+    model = r.get("agents.defaults.model", "string", "mapping")
     if isinstance(model, str):
-        out["agent.model"] = model
+        out["agent.model"], names["agent.model"] = model, "agents.defaults.model"
     elif isinstance(model, dict):
-        if isinstance(model.get("primary"), str):
-            out["agent.model"] = model["primary"]
-        if isinstance(model.get("fallbacks"), list):
-            out["agent.fallbacks"] = [str(m) for m in model["fallbacks"]]
-    for oc_key, kit_key in (("contextTokens", "agent.context_window"),
-                            ("bootstrapMaxChars", "bootstrap.max_chars_per_file"),
-                            ("bootstrapTotalMaxChars", "bootstrap.max_total_chars")):
-        if isinstance(d.get(oc_key), int):
-            out[kit_key] = d[oc_key]
-    if d.get("bootstrapPromptTruncationWarning") in ("off", "once", "always"):
-        out["bootstrap.warning"] = d["bootstrapPromptTruncationWarning"]
-    hybrid = _get(d, "memorySearch", "query", "hybrid") or {}
-    for oc_key, kit_key in (("vectorWeight", "memory.search.vector_weight"),
-                            ("textWeight", "memory.search.text_weight")):
-        if isinstance(hybrid.get(oc_key), int | float):
-            out[kit_key] = float(hybrid[oc_key])
-    if isinstance(hybrid.get("candidateMultiplier"), int):
-        out["memory.search.candidate_multiplier"] = hybrid["candidateMultiplier"]
-    mmr = hybrid.get("mmr") if isinstance(hybrid.get("mmr"), dict) else {}
-    if isinstance(mmr.get("lambda"), int | float):
-        out["memory.search.mmr_lambda"] = float(mmr["lambda"])
-    if mmr.get("enabled") is False:
-        notes.append("openclaw.json turns MMR off; Kit always diversifies results (memory.search.mmr_lambda)")
-    decay = hybrid.get("temporalDecay") if isinstance(hybrid.get("temporalDecay"), dict) else {}
-    if isinstance(decay.get("halfLifeDays"), int | float):
-        out["memory.search.half_life_days"] = float(decay["halfLifeDays"])
-    dreaming = _get(data, "plugins", "entries", "memory-core", "config", "dreaming") or {}
-    if isinstance(dreaming.get("enabled"), bool):
-        out["dreaming.enabled"] = dreaming["enabled"]
-    if isinstance(dreaming.get("frequency"), str):
-        out["dreaming.schedule"] = dreaming["frequency"]
-    if isinstance(dreaming.get("timezone"), str):
-        out["dreaming.timezone"] = dreaming["timezone"]
-    extra = _get(data, "skills", "load", "extraDirs")
-    if isinstance(extra, list):
-        out["skills.extra_dirs"] = [str(p) for p in extra]
-    servers = _get(data, "mcp", "servers")
-    if isinstance(servers, dict) and servers:
-        kept: dict[str, Any] = {}
-        for server, spec in servers.items():
-            if not isinstance(spec, dict):
-                continue
-            spec = dict(spec)
-            env = spec.get("env") if isinstance(spec.get("env"), dict) else {}
-            # a literal value may be a secret: only ${VAR} references reach kit.yaml
-            literal = sorted(k for k, v in env.items() if not re.fullmatch(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}", str(v)))
-            if literal:
-                spec["env"] = {k: v for k, v in env.items() if k not in literal}
-                notes.append(f"mcp server {server}: env {', '.join(literal)} not copied (values may be "
-                             f"secrets); set them in your environment and write ${{NAME}} in kit.yaml")
-            kept[str(server)] = spec
-        out["mcp.servers"] = kept
-    heartbeat = d.get("heartbeat")
-    cron = _every_to_cron(heartbeat.get("every")) if isinstance(heartbeat, dict) else None
-    if cron:
-        notes.append(f"openclaw.json heartbeat every {heartbeat['every']}: not set in kit.yaml; set "
-                     f"fleet.heartbeat_schedule '{cron}' for `kit fleet beat`, or have cron run "
-                     f"`kit run --kind heartbeat` on '{cron}'")
-    for name, entry in (_get(data, "skills", "entries") or {}).items():
+        if (primary := r.get("agents.defaults.model.primary", "string")) is not None:
+            out["agent.model"], names["agent.model"] = primary, "agents.defaults.model.primary"
+        if (fallbacks := r.get("agents.defaults.model.fallbacks", "strings")) is not None:
+            out["agent.fallbacks"], names["agent.fallbacks"] = fallbacks, "agents.defaults.model.fallbacks"
+
+
+def _map_secrets_and_switches(r: TypedReader, notes: list[str]) -> None:
+    """skills.entries: API keys and env are secrets (reported, never copied); Kit has no per-skill switch."""
+    for name, entry in r.section("skills.entries").items():
         if not isinstance(entry, dict):
+            notes.append(f"openclaw.json skills.entries.{name} is {kind_of(entry)}, not an object: not imported")
             continue
         if entry.get("apiKey") or entry.get("env"):
-            names = sorted((entry.get("env") or {}).keys()) if isinstance(entry.get("env"), dict) else []
+            names = sorted(entry["env"]) if isinstance(entry.get("env"), dict) else []
             what = ", ".join(names) if names else "its API key"
             notes.append(f"skill {name}: secrets in openclaw.json are not copied; set {what} in your environment")
         if entry.get("enabled") is False:
             notes.append(f"skill {name} is disabled in openclaw.json; Kit has no per-skill switch: delete "
                          f"skills/{name}/ if you do not want it")
+
+
+def _heartbeat_note(r: TypedReader) -> str | None:
+    every = r.get("agents.defaults.heartbeat.every", "string", "number")
+    if every is None:
+        return None
+    cron = _every_to_cron(every)
+    if cron is None:
+        return (f"openclaw.json heartbeat every {every}: not set in kit.yaml (no cron schedule says that); have "
+                "cron run `kit run --kind heartbeat` as often as you want it")
+    return (f"openclaw.json heartbeat every {every}: not set in kit.yaml; set fleet.heartbeat_schedule '{cron}' "
+            f"for `kit fleet beat`, or have cron run `kit run --kind heartbeat` on '{cron}'")
+
+
+def map_config(data: dict) -> tuple[dict[str, Any], list[str]]:
+    """openclaw.json → kit.yaml values (dotted keys) and report lines for what does not map: a value
+    of the wrong type, or one Kit's config loader refuses, is reported by its key and not imported."""
+    r = TypedReader("openclaw.json", data)
+    out: dict[str, Any] = {}
+    names: dict[str, str] = {}  # kit.yaml key -> the openclaw.json key it came from, for reports
+    notes: list[str] = []
+    _map_model(r, out, names)
+    for oc_key, kit_key, kind in _DEFAULTS:
+        value = r.get(f"agents.defaults.{oc_key}", kind)
+        if value is not None:
+            out[kit_key] = float(value) if kit_key in _FLOATS else value
+            names[kit_key] = f"agents.defaults.{oc_key}"
+    if r.get("agents.defaults.memorySearch.query.hybrid.mmr.enabled", "bool") is False:
+        notes.append("openclaw.json turns MMR off; Kit always diversifies results (memory.search.mmr_lambda)")
+    for oc_key, kit_key, kind in _DREAMING:
+        value = r.get(f"{_DREAMING_AT}.{oc_key}", kind)
+        if value is not None:
+            out[kit_key], names[kit_key] = value, f"{_DREAMING_AT}.{oc_key}"
+    if (extra := r.get("skills.load.extraDirs", "strings")) is not None:
+        out["skills.extra_dirs"], names["skills.extra_dirs"] = extra, "skills.load.extraDirs"
+    out, said = kit_values(out, names, r.section("mcp.servers"), OPENCLAW)
+    notes.extend(said)
+    if (heartbeat := _heartbeat_note(r)) is not None:
+        notes.append(heartbeat)
+    _map_secrets_and_switches(r, notes)
     for key in ("channels", "auth", "gateway", "session", "tools", "bindings"):
         if key in data:
             notes.append(f"openclaw.json '{key}' has no Kit equivalent: not imported")
     for key in ("list", "entries"):
-        if _get(data, "agents", key) is not None:
+        if isinstance(data.get("agents"), dict) and data["agents"].get(key) is not None:
             notes.append(f"openclaw.json agents.{key}: import each agent's workspace on its own "
                          "(`kit import openclaw ~/.openclaw/workspace-<id> DEST`)")
-    return out, notes
-
-
-def _nest(values: dict[str, Any]) -> dict[str, Any]:
-    tree: dict[str, Any] = {}
-    for dotted, value in values.items():
-        *parents, leaf = dotted.split(".")
-        node = tree
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return tree
+    return out, [*r.notes, *notes]
 
 
 def _has_values(kit_yaml: Path, values: dict[str, Any]) -> bool:
+    """Whether DEST's kit.yaml already holds every value (one it cannot read holds none)."""
     try:
-        data = yaml.safe_load(kit_yaml.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
+        data, _ = load_mapping(config_text(kit_yaml, str(kit_yaml)))
+    except (DocumentError, YamlError):
         return False
-    return all(_get(data, *dotted.split(".")) == value for dotted, value in values.items())
+    return all(_get(data, dotted) == value for dotted, value in values.items())
+
+
+def _get(data: Any, dotted: str) -> Any:
+    for key in dotted.split("."):
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data
 
 
 # --------------------------------------------------------------------------- walking SRC
@@ -369,9 +373,12 @@ class _Planner:
         elif self.in_place and source_rel == dest_rel:
             self.actions.append(Action("unchanged", dest_rel, source_rel, note or "left as it is (in place)"))
         elif dest_rel in NEVER_OVERWRITTEN:
-            self.actions.append(Action("conflict", dest_rel, source_rel,
-                                       f"{dest_rel} exists with other content; memory is never overwritten, "
-                                       "not even with --force: merge it by hand"))
+            # not a conflict: --force would not change it, so "--force overwrites it" would be untrue
+            # (as `kit init`, which keeps memory and says so); the exit code stays 0 for it
+            self.actions.append(Action("skip", dest_rel, source_rel,
+                                       f"{dest_rel} exists with other content: kept, as memory is never "
+                                       f"overwritten (not even with --force); merge {self.src / source_rel} "
+                                       "into it by hand"))
         elif self.force:
             self.actions.append(Action("overwrite", dest_rel, source_rel, note, data))
         else:
@@ -392,21 +399,91 @@ class _Planner:
             return
         self.put(dest_rel, source_rel, clean.encode("utf-8"), note, converted=converted)
 
+    def read(self, rel: str) -> str:
+        """SRC's text `rel`; not UTF-8 stops the plan (`/…/MEMORY.md:2: not valid UTF-8 (byte 14)`):
+        Markdown the threat scan cannot read is not imported unscanned."""
+        return source_text(self.src / rel, str(self.src / rel))
+
     def copy(self, rel: str, dest_rel: str | None = None, note: str = "") -> None:
-        path = self.src / rel
         dest_rel = dest_rel or rel
         if rel.endswith(".md"):
-            try:
-                text = path.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                self.put(dest_rel, rel, path.read_bytes(), note)
-                return
-            self.text(dest_rel, rel, text, note)
+            self.text(dest_rel, rel, self.read(rel), note)
         else:
-            self.put(dest_rel, rel, path.read_bytes(), note)
+            self.put(dest_rel, rel, (self.src / rel).read_bytes(), note)
 
     def skip(self, rel: str, why: str) -> None:
         self.actions.append(Action("skip", "", rel, why))
+
+
+def _plan_config(p: _Planner, config_path: Path | None) -> None:
+    """kit.yaml from openclaw.json for a new workspace; for an existing one (never overwritten),
+    a report of the values it lacks. openclaw.json that does not parse stops the plan."""
+    values: dict[str, Any] = {}
+    if config_path is not None:
+        data = load_json5(config_path, str(config_path))
+        if not isinstance(data, dict):
+            raise DocumentError(f"the top level is {kind_of(data)}, not an object", path=str(config_path))
+        values, config_notes = map_config(data)
+        p.notes.extend(config_notes)
+    kit_yaml = p.dest / CONFIG_FILE
+    if kit_yaml.exists():
+        if values and not _has_values(kit_yaml, values):
+            shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
+            p.notes.append(f"{CONFIG_FILE} exists and is not changed; openclaw.json would set: {shown}")
+        return
+    origin = f" and {config_path.name}" if config_path else ""
+    header = (f"# Imported from the OpenClaw workspace {p.src}{origin} by `kit import openclaw`.\n"
+              "# Everything not set here is Kit's default (`kit config show`).\n")
+    body = yaml.safe_dump(nest(values), sort_keys=False, allow_unicode=True) if values else "{}\n"
+    p.put(CONFIG_FILE, config_path.name if config_path else "", (header + body).encode("utf-8"),
+          "from openclaw.json" if values else "Kit's defaults")
+
+
+def _plan_gitignore(p: _Planner) -> None:
+    """.gitignore: the source's lines plus Kit's .kit/ (never removes a line)."""
+    gi_src = p.read(".gitignore") if (p.src / ".gitignore").is_file() else ""
+    gi_dest = p.dest / ".gitignore"
+    current = source_text(gi_dest, str(gi_dest)) if gi_dest.is_file() else None
+    base = current if current is not None else gi_src
+    if ".kit/" not in base.split():
+        base = base + ("" if not base or base.endswith("\n") else "\n") + ".kit/\n"
+    if current is None or base != current:
+        p.actions.append(Action("overwrite" if current is not None else "create", ".gitignore", ".gitignore",
+                                "adds .kit/ (Kit's state)", base.encode("utf-8")))
+    else:
+        p.actions.append(Action("unchanged", ".gitignore", ".gitignore"))
+    p.claimed.add(".gitignore")
+
+
+def _plan_hook(p: _Planner, name: str, bundled_name: bool) -> None:
+    """One hook folder as a disabled Kit hook (renamed openclaw-<name> when Kit bundles that name).
+    Broken frontmatter stops the plan; a hook with no Kit event is left out and reported."""
+    src_rel = f"hooks/{name}"
+    kit_name = f"openclaw-{name}" if bundled_name else name
+    target = f"hooks/{kit_name}"
+    text, events, missing = convert_hook(p.read(f"{src_rel}/HOOK.md"), kit_name, str(p.src / src_rel / "HOOK.md"))
+    if not events:
+        why = f"Kit has no {', '.join(missing)} event" if missing else "its HOOK.md names no events"
+        p.skip(f"{src_rel}/", f"not imported: {why} (an event would be a guess; it stays in SRC)")
+        return
+    p.text(f"{target}/HOOK.md", f"{src_rel}/HOOK.md", text, "Kit's frontmatter, enabled: false", converted=True)
+    for rel in _files(p.src, src_rel):
+        if rel != f"{src_rel}/HOOK.md":
+            p.copy(rel, target + rel[len(src_rel):])
+    handlers = [f for f in ("handler.ts", "handler.js", "index.ts", "index.js") if (p.src / src_rel / f).is_file()]
+    if handlers:
+        p.notes.append(f"{target}/{handlers[0]}: not runnable: port to handler.py or a command "
+                       f"(the hook is imported disabled)")
+    if bundled_name:
+        p.notes.append(f"hooks/{name} is imported as {target}: Kit bundles a '{name}' hook, which stays in force")
+    if bundled_name and p.in_place:
+        # nothing of the person's is deleted in place, but Kit reads the original as a hook of its own
+        # (invalid: OpenClaw's frontmatter) beside the bundled one: say so and how to end it
+        p.skip(f"{src_rel}/", f"left as it is (in place, nothing is deleted), but Kit reads it as an invalid "
+                              f"hook '{name}' (`kit doctor` reports it; the bundled one stays in force): "
+                              f"delete {src_rel}/ once {target}/ holds what you need")
+    if missing:
+        p.notes.append(f"{target}: Kit has no {', '.join(missing)} event")
 
 
 def plan_openclaw(src: str | os.PathLike, dest: str | os.PathLike | None = None, *,
@@ -424,49 +501,9 @@ def plan_openclaw(src: str | os.PathLike, dest: str | os.PathLike | None = None,
     if dest_path.exists() and not dest_path.is_dir():
         raise WorkspaceError(f"{dest_path} exists and is not a folder")
     p = _Planner(src_path, dest_path, force)
-    done: set[str] = set()
-
-    # kit.yaml from openclaw.json (a new workspace), or a report of the values (an existing one)
-    config_path = _find_config(src_path, Path(config).expanduser() if config else None)
-    values: dict[str, Any] = {}
-    if config_path is not None:
-        import json5
-
-        try:
-            data = json5.loads(config_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise WorkspaceError(f"{config_path}: cannot read as JSON5: {exc}") from None
-        if not isinstance(data, dict):
-            raise WorkspaceError(f"{config_path}: the top level is not an object")
-        values, config_notes = map_config(data)
-        p.notes.extend(config_notes)
-    kit_yaml = dest_path / CONFIG_FILE
-    if kit_yaml.exists():
-        if values and not _has_values(kit_yaml, values):
-            shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
-            p.notes.append(f"{CONFIG_FILE} exists and is not changed; openclaw.json would set: {shown}")
-    else:
-        origin = f" and {config_path.name}" if config_path else ""
-        header = (f"# Imported from the OpenClaw workspace {src_path}{origin} by `kit import openclaw`.\n"
-                  "# Everything not set here is Kit's default (`kit config show`).\n")
-        body = yaml.safe_dump(_nest(values), sort_keys=False, allow_unicode=True) if values else "{}\n"
-        p.put(CONFIG_FILE, config_path.name if config_path else "", (header + body).encode("utf-8"),
-              "from openclaw.json" if values else "Kit's defaults")
-
-    # .gitignore: the source's lines plus Kit's .kit/ (never removes a line)
-    gi_src = (src_path / ".gitignore").read_text(encoding="utf-8") if (src_path / ".gitignore").is_file() else ""
-    gi_dest = dest_path / ".gitignore"
-    current = gi_dest.read_text(encoding="utf-8") if gi_dest.is_file() else None
-    base = current if current is not None else gi_src
-    if ".kit/" not in base.split():
-        base = base + ("" if not base or base.endswith("\n") else "\n") + ".kit/\n"
-    if current is None or base != current:
-        p.actions.append(Action("overwrite" if current is not None else "create", ".gitignore", ".gitignore",
-                                "adds .kit/ (Kit's state)", base.encode("utf-8")))
-    else:
-        p.actions.append(Action("unchanged", ".gitignore", ".gitignore"))
-    p.claimed.add(".gitignore")
-    done.add(".gitignore")
+    done: set[str] = {".gitignore"}
+    _plan_config(p, _find_config(src_path, Path(config).expanduser() if config else None))
+    _plan_gitignore(p)
 
     # bootstrap files and MEMORY.md
     for name in BOOTSTRAP:
@@ -474,8 +511,7 @@ def plan_openclaw(src: str | os.PathLike, dest: str | os.PathLike | None = None,
             p.copy(name)
             done.add(name)
     if (src_path / "MEMORY.md").is_file():
-        text = (src_path / "MEMORY.md").read_text(encoding="utf-8")
-        converted, n = convert_memory(text)
+        converted, n = convert_memory(p.read("MEMORY.md"))
         p.text("MEMORY.md", "MEMORY.md", converted,
                f"{n} promoted entr{'y' if n == 1 else 'ies'} as Kit provenance" if n else "", converted=bool(n))
         done.add("MEMORY.md")
@@ -517,29 +553,8 @@ def plan_openclaw(src: str | os.PathLike, dest: str | os.PathLike | None = None,
     # hooks: Kit's frontmatter, disabled; TypeScript handlers kept and reported
     bundled_names = _bundled_hooks()
     for folder in _hook_dirs(src_path, "HOOK.md"):
-        hook_md = folder / "HOOK.md"
-        name = folder.name
-        kit_name = f"openclaw-{name}" if name in bundled_names else name
-        target = f"hooks/{kit_name}"
-        text, events, missing = convert_hook(hook_md.read_text(encoding="utf-8"), kit_name)
-        src_rel = f"hooks/{name}"
-        p.text(f"{target}/HOOK.md", f"{src_rel}/HOOK.md", text, "Kit's frontmatter, enabled: false",
-               converted=True)
-        done.add(f"{src_rel}/HOOK.md")
-        for rel in _files(src_path, src_rel):
-            if rel == f"{src_rel}/HOOK.md":
-                continue
-            p.copy(rel, target + rel[len(src_rel):])
-            done.add(rel)
-        handlers = [f for f in ("handler.ts", "handler.js", "index.ts", "index.js") if (folder / f).is_file()]
-        if handlers:
-            p.notes.append(f"{target}/{handlers[0]}: not runnable: port to handler.py or a command "
-                           f"(the hook is imported disabled)")
-        if kit_name != name:
-            p.notes.append(f"hooks/{name} is imported as {target}: Kit bundles a '{name}' hook, which "
-                           "stays in force")
-        if missing:
-            p.notes.append(f"{target}: Kit has no {', '.join(missing)} event")
+        _plan_hook(p, folder.name, folder.name in bundled_names)
+        done.update(_files(src_path, f"hooks/{folder.name}"))
 
     # everything else is kept as it is and reported
     for rel in _files(src_path):
