@@ -58,7 +58,7 @@ def test_init_keeps_user_files_it_does_not_know(tmp_path: Path):
 def test_git_makes_the_first_commit_and_enables_autocommit(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("KIT_NOW", "2026-11-20T10:00:00+00:00")
     result = init_workspace(tmp_path, git=True)
-    assert result.committed
+    assert (result.committed, result.first_commit, result.autocommit, result.updated) == (True, True, True, ())
     log = subprocess.run(["git", "log", "--format=%s|%aI|%cI"], cwd=tmp_path, capture_output=True, text=True).stdout
     # dated by Kit's clock (KIT_NOW), as a dream's commits are
     assert log.strip() == "Kit workspace: initial files|2026-11-20T10:00:00+00:00|2026-11-20T10:00:00+00:00"
@@ -126,9 +126,45 @@ def test_git_on_an_existing_repository_commits_only_what_init_wrote(tmp_path: Pa
     git("add", "draft.md")
     (tmp_path / "SOUL.md").write_text("edited\n")
     result = init_workspace(tmp_path, git=True)
-    assert result.committed and result.created == ("AGENTS.md",)
+    assert result.committed and result.created == ("AGENTS.md",) and not result.first_commit
     assert git("log", "--format=%s").splitlines() == [
         "Kit workspace: files from kit init", "no agents file", "Kit workspace: initial files"]
     assert git("show", "--name-only", "--format=", "HEAD").split() == ["AGENTS.md"]
     assert (tmp_path / "SOUL.md").read_text() == "edited\n"
     assert "A  draft.md" in git("status", "--porcelain")  # the user's staging is left alone
+
+
+def test_git_on_a_workspace_made_without_it_turns_autocommit_on(tmp_path: Path, cli):
+    """Regression (a new-user pass): `kit init` then `kit init --git` kept kit.yaml, so autocommit
+    stayed off, and said it "committed the files kit init wrote" (it wrote none: it committed all)."""
+    init_workspace(tmp_path)
+    before = (tmp_path / "kit.yaml").read_text()
+    out = cli("init", tmp_path, "--git")
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert "  updated      kit.yaml (git.autocommit: true added at its end)" in lines
+    assert "  git          first commit of the workspace (every file in it)" in lines
+    assert "  git          git.autocommit is on: Kit commits its own changes" in lines
+    assert (tmp_path / "kit.yaml").read_text() == before + "\ngit:\n  autocommit: true\n"  # every byte kept
+    assert Workspace.open(tmp_path).config["git.autocommit"] is True
+    committed = subprocess.run(["git", "show", "--name-only", "--format=", "HEAD"], cwd=tmp_path,
+                               capture_output=True, text=True).stdout.split()
+    assert "kit.yaml" in committed and "SOUL.md" in committed
+    # run again: on already, nothing more to add or say
+    again = init_workspace(tmp_path, git=True)
+    assert (again.updated, again.autocommit, again.notes, again.committed) == ((), True, (), False)
+    assert (tmp_path / "kit.yaml").read_text() == before + "\ngit:\n  autocommit: true\n"
+
+
+def test_git_never_rewrites_a_git_section_the_person_wrote(tmp_path: Path):
+    init_workspace(tmp_path)
+    cfg = tmp_path / "kit.yaml"
+    cfg.write_text("agent:\n  model: openai/gpt-4o-mini\ngit:\n  autocommit: false\n")
+    result = init_workspace(tmp_path, git=True)
+    assert (result.updated, result.autocommit) == ((), False)
+    assert result.notes == ("kit.yaml kept: its git section does not turn autocommit on; set git.autocommit: true in it",)
+    assert cfg.read_text() == "agent:\n  model: openai/gpt-4o-mini\ngit:\n  autocommit: false\n"
+    cfg.write_text("agent: [\n")
+    assert init_workspace(tmp_path, git=True).notes == (
+        "kit.yaml kept as it is (it does not load): set git.autocommit: true in it yourself",)
+    assert cfg.read_text() == "agent: [\n"

@@ -26,6 +26,10 @@ class InitResult:
     overwritten: tuple[str, ...]
     skipped: tuple[str, ...]
     committed: bool
+    updated: tuple[str, ...] = ()  # kept files init added to (kit.yaml's git section, for --git)
+    first_commit: bool = False  # the repository's first commit (every file), not just init's files
+    autocommit: bool = False  # --git: kit.yaml has git.autocommit on after this init
+    notes: tuple[str, ...] = ()  # what the person should know (a kept kit.yaml init could not change)
 
     def to_json(self) -> dict:
         return {
@@ -33,7 +37,11 @@ class InitResult:
             "created": list(self.created),
             "overwritten": list(self.overwritten),
             "skipped": list(self.skipped),
+            "updated": list(self.updated),
             "committed": self.committed,
+            "first_commit": self.first_commit,
+            "autocommit": self.autocommit,
+            "notes": list(self.notes),
         }
 
 
@@ -90,13 +98,44 @@ def init_workspace(path: str | os.PathLike, *, git: bool = False, force: bool = 
         atomic_write(target, contents[rel])
     for folder in ("memory", "skills", "hooks", "templates"):
         (root / folder).mkdir(exist_ok=True)
-    committed = _git_commit(root, created + overwritten) if git else False
-    return InitResult(root.resolve(), tuple(created), tuple(overwritten), tuple(skipped), committed)
+    autocommit, notes, updated = False, [], []
+    if git:
+        autocommit, changed, note = _autocommit_on(root / CONFIG_FILE, written=CONFIG_FILE not in skipped)
+        notes += [note] if note else []
+        if changed:
+            skipped.remove(CONFIG_FILE)
+            updated.append(CONFIG_FILE)  # kept, with the git section added: part of init's commit
+    committed, first = _git_commit(root, created + overwritten + updated) if git else (False, False)
+    return InitResult(root.resolve(), tuple(created), tuple(overwritten), tuple(skipped), committed,
+                      tuple(updated), first, autocommit, tuple(notes))
 
 
-def _git_commit(root: Path, written: list[str]) -> bool:
+def _autocommit_on(config: Path, *, written: bool) -> tuple[bool, bool, str | None]:
+    """--git on a workspace whose kit.yaml was kept: git.autocommit turned on in it, where that
+    is an addition at its end (no `git:` section yet), keeping every byte the person wrote; else a
+    note saying what to set. (on now, kit.yaml changed here, the note)."""
+    if written:
+        return True, False, None
+    from kit.yamlsafe import YamlError, load_mapping
+
+    try:
+        text = config.read_text(encoding="utf-8")
+        values, _ = load_mapping(text)
+    except (OSError, UnicodeDecodeError, YamlError):
+        return False, False, f"{CONFIG_FILE} kept as it is (it does not load): set git.autocommit: true in it yourself"
+    section = values.get("git")
+    if isinstance(section, dict) and section.get("autocommit") is True:
+        return True, False, None
+    if section is not None:
+        return False, False, (f"{CONFIG_FILE} kept: its git section does not turn autocommit on; "
+                              "set git.autocommit: true in it")
+    atomic_write(config, (text + ("" if text.endswith("\n") or not text else "\n") + GIT_AUTOCOMMIT).encode())
+    return True, True, None
+
+
+def _git_commit(root: Path, written: list[str]) -> tuple[bool, bool]:
     """A new repository gets everything as its first commit; an existing one gets only the files
-    this init wrote (never the user's other changes, staged or not)."""
+    this init wrote (never the user's other changes, staged or not). (committed, a first commit)."""
     env = {**os.environ, **clock.git_dates()}
     run = lambda *args: subprocess.run(  # noqa: E731
         ["git", *args], cwd=root, capture_output=True, text=True, env=env
@@ -112,16 +151,16 @@ def _git_commit(root: Path, written: list[str]) -> bool:
         message = "Kit workspace: initial files"
     else:
         if not written:
-            return False
+            return False, False
         run("add", "--", *written)
         paths = ["--", *written]
         message = "Kit workspace: files from kit init"
     if run("diff", "--cached", "--quiet", *paths).returncode == 0:
-        return False
+        return False, False
     identity = []
     if not run("config", "user.email").stdout.strip():
         identity = ["-c", "user.name=Kit", "-c", "user.email=kit@localhost"]
     result = run(*identity, "commit", "-q", "-m", message, *paths)
     if result.returncode != 0:
         raise WorkspaceError(f"git commit failed: {result.stderr.strip()}")
-    return True
+    return True, fresh

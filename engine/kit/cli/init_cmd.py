@@ -31,6 +31,8 @@ def init(path: Path, use_git: bool, force: bool, as_json: bool) -> None:
         click.echo(f"  created      {rel}")
     for rel in result.overwritten:
         click.echo(f"  overwritten  {rel}")
+    for rel in result.updated:
+        click.echo(f"  updated      {rel} (git.autocommit: true added at its end)")
     from kit import NEVER_OVERWRITTEN
 
     for rel in result.skipped:
@@ -38,5 +40,10 @@ def init(path: Path, use_git: bool, force: bool, as_json: bool) -> None:
         why = "memory is never overwritten" if rel in NEVER_OVERWRITTEN else "exists; --force overwrites"
         click.echo(f"  kept         {rel} ({why})")
     if result.committed:
-        click.echo("  git          committed the files kit init wrote")
+        click.echo("  git          " + ("first commit of the workspace (every file in it)" if result.first_commit
+                                       else "committed the files kit init wrote"))
+    if use_git and result.autocommit:
+        click.echo("  git          git.autocommit is on: Kit commits its own changes")
+    for note in result.notes:
+        click.echo(f"  note         {note}")
     click.echo(f"Workspace ready at {result.root}. Next: cd there, `kit doctor`, `kit prompt`.")
