@@ -270,6 +270,8 @@ class KitMcpServer:
         if not self.warm:
             return
         try:
+            import jsonschema  # noqa: F401 - every call's argument check needs it (~50 ms to import)
+
             memory = memory_for(self.ws)
             memory.sync()
             if memory.embedder is not None:
