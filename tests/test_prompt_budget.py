@@ -12,8 +12,8 @@ from kit.prompt.budget import (
     marker_line,
     truncate_head_tail,
 )
-from kit.prompt.builder import build_prompt
-from kit.prompt.warning import WarningState
+from kit.prompt.builder import build_prompt, doctor_checks
+from kit.prompt.warning import WarningState, describe_cut
 from kit.provenance import strip_kit_comments
 from kit.tokens import estimate_tokens
 from kit.workspace import Workspace
@@ -53,8 +53,70 @@ def test_one_50k_file_under_the_20k_cap_keeps_head_14000_and_tail_4000():
 
 
 def test_marker_is_one_line_between_head_and_tail_without_newlines():
-    out = truncate_head_tail("a" * 100, 10, "X.md", 0.7, 0.2)
-    assert out == "a" * 7 + "\n" + marker_line("X.md", 7, 2, 100) + "\n" + "a" * 2
+    out = truncate_head_tail("a" * 1000, 400, "X.md", 0.7, 0.2)
+    # 280 + 80 + the marker (118) + 2 newlines would be 480 > 400: head and tail shrink in their ratio
+    # to the 400 − 118 − 2 = 280 characters left beside the marker: tail ⌊80·280/360⌋ = 62, head 218
+    assert out == "a" * 218 + "\n" + marker_line("X.md", 218, 62, 1000) + "\n" + "a" * 62
+    assert len(out) == 400
+
+
+def test_a_cut_file_never_takes_more_than_its_allowance_marker_included():
+    """Regression (new-user report): the allowance counted the kept characters only, so with a
+    small allowance the marker made a cut file larger than its allowance, and than the file."""
+    text = numbered(584, "a")
+    (cut,) = apply_budgets([("AGENTS.md", text)], **{**DEFAULTS, "max_total_chars": 534})
+    marker = marker_line("AGENTS.md", 316, 89, 584)
+    # 534 − the marker with the first numbers (127) − 2 newlines = 405 = 316 + 89 kept
+    assert (cut.allowance, cut.kept_head, cut.kept_tail) == (534, 316, 89)
+    assert cut.text == text[:316] + "\n" + marker + "\n" + text[-89:]
+    assert cut.injected_chars == len(cut.text) == 533 <= cut.allowance < cut.raw_chars == 584
+    # every allowance below the file's length, both ratios at their limits: never over
+    for ratios in ((0.7, 0.2), (1.0, 0.0), (0.0, 1.0), (0.0, 0.0), (0.5, 0.5)):
+        for allowance in range(0, 584):
+            out = truncate_head_tail(text, allowance, "AGENTS.md", *ratios)
+            assert len(out) <= allowance, (ratios, allowance)
+
+
+def test_an_allowance_smaller_than_the_marker_leaves_the_file_out():
+    marker = marker_line("IDENTITY.md", 0, 0, 65)
+    assert len(marker) == 126
+    (cut,) = apply_budgets([("IDENTITY.md", "i" * 65)], **{**DEFAULTS, "max_total_chars": 62})
+    assert (cut.allowance, cut.injected_chars, cut.text, cut.truncated, cut.reason) == (62, 0, "", True, "max_total")
+    assert cut.left_out and (cut.kept_head, cut.kept_tail) == (0, 0)
+    assert describe_cut(cut) == ("IDENTITY.md: left out: its allowance of 62 of 65 characters (total limit) cannot "
+                                 "hold the truncation marker")
+    # the marker alone fits from its own length on: no file characters, but the model is told
+    (alone,) = apply_budgets([("IDENTITY.md", "i" * 200)], **{**DEFAULTS, "max_total_chars": 127})
+    assert alone.text == marker_line("IDENTITY.md", 0, 0, 200) and not alone.left_out
+    assert alone.injected_chars == 127 and (alone.kept_head, alone.kept_tail) == (0, 0)
+
+
+def test_max_total_chars_holds_on_a_fresh_workspace(ws_path):
+    """Regression (new-user report): `max_total_chars: 2000` under 2,050 characters of files
+    injected 2,074; with 500, IDENTITY.md grew from 65 characters to 185."""
+    write_config(ws_path, "bootstrap:\n  max_total_chars: 2000\n")
+    result = build_prompt(Workspace.open(ws_path))
+    assert sum(f.raw_chars for f in result.files) == 2_050
+    assert sum(f.injected_chars for f in result.files) == 1_999 <= 2_000
+    agents = next(f for f in result.files if f.name == "AGENTS.md")
+    assert (agents.raw_chars, agents.allowance, agents.injected_chars) == (584, 534, 533)
+    assert [f.name for f in result.files if f.truncated] == ["AGENTS.md"]
+    assert result.warnings == ("AGENTS.md: cut to an allowance of 534 of 584 characters (total limit): the first "
+                               "316 and last 89 are kept, 533 injected with the marker",)
+    write_config(ws_path, "bootstrap:\n  max_total_chars: 500\n")
+    result = build_prompt(Workspace.open(ws_path))
+    # 500 / 8 = 62 each: no marker line (123 characters and more) fits, every file is left out
+    assert [(f.name, f.allowance, f.injected_chars, f.truncated) for f in result.files] == [
+        (name, 62, 0, True) for name in BOOTSTRAP_FILES]
+    # left out is out: no heading either, the files' part of the prompt is empty
+    assert not any(f"# {name}" in result.prompt for name in BOOTSTRAP_FILES)
+    assert "## Current time" in result.prompt
+    assert ("- IDENTITY.md: left out: its allowance of 62 of 65 characters (total limit) cannot hold the "
+            "truncation marker") in result.warning_block
+    identity = next(p for p in doctor_checks(Workspace.open(ws_path)) if p.path == "IDENTITY.md")
+    assert identity.message == ("left out: its allowance of 62 of 65 characters (total limit) cannot hold the "
+                                "truncation marker; the model sees none of it. Trim the file or raise "
+                                "bootstrap.max_total_chars")
 
 
 def test_eight_15k_files_under_60k_total_get_7500_each():
@@ -137,14 +199,14 @@ def test_warning_once_per_distinct_set_of_cuts_per_session(ws_path):
     session = WarningState()
     first = build_prompt(ws, warning_state=session)
     assert first.warning_block.startswith("## Truncated workspace files")
-    assert ("- SOUL.md: cut to an allowance of 1,000 of 5,000 characters (per-file limit): the first 700 and "
-            "last 200 are kept, 1,027 injected with the marker") in first.warning_block
+    assert ("- SOUL.md: cut to an allowance of 1,000 of 5,000 characters (per-file limit): the first 679 and "
+            "last 194 are kept, 1,000 injected with the marker") in first.warning_block
     assert first.warning_block in first.prompt
     second = build_prompt(ws, warning_state=session)
     assert second.warning_block == "" and "## Truncated workspace files" not in second.prompt
     assert second.warnings == first.warnings == (
-        "SOUL.md: cut to an allowance of 1,000 of 5,000 characters (per-file limit): the first 700 and last 200 "
-        "are kept, 1,027 injected with the marker",
+        "SOUL.md: cut to an allowance of 1,000 of 5,000 characters (per-file limit): the first 679 and last 194 "
+        "are kept, 1,000 injected with the marker",
     )
     # a new set of cuts warns again, once
     set_file(ws, "USER.md", "user " * 1000)

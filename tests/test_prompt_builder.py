@@ -196,12 +196,12 @@ def test_doctor_reports_budget_pressure(ws_path):
     assert findings[0].path == "MEMORY.md" and findings[0].severity == "warning"
     # the file name comes from the finding's path, once; the numbers match the budget table
     assert str(findings[0]) == (
-        "MEMORY.md: cut to an allowance of 1,000 of 4,000 characters (per-file limit): the first 700 and last "
-        "200 are kept, 1,031 injected with the marker; the model sees only its head and tail. Trim the file or "
+        "MEMORY.md: cut to an allowance of 1,000 of 4,000 characters (per-file limit): the first 676 and last "
+        "193 are kept, 1,000 injected with the marker; the model sees only its head and tail. Trim the file or "
         "raise bootstrap.max_chars_per_file"
     )
     memory = next(f for f in build_prompt(ws).files if f.name == "MEMORY.md")
-    assert (memory.allowance, memory.injected_chars, memory.kept_head, memory.kept_tail) == (1000, 1031, 700, 200)
+    assert (memory.allowance, memory.injected_chars, memory.kept_head, memory.kept_tail) == (1000, 1000, 676, 193)
     assert memory.to_json()["allowance"] == 1000
 
 
@@ -294,3 +294,57 @@ def test_a_build_with_the_inputs_of_the_last_renders_nothing(workspace, kit_now,
     edited = build_prompt(workspace)
     assert renders and "A new soul line." in edited.prompt
     assert build_prompt(workspace) is edited
+
+
+@pytest.mark.parametrize("kind", ["default", "subagent", "heartbeat", "shared"])
+def test_a_file_that_fails_to_load_keeps_its_place_in_the_report(ws_path, kind):
+    """Regression (new-user report): a SOUL.md with broken frontmatter moved to the end of
+    `files` (AGENTS, TOOLS, …, MEMORY, SOUL); the report keeps the documented order always."""
+    (ws_path / "SOUL.md").write_text("---\nx: [\n---\nYou are brief.\n")
+    result = build_prompt(Workspace.open(ws_path), kind)
+    assert [f.name for f in result.files] == ALL
+    assert [f.name for f in result.files if f.problem] == ["SOUL.md"]
+
+
+def test_a_file_left_out_by_the_kind_keeps_its_place_in_the_report(workspace):
+    # heartbeat: HEARTBEAT.md alone goes in (at the tail), the other rows stay where they belong
+    result = build_prompt(workspace, "heartbeat")
+    assert [f.name for f in result.files] == ALL
+    assert [f.name for f in result.files if f.reason is None] == ["HEARTBEAT.md"]
+
+
+def test_persona_frontmatter_is_metadata_and_not_sent_to_the_model(ws_path, kit_now):
+    """Regression (new-user report): SOUL.md's ---/title/--- block went into the prompt."""
+    kit_now("2026-05-07T09:00:00+00:00")
+    (ws_path / "SOUL.md").write_text("---\ntitle: My soul\n---\n# Soul\nBe kind.\n")
+    (ws_path / "HEARTBEAT.md").write_text("---\nsummary: checklist\n---\n# Heartbeat\n")
+    ws = Workspace.open(ws_path)
+    result = build_prompt(ws)
+    assert "# SOUL.md\n\n# Soul\nBe kind.\n\n# TOOLS.md" in result.prompt
+    assert "title: My soul" not in result.prompt and "summary: checklist" not in result.prompt
+    soul = next(f for f in result.files if f.name == "SOUL.md")
+    assert (soul.raw_chars, soul.injected_chars) == (len("# Soul\nBe kind.\n"),) * 2
+    # a heartbeat file with only frontmatter and a heading has no tasks: its frontmatter is no task
+    assert build_prompt(ws, "heartbeat").heartbeat_empty is True
+    # the frontmatter stays the file's metadata
+    assert dict(ws.snapshot.get("SOUL.md").meta) == {"title": "My soul"}
+
+
+def test_the_prompt_has_lf_line_endings_whatever_the_files_have(ws_path, kit_now):
+    """Regression (new-user report): a CRLF SOUL.md kept \\r on its inner lines (the template
+    trimmed the last), so the prompt had mixed line endings."""
+    kit_now("2026-05-07T09:00:00+00:00")
+    (ws_path / "SOUL.md").write_bytes(b"---\r\ntitle: My soul\r\n---\r\n# Soul\r\nBe kind.\r\nAnd brief.\r\n")
+    (ws_path / "USER.md").write_bytes(b"# User\rOld Mac line ends.\r")
+
+    def crlf_hook(files, **context):
+        return [*files, BootstrapFile("TEAM.md", "# Team\r\nAdded by a hook.\r\n")]
+
+    result = build_prompt(Workspace.open(ws_path), bootstrap=crlf_hook)
+    assert "\r" not in result.prompt
+    assert "# SOUL.md\n\n# Soul\nBe kind.\nAnd brief.\n\n# TOOLS.md" in result.prompt
+    assert "# USER.md\n\n# User\nOld Mac line ends.\n\n" in result.prompt
+    assert "# TEAM.md\n\n# Team\nAdded by a hook.\n\n" in result.prompt
+    by_name = {f.name: f for f in result.files}
+    assert by_name["SOUL.md"].raw_chars == len("# Soul\nBe kind.\nAnd brief.\n") == by_name["SOUL.md"].injected_chars
+    assert "\r" not in by_name["TEAM.md"].text

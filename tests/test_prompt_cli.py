@@ -116,8 +116,8 @@ def test_prompt_text_alone_on_stdout_report_on_stderr(cli, ws_path, kit_now):
     assert result.exit_code == 0
     assert data["prompt"].endswith("\n") and result.stdout == data["prompt"]
     assert "Bootstrap budget" in result.stderr and "You are an assistant running in Kit" not in result.stderr
-    assert ("warning: SOUL.md: cut to an allowance of 400 of 900 characters (per-file limit): the first 280 and "
-            "last 80 are kept, 484 injected with the marker") in result.stderr
+    assert ("warning: SOUL.md: cut to an allowance of 400 of 900 characters (per-file limit): the first 215 and "
+            "last 61 are kept, 400 injected with the marker") in result.stderr
     report = cli("prompt", "-w", ws_path, "--report")
     assert report.stderr == "" and "Bootstrap budget" in report.stdout and "allowance" in report.stdout
 
@@ -153,9 +153,11 @@ def test_a_config_typo_is_worded_as_every_command_words_it(cli, ws_path):
     write_config(ws_path, "memory:\n  search:\n    max_reslts: 3\nbootstrap:\n  max_chars_per_file: 200\n")
     problem = ("kit.yaml:3: unknown key 'memory.search.max_reslts' (did you mean 'max_results'?) "
                "(ignored until fixed; the valid settings apply)")
-    data = json.loads(cli("prompt", "-w", ws_path, "--json").output)
+    as_json = cli("prompt", "-w", ws_path, "--json")
+    data = json.loads(as_json.stdout)
     assert next(f for f in data["files"] if f["name"] == "SOUL.md")["allowance"] == 200  # it does apply
     assert problem in data["warnings"]
+    assert as_json.stderr.splitlines() == [f"kit: warning: {problem}"]
     prompt = cli("prompt", "-w", ws_path)
     assert f"kit: warning: {problem}" in prompt.stderr.splitlines()
     for args in (("memory", "status"), ("config", "show")):  # the same line, word for word
@@ -163,3 +165,30 @@ def test_a_config_typo_is_worded_as_every_command_words_it(cli, ws_path):
     report = cli("prompt", "-w", ws_path, "--report", env={"COLUMNS": "300"})
     assert f"warning: {problem}" in report.stdout.splitlines() and report.stderr == ""
     assert "last good" not in prompt.stderr + report.stdout
+
+
+def test_prompt_json_says_a_config_problem_on_stderr_as_config_show_does(cli, ws_path):
+    """Regression (new-user report): `kit prompt --json` printed nothing on stderr for a kit.yaml
+    typo, while `kit config show --json` (and every other command) printed the warning line."""
+    write_config(ws_path, "agnet: 1\n")
+    line = ("kit: warning: kit.yaml:1: unknown key 'agnet' (did you mean 'agent'?) "
+            "(ignored until fixed; no kit.yaml setting applies)")
+    result = cli("prompt", "-w", ws_path, "--json")
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [line]
+    assert cli("config", "show", "-w", ws_path, "--json").stderr.splitlines() == [line]
+    data = json.loads(result.stdout)  # stdout stays one JSON document, its warnings included
+    assert data["warnings"] == [line.removeprefix("kit: warning: ")]
+    write_config(ws_path, "")
+    assert cli("prompt", "-w", ws_path, "--json").stderr == ""
+
+
+def test_report_table_keeps_the_fixed_order_with_a_broken_file(cli, ws_path):
+    """Regression (new-user report): a SOUL.md that failed to load was the table's last row."""
+    (ws_path / "SOUL.md").write_text("---\nx: [\n---\nYou are brief.\n")
+    report = cli("prompt", "-w", ws_path, "--report", env={"COLUMNS": "300"})
+    rows = [line.split("│")[1].strip() for line in report.stdout.splitlines() if line.startswith("│")]
+    assert rows == ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md",
+                    "MEMORY.md"]
+    data = json.loads(cli("prompt", "-w", ws_path, "--json").stdout)
+    assert [f["name"] for f in data["files"]] == rows

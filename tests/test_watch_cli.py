@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import threading
@@ -69,7 +70,7 @@ def start_watch(ws_path: Path):
 def test_watch_json_prints_one_object_per_reload(start_watch, ws_path: Path):
     proc, out, err = start_watch("--json")
     write(ws_path, "SOUL.md", "# Soul\n\nEdited under kit watch.\n")
-    assert json.loads(out.next()) == {"version": 2, "changed": ["SOUL.md"], "errors": []}
+    assert json.loads(out.next()) == {"version": 2, "changed": ["SOUL.md"], "errors": [], "removed": [], "fixed": []}
 
     write(ws_path, "kit.yaml", "watch:\n  debounce_ms: [100\n")
     line = json.loads(out.next())
@@ -79,7 +80,8 @@ def test_watch_json_prints_one_object_per_reload(start_watch, ws_path: Path):
 
     write(ws_path, "memory/2026-05-07.md", "- a note\n")
     # errors are those of the reloaded paths: the note's reload does not repeat kit.yaml's
-    assert json.loads(out.next()) == {"version": 4, "changed": ["memory/2026-05-07.md"], "errors": []}
+    assert json.loads(out.next()) == {"version": 4, "changed": ["memory/2026-05-07.md"], "errors": [],
+                                      "removed": [], "fixed": []}
 
     proc.terminate()
     assert proc.wait(timeout=WAIT) == 0
@@ -102,7 +104,7 @@ def test_watch_json_skips_comment_only_config_edit(start_watch, ws_path: Path):
     write(ws_path, "kit.yaml", "# just a comment\nwatch:\n  debounce_ms: 100\n")
     write(ws_path, "AGENTS.md", "# Agents\n\nAfter the comment edit.\n")
     # the first line printed is the AGENTS.md reload: the comment edit changed nothing
-    assert json.loads(out.next()) == {"version": 2, "changed": ["AGENTS.md"], "errors": []}
+    assert json.loads(out.next()) == {"version": 2, "changed": ["AGENTS.md"], "errors": [], "removed": [], "fixed": []}
     proc.terminate()
     assert proc.wait(timeout=WAIT) == 0
 
@@ -120,12 +122,15 @@ def test_watch_reports_template_errors_and_their_fix(start_watch, ws_path: Path)
         "version": 2,
         "changed": ["templates/system.md.j2"],
         "errors": ["templates/system.md.j2:3: template error: 'no_such_variable' is undefined"],
+        "removed": [],
+        "fixed": [],
     }
     write(ws_path, "templates/system.md.j2", "{{ kind }}\n")
-    assert json.loads(out.next()) == {"version": 3, "changed": ["templates/system.md.j2"], "errors": []}
+    assert json.loads(out.next()) == {"version": 3, "changed": ["templates/system.md.j2"], "errors": [],
+                                      "removed": [], "fixed": ["templates/system.md.j2"]}
     # an edit elsewhere does not repeat a template problem that is unchanged (there is none now)
     write(ws_path, "SOUL.md", "# Soul\n\nStill fine.\n")
-    assert json.loads(out.next()) == {"version": 4, "changed": ["SOUL.md"], "errors": []}
+    assert json.loads(out.next()) == {"version": 4, "changed": ["SOUL.md"], "errors": [], "removed": [], "fixed": []}
     proc.terminate()
     assert proc.wait(timeout=WAIT) == 0
 
@@ -135,6 +140,12 @@ def test_watch_human_output_shows_template_errors(start_watch, ws_path: Path):
     write(ws_path, "templates/system.md.j2", "{{ kind }\n")
     assert out.until("v2").rstrip().endswith("v2 templates/system.md.j2")
     assert out.next().strip().startswith("error templates/system.md.j2:1: template syntax error")
+    write(ws_path, "templates/system.md.j2", "{{ kind }}\n")
+    assert out.until("v3").rstrip().endswith("v3 templates/system.md.j2 (fixed)")
+    write(ws_path, "templates/system.md.j2", "{{ kind }\n")
+    assert out.until("v4").rstrip().endswith("v4 templates/system.md.j2")
+    (ws_path / "templates" / "system.md.j2").unlink()  # broken, then deleted: the built-in one is used
+    assert out.until("v5").rstrip().endswith("v5 templates/system.md.j2 (removed)")
     proc.terminate()
     assert proc.wait(timeout=WAIT) == 0
 
@@ -146,7 +157,8 @@ def test_watch_reports_the_reload_that_fixes_an_error(start_watch, ws_path: Path
     broken = json.loads(out.next())
     assert broken["version"] == 2 and broken["errors"][0].startswith("kit.yaml:2: invalid YAML")
     write(ws_path, "kit.yaml", "watch:\n  debounce_ms: 100\n")
-    assert json.loads(out.next()) == {"version": 3, "changed": [], "errors": []}
+    assert json.loads(out.next()) == {"version": 3, "changed": [], "errors": [], "removed": [],
+                                      "fixed": ["kit.yaml"]}
     proc.terminate()
     assert proc.wait(timeout=WAIT) == 0
 
@@ -182,3 +194,70 @@ def test_watch_says_fixed_only_for_what_was_fixed(start_watch, ws_path: Path):
     assert out.until("v5").rstrip().endswith("v5 AGENTS.md")
     proc.terminate()
     assert proc.wait(timeout=WAIT) == 0
+
+
+def test_watch_says_removed_for_a_deleted_file_broken_or_not(start_watch, ws_path: Path):
+    """Regression (new-user report): deleting a broken skill printed `(fixed)`. Each state says
+    what happened: a good file broken, a broken file fixed, a broken file deleted (with and
+    without a last good version), a good file deleted."""
+    write(ws_path, "skills/foo/SKILL.md", "---\nname: foo\ndescription: [unclosed\n---\n")
+    proc, out, err = start_watch()
+    assert "skills/foo/SKILL.md:3" in err.until("skills/foo")
+    shutil.rmtree(ws_path / "skills" / "foo")  # broken, never loaded: nothing in force changes
+    assert out.until("v2").rstrip().endswith("v2 skills/foo/SKILL.md (removed)")
+    write(ws_path, "skills/bar/SKILL.md", "---\nname: bar\ndescription: Bar.\n---\n")
+    assert out.until("v3").rstrip().endswith("v3 skills/bar/SKILL.md")
+    write(ws_path, "skills/bar/SKILL.md", "---\nname: bar\ndescription: [unclosed\n---\n")
+    assert out.until("v4").rstrip().endswith("v4 nothing applied (the last good version stays)")
+    assert out.next().strip().startswith("error skills/bar/SKILL.md:3: invalid frontmatter YAML")
+    write(ws_path, "skills/bar/SKILL.md", "---\nname: bar\ndescription: Fixed.\n---\n")
+    assert out.until("v5").rstrip().endswith("v5 skills/bar/SKILL.md (fixed)")
+    write(ws_path, "skills/bar/SKILL.md", "---\nname: bar\ndescription: [unclosed\n---\n")
+    assert out.until("v6").rstrip().endswith("v6 nothing applied (the last good version stays)")
+    (ws_path / "skills" / "bar" / "SKILL.md").unlink()  # broken, its last good version in force
+    assert out.until("v7").rstrip().endswith("v7 skills/bar/SKILL.md (removed)")
+    (ws_path / "SOUL.md").unlink()  # a good file
+    assert out.until("v8").rstrip().endswith("v8 SOUL.md (removed)")
+    proc.terminate()
+    assert proc.wait(timeout=WAIT) == 0
+
+
+def test_watch_json_lists_removed_and_fixed_paths(start_watch, ws_path: Path):
+    write(ws_path, "skills/foo/SKILL.md", "---\nname: foo\ndescription: [unclosed\n---\n")
+    write(ws_path, "USER.md", "---\nname: [Ana\n---\n# User\n")
+    proc, out, err = start_watch("--json")
+    err.until("USER.md")
+    shutil.rmtree(ws_path / "skills" / "foo")
+    assert json.loads(out.next()) == {"version": 2, "changed": [], "errors": [], "removed": ["skills/foo/SKILL.md"],
+                                      "fixed": []}
+    write(ws_path, "USER.md", "---\nname: Ana\n---\n# User\n")
+    assert json.loads(out.next()) == {"version": 3, "changed": ["USER.md"], "errors": [], "removed": [],
+                                      "fixed": ["USER.md"]}
+    (ws_path / "USER.md").unlink()
+    assert json.loads(out.next()) == {"version": 4, "changed": ["USER.md"], "errors": [], "removed": ["USER.md"],
+                                      "fixed": []}
+    proc.terminate()
+    assert proc.wait(timeout=WAIT) == 0
+
+
+@pytest.mark.parametrize(
+    ("changed", "before", "now", "present", "line"),
+    [
+        ([], {"a.md": True}, {}, [], "a.md (removed)"),  # broken, no last good version, deleted
+        (["a.md"], {"a.md": True}, {}, [], "a.md (removed)"),  # broken with a last good version, deleted
+        (["a.md"], {}, {}, [], "a.md (removed)"),  # good, deleted
+        (["a.md"], {"a.md": True}, {}, ["a.md"], "a.md (fixed)"),  # broken, fixed
+        ([], {}, {"a.md": True}, ["a.md"], "nothing applied (the last good version stays)"),  # good, broken
+        ([], {"kit.yaml": True}, {}, ["kit.yaml"], "nothing changed (fixed: kit.yaml)"),
+        (["a.md", "b.md"], {"b.md": True, "c.md": True}, {}, ["a.md", "b.md"],
+         "a.md, b.md, c.md (fixed: b.md; removed: c.md)"),
+        ([], {"some problem: text": False}, {}, [], "nothing changed (fixed: some problem: text)"),
+    ],
+)
+def test_reload_outcome_tells_removed_from_fixed(tmp_path: Path, changed, before, now, present, line):
+    from kit.cli.watch_cmd import describe, reload_outcome
+
+    for rel in present:
+        (tmp_path / rel).write_text("x")
+    outcome = reload_outcome(tmp_path, changed, before, now)
+    assert describe(outcome, has_errors=bool(now)) == line

@@ -33,6 +33,10 @@ def prompt(workspace, kind: str, report_only: bool, as_json: bool) -> None:
     result = ws.prompt(kind)
     if as_json:
         emit_json(result.to_json())
+        # stdout stays one JSON document (its `warnings` hold them too); a broken kit.yaml is said
+        # on stderr in the words of every other command, `kit config show --json` included
+        for notice in ws.config_notices():
+            click.echo(f"kit: {notice}", err=True)
         return
     render_report(result, show_prompt=not report_only)
 

@@ -4,13 +4,63 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import sys
 import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
 from kit.cli.common import console, handle_errors, open_workspace, workspace_option
+
+SHOWN = 8  # paths named on one line; a burst says "and N more"
+
+
+@dataclass(frozen=True)
+class ReloadOutcome:
+    """What one reload did, path by path, as `kit watch` tells it."""
+
+    paths: tuple[str, ...]  # every path the reload touched: changed, and broken ones deleted
+    removed: tuple[str, ...]  # deleted: gone from disk (a broken file deleted is removed, not fixed)
+    fixed: tuple[str, ...]  # had an error before the reload, has none now, and is still there
+
+
+def reload_outcome(root: Path, changed: Sequence[str], broken_before: Mapping[str, bool],
+                   broken_now: Mapping[str, bool]) -> ReloadOutcome:
+    """Sort a reload's paths into removed and fixed. `broken_*`: what had an error before and
+    after the reload (a path, or a pathless problem's text), and whether it is a file. A reload's
+    errors are only those of its own paths, so whether one was fixed is told by the workspace's
+    problems before and after it; and a problem that went away with its file was not fixed: the
+    file was removed."""
+    gone = sorted(set(broken_before) - set(broken_now))
+    files = [*changed, *(key for key in gone if broken_before[key] and key not in changed)]
+    removed = tuple(rel for rel in files if not os.path.lexists(root / rel))
+    fixed = tuple(key for key in gone if key not in removed)
+    # a broken file that had no last good version changes nothing in force when deleted: name it anyway
+    paths = (*changed, *(rel for rel in removed if rel not in changed))
+    return ReloadOutcome(paths, removed, fixed)
+
+
+def describe(outcome: ReloadOutcome, has_errors: bool) -> str:
+    """`SOUL.md, skills/x/SKILL.md (fixed: skills/x/SKILL.md; removed: memory/a.md)`: the paths,
+    then which were fixed and which removed — bare `(fixed)` / `(removed)` when that is all of them."""
+    shown = list(outcome.paths[:SHOWN])
+    if len(outcome.paths) > SHOWN:
+        shown.append(f"and {len(outcome.paths) - SHOWN} more")
+    if shown:
+        text = ", ".join(shown)
+    else:  # a broken edit keeps the last good version; restoring it changes nothing in force
+        text = "nothing applied (the last good version stays)" if has_errors else "nothing changed"
+    notes = [_note(word, paths, outcome.paths) for word, paths in (("fixed", outcome.fixed),
+                                                                   ("removed", outcome.removed)) if paths]
+    return f"{text} ({'; '.join(notes)})" if notes else text
+
+
+def _note(word: str, paths: Sequence[str], every: Sequence[str]) -> str:
+    return word if sorted(paths) == sorted(every) else f"{word}: {', '.join(paths)}"
 
 
 @click.command("watch")
@@ -20,9 +70,9 @@ from kit.cli.common import console, handle_errors, open_workspace, workspace_opt
 def watch(workspace, as_json: bool) -> None:
     """Watch the workspace and hot-reload every change until Ctrl-C.
 
-    Prints one line per reload (with --json: one JSON object per line,
-    {"version": N, "changed": [...], "errors": [...]}). A broken edit keeps the last good
-    version in force and its error is printed.
+    Prints one line per reload (with --json: one JSON object per line, {"version": N,
+    "changed": [...], "removed": [...], "fixed": [...], "errors": [...]}). A broken edit keeps
+    the last good version in force and its error is printed.
     """
     from kit import TemplateWatch, now
 
@@ -34,42 +84,36 @@ def watch(workspace, as_json: bool) -> None:
 
     templates = TemplateWatch(ws)
 
-    def broken() -> set[str]:
-        """What has an error now, by path: a reload's own errors are only those of its paths, so
-        whether one was fixed is told by the workspace's problems before and after it."""
-        return {issue.path or str(issue) for issue in ws.snapshot.errors}
+    def broken() -> dict[str, bool]:
+        """What has an error now: its path (True: a file), else the problem's text (False). The
+        prompt template's problem is no snapshot issue (only rendering finds it): it counts too."""
+        issues = [*ws.snapshot.errors, *([templates.issue] if templates.issue is not None else [])]
+        return {issue.path or str(issue): bool(issue.path) for issue in issues}
 
     seen = {"version": ws.version, "broken": broken()}
 
     def on_reload(result) -> None:
         if not result.changed and not result.errors and result.version == seen["version"]:
             return  # e.g. a comment-only edit of kit.yaml: the effective config is the same
-        now_broken = broken()
-        fixed = sorted(seen["broken"] - now_broken)
-        seen["version"] = result.version
-        seen["broken"] = now_broken
         try:
             template_issue = templates.after_reload(result.changed)
         except Exception as exc:  # a failing prompt build must not swallow the reload line
             template_issue = None
             err.print(f"kit: could not check the prompt template: {exc}", markup=False, highlight=False)
+        now_broken = broken()
+        outcome = reload_outcome(ws.root, result.changed, seen["broken"], now_broken)
+        seen["version"] = result.version
+        seen["broken"] = now_broken
         errors = [*result.errors, *result.listener_errors, *([template_issue] if template_issue else [])]
         if as_json:
-            line = {**result.to_json(), "errors": [str(e) for e in errors]}
+            line = {**result.to_json(), "removed": list(outcome.removed), "fixed": list(outcome.fixed),
+                    "errors": [str(e) for e in errors]}
             sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
             sys.stdout.flush()
             return
         stamp = now().strftime("%H:%M:%S")
-        shown = list(result.changed[:8])
-        if len(result.changed) > len(shown):
-            shown.append(f"and {len(result.changed) - len(shown)} more")
-        if shown:
-            changed = ", ".join(shown)
-        else:  # a broken edit keeps the last good version; restoring it changes nothing in force
-            changed = "nothing applied (the last good version stays)" if result.errors else "nothing changed"
-        if fixed:
-            changed += " (fixed)" if fixed == sorted(result.changed) else f" (fixed: {', '.join(fixed)})"
-        out.print(f"[dim]{stamp}[/dim] v{result.version} {changed}", markup=True, highlight=False)
+        out.print(f"[dim]{stamp}[/dim] v{result.version} {describe(outcome, bool(result.errors))}",
+                  markup=True, highlight=False)
         for issue in errors:
             out.print(f"  [red]error[/red] {issue}", markup=True, highlight=False)
         sys.stdout.flush()

@@ -5,7 +5,12 @@
                 = min(demand_i, level)                      otherwise (water-filling level)
 
 A file whose allowance `a` is below its length keeps its first ⌊head_ratio·a⌋ and last
-⌊tail_ratio·a⌋ characters with one marker line between them.
+⌊tail_ratio·a⌋ characters with one marker line between them. The allowance holds everything the
+file puts in the prompt, marker included: when head + marker + tail would not fit (a small
+allowance), head and tail shrink in their ratio until they do; when even the marker alone would
+not fit, the file is left out (nothing injected; the report and the warnings say so). So no file
+ever takes more than its allowance, a cut file is always shorter than the file, and the files
+never take more than `max_total_chars` together.
 """
 
 from __future__ import annotations
@@ -48,16 +53,51 @@ def marker_line(name: str, kept_head: int, kept_tail: int, length: int) -> str:
     )
 
 
-def truncate_head_tail(text: str, allowance: int, name: str, head_ratio: float, tail_ratio: float) -> str:
-    """Keep the head and tail of `text` around one marker line; unchanged when it fits."""
-    if len(text) <= allowance:
-        return text
+@dataclass(frozen=True)
+class Cut:
+    """How a file is cut to its allowance: the characters kept from each end, and the text."""
+
+    head: int
+    tail: int
+    text: str  # "" when the allowance cannot hold even the marker line: the file is left out
+
+
+def cut_to_allowance(text: str, allowance: int, name: str, head_ratio: float, tail_ratio: float) -> Cut:
+    """Cut `text` (longer than `allowance`) to head + marker line + tail within `allowance`."""
+    length = len(text)
+    if len(marker_line(name, 0, 0, length)) > allowance:
+        return Cut(0, 0, "")  # not even the marker fits: the file is left out
     head = int(head_ratio * allowance + _EPS)
     tail = int(tail_ratio * allowance + _EPS)
-    head_text = text[:head]
-    tail_text = text[len(text) - tail :] if tail > 0 else ""
+    # the marker's numbers only get smaller as head and tail shrink, and so does the marker: what
+    # fits beside the marker (and newlines) of the first numbers fits beside the final ones too
+    room = allowance - len(marker_line(name, head, tail, length)) - _separators(head, tail)
+    if head + tail > room:
+        head, tail = _scaled(head, tail, room)
+    marker = marker_line(name, head, tail, length)
     # exact head/tail slices; the newlines around the marker are added, never taken from them
-    return _join_with_marker(head_text, marker_line(name, head, tail, len(text)), tail_text)
+    return Cut(head, tail, _join_with_marker(text[:head], marker, text[length - tail :] if tail else ""))
+
+
+def _separators(head: int, tail: int) -> int:
+    """The most newlines put around the marker: one after a head, one before a tail."""
+    return (1 if head else 0) + (1 if tail else 0)
+
+
+def _scaled(head: int, tail: int, room: int) -> tuple[int, int]:
+    """Head and tail scaled down in their ratio to add up to `room` (the rounding goes to the head)."""
+    if room <= 0:
+        return 0, 0
+    kept_tail = tail * room // (head + tail)
+    return room - kept_tail, kept_tail
+
+
+def truncate_head_tail(text: str, allowance: int, name: str, head_ratio: float, tail_ratio: float) -> str:
+    """Keep the head and tail of `text` around one marker line, within `allowance` characters
+    (marker included); unchanged when it fits, "" when not even the marker fits."""
+    if len(text) <= allowance:
+        return text
+    return cut_to_allowance(text, allowance, name, head_ratio, tail_ratio).text
 
 
 def _join_with_marker(head: str, marker: str, tail: str) -> str:
@@ -75,15 +115,20 @@ class FileBudget:
     """One bootstrap file after budgeting, as reported by `kit prompt --json`."""
 
     name: str
-    raw_chars: int  # length after stripping Kit comments
-    injected_chars: int  # what actually goes into the prompt, marker included
+    raw_chars: int  # length without frontmatter and Kit comments, LF line endings
+    injected_chars: int  # what actually goes into the prompt, marker included (<= allowance)
     truncated: bool
     reason: str | None  # None | "max_per_file" | "max_total" | "excluded_by_kind"
-    allowance: int = 0  # the budget it was given: file characters kept (head + tail), marker excluded
+    allowance: int = 0  # the budget it was given: characters in the prompt, marker included
     text: str = ""  # the injected text
     kept_head: int = 0  # when truncated: characters kept from the start …
-    kept_tail: int = 0  # … and from the end (kept_head + kept_tail <= allowance)
+    kept_tail: int = 0  # … and from the end (kept_head + kept_tail + marker <= allowance)
     problem: str | None = None  # the file could not be loaded ("SOUL.md:3: invalid frontmatter …")
+
+    @property
+    def left_out(self) -> bool:
+        """Cut to nothing: the allowance could not hold even the truncation marker."""
+        return self.truncated and not self.text
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -114,8 +159,6 @@ def apply_budgets(
             out.append(FileBudget(name, len(text), len(text), False, None, allowance, text))
             continue
         reason = "max_total" if allowance < demand else "max_per_file"
-        injected = truncate_head_tail(text, allowance, name, head_ratio, tail_ratio)
-        head = int(head_ratio * allowance + _EPS)
-        tail = int(tail_ratio * allowance + _EPS)
-        out.append(FileBudget(name, len(text), len(injected), True, reason, allowance, injected, head, tail))
+        cut = cut_to_allowance(text, allowance, name, head_ratio, tail_ratio)
+        out.append(FileBudget(name, len(text), len(cut.text), True, reason, allowance, cut.text, cut.head, cut.tail))
     return out

@@ -3,7 +3,8 @@
     result = build_prompt(ws, kind="default", bootstrap_hooks=[...], warning_state=state)
 
 Files, in order: AGENTS, SOUL, TOOLS, IDENTITY, USER, HEARTBEAT, BOOTSTRAP, MEMORY (missing ones
-skipped), filtered by run kind, passed through the `agent:bootstrap` hooks, stripped of Kit's
+skipped), filtered by run kind, taken without their YAML frontmatter (metadata, not prompt text),
+passed through the `agent:bootstrap` hooks, given LF line endings, stripped of Kit's
 `<!-- kit:… -->` comments, budgeted (max-min fair), then rendered by the template: runtime, tools,
 skills, persona files, MEMORY.md, and last the dynamic tail (time, truncation warning, and the
 heartbeat checklist on heartbeat runs).
@@ -15,7 +16,8 @@ truncation warning's decision, or the time to the minute (the tail holds it).
 **agent:bootstrap hooks.** Each hook is a callable `hook(files, *, kind, workspace, version)`
 (accept `**context` to stay compatible with future keywords):
   - `files`: a list of `BootstrapFile(name, text)` about to be budgeted (a fresh list per hook;
-    the text still holds Kit comments, which are stripped after the hooks);
+    the text is the file without its frontmatter, with LF line endings, and still holds Kit
+    comments, which are stripped after the hooks);
   - `kind`: the run kind; `workspace`: the workspace root (Path); `version`: the snapshot version;
   - return None to keep the (possibly mutated in place) list, or a new list whose items are
     `BootstrapFile`, `(name, text)` tuples or `{"name": …, "text"|"content": …}` dicts. Hooks may
@@ -119,7 +121,7 @@ class PromptResult:
 class _Assembly:
     """Everything that depends only on the snapshot (and kind and hooks): cached per version."""
 
-    files: tuple[FileBudget, ...]  # report order: included (prompt order), then excluded
+    files: tuple[FileBudget, ...]  # report order: the fixed file order (see _report_order)
     persona: tuple[FileBudget, ...]
     memory: FileBudget | None
     heartbeat: FileBudget | None
@@ -140,7 +142,21 @@ def heartbeat_has_no_tasks(snap: Any) -> bool:
     """The snapshot's HEARTBEAT.md is missing or has no tasks (a heartbeat run is skipped). Read
     from the file alone, so a run can decide before it builds a prompt or starts anything."""
     doc = snap.get(HEARTBEAT)
-    return doc is None or heartbeat_is_empty(strip_kit_comments(doc.text))
+    return doc is None or heartbeat_is_empty(prompt_text(doc.body))
+
+
+def lf(text: str) -> str:
+    """`text` with LF line endings: a CRLF (or CR) file would otherwise put mixed line endings in
+    the prompt (the template trims the last one, not the inner ones)."""
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def prompt_text(text: str) -> str:
+    """What of a file's text (frontmatter already removed) goes into the prompt and is measured:
+    LF line endings, without Kit's comments."""
+    return strip_kit_comments(lf(text))
 
 
 def _normalise(result: Any, hook: Any) -> list[BootstrapFile]:
@@ -204,16 +220,17 @@ def _assemble(ws: WorkspaceCore, kind: str, hooks: Sequence[BootstrapHook]) -> _
                 unloaded.append(FileBudget(name, 0, 0, False, reason, problem=problem))
             continue
         if reason is None:
-            included.append(BootstrapFile(name, doc.text))
+            # the body: frontmatter is the file's metadata (no key means anything to the prompt)
+            included.append(BootstrapFile(name, lf(doc.body)))
         else:
-            raw = len(strip_kit_comments(doc.text))
+            raw = len(prompt_text(doc.body))
             problem = str(rejected[name]) if name in rejected else None
             excluded.append(FileBudget(name, raw, 0, False, reason, problem=problem))
     notes = _load_problems(snap, wanted)
     if hooks:
         included, hook_notes = run_bootstrap_hooks(included, hooks, BootstrapContext(kind, snap.root, snap.version))
         notes += hook_notes
-    stripped = [(f.name, strip_kit_comments(f.text)) for f in included]
+    stripped = [(f.name, prompt_text(f.text)) for f in included]  # hooks may have added CRLF text
     bootstrap = cfg.bootstrap
     budgets = apply_budgets(
         stripped,
@@ -233,7 +250,7 @@ def _assemble(ws: WorkspaceCore, kind: str, hooks: Sequence[BootstrapHook]) -> _
     if invalid:
         notes.append(f"{plural(invalid, 'invalid skill file')} left out; `kit skills check` says why")
     return _Assembly(
-        files=(*ordered, *unloaded, *excluded),
+        files=_report_order((*ordered, *unloaded, *excluded)),
         persona=persona,
         memory=memory,
         heartbeat=heartbeat,
@@ -241,6 +258,16 @@ def _assemble(ws: WorkspaceCore, kind: str, hooks: Sequence[BootstrapHook]) -> _
         notes=tuple(notes),
         heartbeat_empty=empty,
     )
+
+
+def _report_order(rows: Sequence[FileBudget]) -> tuple[FileBudget, ...]:
+    """The report lists the files in their documented order (AGENTS, SOUL, … MEMORY) whatever
+    happened to them (loaded, failed to load, left out by the kind), so a row never moves when a
+    file breaks. Files a hook added sit with the persona files: after the others, before MEMORY.md,
+    in the order the hooks gave them (the sort is stable)."""
+    added = BOOTSTRAP_FILES.index(MEMORY) - 0.5
+    rank = {name: index for index, name in enumerate(BOOTSTRAP_FILES)}
+    return tuple(sorted(rows, key=lambda row: rank.get(row.name, added)))
 
 
 def _rejected_files(snap) -> dict[str, Problem]:
@@ -305,6 +332,12 @@ def _now_context(moment: datetime | None = None) -> dict[str, str]:
 
 def _file_ctx(b: FileBudget) -> dict[str, Any]:
     return {"name": b.name, "text": b.text, "truncated": b.truncated}
+
+
+def _shown(b: FileBudget | None) -> dict[str, Any] | None:
+    """The template's view of a file; none for a file its allowance left out (not even a heading:
+    left out means not in the prompt, and the truncation warning names it)."""
+    return None if b is None or b.left_out else _file_ctx(b)
 
 
 def _piece(templates, template: str, warnings: list[str], /, **context: Any) -> str:
@@ -405,9 +438,9 @@ def _render(ws: WorkspaceCore, kind: str, snap, assembly: _Assembly, cuts: list[
         "workspace_name": snap.root.name,
         "tools": summaries,
         "skills_block": assembly.skills.text,
-        "files": [_file_ctx(b) for b in assembly.persona],
-        "memory": _file_ctx(assembly.memory) if assembly.memory else None,
-        "heartbeat": _file_ctx(assembly.heartbeat) if assembly.heartbeat else None,
+        "files": [_file_ctx(b) for b in assembly.persona if not b.left_out],
+        "memory": _shown(assembly.memory),
+        "heartbeat": _shown(assembly.heartbeat),
         "now": now,
         "warning": block,
     }
@@ -472,6 +505,10 @@ class TemplateWatch:
         return report
 
 
+def _what_the_model_sees(cut: FileBudget) -> str:
+    return "the model sees none of it" if cut.left_out else "the model sees only its head and tail"
+
+
 def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     """Bootstrap budget pressure (files cut), broken template overrides, skills left out."""
     result = build_prompt(ws, "default")
@@ -480,7 +517,7 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
         setting = "bootstrap.max_total_chars" if cut.reason == "max_total" else "bootstrap.max_chars_per_file"
         out.append(Problem(
             area="prompt", severity="warning", path=cut.name,
-            message=f"{describe_cut(cut, with_name=False)}; the model sees only its head and tail. "
+            message=f"{describe_cut(cut, with_name=False)}; {_what_the_model_sees(cut)}. "
                     f"Trim the file or raise {setting}",
         ))
     if result.template_issue is not None:

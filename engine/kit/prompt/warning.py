@@ -43,12 +43,18 @@ def describe_cut(cut: FileBudget, *, with_name: bool = True) -> str:
     """What was cut, with the allowance and what was really injected, so the numbers match the
     budget table: "SOUL.md: cut to an allowance of 20,000 of 25,000 characters (per-file limit):
     the first 14,000 and last 4,000 are kept, 18,133 injected with the marker".
+    A file whose allowance cannot hold the marker line is said to be left out: "IDENTITY.md: left
+    out: its allowance of 62 of 65 characters (total limit) cannot hold the truncation marker".
     `with_name=False` leaves out the leading name (for findings that carry the path already)."""
     why = REASON_TEXT.get(cut.reason or "", cut.reason)
-    text = (
-        f"cut to an allowance of {cut.allowance:,} of {cut.raw_chars:,} characters ({why}): the first "
-        f"{cut.kept_head:,} and last {cut.kept_tail:,} are kept, {cut.injected_chars:,} injected with the marker"
-    )
+    if cut.left_out:
+        text = (f"left out: its allowance of {cut.allowance:,} of {cut.raw_chars:,} characters ({why}) "
+                "cannot hold the truncation marker")
+    else:
+        text = (
+            f"cut to an allowance of {cut.allowance:,} of {cut.raw_chars:,} characters ({why}): the first "
+            f"{cut.kept_head:,} and last {cut.kept_tail:,} are kept, {cut.injected_chars:,} injected with the marker"
+        )
     return f"{cut.name}: {text}" if with_name else text
 
 
