@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import socket
 
-from helpers_agent import set_config, write_script
+from helpers_agent import recorded_calls, set_config, write_script
 from helpers_openai_server import FakeLLMServer, text_reply, tool_reply
 
 QUIET = "memory:\n  active_recall: {enabled: false}\n"
@@ -140,12 +140,13 @@ def test_iteration_limit_exits_1_after_printing_json(ws_path, tmp_path, cli):
 
 
 def test_broken_config_is_announced_on_the_status_line(ws_path, tmp_path, cli):
-    set_config(ws_path, "agent:\n  max_iterations: [oops\n")
+    # a bad value in a kit.yaml that loads (one that does not load stops the run: the test below)
+    set_config(ws_path, "agent:\n  max_iterations: [oops]\n")
     script = write_script(tmp_path, [{"text": "still here"}])
     result = cli("run", "hi", "--json", "-w", ws_path, "--model", f"script:{script}")
     assert result.exit_code == 0
     assert json.loads(result.stdout)["reply"] == "still here"
-    assert ("kit: warning: kit.yaml:2: invalid YAML: expected ',' or ']', but got '<stream end>' "
+    assert ("kit: warning: kit.yaml:2: 'agent.max_iterations' must be an integer, not ['oops'] "
             "(ignored until fixed; no kit.yaml setting applies)") in result.stderr.splitlines()
 
 
@@ -268,8 +269,8 @@ def test_a_rate_limit_says_to_wait_and_the_example_is_not_what_failed(ws_path, t
     assert result.exit_code == 1
     assert result.stderr == (
         "kit: no model available (openai/gpt-4o-mini auth: openai: OPENAI_API_KEY is not set). To fix: "
-        "set OPENAI_API_KEY to a valid key; or use a model you can reach with --model or agent.model in "
-        "kit.yaml (e.g. ollama/llama3.2 with Ollama running).\n")
+        "set the environment variable OPENAI_API_KEY (providers.openai.api_key_env) to a valid key; or use a "
+        "model you can reach with --model or agent.model in kit.yaml (e.g. ollama/llama3.2 with Ollama running).\n")
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     result = cli("run", "hi", "-w", ws_path, "--model", "openai/gpt-4o-mini")
@@ -370,3 +371,62 @@ def test_run_model_script_missing_here_points_at_the_workspaces_file(ws_path, tm
     inside = run_kit("run", "hi", "-w", ws_path, "--model", "script:bad.yaml", cwd=ws_path)
     assert inside.returncode == 2 and "turn 1 has an unknown key 'txt'" in inside.stderr
     assert "a path typed on the command line" not in inside.stderr
+
+
+# ---------------------------------------------------------------------------- found by a new user
+
+
+def test_a_bad_provider_base_url_is_a_config_error_not_a_traceback(ws_path, cli):
+    """Regression: `base_url: notaurl` was accepted by `kit config show` (exit 0), then `kit run hi`
+    ended in a traceback from probe_template (ValueError: unknown url type), a trailing space in
+    http.client.InvalidURL."""
+    for value, shown in (("notaurl", "'notaurl'"),
+                         ('"http://127.0.0.1:18080/v1 "', "'http://127.0.0.1:18080/v1 ' (no spaces or control characters)")):
+        set_config(ws_path, QUIET + f"providers:\n  lab:\n    type: openai\n    base_url: {value}\nagent:\n  model: lab/x\n")
+        problem = f"kit.yaml:6: 'providers.lab.base_url' must be an http:// or https:// URL, not {shown}"
+        shown_config = cli("config", "show", "-w", ws_path)
+        assert shown_config.exit_code == 1
+        assert shown_config.stderr == f"kit: warning: {problem} (ignored until fixed; the valid settings apply)\n"
+        result = cli("run", "hi", "-w", ws_path)
+        assert result.exit_code == 1
+        assert result.stderr.splitlines() == [
+            f"kit: warning: {problem} (ignored until fixed; the valid settings apply)",
+            f"kit: no model available (lab/x config: provider 'lab' is left out until kit.yaml:6 is fixed: "
+            f"{problem.removeprefix('kit.yaml:6: ')}). To fix: fix kit.yaml:6.",
+        ]
+        assert result.stdout == ""
+
+
+def test_kit_run_refuses_to_start_while_kit_yaml_does_not_load(ws_path, tmp_path, cli):
+    """Regression: a YAML syntax error made a one-shot `kit run` go to the default model (the
+    message could go where the user never chose) and then advise setting agent.model, which the
+    user had set. Now one line, exit 1, before a session or a request — one-shot and REPL alike."""
+    script = write_script(tmp_path, [{"text": "should not be asked"}])
+    set_config(ws_path, QUIET + "agent:\n  model: lab/x\nagent: [\n")
+    for args in (("run", "hi"), ("run", "hi", "--json"), ("run", "hi", "--model", f"script:{script}"), ("run",)):
+        result = cli(*args, "-w", ws_path, input="hi\n")
+        assert result.exit_code == 1, args
+        assert result.stderr == (
+            "kit: kit.yaml:6: invalid YAML: expected the node content, but found '<stream end>'; kit run does "
+            "not start until this file loads: none of its settings (agent.model, providers, tools.exec …) "
+            "would apply\n"), args
+        assert result.stdout == ""
+    assert recorded_calls(script) == []
+    assert not (ws_path / ".kit" / "sessions").exists() or list((ws_path / ".kit" / "sessions").iterdir()) == []
+    # a bad value in a file that loads is still a warning: the run goes on
+    set_config(ws_path, QUIET + "agent:\n  max_iteratons: 3\n")
+    result = cli("run", "hi", "-w", ws_path, "--model", f"script:{script}")
+    assert result.exit_code == 0, result.output
+
+
+def test_the_script_providers_made_up_counts_report_no_estimate_error(ws_path, tmp_path, cli):
+    """Regression: `"estimate_error": 1.48` from the script's made-up usage; docs/agent.md: present
+    when the server reported usage, and the script's counts are made up."""
+    set_config(ws_path, QUIET)
+    script = write_script(tmp_path, [{"text": "hello", "usage": {"prompt_tokens": 120, "completion_tokens": 9}}])
+    result = cli("run", "q", "--json", "-w", ws_path, "--model", f"script:{script}")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["usage"] == {
+        "prompt_tokens": 120, "completion_tokens": 9, "total_tokens": 129, "cache_read_tokens": 0,
+        "cache_write_tokens": 0, "model_calls": 1, "context_tokens": json.loads(result.stdout)["usage"]["context_tokens"],
+        "context_window": 32000}

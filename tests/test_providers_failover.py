@@ -149,7 +149,11 @@ def test_auth_error_is_not_retried_and_gets_no_cooldown(ws_path, server, keyed):
     assert client.cooldowns.all() == []
     message = str(info.value)
     assert "Incorrect API key provided" in message
-    assert "set KIT_TEST_KEY to a valid key" in message
+    # api_key_env holds the variable's name: the advice must not steer the key into kit.yaml
+    assert message == ("no model available (local/gpt-a auth: local: HTTP 401: Incorrect API key provided). "
+                       "To fix: set the environment variable KIT_TEST_KEY (providers.local.api_key_env) to a valid "
+                       "key; or set agent.model / agent.fallbacks to a model you can reach (e.g. ollama/llama3.2 "
+                       "with Ollama running).")
 
 
 def test_auth_error_moves_on_to_fallback(ws_path, server, keyed):
@@ -226,7 +230,7 @@ def test_nothing_reachable_says_what_to_set(ws_path, monkeypatch, kit_now):
     message = str(info.value)
     assert message.count("\n") == 0
     assert f"start Ollama at http://127.0.0.1:{port}" in message
-    assert "set OPENAI_API_KEY to a valid key" in message
+    assert "set the environment variable OPENAI_API_KEY (providers.openai.api_key_env) to a valid key" in message
     assert "agent.model" in message
     assert [(a.target, a.outcome) for a in client.last_attempts] == [
         ("ollama/llama3.2", "unreachable"), ("openai/gpt-4o-mini", "auth")]
@@ -379,8 +383,9 @@ def test_a_cooldown_still_says_what_to_fix(ws_path, monkeypatch):
         "no model available (ollama/llama3.2 cooldown: cooling down 20s more after unreachable; "
         "openai/gpt-4o-mini auth: openai: OPENAI_API_KEY is not set). To fix: start Ollama at "
         "http://127.0.0.1:11434 — it is retried when its cooldown ends (`kit doctor` lists cooldowns); "
-        "set OPENAI_API_KEY to a valid key; or set agent.model / agent.fallbacks to a model you can "
-        "reach (e.g. anthropic/claude-3-5-haiku-latest after exporting ANTHROPIC_API_KEY).")
+        "set the environment variable OPENAI_API_KEY (providers.openai.api_key_env) to a valid key; or set "
+        "agent.model / agent.fallbacks to a model you can reach (e.g. anthropic/claude-3-5-haiku-latest after "
+        "exporting ANTHROPIC_API_KEY).")
 
 
 def test_a_misconfigured_model_says_where_to_fix_it_once(ws_path, monkeypatch):
@@ -447,4 +452,146 @@ def test_preflight_fails_fast_only_when_no_candidate_can_answer(ws_path, server,
     client("ollama/llama3.2", ["script:turns.yaml"]).preflight()
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     client("ollama/llama3.2").preflight()  # a proxy may answer for it
+    assert server.requests == []
+
+
+# ---------------------------------------------------------------------------- found by a new user
+
+
+def test_an_auth_failure_without_a_key_variable_says_to_name_one(ws_path, server, kit_now):
+    """Regression: a 401 said `set providers.e401.api_key_env to a valid key`, steering the key
+    itself into kit.yaml; api_key_env names the variable that holds it."""
+    kit_now(T0)
+    (ws_path / "kit.yaml").write_text(f"agent: {{model: e401/x}}\nproviders:\n  e401: {{type: openai, base_url: "
+                                      f"'{server.url}'}}\n")
+    server.push(error_reply(401, "missing key"))
+    with pytest.raises(NoModelAvailable) as info:
+        FailoverClient(Workspace.open(ws_path)).complete([{"role": "user", "content": "hi"}])
+    assert str(info.value) == (
+        "no model available (e401/x auth: e401: HTTP 401: missing key). To fix: put the key in an environment "
+        "variable and name it with providers.e401.api_key_env; or set agent.model / agent.fallbacks to a model "
+        "you can reach (e.g. ollama/llama3.2 with Ollama running).")
+
+
+def _lab(ws_path: Path, url: str, fallback_url: str) -> Workspace:
+    (ws_path / "kit.yaml").write_text(
+        "agent: {model: lab/x, fallbacks: [backup/y], retry: {max_attempts: 1, backoff_s: 0}}\n"
+        f"providers:\n  lab: {{type: openai, base_url: '{url}'}}\n"
+        f"  backup: {{type: openai, base_url: '{fallback_url}'}}\n")
+    return Workspace.open(ws_path)
+
+
+def test_fixing_a_providers_base_url_clears_its_cooldown(ws_path, server, kit_now):
+    """Regression: after a wrong base_url, fixing it still gave `lab/x cooling down, answered by
+    backup/y` for up to 5 minutes. A cooldown belongs to the provider's configuration."""
+    kit_now(T0)
+    hi = [{"role": "user", "content": "hi"}]
+    wrong = f"http://127.0.0.1:{free_port()}/v1"
+    client = FailoverClient(_lab(ws_path, wrong, server.url))
+    server.push(text_reply("from backup"), text_reply("from backup again"), model="y")
+    assert client.complete(hi).text == "from backup"
+    assert [(c.target, c.failures) for c in client.cooldowns.all()] == [("lab/x", 1)]
+    assert client.complete(hi).text == "from backup again"
+    assert [(a.target, a.outcome) for a in client.last_attempts] == [("lab/x", "cooldown"), ("backup/y", "ok")]
+
+    # another wrong URL: a new configuration, whose failures count from one
+    client = FailoverClient(_lab(ws_path, f"http://127.0.0.1:{free_port()}/v1", server.url))
+    assert client.cooldowns.get("lab/x") is None
+    server.push(text_reply("from backup"), model="y")
+    client.complete(hi)
+    assert [(c.target, c.failures) for c in client.cooldowns.all()] == [("lab/x", 1)]
+
+    client = FailoverClient(_lab(ws_path, server.url, server.url))  # fixed
+    server.push(text_reply("from lab"), model="x")
+    assert client.complete(hi).text == "from lab"
+    assert [(a.target, a.outcome) for a in client.last_attempts] == [("lab/x", "ok")]
+
+
+def test_doctor_lists_only_cooldowns_of_providers_still_configured(ws_path, server, kit_now):
+    """Regression: `kit doctor` listed the cooldown of a provider deleted from kit.yaml."""
+    from kit.doctor import run_checks
+
+    kit_now(T0)
+    ws = _lab(ws_path, server.url, server.url)
+    FailoverClient(ws).cooldowns.record_failure("lab/x", "overloaded", "busy")
+
+    def cooling() -> list[str]:
+        return [f.message for f in run_checks(Workspace.open(ws_path), offline=True) if "cooling" in f.message]
+
+    assert cooling() == ["lab/x is cooling down for 30s after overloaded (1 consecutive): busy"]
+    (ws_path / "kit.yaml").write_text("agent: {model: backup/y}\n"
+                                      f"providers:\n  backup: {{type: openai, base_url: '{server.url}'}}\n")
+    assert cooling() == []
+
+
+def test_a_library_callers_model_gets_advice_without_command_line_flags(ws_path, monkeypatch, kit_now):
+    """Regression: `ws.agent(model=...)` said `use a model you can reach with --model or agent.model
+    in kit.yaml`. The CLI names its flag (it passes model_flag); a library caller gets neutral words."""
+    kit_now(T0)
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    ws = Workspace.open(ws_path)
+    tried = ("no model available (openai/gpt-4o-mini auth: openai: OPENAI_API_KEY is not set). To fix: set the "
+             "environment variable OPENAI_API_KEY (providers.openai.api_key_env) to a valid key; or ")
+    agent = ws.agent(model="openai/gpt-4o-mini")
+    with pytest.raises(NoModelAvailable) as info:
+        agent.turn("hi")
+    agent.close()
+    assert str(info.value) == tried + ("choose a model you can reach (agent.model in kit.yaml, or the model you "
+                                       "pass) (e.g. ollama/llama3.2 with Ollama running).")
+    client = FailoverClient(ws, model="openai/gpt-4o-mini", model_flag="--model")
+    with pytest.raises(NoModelAvailable) as info:
+        client.preflight()
+    assert str(info.value) == tried + ("use a model you can reach with --model or agent.model in kit.yaml "
+                                       "(e.g. ollama/llama3.2 with Ollama running).")
+
+
+def test_when_kit_yaml_does_not_load_the_advice_says_its_model_is_not_in_force(ws_path, monkeypatch, kit_now):
+    """Regression: with a YAML error in kit.yaml the run went to the default model and then said
+    `set agent.model …` although the user had set it."""
+    kit_now(T0)
+    port = free_port()
+    monkeypatch.setenv("KIT_PROVIDERS__OLLAMA__BASE_URL", f"http://127.0.0.1:{port}/v1")  # this layer loads
+    (ws_path / "kit.yaml").write_text("agent:\n  model: openai/gpt-4o-mini\nagent: [\n")
+    ws = Workspace.open(ws_path)
+    [problem] = ws.snapshot.config_issues
+    assert str(problem).startswith("kit.yaml:4: invalid YAML: ")
+    with pytest.raises(NoModelAvailable) as info:
+        FailoverClient(ws).preflight()
+    assert str(info.value) == (
+        f"no model available (ollama/llama3.2 unreachable: ollama: cannot connect (nothing listens on "
+        f"127.0.0.1:{port})). To fix: {problem} — the file did not load, so its agent.model is not in force "
+        "(ollama/llama3.2 was asked instead); fix it and try again.")
+
+
+def test_a_provider_left_out_by_a_config_error_says_which_line_to_fix(ws_path):
+    """Not `unknown provider 'lab' … add providers.lab with a type to kit.yaml`: it is there."""
+    from kit.doctor import run_checks
+
+    (ws_path / "kit.yaml").write_text("agent:\n  model: lab/x\nproviders:\n  lab:\n    type: openai\n"
+                                      "    base_url: notaurl\n")
+    ws = Workspace.open(ws_path)
+    why = ("provider 'lab' is left out until kit.yaml:6 is fixed: 'providers.lab.base_url' must be an http:// "
+           "or https:// URL, not 'notaurl'")
+    with pytest.raises(NoModelAvailable) as info:
+        FailoverClient(ws).preflight()
+    assert str(info.value) == f"no model available (lab/x config: {why}). To fix: fix kit.yaml:6."
+    found = [(f.severity, str(f)) for f in run_checks(ws, offline=True) if f.area in ("agent", "config")]
+    assert found == [
+        ("error", "kit.yaml:6: 'providers.lab.base_url' must be an http:// or https:// URL, not 'notaurl'"),
+        ("error", f"kit.yaml:2: agent.model lab/x: {why}"),
+    ]
+
+
+def test_url_errors_in_the_doctors_check_and_the_template_probe_are_answers_not_tracebacks(server):
+    """Regression: `kit doctor` said `check failed: ValueError("unknown url type: 'notaurl/models'")`
+    and `kit run` died in probe_template. kit.yaml's URLs are checked when it loads; these two
+    still never raise for a URL urllib cannot send."""
+    from kit.providers.failover import answers
+    from kit.providers.toolcheck import probe_template
+
+    assert answers("notaurl") == "not a URL Kit can ask (unknown url type: 'notaurl/models')"
+    assert answers(f"{server.url} ").startswith("not a URL Kit can ask (URL can't contain control characters.")
+    assert probe_template("notaurl") is None
+    assert probe_template(f"{server.url} ") is None
     assert server.requests == []

@@ -128,6 +128,87 @@ def test_a_stream_that_ends_without_a_finish_is_a_dropped_connection(server):
     assert info.value.kind == "dropped"
 
 
+class _HtmlPage:
+    """A server that answers every POST with a 200 HTML page (a proxy's login page, a web UI)."""
+
+    def __enter__(self) -> str:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                body = b"<html><body>Please sign in</body></html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_200_that_is_not_a_stream_is_a_malformed_response_not_a_dropped_connection(server, monkeypatch):
+    """Regression (new user): a 200 whose body is not SSE was "dropped the connection (the stream
+    ended before the reply was complete); retrying …" and then "no model available"; with
+    stream: false the same body said "malformed response". docs/providers.md: `format`, raised."""
+    from kit.providers.base import ProviderError
+
+    cases = [
+        (Reply(raw_body="this is not json at all"),  # a 200 with Content-Type application/json
+         "local: malformed response (expected server-sent events, got application/json: "
+         "'this is not json at all')"),
+        (Reply(raw_body=json.dumps({"id": "x", "choices": []})),  # a server that ignores stream: true
+         "local: malformed response (expected server-sent events, got application/json: "
+         "'{\"id\": \"x\", \"choices\": []}'; set providers.local.stream: false for a server that cannot stream)"),
+        (Reply(sse="this is not json at all\n"),  # text/event-stream in name only
+         "local: malformed response (24 bytes with no server-sent event in them)"),
+    ]
+    for reply, message in cases:
+        server.push(reply)
+        with pytest.raises(ProviderError) as info:
+            list(openai(server).stream(HI, [], model="m"))
+        assert (info.value.kind, str(info.value)) == ("format", message)
+    server.push(Reply(raw_body="this is not json at all"))  # the Anthropic provider alike
+    with pytest.raises(ProviderError) as info:
+        list(anthropic(server, monkeypatch).stream(HI, [], model="m"))
+    assert (info.value.kind, str(info.value)) == (
+        "format", "anthropic: malformed response (expected server-sent events, got application/json: "
+                  "'this is not json at all')")
+    with _HtmlPage() as url, pytest.raises(ProviderError) as info:
+        list(OpenAIProvider("local", base_url=url, api_key_env=None, require_key=False).stream(HI, [], model="m"))
+    assert (info.value.kind, str(info.value)) == (
+        "format", "local: malformed response (expected server-sent events, got text/html: "
+                  "'<html><body>Please sign in</body></html>')")
+
+
+def test_a_200_that_is_not_a_stream_is_raised_by_failover_not_retried(ws_path, server, monkeypatch):
+    """Through FailoverClient: one request, no retry, no cooldown, no fallback asked."""
+    from kit.providers.base import ProviderError
+    from kit.providers.failover import FailoverClient
+    from kit.workspace import Workspace
+
+    (ws_path / "kit.yaml").write_text(
+        "agent:\n  model: lab/x\n  fallbacks: [lab/y]\n  retry: {max_attempts: 3, backoff_s: 0}\n"
+        f"providers:\n  lab: {{type: openai, base_url: '{server.url}'}}\n")
+    server.push(Reply(raw_body="this is not json at all"), model="x")
+    client = FailoverClient(Workspace.open(ws_path), sleep=lambda s: None)
+    with pytest.raises(ProviderError) as info:
+        client.complete(HI)
+    assert info.value.kind == "format"
+    assert [(a.target, a.outcome) for a in client.last_attempts] == [("lab/x", "format")]
+    assert [r["model"] for r in server.requests] == ["x"]
+    assert client.cooldowns.all() == []
+
+
 # ---------------------------------------------------------------------------- llama.cpp's own bytes
 
 

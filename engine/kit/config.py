@@ -15,6 +15,7 @@ from functools import cached_property
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -44,8 +45,8 @@ from kit.settings import Field as Field
 from kit.wording import did_you_mean
 from kit.yamlsafe import MAX_YAML_CHARS, NotAMapping, YamlError, load_mapping, safe_values
 
-__all__ = ["GENERATION_FIELDS", "LAYERS", "PROVIDER_FIELDS", "SCHEMA", "Config", "Field", "config_errors",
-           "defaults", "load_config"]
+__all__ = ["GENERATION_FIELDS", "LAYERS", "PROVIDER_FIELDS", "SCHEMA", "Config", "Field", "api_key_env_problem",
+           "base_url_problem", "config_errors", "defaults", "load_config"]
 
 
 # The schema is derived from the typed sections (kit.settings): defaults and limits live there, once.
@@ -566,9 +567,68 @@ def _cross_checks(data: dict[str, Any], sources: dict[str, str], errors: list[Co
         report("memory.chunk.overlap must be smaller than memory.chunk.tokens", "memory.chunk.overlap")
         reset("memory.chunk.overlap", "memory.chunk.tokens")
     for name, prov in list(data["providers"].items()):
-        if name not in ("openai", "anthropic", "ollama") and not prov.get("type"):
-            report(f"provider '{name}' needs 'type: openai|anthropic|ollama'", f"providers.{name}")
+        problem = _provider_problem(name, prov)
+        if problem is not None:
+            message, dotted = problem
+            report(message, dotted)
+            # left out whole: a provider without its base_url would talk to the API's own (a
+            # `type: openai` one to api.openai.com), sending the conversation where it was not meant to go
             drop(f"providers.{name}")
+
+
+def _provider_problem(name: str, prov: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Why provider `name` cannot work as configured, and the dotted key to blame; None if it can."""
+    if name not in ("openai", "anthropic", "ollama") and not prov.get("type"):
+        return f"provider '{name}' needs 'type: openai|anthropic|ollama'", f"providers.{name}"
+    for key, problem in (("base_url", base_url_problem), ("api_key_env", api_key_env_problem)):
+        dotted = f"providers.{name}.{key}"
+        message = problem(dotted, prov.get(key))
+        if message is not None:
+            return message, dotted
+    return None
+
+
+# --------------------------------------------------------------------------- provider values
+# Checked here for kit.yaml and again by kit.providers.registry for a plain-dict config (a library
+# caller's): one wording for both.
+
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def is_http_url(value: str) -> bool:
+    """An http:// or https:// URL with a host, a numeric port if any, and nothing a request line
+    cannot carry (whitespace, control characters: a trailing space made http.client refuse it)."""
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        return False
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+def base_url_problem(dotted: str, value: Any) -> str | None:
+    """`'providers.lab.base_url' must be an http:// or https:// URL, not 'notaurl'`, or None (unset
+    or fine). A password in the URL (user:pass@) is not repeated."""
+    if value is None or (isinstance(value, str) and is_http_url(value)):
+        return None
+    text = str(value)
+    shown = _show(re.sub(r"//[^/@]*@", "//…@", text))
+    hint = " (no spaces or control characters)" if any(ch.isspace() or ord(ch) < 32 for ch in text) else ""
+    guess = f"http://{text.strip()}"
+    if "://" not in text and is_http_url(guess) and urlsplit(guess).port:  # `127.0.0.1:8080/v1`
+        hint = f" (did you mean '{guess}'?)"
+    return f"'{dotted}' must be an http:// or https:// URL, not {shown}{hint}"
+
+
+def api_key_env_problem(dotted: str, value: Any) -> str | None:
+    """The problem of an api_key_env that cannot be a variable's name, or None. The value is never
+    repeated: what does not look like a name is most likely the key itself."""
+    if not value or (isinstance(value, str) and ENV_NAME_RE.match(value)):
+        return None
+    return (f"'{dotted}' must name an environment variable (like OPENAI_API_KEY), not hold the key itself: "
+            "put the key in the environment")
 
 
 def load_config(

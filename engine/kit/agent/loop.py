@@ -58,12 +58,14 @@ class Client:
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelResponse: ...
 
 
-def make_client(ws: WorkspaceCore, model: str | None = None, generation: GenerationSettings | None = None) -> Client:
+def make_client(ws: WorkspaceCore, model: str | None = None, generation: GenerationSettings | None = None,
+                model_flag: str | None = None) -> Client:
     """The model client for `model` (or agent.model): kit.providers.failover.FailoverClient.
-    `generation`: the run's own settings (--max-tokens, --temperature), over kit.yaml's."""
+    `generation`: the run's own settings (--max-tokens, --temperature), over kit.yaml's;
+    `model_flag`: the command-line flag `model` came from, for the advice when nothing answers."""
     from kit.providers.failover import FailoverClient
 
-    return FailoverClient(ws, model=model, generation=generation)
+    return FailoverClient(ws, model=model, generation=generation, model_flag=model_flag)
 
 
 def cut_marker(result: TurnResult) -> str | None:
@@ -334,6 +336,7 @@ class Agent:
         generation: GenerationSettings | None = None,
         mcp: bool = True,
         on_event: ev.EventCallback | None = None,
+        model_flag: str | None = None,
     ):
         self.ws = ws
         self.kind = run_kind(kind).name  # an unknown kind fails here, before a session opens
@@ -342,7 +345,8 @@ class Agent:
         self.approve = approve
         self.status = status or (lambda message: None)
         self.on_event = on_event  # the turn's events as they happen (kit.agent.events)
-        self.client = client if client is not None else make_client(ws, model, generation)
+        # model_flag: a command line names its flag ("--model") in the advice when nothing answers
+        self.client = client if client is not None else make_client(ws, model, generation, model_flag)
         self._client_events: bool | None = None  # does client.complete take on_event?
         # what the model may call: the built-in tools unless the caller brings more (or fewer)
         self.tools = tools if tools is not None else builtin_registry()

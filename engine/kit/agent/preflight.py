@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kit.core import WorkspaceCore
+from kit.errors import ConfigError
 from kit.problems import Problem
 from kit.providers.script import LABEL
 from kit.snapshot import Snapshot, config_problem_text
@@ -42,11 +43,31 @@ def load_notices(ws: WorkspaceCore) -> list[str]:
     return _warnings(ws, ws.snapshot.errors)
 
 
+def refusal(ws: WorkspaceCore) -> ConfigError | None:
+    """Why `kit run` must not start: a configuration file that does not load at all (invalid
+    YAML …). None of its settings would apply — agent.model, the providers, tools.exec — so the
+    message would go to a model the user did not choose, under a policy they did not set. A bad
+    value in a file that loads leaves its valid settings in force: that is a warning, not this."""
+    # the model client's module: imported only when a run starts, not by every command's warnings
+    from kit.providers.failover import unloaded_config
+
+    problem = unloaded_config(ws)
+    if problem is None:
+        return None
+    return ConfigError(f"{problem.message}; kit run does not start until this file loads: none of its "
+                       "settings (agent.model, providers, tools.exec …) would apply",
+                       path=problem.path, line=problem.line)
+
+
 def run_notices(ws: WorkspaceCore, model: str | None = None) -> list[str]:
-    """The status lines a one-shot run starts with: the script provider's label, each load error
-    and what is in force instead, each untrusted workspace hook that is skipped."""
+    """The status lines a run starts with: the script provider's label, each load error and what
+    is in force instead, each untrusted workspace hook that is skipped. Raises the `refusal`
+    ConfigError instead when the run must not start at all."""
     from kit.hooks.registry import registry_for
 
+    refused = refusal(ws)
+    if refused is not None:
+        raise refused
     notices = []
     spec = model or ws.config.agent.model
     if spec.startswith("script:"):

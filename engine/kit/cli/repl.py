@@ -400,6 +400,6 @@ def run_repl(ws: Workspace, *, model: str | None = None, session_key: str | None
         for name in offer_hook_trust(ws, lambda question: console.input(escape(question)), status):
             status(f"hook {name} trusted")
     agent = ws.agent(model=model, session_key=session_key, kind=kind, interactive=True,
-                     approve=approve, status=status, generation=generation)
+                     approve=approve, status=status, generation=generation, model_flag="--model")
     repl = Repl(ws, agent, console=console)
     return repl.run()

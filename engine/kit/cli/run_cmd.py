@@ -74,8 +74,11 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
     if as_json and stream_json:
         fail("--json and --stream-json exclude each other (--stream-json ends with the same document)", 2)
     ws = open_workspace(workspace, config_warnings=False)
+    typed, model = model, (_from_shell(model) if model is not None else None)
+    # first: a configuration file that does not load stops the run here (a ConfigError, one line),
+    # before a --model is judged against a configuration that is not the user's
+    notices = ws.run_notices(model)
     if model is not None:
-        typed, model = model, _from_shell(model)
         _check_model(ws, model, typed)
     generation = None
     if max_tokens is not None or temperature is not None:
@@ -105,7 +108,7 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
     if not message.strip():
         fail("empty MESSAGE: give the text to send (or leave it out for the REPL)", 2)
     # the script label, load problems and skipped untrusted hooks: nobody is asked in a one-shot run
-    for notice in ws.run_notices(model):
+    for notice in notices:
         status(notice)
     machine = as_json or stream_json
     interactive = sys.stdin.isatty() and not machine
@@ -125,7 +128,8 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
             return click.confirm(f"{what} `{command}` ({reason}). Run it?", default=False, err=True)
 
     agent = ws.agent(model=model, session_key=session_key, kind=kind, interactive=interactive,
-                     approve=approve, status=status, generation=generation, on_event=on_event)
+                     approve=approve, status=status, generation=generation, on_event=on_event,
+                     model_flag="--model")
     try:
         result = agent.turn(message)
     finally:

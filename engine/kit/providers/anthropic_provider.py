@@ -71,11 +71,16 @@ class AnthropicProvider(SDKProvider):
 
     def events(self, kwargs: dict[str, Any]) -> Iterator[Any]:
         translate = _Translator()
+        received = 0
         with self.client().messages.create(**kwargs) as raw_events:
+            refused = self.not_a_stream(raw_events)
+            if refused is not None:
+                raise refused
             for raw in raw_events:
+                received += 1
                 yield from translate(raw)
-        if not translate.stopped:
-            raise self.dropped()
+            if not translate.stopped:
+                raise self.ended(raw_events, received)
 
 
 class _Translator:

@@ -117,6 +117,7 @@ class Attempt:
     message: str = ""
     cause: str = ""  # for a cooldown: the error kind that started it (what the user can fix)
     flag: bool = False  # the spec came from the caller (`kit run --model`), not from kit.yaml
+    fix: str = ""  # what to do, when the failure itself knows (the kit.yaml line that left a provider out)
     wait_s: float = 0.0  # the pause before the next request to the same model (a retry)
 
     def to_json(self) -> dict[str, object]:

@@ -36,8 +36,8 @@ from urllib.parse import urlsplit
 from kit import clock
 from kit.core import WorkspaceCore
 from kit.errors import ConfigError
-from kit.paths import CONFIG_FILE
-from kit.problems import Problem
+from kit.paths import CONFIG_FILE, user_config_file
+from kit.problems import Problem, located
 from kit.providers.base import (
     RETRY_SAME_MODEL,
     Attempt,
@@ -60,6 +60,7 @@ from kit.providers.events import (
 )
 from kit.providers.registry import (
     LOOPBACK,
+    ProviderSettings,
     check_spec,
     generation_for,
     is_loopback,
@@ -90,7 +91,11 @@ MIGRATIONS = (
         message TEXT NOT NULL,
         updated REAL NOT NULL
     )""",
+    # the provider configuration a cooldown is for (ProviderSettings.fingerprint): rows from before
+    # it have '' and match no configuration, so they are ignored
+    "ALTER TABLE failover_cooldowns ADD COLUMN config TEXT NOT NULL DEFAULT ''",
 )
+SCRIPT_FINGERPRINT = "script"  # a script has no provider settings: its cooldowns always apply
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,7 @@ class Cooldown:
     failures: int  # consecutive retryable failures
     kind: str
     message: str
+    config: str = ""  # the provider's fingerprint when it failed (never the key)
 
     def remaining(self, now: float | None = None) -> float:
         return max(0.0, self.until - (clock.timestamp() if now is None else now))
@@ -126,33 +132,51 @@ class CooldownStore:
     def _db(self) -> StateDB:
         return self.ws.open_state("failover", MIGRATIONS)
 
+    def fingerprint(self, target: str) -> str | None:
+        """The configuration `target`'s cooldowns are for (its provider's base_url, type and key
+        variable, hashed); None when no provider of that name is configured any more."""
+        if target.startswith("script:"):
+            return SCRIPT_FINGERPRINT
+        try:
+            return settings_for(target.split("/", 1)[0], self.ws.config).fingerprint
+        except ConfigError:
+            return None
+
     def get(self, target: str) -> Cooldown | None:
+        """`target`'s cooldown, if it was recorded under the provider's current configuration:
+        a fixed base_url (or key variable) is tried at once, as a fixed key is."""
         with self._db() as db:
             row = db.execute("SELECT * FROM failover_cooldowns WHERE target = ?", (target,)).fetchone()
-        return _row(row) if row else None
+        cool = _row(row) if row else None
+        return cool if cool is not None and cool.config == self.fingerprint(target) else None
 
     def all(self) -> list[Cooldown]:
+        """The cooldowns that still apply: of models whose provider is configured as it was then."""
         with self._db() as db:
             rows = db.execute("SELECT * FROM failover_cooldowns ORDER BY target").fetchall()
-        return [_row(r) for r in rows]
+        return [cool for cool in map(_row, rows) if cool.config == self.fingerprint(cool.target)]
 
     def record_failure(self, target: str, kind: str, message: str, *, at_least: float | None = None) -> Cooldown:
         """Escalate the cooldown; a server's Retry-After (`at_least`) lengthens it, never shortens."""
         now = clock.timestamp()
+        config = self.fingerprint(target) or ""
         with self._db() as db, db.transaction():
-            row = db.execute("SELECT failures, until FROM failover_cooldowns WHERE target = ?", (target,)).fetchone()
-            # escalation is for failures in a row: an hour of quiet after the last cooldown starts over
-            recent = row is not None and now - float(row["until"]) < ESCALATION_RESET_S
+            row = db.execute("SELECT failures, until, config FROM failover_cooldowns WHERE target = ?",
+                             (target,)).fetchone()
+            # escalation is for failures in a row of one configuration: an hour of quiet after the
+            # last cooldown, or a changed provider, starts over
+            recent = (row is not None and row["config"] == config
+                      and now - float(row["until"]) < ESCALATION_RESET_S)
             failures = (int(row["failures"]) if recent else 0) + 1
             until = now + max(cooldown_seconds(failures), at_least or 0.0)
             db.execute(
-                "INSERT INTO failover_cooldowns(target, until, failures, kind, message, updated) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(target) DO UPDATE SET until = excluded.until, "
+                "INSERT INTO failover_cooldowns(target, until, failures, kind, message, updated, config) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(target) DO UPDATE SET until = excluded.until, "
                 "failures = excluded.failures, kind = excluded.kind, message = excluded.message, "
-                "updated = excluded.updated",
-                (target, until, failures, kind, message[:500], now),
+                "updated = excluded.updated, config = excluded.config",
+                (target, until, failures, kind, message[:500], now, config),
             )
-        return Cooldown(target, until, failures, kind, message[:500])
+        return Cooldown(target, until, failures, kind, message[:500], config)
 
     def clear(self, target: str | None = None) -> None:
         with self._db() as db:
@@ -163,7 +187,8 @@ class CooldownStore:
 
 
 def _row(row) -> Cooldown:
-    return Cooldown(row["target"], float(row["until"]), int(row["failures"]), row["kind"], row["message"])
+    return Cooldown(row["target"], float(row["until"]), int(row["failures"]), row["kind"], row["message"],
+                    row["config"])
 
 
 # ---------------------------------------------------------------------------- client
@@ -179,9 +204,13 @@ class FailoverClient:
     the fallbacks; each model is retried on retryable errors before the next one is asked."""
 
     def __init__(self, ws: WorkspaceCore, model: str | None = None, fallbacks: list[str] | None = None, *,
-                 generation: GenerationSettings | None = None, sleep: Callable[[float], None] | None = None):
+                 generation: GenerationSettings | None = None, sleep: Callable[[float], None] | None = None,
+                 model_flag: str | None = None):
         self.ws = ws
         self._model = model
+        # how the caller's `model` was given, for the advice: a CLI passes its flag ("--model");
+        # a library caller gets advice that names no command line
+        self.model_flag = model_flag
         self._fallbacks = fallbacks
         # the run's own settings (kit run --max-tokens / --temperature): over every config level
         self.generation = generation
@@ -212,20 +241,26 @@ class FailoverClient:
         if version != self._providers_version:
             self._providers, self._providers_version = {}, version
         if spec not in self._providers:
-            self._providers[spec] = resolve(spec, self.ws.config, positions=positions_for(self.ws),
-                                              root=self.ws.root)
+            try:
+                self._providers[spec] = resolve(spec, self.ws.config, positions=positions_for(self.ws),
+                                                  root=self.ws.root)
+            except ConfigError as exc:
+                raise left_out(self.ws, spec.partition("/")[0], exc) from None
         return self._providers[spec]
 
     def _no_model(self, attempts: list[Attempt]) -> NoModelAvailable:
-        """The error for a call nothing answered; attempts at the caller's own `model` (the
-        `--model` flag) are marked so the advice names the flag, not kit.yaml."""
+        """The error for a call nothing answered; attempts at the caller's own `model` are marked
+        so the advice names where that model came from, not kit.yaml. When a configuration file
+        did not load, the model asked was not the one it names: that is what to fix."""
         if self._model:
             try:
                 own = {self._model, _target(self._model)}
             except ConfigError:
                 own = {self._model}
             attempts = [replace(a, flag=True) if a.target in own else a for a in attempts]
-        return NoModelAvailable(no_model_message(attempts, self.ws.config, flag=bool(self._model)))
+        not_loaded = None if self._model else unloaded_config(self.ws)
+        return NoModelAvailable(no_model_message(attempts, self.ws.config, flag=bool(self._model),
+                                                 model_flag=self.model_flag, not_loaded=not_loaded))
 
     # ------------------------------------------------------------------ calling
 
@@ -246,7 +281,7 @@ class FailoverClient:
             try:
                 target = _target(spec)
             except ConfigError as exc:
-                attempts.append(Attempt(spec, "config", str(exc)))
+                attempts.append(_config_attempt(spec, exc))
                 continue
             cool = self.cooldowns.get(target)
             if cool is not None and cool.until > now:
@@ -323,7 +358,7 @@ class FailoverClient:
             provider, model = self._provider(spec)
             generation = generation_for(spec, self.ws.config, self.generation)
         except ConfigError as exc:
-            attempts.append(Attempt(target, "config", str(exc)))
+            attempts.append(_config_attempt(target, exc))
             return False
         notice = self._probe_first(spec, target, tools)
         if notice is not None:  # before the request: the warning is read before the reply, not in it
@@ -358,6 +393,8 @@ class FailoverClient:
         if notice is not None:
             yield notice
         self.last_target = target
+        if target.startswith("script:"):
+            estimate = 0  # the script's token counts are made up: there is nothing to measure against
         yield Reply(replace(response, model=response.model or target, attempts=tuple(attempts),
                             estimated_prompt_tokens=estimate, max_tokens=generation.max_tokens))
         return True
@@ -525,9 +562,9 @@ class FailoverClient:
                 name, _model = split_spec(spec)
                 if name == "script":
                     return
-                settings = settings_for(name, self.ws.config)
+                settings = provider_settings(self.ws, name)
             except ConfigError as exc:
-                attempts.append(Attempt(spec, "config", str(exc)))
+                attempts.append(_config_attempt(spec, exc))
                 continue
             if settings.needs_key and not os.environ.get(settings.api_key_env or ""):
                 attempts.append(Attempt(target, "auth", f"{name}: {settings.api_key_env} is not set"))
@@ -540,6 +577,51 @@ class FailoverClient:
         if attempts:
             self.last_attempts = attempts
             raise self._no_model(attempts)
+
+
+class ProviderLeftOut(ConfigError):
+    """A provider kit.yaml declares that a config error left out: the fix is that error's line."""
+
+    def __init__(self, message: str, *, fix: str):
+        super().__init__(message)
+        self.fix = fix
+
+
+def left_out(ws: WorkspaceCore, name: str, exc: ConfigError) -> ConfigError:
+    """`exc` (an unknown provider) in truer words when a configuration file declares provider
+    `name` but an error in it left the provider out: "add providers.lab" would be wrong advice."""
+    if name in ws.config.providers:
+        return exc
+    prefix = f"providers.{name}"
+    spots = {where for key, where in ws.config.lines.items() if key == prefix or key.startswith(prefix + ".")}
+    problem = next((p for p in ws.snapshot.config_issues if (p.path, p.line) in spots), None)
+    if problem is None:
+        return exc
+    place = located(problem.path, problem.line, "").rstrip(": ")
+    return ProviderLeftOut(f"provider '{name}' is left out until {place} is fixed: {problem.message}",
+                           fix=f"fix {place}")
+
+
+def provider_settings(ws: WorkspaceCore, name: str) -> ProviderSettings:
+    """`settings_for(name, ws.config)`, saying so when a config error left the provider out."""
+    try:
+        return settings_for(name, ws.config)
+    except ConfigError as exc:
+        raise left_out(ws, name, exc) from None
+
+
+def _config_attempt(target: str, exc: ConfigError) -> Attempt:
+    return Attempt(target, "config", str(exc), fix=getattr(exc, "fix", ""))
+
+
+def unloaded_config(ws: WorkspaceCore) -> Problem | None:
+    """The problem of a configuration file (kit.yaml, the user file) that did not load at all —
+    invalid YAML, not a mapping, unreadable — so none of its settings is in force, agent.model
+    included; None when each file loaded (a bad value leaves the file's valid ones in force)."""
+    snapshot = ws.snapshot
+    files = {CONFIG_FILE, str(user_config_file())}
+    return next((p for p in snapshot.config_issues if p.path in files and p.path not in snapshot.config.files),
+                None)
 
 
 def _retry_same_model(error: BaseException) -> bool:
@@ -568,19 +650,49 @@ def local_refusal(base_url: str | None) -> str | None:
 # ---------------------------------------------------------------------------- messages
 
 
-def _hint(attempt: Attempt, config: Any) -> str | None:
+@dataclass(frozen=True)
+class ModelChoice:
+    """How the advice names the place a model is chosen — every wording of it, once."""
+
+    fix: str  # a spec that names no model
+    switch: str  # "… {}": set it to another model
+    reach: str  # the closing suggestion
+
+
+KIT_YAML_CHOICE = ModelChoice("fix agent.model / agent.fallbacks in kit.yaml", "set agent.model to {}",
+                              "set agent.model / agent.fallbacks to a model you can reach")
+# a library caller's own `model` (ws.agent(model=…)): no command-line advice in a library error
+CALLER_CHOICE = ModelChoice("fix the model you pass", "pass {}",
+                            "choose a model you can reach (agent.model in kit.yaml, or the model you pass)")
+
+
+def model_choice(from_caller: bool, model_flag: str | None = None) -> ModelChoice:
+    """kit.yaml's agent.model; the caller's own model; or, when a command line passed it, the flag
+    (`model_flag`, e.g. "--model")."""
+    if not from_caller:
+        return KIT_YAML_CHOICE
+    if model_flag is None:
+        return CALLER_CHOICE
+    return ModelChoice(f"fix the {model_flag} value", f"set {model_flag} to {{}}",
+                       f"use a model you can reach with {model_flag} or agent.model in kit.yaml")
+
+
+def _hint(attempt: Attempt, config: Any, model_flag: str | None = None) -> str | None:
     """What the user should set or start for this failed attempt."""
-    where = "--model" if attempt.flag else "agent.model"
+    if attempt.fix:
+        return attempt.fix
+    choice = model_choice(attempt.flag, model_flag)
     if attempt.outcome == "cooldown":
         # say what to fix (start Ollama, …), not only that there is a wait
-        fix = _hint(replace(attempt, outcome=attempt.cause, cause=""), config) if attempt.cause else None
+        fix = (_hint(replace(attempt, outcome=attempt.cause, cause=""), config, model_flag)
+               if attempt.cause else None)
         wait = "it is retried when its cooldown ends (`kit doctor` lists cooldowns)"
         if fix and fix.startswith("wait"):
             return fix  # the fix for a rate limit (…) already is the wait
         return f"{fix} — {wait}" if fix else f"wait: {wait}"
     kind = attempt.outcome
     if kind == "config":
-        return "fix the --model value" if attempt.flag else "fix agent.model / agent.fallbacks in kit.yaml"
+        return choice.fix
     if kind in RETRY_HINTS:
         # retryable: the model is fine, the moment is not; the cooldown says when it is tried again
         return (f"wait: {attempt.target} {RETRY_HINTS[kind]}; it is retried when its cooldown ends "
@@ -593,14 +705,18 @@ def _hint(attempt: Attempt, config: Any) -> str | None:
     if settings is None:
         return None
     if kind in ("auth", "auth_permanent"):
-        return f"set {settings.api_key_env or 'providers.' + provider + '.api_key_env'} to a valid key"
+        # api_key_env holds the variable's name: the key goes into the environment, never kit.yaml
+        if settings.api_key_env:
+            return (f"set the environment variable {settings.api_key_env} (providers.{provider}.api_key_env) "
+                    "to a valid key")
+        return f"put the key in an environment variable and name it with providers.{provider}.api_key_env"
     if kind == "billing":
         return f"check the billing/quota of the {provider} account"
     if kind == "model_not_found":
         model = attempt.target.split("/", 1)[1]
         if settings.type == "ollama":
-            return f"pull the model (`ollama pull {model}`) or set {where}"
-        return f"set {where} to a model this provider serves"
+            return f"pull the model (`ollama pull {model}`) or {choice.switch.format('another model')}"
+        return choice.switch.format("a model this provider serves")
     if kind == "unreachable" and settings.type == "ollama":
         url = (settings.base_url or "").removesuffix("/v1")
         return f"start Ollama at {url}"
@@ -639,8 +755,11 @@ def _example(attempts: Sequence[Attempt]) -> str:
     return ""
 
 
-def no_model_message(attempts: Sequence[Attempt], config: Any, *, flag: bool = False) -> str:
-    """One line: what was tried, then what to do. `flag`: the primary came from `--model`."""
+def no_model_message(attempts: Sequence[Attempt], config: Any, *, flag: bool = False,
+                     model_flag: str | None = None, not_loaded: Problem | None = None) -> str:
+    """One line: what was tried, then what to do. `flag`: the primary came from the caller (named
+    `model_flag` on a command line); `not_loaded`: the problem of a configuration file that did
+    not load, so the models tried are not the ones it names."""
     if not attempts:
         return "no model configured: set agent.model in kit.yaml (e.g. ollama/llama3.2 or openai/gpt-4o-mini)"
     # the retries of one model are one entry: "x/y overloaded: HTTP 503: busy, 3 attempts"
@@ -655,17 +774,24 @@ def no_model_message(attempts: Sequence[Attempt], config: Any, *, flag: bool = F
         (f"{a.target} {a.outcome}: {a.message}" if a.message else f"{a.target} {a.outcome}")
         + (f", {n} attempts" if n > 1 else "")
         for a, n in groups)
+    if not_loaded is not None:
+        # advice about the models tried (start Ollama, set agent.model …) would be about models
+        # the user never chose: the file is what to fix
+        return (f"no model available ({tried}). To fix: {not_loaded} — the file did not load, so its "
+                f"agent.model is not in force ({attempts[0].target} was asked instead); fix it and try again.")
     hints: list[str] = []
     for attempt, _n in groups:
-        hint = _hint(attempt, config)
+        hint = _hint(attempt, config, model_flag)
         if hint and hint not in hints:
             hints.append(hint)
     example = _example(attempts)
     if all(a.outcome == "config" for a, _n in groups):
         # every model was misconfigured: "fix agent.model" already says where; one example more
-        return f"no model available ({tried}). To fix: " + "; ".join(hints) + (f" ({example})." if example else ".")
-    other = ("use a model you can reach with --model or agent.model in kit.yaml" if flag
-             else "set agent.model / agent.fallbacks to a model you can reach")
+        # (not after a fix of its own, "fix kit.yaml:4", where a model to pick is beside the point)
+        if example and any(not a.fix for a, _n in groups):
+            return f"no model available ({tried}). To fix: " + "; ".join(hints) + f" ({example})."
+        return f"no model available ({tried}). To fix: " + "; ".join(hints) + "."
+    other = model_choice(flag, model_flag).reach
     if example:
         other += f" ({example})"
     hints.append(f"or {other}" if hints else other)
@@ -681,6 +807,7 @@ DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https:
 
 def answers(base_url: str, timeout: float = DOCTOR_TIMEOUT_S) -> str | None:
     """None when something answers HTTP at `base_url` (any status: a 401 is an answer), else why not."""
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -702,6 +829,10 @@ def answers(base_url: str, timeout: float = DOCTOR_TIMEOUT_S) -> str | None:
         return f"no answer within {timeout:g} s"
     except OSError as exc:
         return str(exc)
+    except (ValueError, http.client.HTTPException) as exc:
+        # a URL urllib cannot send (no http:// scheme, a space): configured ones are checked
+        # before they get here; this keeps a direct call one line too, never a traceback
+        return f"not a URL Kit can ask ({exc})"
 
 
 def doctor_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
@@ -719,7 +850,7 @@ def doctor_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
                 check_spec(spec, root=ws.root)  # the file is read and checked, as `kit run` does
                 continue
             target = _target(spec)
-            settings = settings_for(provider, ws.config)
+            settings = provider_settings(ws, provider)
         except ConfigError as exc:
             key = "agent.model" if spec == ws.config.agent.model else "agent.fallbacks"
             path, line = ws.config.where(key)

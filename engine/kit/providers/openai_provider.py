@@ -74,14 +74,19 @@ class OpenAIProvider(SDKProvider):
         if not self.streaming:
             yield from events_of_completion(result)
             return
-        finished = False
+        finished, chunks = False, 0
         with result:
+            refused = self.not_a_stream(result)
+            if refused is not None:
+                raise refused
             for chunk in result:
+                chunks += 1
                 for event in events_of_chunk(chunk):
                     finished = finished or isinstance(event, Finish)
                     yield event
-        if not finished:
-            raise self.dropped()  # the server closed the stream without saying the reply was complete
+            if not finished:
+                # the server closed the stream without saying the reply was complete
+                raise self.ended(result, chunks)
 
 
 def _plain(message: dict[str, Any]) -> dict[str, Any]:

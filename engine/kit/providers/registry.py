@@ -7,12 +7,14 @@ the scripted provider (tests and offline demos; imported lazily).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from kit.config import Config, section_of
+from kit.config import Config, api_key_env_problem, base_url_problem, section_of
 from kit.errors import ConfigError
 from kit.providers.base import GenerationSettings, Provider
 from kit.settings import PROVIDER_FIELDS, AgentSettings
@@ -54,6 +56,13 @@ class ProviderSettings:
         """Served on this machine: Ollama, or a loopback base_url (llama.cpp, LM Studio, vLLM …)."""
         return self.type == "ollama" or is_loopback(self.base_url)
 
+    @property
+    def fingerprint(self) -> str:
+        """Where requests go and with which key variable (never the key): a cooldown is kept for
+        this, so a provider whose base_url, type or api_key_env changed starts afresh."""
+        where = json.dumps([self.type, self.base_url, self.api_key_env])
+        return hashlib.sha256(where.encode()).hexdigest()[:16]
+
 
 def providers_config(config: Any) -> Mapping[str, Any]:
     """`providers` from a kit.config.Config or a plain dict (either the whole config or the section)."""
@@ -94,6 +103,11 @@ def settings_for(name: str, config: Any) -> ProviderSettings:
     kind = raw.get("type") or name
     if kind not in ("openai", "ollama", "anthropic"):
         raise ConfigError(f"provider {name!r} needs 'type: openai|anthropic|ollama'")
+    # kit.yaml's values were checked when it loaded; a plain-dict config (a library caller's) is here
+    problem = (base_url_problem(f"providers.{name}.base_url", raw.get("base_url"))
+               or api_key_env_problem(f"providers.{name}.api_key_env", raw.get("api_key_env")))
+    if problem:
+        raise ConfigError(problem)
     base_url = raw.get("base_url")
     if kind == "ollama" and not base_url:
         base_url = DEFAULT_OLLAMA_URL

@@ -76,6 +76,34 @@ class SDKProvider(StreamingProvider):
         return ProviderError(f"{self.name}: the stream ended before the reply was complete",
                              kind="dropped", provider=self.name)
 
+    def malformed(self, detail: str) -> ProviderError:
+        """A 200 Kit cannot read as a reply: another model would be asked the same way, so it is a
+        `format` error (raised, not retried), worded as from_sdk_exception words it."""
+        return ProviderError(f"{self.name}: malformed response ({detail})", kind="format", provider=self.name)
+
+    def not_a_stream(self, raw: Any) -> ProviderError | None:
+        """The error for a 200 answer to a streamed request that is not server-sent events (an HTML
+        page, a proxy's text, one JSON document), else None. Read as SSE it holds no event and
+        would pass for a dropped connection, retried and failed over for nothing."""
+        response = getattr(raw, "response", None)
+        headers = getattr(response, "headers", None) or {}
+        media = str(headers.get("content-type") or "").split(";")[0].strip().lower()
+        if not media or media == "text/event-stream":
+            return None  # no content type at all: read it, the events will tell
+        head = _head(response)
+        # one JSON document: a server that ignores `stream: true` (else the hint would mislead)
+        fix = (f"; set providers.{self.name}.stream: false for a server that cannot stream"
+               if head.lstrip().startswith("{") else "")
+        return self.malformed(f"expected server-sent events, got {media}: {head!r}{fix}")
+
+    def ended(self, raw: Any, events: int) -> ProviderError:
+        """The error for a stream that ended before the reply was complete: a dropped connection,
+        unless bytes came and not one made an event — a body that is not SSE (`format`)."""
+        received = getattr(getattr(raw, "response", None), "num_bytes_downloaded", 0) or 0
+        if not events and received:
+            return self.malformed(f"{received} bytes with no server-sent event in them")
+        return self.dropped()
+
     def stream(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, model: str = "",
                generation: GenerationSettings | None = None) -> Iterator[Any]:
         sdk = importlib.import_module(self.sdk)
@@ -84,3 +112,17 @@ class SDKProvider(StreamingProvider):
             yield from assembled(self.events(kwargs), f"{self.name}/{model}")
         except Exception as exc:  # classify everything: the caller decides what is retryable
             raise from_sdk_exception(exc, self.name, sdk) from exc
+
+
+def _head(response: Any, limit: int = 60) -> str:
+    """The start of a response body, for an error message (read no further than that)."""
+    data = b""
+    try:
+        for piece in response.iter_bytes():
+            data += piece
+            if len(data) >= limit:
+                break
+    except Exception:  # noqa: BLE001 - the message goes without the body rather than fail
+        pass
+    text = data[:limit].decode("utf-8", "replace")
+    return text + "…" if len(data) > limit else text

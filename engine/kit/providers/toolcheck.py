@@ -39,18 +39,21 @@ def server_root(base_url: str) -> str:
 def probe_template(base_url: str, timeout: float = 2.0) -> bool | None:
     """True/False from llama.cpp's /apply-template; None when the server has no such endpoint
     or does not answer."""
-    import urllib.error  # ~0.1 s of imports (http, email, ssl): only when a server is asked
+    import http.client  # ~0.1 s of imports (http, email, ssl): only when a server is asked
+    import urllib.error
     import urllib.request
 
     body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "tools": [PROBE]}).encode()
-    request = urllib.request.Request(server_root(base_url) + "/apply-template", data=body, method="POST",
-                                     headers={"Content-Type": "application/json"})
     # no proxy: this is only asked of servers on this machine
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
+        # a base_url urllib cannot send (no scheme: ValueError; a space: http.client.InvalidURL)
+        # is no answer either: the request itself then fails with a classified error
+        request = urllib.request.Request(server_root(base_url) + "/apply-template", data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
         with opener.open(request, timeout=timeout) as response:
             data = json.loads(response.read().decode("utf-8", "replace"))
-    except (urllib.error.URLError, OSError, ValueError):
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException):
         return None
     prompt = data.get("prompt") if isinstance(data, dict) else None
     if not isinstance(prompt, str):
