@@ -60,7 +60,7 @@ def test_bad_entries_are_named_with_their_line():
     assert errors("mcp:\n  servers:\n    gh:\n      command: x\n      url: http://127.0.0.1:1/mcp\n") == [
         "3: MCP server 'gh' needs either 'command' (stdio) or 'url' (streamable HTTP), not both"]
     assert errors("mcp:\n  servers:\n    gh:\n      url: ftp://x\n") == [
-        "4: 'mcp.servers.gh.url' must start with http:// or https://"]
+        "4: 'mcp.servers.gh.url' must be an http:// or https:// URL, not 'ftp://x'"]
 
 
 def test_secrets_are_never_written_in_kit_yaml():
@@ -98,3 +98,19 @@ def test_kit_tool_names_fit_every_provider():
     assert kit_tool_name("fs", "read.file v2") == "fs__read_file_v2"
     long_a, long_b = kit_tool_name("srv", "x" * 80 + "a"), kit_tool_name("srv", "x" * 80 + "b")
     assert len(long_a) == 64 and NAME_RE.match(long_a) and long_a != long_b
+
+
+def test_an_mcp_url_is_checked_as_a_provider_url_is(tmp_path):
+    """One URL rule (and wording) for providers and MCP servers: a space or a missing host is refused
+    at its line, where only the scheme was checked."""
+    from kit.config import ConfigError, config_errors, load_config
+
+    (tmp_path / "kit.yaml").write_text("mcp:\n  servers:\n    a: {url: 'http://127.0.0.1:9/mcp '}\n"
+                                       "    b: {url: 'http:///mcp'}\n    c: {url: 'https://127.0.0.1:9/mcp'}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, environ={}, user_file=tmp_path / "none.yaml")
+    assert [(e.line, e.message) for e in config_errors(info.value)] == [
+        (3, "'mcp.servers.a.url' must be an http:// or https:// URL, not 'http://127.0.0.1:9/mcp ' "
+            "(no spaces or control characters)"),
+        (4, "'mcp.servers.b.url' must be an http:// or https:// URL, not 'http:///mcp'")]
+    assert list(info.value.partial["mcp.servers"]) == ["c"]

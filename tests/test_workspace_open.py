@@ -263,7 +263,7 @@ def test_one_bad_mcp_server_or_provider_costs_only_itself(ws_path: Path):
         f"warning: kit.yaml:{line}: {message} (ignored until fixed; the valid settings apply)" for line, message in [
             (6, "MCP server 'both' needs either 'command' (stdio) or 'url' (streamable HTTP), not both"),
             (7, "MCP server 'neither' needs either 'command' (stdio) or 'url' (streamable HTTP)"),
-            (8, "'mcp.servers.ftp.url' must start with http:// or https://"),
+            (8, "'mcp.servers.ftp.url' must be an http:// or https:// URL, not 'ftp://127.0.0.1/mcp'"),
             (10, "provider 'vllm' needs 'type: openai|anthropic|ollama'"),
         ]]
 

@@ -555,8 +555,8 @@ def _cross_checks(data: dict[str, Any], sources: dict[str, str], errors: list[Co
             report(f"MCP server '{name}' needs either 'command' (stdio) or 'url' (streamable HTTP)"
                    + (", not both" if has_url else ""), f"mcp.servers.{name}")
             drop(f"mcp.servers.{name}")
-        elif has_url and not re.match(r"^https?://", str(server["url"])):
-            report(f"'mcp.servers.{name}.url' must start with http:// or https://", f"mcp.servers.{name}.url")
+        elif has_url and (problem := base_url_problem(f"mcp.servers.{name}.url", server["url"])):
+            report(problem, f"mcp.servers.{name}.url")  # one URL rule for servers and providers
             drop(f"mcp.servers.{name}")
     b = data["bootstrap"]
     if b["head_ratio"] + b["tail_ratio"] > 1.0 + 1e-9:
