@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import stat
 from datetime import UTC, datetime
 
@@ -128,10 +130,37 @@ def test_systemd_units(workspace, cli, tmp_path, monkeypatch):
 
 
 def test_on_calendar_conversion():
-    assert on_calendar("0 3 * * *") == "*-*-* 03:00:00"
-    assert on_calendar("*/15 9-17 * * 1-5") == "Mon..Fri *-*-* 09..17:00/15:00"
-    assert on_calendar("30 2 1 */3 *") == "*-01/3-01 02:30:00"
-    assert on_calendar("@daily", "UTC") == "daily UTC"
+    assert on_calendar("0 3 * * *") == ("*-*-* 03:00:00",)
+    assert on_calendar("*/15 9-17 * * 1-5") == ("Mon..Fri *-*-* 09..17:00/15:00",)
+    assert on_calendar("30 2 1 */3 *") == ("*-01/3-01 02:30:00",)
+    assert on_calendar("@daily", "UTC") == ("daily UTC",)
+
+
+def test_a_day_of_the_month_or_of_the_week_is_two_timer_values(workspace, cli, tmp_path, monkeypatch):
+    """Regression (a new-user pass): "0 3 1 * 1" became `OnCalendar=Mon *-*-01 03:00:00` — the 1st
+    when it is a Monday — while cron and `kit serve` (croniter) dream on the 1st and every Monday."""
+    assert on_calendar("0 3 1 * 1", "UTC") == ("Mon *-*-* 03:00:00 UTC", "*-*-01 03:00:00 UTC")
+    assert on_calendar("0 3 1,15 */2 1-5") == ("Mon..Fri *-01/2-* 03:00:00", "*-01/2-01,15 03:00:00")
+    # the days the two values name are the days croniter gives
+    after = datetime(2026, 12, 2, tzinfo=UTC)
+    runs, t = [], after
+    for _ in range(8):
+        t = next_run("0 3 1 * 1", "UTC", t)
+        runs.append(t.strftime("%a %d"))
+    assert runs == ["Mon 07", "Mon 14", "Mon 21", "Mon 28", "Fri 01", "Mon 04", "Mon 11", "Mon 18"]
+    assert all(r.startswith("Mon") or r.endswith(" 01") for r in runs)
+    fake = tmp_path / "systemctl"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("KIT_SYSTEMCTL", str(fake))
+    workspace.write_text("kit.yaml", "dreaming:\n  schedule: '0 3 1 * 1'\n  timezone: UTC\n")
+    data = json.loads(cli("cron", "install", "--systemd", "--json", "-w", workspace.root).output)
+    assert data["entry"] == "Mon *-*-* 03:00:00 UTC; *-*-01 03:00:00 UTC"
+    folder = os.path.join(os.environ["XDG_CONFIG_HOME"], "systemd", "user")
+    timer = open(os.path.join(folder, next(n for n in os.listdir(folder) if n.endswith(".timer")))).read()
+    assert "OnCalendar=Mon *-*-* 03:00:00 UTC\nOnCalendar=*-*-01 03:00:00 UTC\nPersistent=true\n" in timer
+    shown = json.loads(cli("cron", "show", "--systemd", "--json", "-w", workspace.root).output)
+    assert shown["entry"] == data["entry"]
 
 
 def test_next_run_in_timezone():
@@ -255,3 +284,25 @@ def test_no_crontab_command_is_one_sentence_with_the_way_out(workspace, cli, tmp
     monkeypatch.setenv("KIT_CRONTAB", str(tmp_path / "nowhere" / "crontab"))
     res = cli("cron", "install", "-w", workspace.root)
     assert res.stderr.startswith(f"kit: there is no crontab command at {tmp_path / 'nowhere' / 'crontab'} (KIT_CRONTAB), ")
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
+@pytest.mark.parametrize("schedule", ["0 3 1 * 1", "0 3 * * 1-5", "30 2 1 */3 *", "*/15 9-17 * * 1-5",
+                                      "0 3 1,15 */2 1-5", "0 3 * * *"])
+def test_the_timer_fires_when_kit_serve_would(schedule):
+    """systemd itself (systemd-analyze) reads the timer's values: their next elapses, together, are
+    the next runs croniter gives `kit serve` for the same dreaming.schedule."""
+    import subprocess
+
+    n = 12
+    now = datetime(2026, 12, 2, 0, 0, tzinfo=UTC)
+    out = subprocess.run(["systemd-analyze", "calendar", f"--iterations={n}", "--base-time=2026-12-02 00:00:00 UTC",
+                          *on_calendar(schedule, "UTC")],
+                         capture_output=True, text=True, check=True).stdout
+    found = re.findall(r"(?:Next elapse|Iter\. #\d+): \w+ (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC", out)
+    timer = sorted({datetime.strptime(f, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC) for f in found})[:n]
+    runs, t = [], now
+    for _ in range(n):
+        t = next_run(schedule, "UTC", t)
+        runs.append(t)
+    assert timer == runs

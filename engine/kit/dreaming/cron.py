@@ -172,21 +172,27 @@ def _field(value: str, kind: str) -> str:
     return ",".join(out)
 
 
-def on_calendar(schedule: str, tz: str | None = None) -> str:
-    """A cron expression as systemd's OnCalendar (the common forms: lists, ranges, steps, @aliases)."""
+def on_calendar(schedule: str, tz: str | None = None) -> tuple[str, ...]:
+    """A cron expression as systemd OnCalendar values (the common forms: lists, ranges, steps,
+    @aliases). One value, except when both the day of the month and the day of the week are given:
+    cron (and croniter, which `kit serve` schedules with) runs on either day, while one OnCalendar
+    value asks for both, so the timer gets one value for each (a timer fires on any of them)."""
     text = schedule.strip()
     if text in _ALIASES:
-        spec = _ALIASES[text]
+        return (f"{_ALIASES[text]} {tz}" if tz else _ALIASES[text],)
+    parts = text.split()
+    if len(parts) != 5 or not all(re.fullmatch(r"[\w*,/\-]+", p) for p in parts):
+        raise KitError(f"cannot express dreaming.schedule {schedule!r} as a systemd timer")
+    minute, hour, dom, month, dow = parts
+    time = f"{_field(hour, 'hour')}:{_field(minute, 'minute')}:00"
+    month = _field(month, "month")
+    if dom != "*" and dow != "*":  # either day: two values
+        specs = [f"{_field(dow, 'dow')} *-{month}-* {time}", f"*-{month}-{_field(dom, 'dom')} {time}"]
     else:
-        parts = text.split()
-        if len(parts) != 5 or not all(re.fullmatch(r"[\w*,/\-]+", p) for p in parts):
-            raise KitError(f"cannot express dreaming.schedule {schedule!r} as a systemd timer")
-        minute, hour, dom, month, dow = parts
-        day = f"*-{_field(month, 'month')}-{_field(dom, 'dom')}"
-        spec = f"{day} {_field(hour, 'hour')}:{_field(minute, 'minute')}:00"
+        specs = [f"*-{month}-{_field(dom, 'dom')} {time}"]
         if dow != "*":
-            spec = f"{_field(dow, 'dow')} {spec}"
-    return f"{spec} {tz}" if tz else spec
+            specs[0] = f"{_field(dow, 'dow')} {specs[0]}"
+    return tuple(f"{spec} {tz}" if tz else spec for spec in specs)
 
 
 def unit_name(root: Path) -> str:
@@ -211,7 +217,7 @@ def _systemctl(*args: str) -> str | None:
 def install_systemd(ws: WorkspaceCore) -> CronResult:
     root = ws.root
     name = unit_name(root)
-    cal = on_calendar(ws.config.dreaming.schedule, ws.config.dreaming.timezone)
+    cals = on_calendar(ws.config.dreaming.schedule, ws.config.dreaming.timezone)
     log = root / LOG_REL
     log.parent.mkdir(parents=True, exist_ok=True)
     service = (
@@ -220,7 +226,8 @@ def install_systemd(ws: WorkspaceCore) -> CronResult:
         f"StandardOutput=append:{log}\nStandardError=append:{log}\n"
     )
     timer = (
-        f"[Unit]\nDescription=Kit dreaming schedule for {root}\n\n[Timer]\nOnCalendar={cal}\nPersistent=true\n"
+        f"[Unit]\nDescription=Kit dreaming schedule for {root}\n\n[Timer]\n"
+        + "".join(f"OnCalendar={cal}\n" for cal in cals) + "Persistent=true\n"
         f"Unit={name}.service\n\n[Install]\nWantedBy=timers.target\n"
     )
     folder = unit_dir()
@@ -234,7 +241,7 @@ def install_systemd(ws: WorkspaceCore) -> CronResult:
             atomic_write(path, text)
             changed = True
     notes = [n for n in (_systemctl("daemon-reload"), _systemctl("enable", "--now", f"{name}.timer")) if n]
-    return CronResult("install", "systemd", True, changed, cal, tuple(files), "; ".join(notes))
+    return CronResult("install", "systemd", True, changed, "; ".join(cals), tuple(files), "; ".join(notes))
 
 
 def uninstall_systemd(ws: WorkspaceCore) -> CronResult:
@@ -255,6 +262,5 @@ def show_systemd(ws: WorkspaceCore) -> CronResult:
     timer = unit_dir() / f"{unit_name(ws.root)}.timer"
     if not timer.exists():
         return CronResult("show", "systemd", False, False, None)
-    cal = next((line.split("=", 1)[1] for line in timer.read_text().splitlines() if line.startswith("OnCalendar=")),
-               None)
-    return CronResult("show", "systemd", True, False, cal, (str(timer),))
+    cals = [line.split("=", 1)[1] for line in timer.read_text().splitlines() if line.startswith("OnCalendar=")]
+    return CronResult("show", "systemd", True, False, "; ".join(cals) or None, (str(timer),))
