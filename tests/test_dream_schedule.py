@@ -306,3 +306,55 @@ def test_the_timer_fires_when_kit_serve_would(schedule):
         t = next_run(schedule, "UTC", t)
         runs.append(t)
     assert timer == runs
+
+
+def test_serve_says_what_each_reload_did_and_when_it_stops(workspace):
+    """Regression (a new-user pass): `kit serve` printed a broken kit.yaml as `kit: kit watch: …`
+    (another command's name, without what stays in force), nothing when it was fixed, and nothing
+    when it stopped."""
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+    from queue import Empty, Queue
+
+    workspace.write_text("kit.yaml", "dreaming:\n  enabled: false\n")
+    env = dict(os.environ, KIT_NOW="2026-05-07T12:00:00+00:00")
+    proc = subprocess.Popen([sys.executable, "-m", "kit", "serve", "-w", str(workspace.root)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    queue: Queue[str] = Queue()
+    threading.Thread(target=lambda: [queue.put(line) for line in proc.stderr], daemon=True).start()
+
+    def until(prefix: str) -> None:
+        """Read stderr lines up to one starting with `prefix` (a missing line fails in 60 s, not never)."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                line = queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except Empty:
+                raise AssertionError(f"no {prefix!r} line in {lines}") from None
+            lines.append(line.rstrip("\n"))
+            if line.startswith(prefix):
+                return
+
+    try:
+        until("dreaming:")
+        (workspace.root / "kit.yaml").write_text("dreaming:\n  enabled: false\nagent: [\n")
+        until("  warning:")
+        (workspace.root / "kit.yaml").write_text("dreaming:\n  enabled: false\n")
+        until("reloaded")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    out, err = proc.stdout.read(), "".join(queue.get() for _ in range(queue.qsize()))
+    assert proc.returncode == 0 and out == ""
+    assert [re.sub(r"^reloaded v\d+:", "reloaded vN:", line) for line in lines[2:]] == [
+        "reloaded vN: nothing applied (the last good version stays)",
+        "  warning: kit.yaml:4: invalid YAML: expected the node content, but found '<stream end>' (ignored until "
+        "fixed; the last good configuration stays in force)",
+        "reloaded vN: nothing changed (fixed: kit.yaml)",  # the same settings as before the broken edit
+    ], lines
+    assert err.splitlines()[-1] == f"stopped serving {workspace.root}"
+    assert "kit watch" not in "\n".join(lines) + err

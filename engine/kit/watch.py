@@ -300,7 +300,7 @@ class Watcher:
             self.fallback = f"{exc.strerror or exc} (errno {exc.errno}): {inotify_advice(exc.errno)}"
         else:
             self.fallback = f"native file watching failed: {exc}"
-        log.warning("kit watch: %s; falling back to polling", self.fallback)
+        log.warning("watcher: %s; falling back to polling", self.fallback)
 
     def _launch(self, kind: str) -> None:
         observer = self._make_observer(kind)
@@ -392,7 +392,7 @@ class Watcher:
                 if initial:
                     raise  # _start_observer decides whether to fall back
                 if exc.errno not in (errno.ENOSPC, errno.EMFILE) or self.backend == "polling":
-                    log.warning("kit watch: cannot watch %s/: %s", top, exc)
+                    log.warning("watcher: cannot watch %s/: %s", top, exc)
                     continue
                 self._note_fallback(exc)
                 self._stop_observer()
@@ -530,7 +530,7 @@ class Watcher:
                 if batch:
                     self._process(batch)
             except Exception:  # the watcher outlives any single bad batch
-                log.exception("kit watch: batch failed")
+                log.exception("watcher: batch failed")
                 with self._cond:
                     self.failures += 1
             finally:
@@ -577,7 +577,7 @@ class Watcher:
         try:
             result = ws.reload(to_reload)
         except Exception:
-            log.exception("kit watch: reload of %s failed", ", ".join(to_reload))
+            log.exception("watcher: reload of %s failed", ", ".join(to_reload))
             with self._cond:
                 self.failures += 1
             return
@@ -589,10 +589,10 @@ class Watcher:
             try:
                 self.on_reload(result)
             except Exception:
-                log.exception("kit watch: on_reload callback failed")
+                log.exception("watcher: on_reload callback failed")
         else:
             for issue in result.errors:
-                log.warning("kit watch: %s", issue)
+                log.warning("watcher: %s", issue)
 
     # ------------------------------------------------------------------ scans
 

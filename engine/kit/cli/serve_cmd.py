@@ -36,7 +36,7 @@ def serve(workspace, no_watch: bool) -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     cleanups = []
     if not no_watch:
-        watcher = ws.watch().start()
+        watcher = ws.watch(on_reload=_reload_reporter(ws, err)).start()
         cleanups.append(watcher.stop)
     cleanups.append(ws.memory.auto_index())
     scheduler = Scheduler()
@@ -72,6 +72,36 @@ def serve(workspace, no_watch: bool) -> None:
     finally:
         for cleanup in reversed(cleanups):
             cleanup()
+    err.print(f"stopped serving {ws.root}", markup=False, highlight=False)
+
+
+def _reload_reporter(ws: Workspace, err):
+    """One stderr line per reload, in `kit watch`'s words (what changed, fixed or removed; each
+    error under it): a person running `kit serve` sees an edit applied or refused."""
+    from kit.cli.watch_cmd import describe, reload_outcome
+
+    def broken() -> dict[str, bool]:
+        return {issue.path or str(issue): bool(issue.path) for issue in ws.snapshot.errors}
+
+    seen = {"version": ws.version, "broken": broken()}
+
+    def on_reload(result) -> None:
+        if not result.changed and not result.errors and result.version == seen["version"]:
+            return  # e.g. a comment-only edit of kit.yaml: nothing in force changed
+        now_broken = broken()
+        outcome = reload_outcome(ws.root, result.changed, seen["broken"], now_broken)
+        seen.update(version=result.version, broken=now_broken)
+        err.print(f"reloaded v{result.version}: {describe(outcome, bool(result.errors))}", markup=False,
+                  highlight=False)
+        errors = [*result.errors, *result.listener_errors]
+        for issue in errors:
+            if getattr(issue, "area", None) != "config":
+                err.print(f"  error: {issue}", markup=False, highlight=False)
+        if any(getattr(issue, "area", None) == "config" for issue in errors):
+            for notice in ws.config_notices():  # with what is in force instead (the last good config)
+                err.print(f"  {notice}", markup=False, highlight=False)
+
+    return on_reload
 
 
 def _dream(ws: Workspace, err) -> None:
