@@ -96,12 +96,16 @@ def test_symlinks_leading_out_are_refused_and_not_listed(ws):
     (skill_dir / "references" / "leak.md").symlink_to(ws.root / "outside-secret.txt")
     (skill_dir / "linkdir").symlink_to(ws.root, target_is_directory=True)
     (skill_dir / "references" / "inside.md").symlink_to(skill_dir / "references" / "runbook.md")
+    # links out of the folder block the skill for the model (test_skills_symlinks); the user's view
+    # (the CLI's, for_model=False) still refuses to follow them, file by file
+    with pytest.raises(KitError, match="blocked by the security scan \\(symlink-escape in linkdir:1\\)"):
+        skill_view(ws, "deploy", "references/inside.md")
     with pytest.raises(PathEscapeError, match="resolves outside the skill 'deploy'"):
-        skill_view(ws, "deploy", "references/leak.md")
+        skill_view(ws, "deploy", "references/leak.md", for_model=False)
     with pytest.raises(PathEscapeError):
-        skill_view(ws, "deploy", "linkdir/outside-secret.txt")
-    assert skill_view(ws, "deploy", "references/inside.md").content == "# Runbook\n\nStep one.\n"
-    files = skill_view(ws, "deploy").files
+        skill_view(ws, "deploy", "linkdir/outside-secret.txt", for_model=False)
+    assert skill_view(ws, "deploy", "references/inside.md", for_model=False).content == "# Runbook\n\nStep one.\n"
+    files = skill_view(ws, "deploy", for_model=False).files
     assert files["references"] == ["references/inside.md", "references/runbook.md"]
     assert all("outside" not in p for paths in files.values() for p in paths)
 

@@ -54,7 +54,8 @@ def list_cmd(workspace, as_json: bool) -> None:
         if s.overrides:
             flags.append("overrides " + ",".join(s.overrides))
         if s.blocked:  # readiness in JSON stays available|missing|unsupported; here blocked says it all
-            ready = Text(f"blocked (untrusted code: run kit skills trust {s.name})", style="red")
+            ready = Text(f"blocked ({s.unblock_hint})" if s.scan.untrustable
+                         else f"blocked (untrusted code: run kit skills trust {s.name})", style="red")
         else:
             text = s.readiness
             if s.missing:
@@ -150,7 +151,9 @@ def check_cmd(name: str | None, workspace, as_json: bool) -> None:
             for f in s.scan.findings:
                 out.print(f"[{STYLE.get(f.severity, '')}]{f.severity:<8}[/] {s.name}: {f.path}:{f.line}: "
                           f"{f.message} [{f.details['rule']}]  [dim]{f.details['excerpt']}[/]", highlight=False)
-            if s.scan.critical:
+            if s.scan.untrustable:  # a link out of the skill: trust cannot lift it
+                out.print(f"         {s.name}: [red]blocked[/] ({s.unblock_hint})")
+            elif s.scan.critical:
                 state = "[green]trusted[/]" if s.trusted else "[red]blocked until trusted[/] (`kit skills trust " + s.name + "`)"
                 out.print(f"         {s.name}: {state}")
         checked = f"skill '{name}'" if name else plural(len(check.skills), "skill")

@@ -12,6 +12,7 @@ and scans only the skills whose files changed (SkillMemo).
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 import threading
@@ -25,10 +26,12 @@ from kit.core import WorkspaceCore
 from kit.documents import Document, split_frontmatter
 from kit.errors import DocumentError, NotFoundError
 from kit.fsutil import is_within, read_text
+from kit.ignore import IGNORED_DIRS, ignored_name
 from kit.paths import CONFIG_FILE, bundled, user_cache_dir, user_skills_dir
 from kit.problems import Problem, of_severity
 from kit.skills.scanner import (
     FolderStamp,
+    Inventory,
     ScanCache,
     ScanResult,
     inventory,
@@ -100,8 +103,23 @@ class Skill:
 
     @property
     def blocked(self) -> bool:
-        """A critical scan finding the user has not trusted keeps the skill from the model."""
-        return bool(self.scan.critical) and not self.trusted
+        """A critical scan finding the user has not trusted keeps the skill from the model; a
+        symlink out of the skill folder keeps it out even when trusted (`ScanResult.untrustable`)."""
+        return bool(self.scan.untrustable) or (bool(self.scan.critical) and not self.trusted)
+
+    @property
+    def blocked_by(self) -> Problem | None:
+        """The finding that blocks the skill, None when it is not blocked."""
+        if self.scan.untrustable:
+            return self.scan.untrustable[0]
+        return self.scan.critical[0] if self.blocked else None
+
+    @property
+    def unblock_hint(self) -> str:
+        """What the user does about a block (a symlink-escape finding says it in its message)."""
+        if self.scan.untrustable:
+            return "copy what the link points at into the skill folder or remove the link"
+        return f"review it with `kit skills check {self.name}`, then `kit skills trust {self.name}`"
 
     @property
     def eligible(self) -> bool:
@@ -322,6 +340,45 @@ def _snapshot_candidates(ws: WorkspaceCore, root: Root) -> list[_Candidate]:
     return out
 
 
+def _missing_skill_md(root: Root, seen: set[str]) -> list[Problem]:
+    """A warning for each folder of `root` that is not a skill because it has no SKILL.md (a
+    `skill.md`, a README only …), naming a near miss when there is one. Not for the folders that
+    gave a skill or a problem of their own (`seen`), hidden ones, `__pycache__` and the like, or
+    files (`skills/README.md`)."""
+    try:
+        entries = sorted(os.scandir(root.path), key=lambda e: e.name)
+    except OSError:
+        return []
+    out: list[Problem] = []
+    for entry in entries:
+        name = entry.name
+        if name in seen or name.startswith(".") or name in IGNORED_DIRS or ignored_name(name):
+            continue
+        try:
+            if not entry.is_dir():
+                continue
+            names = sorted(os.listdir(entry.path))
+        except OSError:
+            continue
+        if "SKILL.md" in names:
+            continue  # there, but not in the snapshot yet (or reported by the snapshot)
+        hint = ""
+        files = {n.lower(): n for n in names if os.path.isfile(os.path.join(entry.path, n))}
+        close = difflib.get_close_matches("skill.md", list(files), n=1, cutoff=0.7)  # skill.md, SKILLS.md …
+        if close:
+            hint = f"; found {files[close[0]]} — did you mean SKILL.md?"
+        else:
+            nested = [n for n in names if os.path.isfile(os.path.join(entry.path, n, "SKILL.md"))]
+            if nested:
+                hint = (f"; found {nested[0]}/SKILL.md — a skill folder sits directly in the skills folder, "
+                        "it is not nested")
+        display = f"{root.snapshot_prefix}/{name}" if root.snapshot_prefix else compact_home(Path(entry.path))
+        out.append(skill_problem(root, name, display, None,
+                                 f"no SKILL.md, so it is not loaded as a skill (a skill folder needs one{hint})",
+                                 severity="warning"))
+    return out
+
+
 # --------------------------------------------------------------------------- building
 
 class LastValid:
@@ -407,10 +464,10 @@ class SkillMemo:
             with self._lock:
                 self._scans[key] = saved
             return saved[1]
-        folder, files = inventory(skill_dir)  # stamped before reading: a change during the scan shows next time
-        result = caches.scan(skill_dir, cache, files, folder)
+        walked = inventory(skill_dir)  # stamped before reading: a change during the scan shows next time
+        result = caches.scan(skill_dir, cache, walked)
         with self._lock:
-            self._scans[key] = (folder, result)
+            self._scans[key] = (walked.stamp, result)
             self.scanned += 1
         return result
 
@@ -462,10 +519,10 @@ class ScanCaches:
         with self._lock:  # builds on other threads share the caches
             return cache.folder(skill_dir)
 
-    def scan(self, skill_dir: Path, cache: ScanCache, files: list[str], folder: FolderStamp) -> ScanResult:
+    def scan(self, skill_dir: Path, cache: ScanCache, walked: Inventory) -> ScanResult:
         with self._lock:
-            result = scan_skill(skill_dir, cache, files)
-            cache.remember_folder(skill_dir, folder, result)
+            result = scan_skill(skill_dir, cache, walked)
+            cache.remember_folder(skill_dir, walked.stamp, result)
             return result
 
     def save(self, read_only: bool = False) -> None:
@@ -545,6 +602,8 @@ def build_catalog(ws: WorkspaceCore, *, trust_store: TrustStore | None = None, e
             if shadowed is not None:
                 skill = _with_overrides(skill, (*shadowed.overrides, shadowed.source))
             chosen[skill.name] = skill
+        if root.source != "bundled":  # Kit's own folder holds only skills
+            problems.extend(_missing_skill_md(root, {c.folder for c in candidates}))
     last_valid.keep_only(seen)
     memo.keep_only(used)
     scans.save(read_only=ws.is_read_only)
@@ -581,13 +640,12 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
             out.append(Problem(area="skills", severity="warning", path=CONFIG_FILE,
                                message=f"skills.extra_dirs entry {root.path} is not a folder"))
     for skill in catalog:
-        if skill.blocked:
-            first = skill.scan.critical[0]
+        first = skill.blocked_by
+        if first is not None:
             out.append(Problem(
                 area="skills", severity="warning", path=skill.location,
-                message=f"skill '{skill.name}' is kept out of the prompt: {first.message} "
-                        f"({first.path}:{first.line}); review it with `kit skills check {skill.name}`, "
-                        f"then `kit skills trust {skill.name}`",
+                message=f"skill '{skill.name}' is kept out of the prompt: {first.message} ({first.path}:{first.line})"
+                        + ("" if skill.scan.untrustable else f"; {skill.unblock_hint}"),
             ))
         elif skill.readiness != "available":
             what = ", ".join(f"{k}: {', '.join(v)}" for k, v in skill.missing.items())

@@ -21,11 +21,13 @@ import os
 import re
 import stat
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from kit.fsutil import atomic_write, looks_binary, sha256_hex
+from kit.fsutil import atomic_write, is_within, looks_binary, sha256_hex
 from kit.ignore import IGNORED_DIRS
 from kit.lazyre import LazyPattern, lazy
 from kit.problems import Problem
@@ -38,6 +40,7 @@ MAX_SCAN_BYTES = 1024 * 1024  # a bigger "script" is itself suspicious; reported
 MAX_FILES = 2000
 
 SEVERITIES = ("critical", "high", "medium", "low")
+UNTRUSTABLE_RULES = frozenset({"symlink-escape"})  # blocks even a trusted skill (ScanResult.untrustable)
 
 
 def finding(rule: str, severity: str, rel: str, line: int, message: str, excerpt: str) -> Problem:
@@ -267,46 +270,119 @@ def stamp_paths(paths: list[str]) -> FolderStamp:
     return stamper.stamp()
 
 
-def inventory(skill_dir: Path) -> tuple[FolderStamp, list[str]]:
+@dataclass(frozen=True)
+class Inventory:
+    """One walk of a skill folder (see `inventory`)."""
+
+    stamp: FolderStamp
+    files: tuple[str, ...]  # the code files, relative POSIX paths, sorted (symlinks among them)
+    links: Mapping[str, str]  # every symlink met: relative path -> what it points at (as written)
+    problems: tuple[Problem, ...]  # symlinks that lead out of the folder or to nothing
+
+
+def _link_problem(rel: str, target: str, real: str, inside: bool) -> Problem:
+    shown = f" ({real})" if real != target else ""
+    if not inside:
+        return finding("symlink-escape", "critical", rel, 1,
+                       f"symlink -> {target}{shown} resolves outside the skill folder: Kit scans and trusts only what "
+                       "is inside it, so `kit skills trust` cannot lift this; copy the file in or remove the link",
+                       f"{rel} -> {target}")
+    return finding("symlink-dangling", "high", rel, 1,
+                   f"symlink -> {target} points at nothing (a broken link or a loop)", f"{rel} -> {target}")
+
+
+def _is_code(name: str, in_scripts: bool, full: str) -> bool:
+    if in_scripts or os.path.splitext(name)[1].lower() in CODE_SUFFIXES:
+        return True
+    try:
+        with open(full, "rb") as handle:
+            return handle.read(2).startswith(b"#!")
+    except OSError:
+        return False
+
+
+def inventory(skill_dir: Path) -> Inventory:
     """One walk of a skill folder: its stamp — every folder walked and every file in them (a README
     that gains a shebang becomes code), taken before any file is read — and its code files
     (relative POSIX paths, sorted): everything under scripts/ plus code elsewhere (by suffix or
-    shebang), never SKILL.md. Symlinks are skipped."""
+    shebang), never SKILL.md.
+
+    Symlinks: one that resolves outside the skill folder (or whose target is missing outside it)
+    is a critical `symlink-escape` finding, never followed or read; one that points at nothing
+    inside is a `symlink-dangling` finding. A link to a file inside is code by the same rules as a
+    file (its own path, or its target's `#!`) and is read through, so it is scanned and hashed by
+    its target's bytes; a link to a folder inside is walked under its own name (each real folder at
+    most once as scripts/ and once not, so a loop ends). A folder with any symlink gets a racy
+    stamp: what a link points at is not stamped, so its scan is never taken from a cache."""
     base = os.fspath(skill_dir)
+    real_base = os.path.realpath(base)
     stamper = _Stamper()
     found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
-        stamper.lstat(dirpath)
-        rel_dir = os.path.relpath(dirpath, base)
-        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+    links: dict[str, str] = {}
+    problems: list[Problem] = []
+    # (path, relative folder with a trailing "/", its real path); link folders wait until the
+    # folders themselves are walked, so a file is named by its real place when both lead to it
+    stack: list[tuple[str, str, str]] = [(base, "", real_base)]
+    aliases: list[tuple[str, str, str]] = []
+    visited: set[tuple[str, bool]] = set()
+    while (stack or aliases) and len(found) < MAX_FILES:
+        dirpath, rel_dir, real_dir = stack.pop() if stack else aliases.pop(0)
         in_scripts = rel_dir.startswith("scripts/")
-        for name in filenames:
+        if (real_dir, in_scripts) in visited:
+            continue
+        visited.add((real_dir, in_scripts))
+        stamper.lstat(dirpath)
+        try:
+            with os.scandir(dirpath) as listing:
+                names = sorted(entry.name for entry in listing)
+        except OSError:
+            continue
+        subdirs: list[tuple[str, str, str]] = []
+        for name in names:
             full = os.path.join(dirpath, name)
-            st = stamper.lstat(full)
-            if st is None or not stat.S_ISREG(st.st_mode):  # a symlink, a fifo …
-                continue
             rel = rel_dir + name
-            if rel == "SKILL.md":
+            st = stamper.lstat(full)
+            if st is None:
                 continue
-            if in_scripts or os.path.splitext(name)[1].lower() in CODE_SUFFIXES:
+            if stat.S_ISLNK(st.st_mode):
+                stamper.racy = True  # the target is not stamped: never cached (see above)
+                try:
+                    target = os.readlink(full)
+                except OSError:
+                    target = "?"
+                links[rel] = target
+                real = os.path.realpath(full)
+                inside = real == real_base or real.startswith(real_base.rstrip(os.sep) + os.sep)
+                try:
+                    target_st = os.stat(full) if inside else None
+                except OSError:
+                    target_st = None
+                if target_st is None:
+                    problems.append(_link_problem(rel, target, real, inside))
+                    continue
+                if stat.S_ISDIR(target_st.st_mode):
+                    if name not in IGNORED_DIRS:
+                        aliases.append((full, rel + "/", real))
+                    continue
+                if stat.S_ISREG(target_st.st_mode) and rel != "SKILL.md" and _is_code(name, in_scripts, full):
+                    found.append(rel)
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if name not in IGNORED_DIRS:
+                    subdirs.append((full, rel + "/", os.path.join(real_dir, name)))
+                continue
+            if not stat.S_ISREG(st.st_mode) or (name == "SKILL.md" and real_dir == real_base):  # a fifo …
+                continue
+            if _is_code(name, in_scripts, full):
                 found.append(rel)
-                continue
-            try:
-                with open(full, "rb") as handle:
-                    head = handle.read(2)
-            except OSError:
-                continue
-            if head.startswith(b"#!"):
-                found.append(rel)
-        if len(found) >= MAX_FILES:
-            break
-    return stamper.stamp(), sorted(found)
+        stack.extend(reversed(subdirs))  # depth first, in name order
+    problems.sort(key=lambda f: f.path or "")
+    return Inventory(stamper.stamp(), tuple(sorted(found)), MappingProxyType(links), tuple(problems))
 
 
 def code_files(skill_dir: Path) -> list[str]:
     """The code files of a skill (see `inventory`)."""
-    return inventory(skill_dir)[1]
+    return list(inventory(skill_dir).files)
 
 
 def _excerpt(line: str) -> str:
@@ -374,7 +450,7 @@ def scan_markdown(text: str, rel: str) -> list[Problem]:
 
 # --------------------------------------------------------------------------- the scan cache
 
-SCANNER_VERSION = 3  # bump when the scan's logic changes; rule changes are caught by SCANNER_KEY anyway
+SCANNER_VERSION = 4  # bump when the scan's logic changes; rule changes are caught by SCANNER_KEY anyway
 
 
 def _scanner_key() -> str:
@@ -503,6 +579,12 @@ class ScanResult:
     def critical(self) -> tuple[Problem, ...]:
         return tuple(f for f in self.findings if f.severity == "critical")
 
+    @property
+    def untrustable(self) -> tuple[Problem, ...]:
+        """Findings that block the skill whatever trust says (a symlink out of the folder: what it
+        points at is not the skill's, so a hash of the skill cannot pin it)."""
+        return tuple(f for f in self.findings if f.details.get("rule") in UNTRUSTABLE_RULES)
+
 
 def _skill_md_code(skill_dir: Path) -> tuple[bytes, str] | None:
     """SKILL.md's bytes and the code in it, or None when it has none (or cannot be read)."""
@@ -519,12 +601,14 @@ def _skill_md_code(skill_dir: Path) -> tuple[bytes, str] | None:
     return raw, "\n".join(f"{n}:{line}" for n, line in code)
 
 
-def scan_skill(skill_dir: Path, cache: ScanCache | None = None, files: list[str] | None = None) -> ScanResult:
-    """Scan a skill folder's code and hash it (the digest changes whenever any code changes).
-    `files`: its code files when the caller walked the folder already (`inventory`)."""
+def scan_skill(skill_dir: Path, cache: ScanCache | None = None, walked: Inventory | None = None) -> ScanResult:
+    """Scan a skill folder's code and hash it (the digest changes whenever any code changes, and
+    whenever a symlink is added, removed or pointed elsewhere). `walked`: the folder's
+    `inventory` when the caller took it already."""
     cache = cache if cache is not None else ScanCache()
+    walked = walked if walked is not None else inventory(skill_dir)
     digest = hashlib.sha256()
-    findings: list[Problem] = []
+    findings: list[Problem] = list(walked.problems)
     scanned: list[str] = []
     skill_md = _skill_md_code(skill_dir)
     if skill_md is not None:  # SKILL.md's code blocks: scanned, and pinned by trust like a script
@@ -532,8 +616,20 @@ def scan_skill(skill_dir: Path, cache: ScanCache | None = None, files: list[str]
         scanned.append("SKILL.md")
         digest.update(b"SKILL.md#code\0" + code.encode("utf-8") + b"\0")
         findings.extend(cache.findings(raw, "SKILL.md"))
-    for rel in code_files(skill_dir) if files is None else files:
+    files = set(walked.files)
+    real_base = os.path.realpath(skill_dir)
+    for rel in sorted(files | set(walked.links)):
         path = os.path.join(skill_dir, rel)
+        link = walked.links.get(rel)
+        pin = b"" if link is None else b"->" + os.fsencode(link) + b"\0"  # the link itself
+        if rel not in files:  # a link that is not code (to a folder, out of the skill, to nothing)
+            digest.update(rel.encode() + b"\0" + pin)
+            continue
+        if link is not None and not is_within(real_base, path):
+            # pointed elsewhere since the walk: never read what lies outside
+            findings.append(_link_problem(rel, link, os.path.realpath(path), False))
+            digest.update(rel.encode() + b"\0" + pin)
+            continue
         try:
             size = os.path.getsize(path)
             with open(path, "rb") as handle:
@@ -541,7 +637,7 @@ def scan_skill(skill_dir: Path, cache: ScanCache | None = None, files: list[str]
         except OSError:
             continue
         scanned.append(rel)
-        digest.update(rel.encode() + b"\0" + str(size).encode() + b"\0" + raw + b"\0")
+        digest.update(rel.encode() + b"\0" + pin + str(size).encode() + b"\0" + raw + b"\0")
         if size > MAX_SCAN_BYTES:
             findings.append(finding("oversized-code", "high", rel, 1,
                                         f"code file of {size:,} bytes was not scanned", ""))
