@@ -290,3 +290,51 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly_with_0(ws_path, ar
     os.close(write_end)
     _, err = proc.communicate(timeout=120)
     assert (proc.returncode, err.decode()) == (0, "")
+
+
+STATE_ADVICE = ("move it aside and Kit starts a new one; sessions are re-indexed from .kit/sessions/, but the "
+                "recall log and dreaming's history (promotions, rejections, the verify queue) start empty "
+                "unless `sqlite3 MOVED-FILE .recover` saves them")
+
+
+@pytest.mark.parametrize("args", [
+    ["sessions", "list"],
+    ["sessions", "show", "work"],
+    ["sessions", "search", "deploy"],
+    ["run", "--session", "work", "hi"],
+    ["run", "hi"],
+    ["memory", "status"],
+    ["dream"],
+])
+def test_a_state_db_that_is_not_a_database_is_one_line_exit_1(cli, ws_path: Path, tmp_path: Path, args):
+    from kit.agent.sessions import SessionStore
+    from kit.workspace import Workspace
+
+    store = SessionStore(Workspace.open(ws_path))
+    info = store.create("work")
+    store.append(info.id, {"role": "user", "content": "when do we deploy?"})
+    store.close()
+    state = ws_path / ".kit" / "state.db"
+    state.write_bytes(b"garbage\n")
+    script = tmp_path / "t.yaml"
+    script.write_text("turns:\n  - text: hello\n")
+    if args[0] == "run":
+        args = [*args, "--model", f"script:{script}"]
+    result = cli(*args, "-w", ws_path)  # catch_exceptions=False: a traceback would fail here
+    assert result.exit_code == 1
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("kit: model script:")]
+    assert lines == [f"kit: {state}: not a readable SQLite database (file is not a database): {STATE_ADVICE}"]
+    assert state.read_bytes() == b"garbage\n"
+
+
+def test_kit_run_with_a_damaged_state_db_prints_no_traceback(ws_path: Path, tmp_path: Path):
+    state = ws_path / ".kit" / "state.db"
+    state.parent.mkdir(exist_ok=True)
+    state.write_bytes(b"garbage\n")
+    script = tmp_path / "t.yaml"
+    script.write_text("turns:\n  - text: hello\n")
+    proc = run_kit("run", "-w", ws_path, "--model", f"script:{script}", "--session", "work", "hi")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        f"kit: {state}: not a readable SQLite database (file is not a database): {STATE_ADVICE}")
+    assert "Traceback" not in proc.stderr

@@ -31,6 +31,7 @@ def test_transcript_lines_and_index(store, workspace):
     path = workspace.kit_dir / "sessions" / f"{info.id}.jsonl"
     lines = [json.loads(raw) for raw in path.read_text().splitlines()]
     assert lines == [
+        {"kind": "session:start", "ts": "2026-05-07T09:00:00+00:00", "key": "main"},  # what the index needs
         {"seq": 1, "ts": "2026-05-07T09:00:00+00:00", "role": "user", "content": "Where is the deploy checklist?"},
         {"seq": 2, "ts": "2026-05-07T09:00:00+00:00", "role": "assistant", "content": "In memory/2026-05-05.md.",
          "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120,

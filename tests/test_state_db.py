@@ -110,3 +110,73 @@ def test_per_thread_gives_each_thread_its_own_connection_and_closes_the_callers(
         mine.conn.execute("SELECT 1")
     assert conns.get() is not mine and len(opened) == 3  # a new one after close
     conns.close()
+
+
+# --------------------------------------------------------------------------- a damaged state.db
+
+ADVICE = ("move it aside and Kit starts a new one; sessions are re-indexed from .kit/sessions/, but the "
+          "recall log and dreaming's history (promotions, rejections, the verify queue) start empty unless "
+          "`sqlite3 MOVED-FILE .recover` saves them")
+
+
+def _db_with_rows(path: Path) -> bytes:
+    with StateDB(path) as db:
+        db.migrate("demo", ["CREATE TABLE t (a TEXT)"])
+        with db.transaction():
+            for _ in range(400):  # some 25 pages
+                db.execute("INSERT INTO t VALUES (?)", ("x" * 200,))
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_not_a_database_is_one_state_error_naming_the_file(tmp_path: Path, read_only: bool):
+    from kit.errors import StateError
+
+    path = tmp_path / "state.db"
+    path.write_bytes(b"garbage\n")
+    with pytest.raises(StateError) as caught:
+        StateDB(path, read_only=read_only)
+    assert str(caught.value) == f"{path}: not a readable SQLite database (file is not a database): {ADVICE}"
+    assert (caught.value.path, caught.value.exit_code) == (str(path), 1)
+    # never repaired, replaced or deleted behind the user's back, and no -wal/-shm beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.db"]
+    assert path.read_bytes() == b"garbage\n"
+
+
+def test_a_malformed_image_is_a_state_error_at_open_or_at_the_query_that_meets_it(tmp_path: Path):
+    from kit.errors import StateError
+
+    good = _db_with_rows(tmp_path / "good.db")
+    schema = tmp_path / "schema.db"  # page 1 (the schema) damaged: found when opening
+    schema.write_bytes(good[:100] + b"A" * 3996 + good[4096:])
+    with pytest.raises(StateError) as caught:
+        StateDB(schema)
+    assert caught.value.message == f"not a readable SQLite database (database disk image is malformed): {ADVICE}"
+
+    deep = tmp_path / "deep.db"  # a table page damaged: opens; the query reading it fails, typed
+    deep.write_bytes(good[: 4096 * 10] + b"A" * 4096 + good[4096 * 11:])
+    with StateDB(deep) as db:
+        with pytest.raises(StateError) as caught:
+            db.execute("SELECT count(*) FROM t").fetchone()
+        assert str(caught.value) == f"{deep}: not a readable SQLite database (database disk image is malformed): {ADVICE}"
+        assert db.check() == ["database disk image is malformed"]  # what `kit doctor` runs
+    with StateDB(tmp_path / "good.db") as db:
+        assert db.check() == []
+
+
+def test_other_sqlite_errors_stay_as_they_are(tmp_path: Path):
+    # a mistake in a statement (or a lock) is not a damaged file: not turned into a StateError
+    with StateDB(tmp_path / "s.db") as db:
+        with pytest.raises(sqlite3.OperationalError, match="no such table: nope"):
+            db.execute("SELECT * FROM nope")
+
+
+def test_a_state_db_that_cannot_be_opened_says_so(tmp_path: Path):
+    from kit.errors import StateError
+
+    path = tmp_path / "state.db"
+    path.mkdir()  # a folder where the file should be
+    with pytest.raises(StateError) as caught:
+        StateDB(path)
+    assert str(caught.value) == (f"{path}: cannot be opened or written (unable to open database file): "
+                                 "check that it is a file you can write, in a folder you can write")

@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "BusyError": "kit.errors",
     "NotFoundError": "kit.errors",
     "ListenError": "kit.errors",
+    "StateError": "kit.errors",
     # result types a caller meets
     "Snapshot": "kit.snapshot",
     "Document": "kit.documents",
@@ -153,6 +154,7 @@ __all__ = [  # a literal, so linters and readers see it; a test checks it matche
     "SkillCheck",
     "SkillFile",
     "Snapshot",
+    "StateError",
     "Status",
     "Step",
     "SyncResult",
@@ -208,6 +210,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers (and the import graph
         KitError,
         NotFoundError,
         PathEscapeError,
+        StateError,
         WorkspaceError,
     )
     from kit.fleet import Fleet

@@ -23,7 +23,7 @@ PROVIDERS = (
 
 
 def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
-    """Config and document problems from the snapshot; a damaged trust store."""
+    """Config and document problems from the snapshot; a damaged trust store; a damaged state.db."""
     from kit.trust import TrustStore
 
     out = list(ws.snapshot.issues)
@@ -31,7 +31,33 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     if damaged is not None:
         out.append(Problem(area="trust", path=damaged.path, line=damaged.line,
                            message=f"{damaged.message}; until then no skill or hook code is trusted"))
+    state = state_problem(ws)
+    if state is not None:
+        out.append(state)
     return out
+
+
+def state_problem(ws: WorkspaceCore) -> Problem | None:
+    """`.kit/state.db` as SQLite sees it: opened (read-only: doctor writes nothing) and checked
+    page by page (`quick_check`), so damage deep in the file is found too, not only a bad header."""
+    from kit.errors import StateError
+    from kit.state import unusable
+
+    path = ws.kit_dir / "state.db"
+    if not path.exists():
+        return None  # no state yet: nothing to check
+    try:
+        with ws.open_state() as db:
+            damage = db.check()
+    except StateError as exc:
+        return Problem.from_error(exc, area="state")
+    if not damage:
+        return None
+    import sqlite3
+
+    error = unusable(sqlite3.DatabaseError(f"quick_check: {'; '.join(damage[:3])}"), path)
+    assert error is not None
+    return Problem.from_error(error, area="state")
 
 
 def run_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
@@ -66,7 +92,9 @@ def _collect(ws: WorkspaceCore, offline: bool = False) -> list[Problem]:
 def _dedupe(findings: list[Problem]) -> list[Problem]:
     """One report per problem: a snapshot issue (area "documents") that a subsystem reports too
     for the same file and line — e.g. a broken SKILL.md, which the skills check names with what it
-    means for the skill — is kept only in the subsystem's more specific words."""
+    means for the skill — is kept only in the subsystem's more specific words. A damaged state.db
+    is reported once, as the "state" error: another check that could not read it (cooldowns,
+    the recall log …) only repeats it."""
     def covered(doc: Problem) -> bool:
         return any(
             other is not doc and other.area != "documents" and other.path == doc.path
@@ -74,4 +102,10 @@ def _dedupe(findings: list[Problem]) -> list[Problem]:
             for other in findings
         )
 
-    return [f for f in findings if not (f.area == "documents" and f.path and covered(f))]
+    state = [f.message for f in findings if f.area == "state"]
+
+    def repeats_state(finding: Problem) -> bool:
+        return finding.area != "state" and any(message in finding.message for message in state)
+
+    return [f for f in findings
+            if not (f.area == "documents" and f.path and covered(f)) and not repeats_state(f)]

@@ -52,3 +52,7 @@ class NotFoundError(KitError):
 
 class ListenError(KitError):
     """A server cannot listen on the address it was given (in use, not permitted)."""
+
+
+class StateError(KitError):
+    """`.kit/state.db` cannot be used: not a SQLite database, damaged, or not openable."""

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
+from kit.errors import StateError
+
 Migration = str | Callable[[sqlite3.Connection], None]
 
 _CORE = "kit"
@@ -55,11 +57,15 @@ def connect(path: str | Path, *, timeout: float = 10.0) -> sqlite3.Connection:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(p), timeout=timeout, isolation_level=None)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-    conn.execute("PRAGMA foreign_keys=ON")
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")  # the first read of the file: "not a database" is raised here
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+        conn.execute("PRAGMA foreign_keys=ON")
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
@@ -101,17 +107,27 @@ class StateDB:
     def __init__(self, path: str | Path, *, read_only: bool = False):
         self.path = Path(path)
         self.read_only = read_only
-        if read_only and not self.path.exists():
-            self.conn = sqlite3.connect(":memory:", isolation_level=None)
-            self.conn.row_factory = sqlite3.Row
-        else:
-            self.conn = connect(self.path)
-        if read_only:
-            self.conn.execute("BEGIN")
-        self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
-        )
-        self.migrate(_CORE, _CORE_MIGRATIONS)
+        conn: sqlite3.Connection | None = None
+        try:
+            if read_only and not self.path.exists():
+                conn = sqlite3.connect(":memory:", isolation_level=None)
+                conn.row_factory = sqlite3.Row
+            else:
+                conn = connect(self.path)
+            self.conn = conn
+            if read_only:
+                conn.execute("BEGIN")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+            )
+            self.migrate(_CORE, _CORE_MIGRATIONS)
+        except sqlite3.DatabaseError as exc:
+            if conn is not None:
+                conn.close()
+            error = unusable(exc, self.path)
+            if error is None:
+                raise
+            raise error from exc
 
     def migrate(self, component: str, steps: Sequence[Migration]) -> int:
         """Apply the steps of `component` not applied yet, each in its own transaction."""
@@ -143,7 +159,24 @@ class StateDB:
         return {r[0]: int(r[1]) for r in rows}
 
     def execute(self, sql: str, params: Sequence | dict = ()) -> sqlite3.Cursor:
-        return self.conn.execute(sql, params)
+        try:
+            return self.conn.execute(sql, params)
+        except sqlite3.DatabaseError as exc:
+            error = unusable(exc, self.path)
+            if error is None:
+                raise
+            raise error from exc
+
+    def check(self) -> list[str]:
+        """What SQLite's `quick_check` finds wrong in the file (empty when it is sound): reads
+        every page, so for `kit doctor`, not for every open."""
+        try:
+            rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check")]
+        except sqlite3.DatabaseError as exc:
+            if unusable(exc, self.path) is None:
+                raise
+            return [str(exc)]
+        return [] if rows == ["ok"] else rows
 
     def transaction(self):
         """BEGIN IMMEDIATE … COMMIT; in read-only mode a savepoint inside the connection's
@@ -160,6 +193,32 @@ class StateDB:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# SQLite's primary result codes that mean the file itself cannot be used
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
+_SQLITE_CANTOPEN, _SQLITE_IOERR, _SQLITE_READONLY, _SQLITE_PERM = 14, 10, 8, 3
+
+
+def unusable(exc: sqlite3.DatabaseError, path: Path) -> StateError | None:
+    """The StateError an sqlite3 error on `path` means when the file itself is the trouble (not
+    a database, damaged, cannot be opened), with what to do; None for any other error (a locked
+    database, a bad statement), which stays the caller's to handle."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or (code == 0 and type(exc) is sqlite3.DatabaseError):
+        # What it held (keep in step with the components' tables): the session index, rebuilt from
+        # the transcripts; the recall log and dreaming's tables, which nothing else holds; caches
+        # (vectors, junk verdicts, model stats, cooldowns) that refill by themselves.
+        return StateError(
+            f"not a readable SQLite database ({exc}): move it aside and Kit starts a new one; sessions "
+            f"are re-indexed from .kit/sessions/, but the recall log and dreaming's history "
+            f"(promotions, rejections, the verify queue) start empty unless `sqlite3 MOVED-FILE .recover` "
+            f"saves them",
+            path=str(path))
+    if code in (_SQLITE_CANTOPEN, _SQLITE_IOERR, _SQLITE_READONLY, _SQLITE_PERM):
+        return StateError(f"cannot be opened or written ({exc}): check that it is a file you can write, "
+                          f"in a folder you can write", path=str(path))
+    return None
 
 
 def _split(script: str) -> list[str]:

@@ -9,7 +9,11 @@ a `kind: "compaction"` line records how the live history was compacted so that r
 session rebuilds exactly the history the model last saw.
 
 The index (component "sessions") holds key → id, title, timestamps and token counts, plus two
-FTS5 tables over message text: unicode61 for words and trigram for CJK and substrings.
+FTS5 tables over message text: unicode61 for words and trigram for CJK and substrings. Everything
+in it can be rebuilt from the transcripts: a `session:start` record opens each transcript (key,
+model, the exact start time), a `session:end` record marks its end, and each message's `ts` is the
+time the index took as `updated`. Opening the store re-indexes the transcripts the index lacks (a
+deleted or moved-aside state.db): `reindexed` says how many.
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ import re
 import secrets
 import threading
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from kit import clock
 from kit.core import WorkspaceCore
-from kit.errors import NotFoundError
+from kit.errors import KitError, NotFoundError
 from kit.state import PerThread, StateDB
 
 MIGRATIONS = (
@@ -42,6 +47,9 @@ CREATE VIRTUAL TABLE session_trigram USING fts5(
 )
 
 TITLE_CHARS = 60
+# transcript lines that are not messages: where a session starts (its key) and ends
+SESSION_START, SESSION_END = "session:start", "session:end"
+_ID_RE = re.compile(r"[A-Za-z0-9_.-]+")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 _MEMORY_CONTEXT_RE = re.compile(r"<memory-context>.*?</memory-context>\s*|\s*<hook-context>\n.*?\n</hook-context>\s*$",
@@ -191,11 +199,19 @@ class SessionStore:
         self.dir = ws.kit_dir / "sessions"
         self._db = PerThread(self._open_db)
         self._write_lock = threading.Lock()
+        self.reindexed = 0  # transcripts this store put back into the index (see `reindex`)
 
     # ------------------------------------------------------------------ plumbing
 
     def _open_db(self) -> StateDB:
-        return self.ws.open_state("sessions", MIGRATIONS)
+        db = self.ws.open_state("sessions", MIGRATIONS)
+        if not db.read_only:  # a read-only connection (doctor) would only throw the rows away
+            try:
+                self.reindexed += self.reindex(db)
+            except BaseException:
+                db.close()
+                raise
+        return db
 
     @property
     def db(self) -> StateDB:
@@ -207,22 +223,32 @@ class SessionStore:
         self._db.close()
 
     def transcript_path(self, session_id: str) -> Path:
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", session_id) or session_id.startswith("."):
+        if not _ID_RE.fullmatch(session_id) or session_id.startswith("."):
             raise NotFoundError(f"not a session id: {session_id!r}")
         return self.dir / f"{session_id}.jsonl"
 
     # ------------------------------------------------------------------ lifecycle
 
     def create(self, key: str | None = None, *, model: str = "", session_id: str | None = None) -> SessionInfo:
-        """Index a new session (`session_id`: one allocated earlier with `new_session_id`)."""
+        """Index a new session (`session_id`: one allocated earlier with `new_session_id`) and
+        start its transcript with a `session:start` record: what the index needs beyond the
+        messages (the key, the model, the exact start), so a lost index can be rebuilt."""
         session_id = session_id or new_session_id()
-        ts = clock.timestamp()
-        self.db.execute(
-            "INSERT INTO sessions(id, key, created, updated, model) VALUES (?, ?, ?, ?, ?)",
-            (session_id, key or session_id, ts, ts, model),
-        )
+        path = self.transcript_path(session_id)
+        moment = clock.now()
+        record: dict[str, Any] = {"kind": SESSION_START, "ts": moment.isoformat(), "key": key or None}
+        if model:
+            record["model"] = model
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.transcript_path(session_id).touch()
+        with self._write_lock:
+            db = self.db
+            with db.transaction():  # row and record together: a re-index never sees one without the other
+                db.execute(
+                    "INSERT INTO sessions(id, key, created, updated, model) VALUES (?, ?, ?, ?, ?)",
+                    (session_id, key or session_id, moment.timestamp(), moment.timestamp(), model),
+                )
+                with path.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         return self.get(session_id)
 
     def current(self, key: str) -> SessionInfo | None:
@@ -254,8 +280,17 @@ class SessionStore:
         return _row(row)
 
     def end(self, session_id: str) -> None:
-        self.db.execute("UPDATE sessions SET ended = ? WHERE id = ? AND ended IS NULL",
-                        (clock.timestamp(), session_id))
+        """Mark the session ended, in the index and (a `session:end` record) in its transcript."""
+        moment = clock.now()
+        path = self.transcript_path(session_id)
+        with self._write_lock:
+            db = self.db
+            with db.transaction():
+                ended = db.execute("UPDATE sessions SET ended = ? WHERE id = ? AND ended IS NULL",
+                                   (moment.timestamp(), session_id)).rowcount
+                if ended and path.is_file():
+                    with path.open("a", encoding="utf-8") as handle:
+                        handle.write(json.dumps({"kind": SESSION_END, "ts": moment.isoformat()}) + "\n")
 
     def list(self, limit: int | None = 50, key: str | None = None) -> list[SessionInfo]:
         sql = "SELECT * FROM sessions"
@@ -298,7 +333,8 @@ class SessionStore:
                 if row is None:
                     raise NotFoundError(f"no session {session_id!r}")
                 seq = int(row["messages"]) + 1
-                line: dict[str, Any] = {"seq": seq, "ts": clock.now().isoformat(timespec="seconds")}
+                moment = clock.now()  # `ts` is `updated` exactly (to the microsecond): a re-index restores it
+                line: dict[str, Any] = {"seq": seq, "ts": moment.isoformat()}
                 line.update(message)
                 line.update({k: v for k, v in extra.items() if v is not None and v is not False})
                 if usage is not None:
@@ -315,7 +351,7 @@ class SessionStore:
                     "UPDATE sessions SET messages = ?, updated = ?, title = ?, "
                     "prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, "
                     "model = COALESCE(?, model) WHERE id = ?",
-                    (seq, clock.timestamp(), title, prompt, completion, model or None, session_id),
+                    (seq, moment.timestamp(), title, prompt, completion, model or None, session_id),
                 )
                 if searchable and not extra.get("hidden"):
                     for table in ("session_fts", "session_trigram"):
@@ -334,6 +370,11 @@ class SessionStore:
         return strip_memory_context(str(text or ""))
 
     def transcript(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's message lines, in order (without its `session:start`/`session:end`
+        records); a line that cannot be read is a hidden `[unreadable line N]` placeholder."""
+        return [line for line in self._lines(session_id) if not _is_record(line)]
+
+    def _lines(self, session_id: str) -> list[dict[str, Any]]:
         from kit.fsutil import read_bytes
 
         path = self.transcript_path(session_id)
@@ -377,6 +418,90 @@ class SessionStore:
                 continue
             history.append(to_message(line))
         return ResumedState(history, flushed)
+
+    # ------------------------------------------------------------------ re-index
+
+    def reindex(self, db: StateDB | None = None) -> int:
+        """Put back into the index every transcript in .kit/sessions/ it lacks (state.db deleted,
+        moved aside, or restored from an older copy); returns how many. Cheap when nothing is
+        missing — one directory listing and one query, no transcript read — so every open does it.
+        A rebuilt row is the one the index had: key, model, start and end from the transcript's
+        records, title, message count, tokens and `updated` from its messages, and the search rows."""
+        db = db or self.db
+        try:
+            names = os.listdir(self.dir)
+        except (FileNotFoundError, NotADirectoryError):
+            return 0
+        on_disk = {name[:-6] for name in names
+                   if name.endswith(".jsonl") and _ID_RE.fullmatch(name[:-6]) and not name.startswith(".")}
+        if not on_disk:
+            return 0
+        missing = on_disk - {r[0] for r in db.execute("SELECT id FROM sessions")}
+        if not missing:
+            return 0
+        rebuilt = []
+        for session_id in missing:
+            try:
+                rebuilt.append(self._rebuilt(session_id))
+            except (KitError, OSError):  # unreadable (too big, not a file): left out, not in the way
+                continue
+        rebuilt.sort(key=lambda r: (r[0].created, r[0].id))  # rowids in creation order, as they were
+        added = 0
+        with db.transaction():
+            # another process may have re-indexed (and appended to) some of them meanwhile
+            indexed = {r[0] for r in db.execute("SELECT id FROM sessions")}
+            for info, searchable in rebuilt:
+                if info.id in indexed:
+                    continue
+                db.execute(
+                    "INSERT INTO sessions(id, key, title, created, updated, ended, prompt_tokens, "
+                    "completion_tokens, messages, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (info.id, info.key, info.title, info.created, info.updated, info.ended,
+                     info.prompt_tokens, info.completion_tokens, info.messages, info.model),
+                )
+                for seq, role, text in searchable:
+                    for table in ("session_fts", "session_trigram"):
+                        db.execute(
+                            f"INSERT INTO {table}(content, session_id, seq, role) VALUES (?, ?, ?, ?)",
+                            (text, info.id, seq, role),
+                        )
+                added += 1
+        return added
+
+    def _rebuilt(self, session_id: str) -> tuple[SessionInfo, list[tuple[int, str, str]]]:
+        """The index row and search rows `append` made for this transcript, from its lines."""
+        lines = self._lines(session_id)
+        start = next((ln for ln in lines if _is_record(ln) and ln.get("kind") == SESSION_START), {})
+        end = next((ln for ln in lines if _is_record(ln) and ln.get("kind") == SESSION_END), None)
+        messages = [ln for ln in lines if not _is_record(ln) and _is_seq(ln.get("seq"))]
+        key = start.get("key") if isinstance(start.get("key"), str) and start.get("key") else session_id
+        model = start.get("model") if isinstance(start.get("model"), str) else ""
+        created = _when(start.get("ts"))
+        if created is None:  # a transcript written before the start record existed
+            created = next((t for t in (_when(ln.get("ts")) for ln in messages) if t is not None), None)
+        if created is None:
+            created = _id_time(session_id) or self.transcript_path(session_id).stat().st_mtime
+        updated = next((t for t in (_when(ln.get("ts")) for ln in reversed(messages)) if t is not None), created)
+        title, prompt, completion, searchable = "", 0, 0, []
+        for line in messages:
+            usage = line.get("usage") if isinstance(line.get("usage"), dict) else {}
+            prompt += _count(usage.get("prompt_tokens"))
+            completion += _count(usage.get("completion_tokens"))
+            if isinstance(line.get("model"), str) and line["model"]:
+                model = line["model"]
+            role = line.get("role") if isinstance(line.get("role"), str) else ""
+            text = self._searchable_text(line, line)
+            if not text or line.get("hidden"):
+                continue
+            if not title and role == "user":
+                title = _title(text)
+            searchable.append((line["seq"], role, text))
+        info = SessionInfo(
+            id=session_id, key=key, title=title, created=created, updated=updated,
+            ended=_when(end.get("ts")) if end else None, prompt_tokens=prompt, completion_tokens=completion,
+            messages=max((line["seq"] for line in messages), default=0), model=model,
+        )
+        return info, searchable
 
     # ------------------------------------------------------------------ search
 
@@ -438,6 +563,38 @@ class SessionStore:
         return [dict(r, snip=_snippet(r["content"], _marked_spans(r["marked"], r["content"])
                                       + [span for p in substrings for span in _occurrences(r["content"], p)]))
                 for r in rows]
+
+
+def _is_record(line: dict[str, Any]) -> bool:
+    """A transcript line that is not a message: a `session:start` or `session:end` record."""
+    return line.get("kind") in (SESSION_START, SESSION_END) and "role" not in line
+
+
+def _is_seq(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _when(value: Any) -> float | None:
+    """A transcript `ts` as the index keeps it (seconds since the epoch), or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.astimezone()).timestamp()
+
+
+def _id_time(session_id: str) -> float | None:
+    """When a session id (`YYYYMMDD-HHMMSS-xxxxxx`, local time) was made, or None."""
+    try:
+        return datetime.strptime(session_id[:15], "%Y%m%d-%H%M%S").timestamp()
+    except ValueError:
+        return None
 
 
 # highlight() markers that cannot occur in message text, so a "[" or "…" the user wrote is kept as is

@@ -17,7 +17,19 @@ from kit.cli.common import (
 
 
 def _store(workspace):
-    return open_workspace(workspace).sessions
+    """The workspace's session store, opened: an index that lacks transcripts (state.db deleted or
+    moved aside) is rebuilt from them here, and said once on stderr."""
+    store = open_workspace(workspace).sessions
+    store.db.execute("SELECT 1")  # opening re-indexes
+    _say_reindexed(store)
+    return store
+
+
+def _say_reindexed(store) -> None:
+    """On stderr, when opening the store put transcripts back into a lost or incomplete index."""
+    if store.reindexed:
+        click.echo(f"kit: re-indexed {plural(store.reindexed, 'session')} from .kit/sessions/ "
+                   f"(the session index in .kit/state.db lacked them)", err=True)
 
 
 @click.group("sessions")
