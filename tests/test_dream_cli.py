@@ -46,6 +46,18 @@ def test_dream_json(workspace, cli):
     assert data["deep"]["promoted"] == ["memory/2026-05-01.md:3:3", "memory/2026-05-01.md:4:4"]
 
 
+def test_an_idle_night_says_it_wrote_no_report(workspace, cli):
+    """Regression (a new-user pass): the README said every run writes reports; an idle night writes
+    none (no daily noise, no commit) and printed 'promoted 0' without saying so."""
+    idle = cli("dream", "-w", workspace.root, env={"KIT_NOW": "2026-05-07T03:00:00+00:00"})
+    assert idle.exit_code == 0, idle.output
+    assert idle.output.splitlines()[-1] == ("nothing to report: no recalls in the lookback window, so no report "
+                                            "or diary entry was written")
+    assert not (workspace.root / "memory" / "dreaming").exists()
+    busy = cli("dream", "-w", workspace.root, env={"KIT_NOW": seed(workspace)})
+    assert "nothing to report" not in busy.output and (workspace.root / "memory" / "dreaming").is_dir()
+
+
 def test_promote_text_output_shows_each_fact_next_to_key_and_score(workspace, cli):
     now = seed(workspace, facts=[*FACTS, "Ben is allergic to peanuts, so we always check every bakery label twice "
                                          "before buying a birthday cake for him."])

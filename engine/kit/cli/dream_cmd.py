@@ -86,6 +86,10 @@ def render(result) -> None:
                 "review with `kit memory verify`", style="yellow")
     if result.changed:
         say("changed: " + ", ".join(result.changed))
+    elif result.applied and not result.ranked and not any(
+            phase is not None and phase.considered for phase in (result.light, result.rem)):
+        # "every run writes reports" is what people read first: an idle night is said to write none
+        say("nothing to report: no recalls in the lookback window, so no report or diary entry was written")
     if result.git:
         say(f"git: {result.git['note']}")
     for note in result.notes:
