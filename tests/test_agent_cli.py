@@ -29,8 +29,8 @@ def test_run_json_with_script(ws_path, tmp_path, cli):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert set(data) == {"session", "reply", "tool_calls", "iterations", "usage", "model", "finish_reason",
-                         "attempts"}
-    assert data["reply"] == "I am **Kit**."
+                         "attempts", "blocked"}
+    assert data["reply"] == "I am **Kit**." and data["blocked"] is None
     assert (data["model"], data["finish_reason"]) == (f"script:{script.name}", "stop")
     assert [a["outcome"] for a in data["attempts"]] == ["ok", "ok"]
     assert data["iterations"] == 2
@@ -199,6 +199,39 @@ def test_untrusted_workspace_hook_is_announced_not_run(ws_path, tmp_path, cli):
             "then `kit hooks trust guard`)") in result.stderr.splitlines()
 
 
+def test_a_message_a_hook_blocks_is_not_a_reply(ws_path, tmp_path, cli):
+    """Found by a new-user pass: a Claude Code UserPromptSubmit hook that timed out blocked the
+    message (fail closed), and `kit run` printed Kit's notice as the reply with exit 0, no
+    `blocked` in --json, and named a session that was never written."""
+    set_config(ws_path, QUIET + "hooks:\n  claude_code: true\n")
+    (ws_path / ".claude").mkdir()
+    (ws_path / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "sleep 5", "timeout": 0.3}]}]}}))
+    assert cli("hooks", "trust", "claude-code", "-w", ws_path).exit_code == 0
+    script = write_script(tmp_path, [{"text": "never sent"}])
+    reason = ("Claude Code hook .claude/settings.json UserPromptSubmit[0] could not be run: timed out after 0.3s "
+              "(command killed); the message is blocked (Kit fails closed)")
+
+    human = cli("run", "hello", "-w", ws_path, "--model", f"script:{script}")
+    assert human.exit_code == 1
+    assert human.stdout == ""  # no reply: nothing answered
+    assert human.stderr.splitlines()[-1] == f"kit: blocked by a hook: {reason}"
+    assert "kit: session" not in human.stderr
+
+    as_json = cli("run", "hello", "--json", "-w", ws_path, "--model", f"script:{script}")
+    assert as_json.exit_code == 1
+    data = json.loads(as_json.stdout)
+    assert (data["blocked"], data["session"], data["iterations"]) == (reason, None, 0)
+    assert as_json.stderr.splitlines()[-1] == f"kit: blocked by a hook: {reason}"
+
+    streamed = cli("run", "hello", "--stream-json", "-w", ws_path, "--model", f"script:{script}")
+    assert streamed.exit_code == 1
+    final = json.loads(streamed.stdout.splitlines()[-1])
+    assert (final["type"], final["blocked"], final["session"]) == ("final", reason, None)
+    assert recorded_calls(script) == []
+    assert json.loads(cli("sessions", "list", "--json", "-w", ws_path).stdout)["sessions"] == []
+
+
 def test_heartbeat_with_empty_checklist_is_skipped(ws_path, tmp_path, cli):
     set_config(ws_path, QUIET)
     (ws_path / "HEARTBEAT.md").write_text("# Heartbeat\n")
@@ -224,7 +257,7 @@ def test_heartbeat_with_empty_checklist_is_skipped(ws_path, tmp_path, cli):
     ran = cli("run", "heartbeat", "--kind", "heartbeat", "--json", "-w", ws_path, "--model", f"script:{script}")
     assert ran.exit_code == 0, ran.output
     assert set(json.loads(ran.stdout)) == {"session", "reply", "tool_calls", "iterations", "usage", "model",
-                                           "finish_reason", "attempts"}
+                                           "finish_reason", "attempts", "blocked"}
 
 
 def test_session_continues_across_processes_and_stdin_message(ws_path, tmp_path, cli):

@@ -182,9 +182,12 @@ def test_broken_matcher_blocks_every_call_and_doctor_names_the_line(ws):
     assert out.blocked and "is not a valid regular expression" in out.result
     rows = {r["name"]: r for r in ws.hooks.listing() if r["root"] == "claude-code"}
     row = rows["claude:project:PreToolUse[0]"]
-    assert row["valid"] is False and row["line"] == 3 and row["file"] == ".claude/settings.json"
+    # the handler starts on line 7; its problem is the matcher's, on line 5 (not "PreToolUse" on 3)
+    assert row["valid"] is False and row["line"] == 7 and row["file"] == ".claude/settings.json"
+    assert [p["line"] for p in row["problems"]] == [5]
+    assert '"matcher": "Bash("' in (ws.root / ".claude" / "settings.json").read_text().splitlines()[4]
     found = [p for p in ws.doctor(offline=True) if "Claude Code hook" in p.message]
-    assert [(p.severity, p.path, p.line) for p in found] == [("error", ".claude/settings.json", 3)]
+    assert [(p.severity, p.path, p.line) for p in found] == [("error", ".claude/settings.json", 5)]
     assert "cannot run: matcher 'Bash(' is not a valid regular expression" in found[0].message
     assert found[0].message.endswith("(it blocks what it matches: Kit fails closed)")
 

@@ -167,6 +167,7 @@ class TurnResult:
     finish_reason: str | None = None  # of the last model reply: stop | length | tool_calls …
     attempts: tuple[Attempt, ...] = ()  # every request of the turn, retries and failovers included
     max_tokens: int | None = None  # the cap the last request carried
+    blocked: str | None = None  # stopped == "blocked": why a message:received hook refused the message
 
     @property
     def skip_reason(self) -> str | None:
@@ -188,6 +189,9 @@ class TurnResult:
         }
         if self.skip_reason:
             out["skipped"] = self.skip_reason
+        if self.blocked is not None:
+            # the message never reached a model: `reply` is Kit's notice, not an answer
+            out["blocked"] = self.blocked
         return out
 
 
@@ -266,6 +270,7 @@ class Gate:
     stopped: str | None = None  # blocked | skipped: the turn ends here
     reply: str = ""
     context: tuple[str, ...] = ()  # hooks' additional context for the model, after the user's words
+    blocked: str | None = None  # stopped == "blocked": the hook's reason
 
 
 @dataclass(frozen=True)
@@ -647,7 +652,7 @@ class Agent:
         gate = self._gate(text)
         if gate.stopped is not None:
             result = TurnResult(self.session.id, gate.reply, (), 0, state.usage.to_json(0, state.window),
-                                stopped=gate.stopped)
+                                stopped=gate.stopped, blocked=gate.blocked)
         else:
             prepared = self._prepare(gate)
             reaction = self._react(prepared, state)
@@ -690,8 +695,8 @@ class Agent:
         received = fire_hook(self.ws, "message:received", {"text": text, "session_id": self.session.id},
                              session_key=self.session.key)
         if received.blocked:
-            return Gate(text, None, stopped="blocked",
-                        reply=f"Message blocked by a hook: {received.reason or 'no reason given'}")
+            reason = received.reason or "no reason given"
+            return Gate(text, None, stopped="blocked", reply=f"Message blocked by a hook: {reason}", blocked=reason)
         rewritten = received.data.get("text")
         if isinstance(rewritten, str):
             text = rewritten

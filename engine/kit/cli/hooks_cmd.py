@@ -54,7 +54,7 @@ def list_cmd(workspace, as_json: bool) -> None:
         out.print(
             f"{escape(row['name']) + ' ' * (name_w - len(row['name']))} [{style}]{state:<10}[/] "
             f"[dim]{row['root']:<{root_w}} {row['kind']:<{kind_w}}[/] "
-            + escape(", ".join(row["events"]))
+            + escape(", ".join(row["events"]) + _claude_source(row))
         )
         for problem in row["problems"]:  # errors first, each at its line where known
             style = "red" if problem["severity"] == "error" else "yellow"
@@ -62,6 +62,16 @@ def list_cmd(workspace, as_json: bool) -> None:
         if row["valid"] and row["trusted"] is False:
             hint = row.get("review") or f"review hooks/{row['name']}/ then run `kit hooks trust {row['name']}`"
             out.print(f"    {escape(hint)}")
+
+
+def _claude_source(row: dict) -> str:
+    """A Claude Code handler's own event and matcher, after the Kit event it runs on:
+    ` (PreToolUse, matcher "Write|Edit")`; empty for Kit's own hooks."""
+    if row["root"] != "claude-code":
+        return ""
+    matcher = row.get("matcher")
+    shown = f"matcher {json.dumps(matcher, ensure_ascii=False)}" if matcher else "no matcher"
+    return f"{' ' if row['events'] else ''}({row['claude_event']}, {shown})"
 
 
 def _located(problem: dict) -> str:
@@ -77,7 +87,10 @@ def _located(problem: dict) -> str:
 @click.option("--session", "session_key", default=None, help="Session key to put on the event.")
 @workspace_command
 def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_json: bool) -> None:
-    """Fire EVENT through the hooks, as Kit would, and show the outcome."""
+    """Fire EVENT through the hooks, as Kit would, and show the outcome.
+
+    The event's documented data fields that --data leaves out are filled with defaults (for
+    command:NAME: command NAME, args "", messages [], session_id null, key the --session)."""
     from kit import unknown_event
 
     try:
@@ -92,6 +105,7 @@ def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_
         # fired all the same (a `*` hook sees it), but Kit itself never fires it: likely a typo
         tip = "" if "did you mean" in unknown else " (a custom slash command is command:<name>)"
         click.echo(f"kit: warning: no such event: {unknown.removeprefix('event ')}{tip}", err=True)
+    data = ws.hooks.documented_data(event, data, session_key=session_key)  # what --data gives wins
     outcome = ws.hooks.fire(event, data, session_key=session_key)
     if as_json:
         emit_json({"event": event, **outcome.to_json()})
@@ -99,11 +113,13 @@ def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_
     from rich.markup import escape
 
     out = console()
-    out.print(f"[bold]{escape(event)}[/]: ran {', '.join(outcome.ran) or 'no hooks'}")
+    # what ran, and what applied but could not run (a hook that blocks without running is one)
+    could_not = f"; could not run {', '.join(outcome.not_run)}" if outcome.not_run else ""
+    out.print(f"[bold]{escape(event)}[/]: ran {escape(', '.join(outcome.ran) or 'no hooks')}{escape(could_not)}")
     for name, reply in zip(outcome.replied_by, outcome.replies, strict=True):
         out.print(f"[bold]reply[/] from {escape(name)}: {escape(reply)}")
     if outcome.blocked:
-        out.print(f"[bold red]blocked[/] by {outcome.blocked_by}: {escape(outcome.reason or '')}")
+        out.print(f"[bold red]blocked[/] by {escape(outcome.blocked_by or '?')}: {escape(outcome.reason or '')}")
     for line in outcome.skipped:
         out.print(f"[yellow]skipped[/] {escape(line)}")
     for line in outcome.errors:

@@ -114,7 +114,8 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
     interactive = sys.stdin.isatty() and not machine
     on_event = None
     if stream_json:
-        on_event = _json_lines
+        def on_event(event) -> None:  # the final line is the --json document, as `--json` prints it
+            _json_lines(event, _document(agent, event.result) if event.type == "final" else None)
     elif not as_json and sys.stdout.isatty():
         from kit.cli.common import console
         from kit.cli.live import LiveTurn
@@ -136,11 +137,14 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
         agent.close()
         if view is not None:
             view.close()
-    data = result.to_json()
-    if not agent.persisted:
-        # a skipped heartbeat or a blocked message in a new session leaves no session behind:
-        # an id here would be one `kit sessions show` cannot find
-        data["session"] = None
+    data = _document(agent, result)
+    if result.blocked is not None:
+        # a hook refused the message: no model saw it, and Kit's notice is not a reply (stdout
+        # stays empty; --json has "blocked"); exit 1, as for a turn that did not complete
+        if as_json:
+            emit_json(data)
+        status(f"blocked by a hook: {result.blocked}")
+        sys.exit(1)
     if result.skip_reason:
         # §4: nothing to do is not an error, but "(no reply)" would not say why nothing happened
         status(f"{kind} skipped: {result.skip_reason}")
@@ -166,8 +170,9 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
         if marker:
             console().print(marker, style="yellow", markup=False, highlight=False)
         usage = result.usage
-        click.echo(f"kit: session {result.session} · {plural(result.iterations, 'step')} · "
-                   f"{plural(usage['total_tokens'], 'token')}", err=True)
+        if agent.persisted:  # never an id `kit sessions show` cannot find
+            click.echo(f"kit: session {result.session} · {plural(result.iterations, 'step')} · "
+                       f"{plural(usage['total_tokens'], 'token')}", err=True)
     if result.stopped in ("max_iterations", "repeated_tool_call", "cut_tool_call", "interrupted"):
         status(f"stopped: {result.stopped}")
         sys.exit(1)
@@ -181,7 +186,21 @@ def _tool_line(call) -> str:
     return f"→ {call.name} · {state}"
 
 
-def _json_lines(event) -> None:
-    """--stream-json: one event per line, flushed at once (a reader sees each as it happens)."""
-    sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False, default=_default) + "\n")
+def _document(agent, result) -> dict:
+    """`kit run --json`'s document: the turn's JSON, with `blocked` (the hook's reason, else null)
+    and `session` null when no session was written."""
+    data = result.to_json()
+    data.setdefault("blocked", None)
+    if not agent.persisted:
+        # a skipped heartbeat or a blocked message in a new session leaves no session behind:
+        # an id here would be one `kit sessions show` cannot find
+        data["session"] = None
+    return data
+
+
+def _json_lines(event, document: dict | None = None) -> None:
+    """--stream-json: one event per line, flushed at once (a reader sees each as it happens).
+    `document`: the final line's --json document (`final` events)."""
+    line = event.to_json() if document is None else {"type": event.type, **document}
+    sys.stdout.write(json.dumps(line, ensure_ascii=False, default=_default) + "\n")
     sys.stdout.flush()

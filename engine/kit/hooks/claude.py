@@ -19,9 +19,11 @@ What runs, and how its answer counts (docs/hooks.md, "Claude Code hooks"):
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
+import re
 import shlex
 import threading
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ from typing import Any
 
 from kit.core import WorkspaceCore
 from kit.hooks import claude_map as cm
+from kit.hooks.events import blocked_what, json_problem, looks_like_json
 from kit.problems import Problem
 
 TRUST_KIND = "claude-code"
@@ -58,7 +61,9 @@ class ClaudeHook:
     timeout_s: float | None = None
     errors: tuple[str, ...] = ()  # cannot run (on a decision event it blocks what it matches)
     warnings: tuple[str, ...] = ()
-    line: int | None = None
+    line: int | None = None  # where the handler starts in its file
+    error_lines: tuple[int | None, ...] = ()  # in step with `errors`: the line of the key each is about
+    warning_lines: tuple[int | None, ...] = ()
     duplicate_of: str | None = None  # the same handler is already declared there: runs once
     if_rule: str | None = None  # `if`: a permission rule (`Bash(rm *)`) narrowing a tool event further
 
@@ -97,10 +102,20 @@ class ClaudeHook:
         """The errors and warnings as located problems (at the handler's line), the shape every
         hook row of `kit hooks list --json` has."""
         details = {"hook": self.name, "root": "claude-code"}
-        return tuple(Problem(area="hooks", path=self.file, line=self.line, message=message, severity=severity,
+        return tuple(Problem(area="hooks", path=self.file, line=line, message=message, severity=severity,
                              details=details)
-                     for severity, messages in (("error", self.errors), ("warning", self.warnings))
-                     for message in messages)
+                     for severity, message, line in self.located())
+
+    def located(self) -> list[tuple[str, str, int | None]]:
+        """(severity, message, line) of each error, then each warning: at the line of the key it is
+        about (`matcher`, `type` …), else the handler's own line."""
+        out = []
+        for severity, messages, lines in (("error", self.errors, self.error_lines),
+                                          ("warning", self.warnings, self.warning_lines)):
+            for index, message in enumerate(messages):
+                line = lines[index] if index < len(lines) and lines[index] is not None else self.line
+                out.append((severity, message, line))
+        return out
 
 
 @dataclass(frozen=True)
@@ -121,26 +136,103 @@ class ClaudeOutcome:
     errors: list[str] = field(default_factory=list)
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)  # applied, but Kit could not run them (invalid …)
 
 
 def _path(ws_root: Path, rel: str) -> Path:
     return Path(os.path.expanduser(rel)) if rel.startswith("~") else ws_root / rel
 
 
-def _line_of(text: str, needle: str, after: int = 0) -> int | None:
-    quoted = json.dumps(needle)
-    for number, line in enumerate(text.split("\n"), start=1):
-        if number > after and quoted in line:
-            return number
-    return None
+class _Object(dict):
+    """A JSON object that knows where it is: `line` (of its `{`) and `key_lines` (of each key)."""
+
+    line: int = 0
+    key_lines: dict[str, int]
+
+
+class _Array(list):
+    """A JSON array that knows the line each of its items starts on (`item_lines`)."""
+
+    line: int = 0
+    item_lines: list[int]
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def located_json(text: str) -> Any:
+    """`json.loads(text)`, with every object and array knowing its line, and each key's and each
+    item's (1-based), so a problem is reported where it is in the file. Raises JSONDecodeError
+    (from json.loads: its message and position) for text that is not JSON."""
+    json.loads(text)  # not JSON: json's own error, line and column
+    decoder = json.JSONDecoder()
+    newlines = [i for i, ch in enumerate(text) if ch == "\n"]
+
+    def line_at(pos: int) -> int:
+        return bisect.bisect_left(newlines, pos) + 1
+
+    def skip(pos: int) -> int:
+        return _WS.match(text, pos).end()  # type: ignore[union-attr]
+
+    def value(pos: int) -> tuple[Any, int]:
+        pos = skip(pos)
+        if text.startswith("{", pos):
+            obj = _Object()
+            obj.line, obj.key_lines = line_at(pos), {}
+            pos = skip(pos + 1)
+            if text.startswith("}", pos):
+                return obj, pos + 1
+            while True:
+                pos = skip(pos)
+                key, after = json.decoder.scanstring(text, pos + 1)  # text[pos] is its opening quote
+                obj.key_lines[key] = line_at(pos)
+                item, after = value(skip(after) + 1)  # past the ':'
+                obj[key] = item
+                after = skip(after)
+                if text.startswith("}", after):
+                    return obj, after + 1
+                pos = after + 1  # past the ','
+        if text.startswith("[", pos):
+            arr = _Array()
+            arr.line, arr.item_lines = line_at(pos), []
+            pos = skip(pos + 1)
+            if text.startswith("]", pos):
+                return arr, pos + 1
+            while True:
+                pos = skip(pos)
+                arr.item_lines.append(line_at(pos))
+                item, after = value(pos)
+                arr.append(item)
+                after = skip(after)
+                if text.startswith("]", after):
+                    return arr, after + 1
+                pos = after + 1
+        return decoder.raw_decode(text, pos)  # a string, number, true, false or null
+
+    return value(0)[0]
+
+
+def _key_line(obj: Any, key: str, default: int | None) -> int | None:
+    """The line of `key` in a located object, else `default` (the object's own line)."""
+    lines = getattr(obj, "key_lines", None) or {}
+    return lines.get(key, default)
+
+
+def _item_line(arr: Any, index: int, default: int | None) -> int | None:
+    lines = getattr(arr, "item_lines", None) or []
+    return lines[index] if index < len(lines) else default
 
 
 def parse_settings(scope: str, file: str, text: str) -> tuple[list[ClaudeHook], list[tuple[str, int | None, str]], bool]:
-    """(hooks, problems, disableAllHooks) of one settings file's text."""
+    """(hooks, problems, disableAllHooks) of one settings file's text. Each handler carries the
+    line it starts on, and each of its problems the line of the key it is about (`matcher`,
+    `type`, `timeout` …), else the handler's."""
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = located_json(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
         return [], [(file, exc.lineno, f"not valid JSON: {exc.msg}")], False
+    except RecursionError:
+        return [], [(file, 1, "not valid JSON: nested too deeply")], False
     if not isinstance(data, dict):
         return [], [(file, 1, "a settings file must hold a JSON object")], False
     disable = data.get("disableAllHooks") is True
@@ -148,11 +240,11 @@ def parse_settings(scope: str, file: str, text: str) -> tuple[list[ClaudeHook], 
     if raw is None:
         return [], [], disable
     if not isinstance(raw, dict):
-        return [], [(file, _line_of(text, "hooks"), "'hooks' must be an object of event names")], disable
+        return [], [(file, _key_line(data, "hooks", None), "'hooks' must be an object of event names")], disable
     out: list[ClaudeHook] = []
     problems: list[tuple[str, int | None, str]] = []
     for event, groups in raw.items():
-        line = _line_of(text, event)
+        line = _key_line(raw, event, None)
         if event not in cm.CLAUDE_EVENTS:
             problems.append((file, line, f"{event!r} is not a Claude Code hook event; ignored"))
             continue
@@ -160,60 +252,78 @@ def parse_settings(scope: str, file: str, text: str) -> tuple[list[ClaudeHook], 
             problems.append((file, line, f"{event}: must be a list of matcher groups; ignored"))
             continue
         for g, group in enumerate(groups):
+            group_line = _item_line(groups, g, line)
             if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                out.append(ClaudeHook(scope, file, event, g, 0, line=line,
-                                      errors=("a matcher group must be an object with a 'hooks' list",)))
+                out.append(ClaudeHook(scope, file, event, g, 0, line=group_line,
+                                      errors=("a matcher group must be an object with a 'hooks' list",),
+                                      error_lines=(group_line,)))
                 continue
             matcher = group.get("matcher")
+            matcher_line = _key_line(group, "matcher", group_line)
             matcher_problem = cm.check_matcher(matcher)
             for i, handler in enumerate(group["hooks"]):
-                errors: list[str] = []
-                warnings: list[str] = []
+                hook_line = _item_line(group["hooks"], i, group_line)
+                errors: list[tuple[str, int | None]] = []
+                warnings: list[tuple[str, int | None]] = []
+
+                def at(key: str, _handler: Any = handler, _line: int | None = hook_line) -> int | None:
+                    return _key_line(_handler, key, _line)
+
                 if matcher_problem:
-                    errors.append(matcher_problem)
+                    errors.append((matcher_problem, matcher_line))
                 if event not in cm.KIT_EVENT:
-                    warnings.append(f"Kit has no {event} event: not run")
+                    warnings.append((f"Kit has no {event} event: not run", hook_line))
                 elif event in cm.NO_MATCHER and matcher not in (None, "", "*"):
-                    warnings.append(f"{event} takes no matcher (Claude Code ignores it too): runs on every one")
+                    warnings.append((f"{event} takes no matcher (Claude Code ignores it too): runs on every one",
+                                     matcher_line))
                 if not isinstance(handler, dict):
+                    errors.append(("a handler must be an object", hook_line))
                     out.append(ClaudeHook(scope, file, event, g, i, matcher if isinstance(matcher, str) else None,
-                                          type="?", line=line, errors=("a handler must be an object",)))
+                                          type="?", line=hook_line, **_split(errors, warnings)))
                     continue
                 kind = str(handler.get("type") or "")
                 command = handler.get("command")
                 args = handler.get("args")
                 timeout = handler.get("timeout")
                 if kind != "command":
-                    errors.append(f"handler type {kind or '(none)'!r} is not supported by Kit (only 'command')")
+                    errors.append((f"handler type {kind or '(none)'!r} is not supported by Kit (only 'command')",
+                                   at("type")))
                 elif not isinstance(command, str) or not command.strip():
-                    errors.append("a command handler needs a non-empty 'command'")
+                    errors.append(("a command handler needs a non-empty 'command'", at("command")))
                 if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
-                    errors.append("'args' must be a list of strings")
+                    errors.append(("'args' must be a list of strings", at("args")))
                     args = None
                 if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                             or timeout <= 0):
-                    errors.append(f"'timeout' must be a positive number of seconds, not {timeout!r}")
+                    errors.append((f"'timeout' must be a positive number of seconds, not {timeout!r}", at("timeout")))
                     timeout = None
                 for key in ("async", "asyncRewake"):
                     if handler.get(key):
-                        warnings.append(f"{key!r} is not supported by Kit: the hook runs as if it were absent")
+                        warnings.append((f"{key!r} is not supported by Kit: the hook runs as if it were absent",
+                                         at(key)))
                 if_rule = handler.get("if")
                 if if_rule is not None and not isinstance(if_rule, str):
-                    errors.append(f"'if' must be a permission rule such as \"Bash(rm *)\", not {if_rule!r}")
+                    errors.append((f"'if' must be a permission rule such as \"Bash(rm *)\", not {if_rule!r}", at("if")))
                     if_rule = None
                 elif if_rule is not None and event not in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
-                    warnings.append(f"'if' only applies to tool events; ignored on {event}")
+                    warnings.append((f"'if' only applies to tool events; ignored on {event}", at("if")))
                     if_rule = None
                 if handler.get("shell") not in (None, "bash", "sh"):
-                    errors.append(f"shell {handler.get('shell')!r} is not supported by Kit")
+                    errors.append((f"shell {handler.get('shell')!r} is not supported by Kit", at("shell")))
                 out.append(ClaudeHook(
                     scope, file, event, g, i, matcher if isinstance(matcher, str) else None, type=kind or "?",
                     command=command if isinstance(command, str) else None,
                     args=tuple(args) if isinstance(args, list) else None,
                     timeout_s=float(timeout) if timeout is not None else None,
-                    errors=tuple(errors), warnings=tuple(warnings), line=line, if_rule=if_rule,
+                    line=hook_line, if_rule=if_rule, **_split(errors, warnings),
                 ))
     return out, problems, disable
+
+
+def _split(errors: list[tuple[str, int | None]], warnings: list[tuple[str, int | None]]) -> dict[str, Any]:
+    """ClaudeHook's errors and warnings, with the line of each."""
+    return {"errors": tuple(m for m, _ in errors), "error_lines": tuple(n for _, n in errors),
+            "warnings": tuple(m for m, _ in warnings), "warning_lines": tuple(n for _, n in warnings)}
 
 
 class ClaudeCodeHooks:
@@ -364,18 +474,23 @@ class ClaudeCodeHooks:
         verdicts: list[tuple[ClaudeHook, _Verdict]] = []
         for hook in matching:
             if not hook.valid:
+                outcome.not_run.append(hook.name)
                 verdicts.append((hook, _cannot(hook, "; ".join(hook.errors), decision)))
                 continue
             if unmappable is not None:
+                outcome.not_run.append(hook.name)
                 verdicts.append((hook, _cannot(hook, f"Kit cannot give it this call's payload: {unmappable}",
                                                decision)))
                 continue
             outcome.ran.append(hook.name)
             verdicts.append((hook, self._run(hook, fields, decision)))
         for hook, verdict in verdicts:
+            if verdict.block:  # one BLOCK line per hook that says no (docs: one line per incident)
+                log("BLOCK", kit_event, hook.name, verdict.reason or "")
             for message in verdict.errors:
                 outcome.errors.append(f"{hook.name}: {message}")
-                log("ERROR" if not verdict.block else "BLOCK", kit_event, hook.name, message)
+                if not verdict.failed:  # else the BLOCK line above tells this very incident
+                    log("ERROR", kit_event, hook.name, message)
             outcome.context.extend(verdict.context)
         if decision:
             _decide(outcome, verdicts, root, tool, log, kit_event)
@@ -401,7 +516,7 @@ class ClaudeCodeHooks:
         if decision and done.returncode in (126, 127):
             tail = done.stderr.strip().splitlines()[-1:] or [""]
             return _cannot(hook, f"its command could not be run (exit {done.returncode}): {tail[0]}", decision)
-        return interpret(hook.event, done.returncode, done.stdout, done.stderr)
+        return interpret(hook, done.returncode, done.stdout, done.stderr)
 
     # ------------------------------------------------------------------ listing and doctor
 
@@ -438,13 +553,14 @@ class ClaudeCodeHooks:
         out = [Problem(area="hooks", path=file, line=line, message=f"Claude Code settings: {message}")
                for file, line, message in loaded.problems]
         for hook in loaded.hooks:
-            for message in hook.errors:
-                blocks = " (it blocks what it matches: Kit fails closed)" if hook.event in DECISIONS else ""
-                out.append(Problem(area="hooks", path=hook.file, line=hook.line,
-                                   message=f"Claude Code hook {hook.name} cannot run: {message}{blocks}"))
-            for message in hook.warnings:
-                out.append(Problem(area="hooks", severity="warning", path=hook.file, line=hook.line,
-                                   message=f"Claude Code hook {hook.name}: {message}"))
+            for severity, message, line in hook.located():
+                if severity == "error":
+                    blocks = " (it blocks what it matches: Kit fails closed)" if hook.event in DECISIONS else ""
+                    out.append(Problem(area="hooks", path=hook.file, line=line,
+                                       message=f"Claude Code hook {hook.name} cannot run: {message}{blocks}"))
+                else:
+                    out.append(Problem(area="hooks", severity="warning", path=hook.file, line=line,
+                                       message=f"Claude Code hook {hook.name}: {message}"))
         if loaded.hooks and not loaded.disabled_by and not self.is_trusted(store):
             out.append(Problem(area="hooks", severity="warning", path=".claude/settings.json",
                                message="Claude Code hooks are not trusted, so they do not run; review .claude/ "
@@ -485,14 +601,17 @@ class _Verdict:
     updated: dict[str, Any] | None = None
     context: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    failed: bool = False  # the block is Kit failing closed: `errors` and `reason` tell the same incident
 
 
-def _cannot(hook: ClaudeHook, why: str, decision: bool) -> _Verdict:
+def _cannot(hook: ClaudeHook, why: str, decision: bool, *, what: str = "could not be run") -> _Verdict:
+    """A hook Kit cannot run, or whose answer it cannot read: on a decision event it blocks (the
+    reason says so, and it is the one BLOCK line of the log), elsewhere it is an error."""
     if not decision:
-        return _Verdict(errors=[f"could not be run: {why}"])
-    reason = (f"Claude Code hook {hook.file} {hook.event}[{hook.group}] could not be run: {why}; "
-              "the call is blocked (Kit fails closed)")
-    return _Verdict(block=True, reason=reason, decision="deny", errors=[f"could not be run: {why}; blocked"])
+        return _Verdict(errors=[f"{what}: {why}"])
+    reason = (f"Claude Code hook {hook.file} {hook.event}[{hook.group}] {what}: {why}; "
+              f"{blocked_what(hook.kit_event or '')} (Kit fails closed)")
+    return _Verdict(block=True, reason=reason, decision="deny", errors=[f"{what}: {why}; blocked"], failed=True)
 
 
 def _cap(text: str) -> str:
@@ -500,18 +619,20 @@ def _cap(text: str) -> str:
     return text if len(text) <= MAX_CONTEXT_CHARS else text[:MAX_CONTEXT_CHARS] + " … [cut at 10,000 chars]"
 
 
-def interpret(event: str, returncode: int | None, stdout: str, stderr: str) -> _Verdict:
-    """What one handler's exit status and output mean for `event`, as Claude Code reads them."""
+def interpret(hook: ClaudeHook, returncode: int | None, stdout: str, stderr: str) -> _Verdict:
+    """What one handler's exit status and output mean for its event, as Claude Code reads them.
+    Stdout is JSON when it starts with `{` and ends with `}`; such stdout that does not parse is
+    an error of the hook, and on a decision event it blocks (Kit cannot tell what it meant)."""
+    event = hook.event
     decision = event in DECISIONS
     out = stdout.strip()
     data: Any = None
-    if out.startswith("{") and out.endswith("}"):
+    if looks_like_json(out):
         try:
             data = json.loads(out)
-        except json.JSONDecodeError:
-            data = None
-    if data is not None and not isinstance(data, dict):
-        data = None
+        except json.JSONDecodeError as exc:
+            if returncode != 2:  # exit 2 blocks whatever stdout says
+                return _cannot(hook, json_problem(exc), decision, what="answered in a way Kit cannot read")
     verdict = _Verdict()
     if returncode == 2:
         reason = None
@@ -561,9 +682,8 @@ def interpret(event: str, returncode: int | None, stdout: str, stderr: str) -> _
         elif permission == "allow":
             verdict.decision = "allow"
         elif permission is not None:
-            return _Verdict(block=True, decision="deny", errors=[f"unknown permissionDecision {permission!r}; blocked"],
-                            reason=f"a Claude Code hook answered permissionDecision {permission!r}, which Kit "
-                                   "cannot read; the call is blocked (Kit fails closed)")
+            return _cannot(hook, f"permissionDecision {permission!r} is not allow, ask, defer or deny", True,
+                           what="answered in a way Kit cannot read")
         if "updatedInput" in specific:
             verdict.updated = specific["updatedInput"]
         return verdict
@@ -580,9 +700,8 @@ def _decide(outcome: ClaudeOutcome, verdicts: list[tuple[ClaudeHook, _Verdict]],
             log: Any, kit_event: str) -> None:
     """deny > ask > allow over every handler that ran; an updatedInput Kit cannot map fails closed."""
     for hook, verdict in verdicts:
-        if verdict.block:
+        if verdict.block:  # logged with the verdicts
             outcome.blocked, outcome.reason, outcome.blocked_by = True, verdict.reason, hook.name
-            log("BLOCK", kit_event, hook.name, verdict.reason or "")
             return
     for hook, verdict in verdicts:
         if verdict.updated is not None:
@@ -593,7 +712,7 @@ def _decide(outcome: ClaudeOutcome, verdicts: list[tuple[ClaudeHook, _Verdict]],
                 outcome.reason = (f"Claude Code hook {hook.file} {hook.event}[{hook.group}] rewrote the call in a "
                                   f"way Kit cannot map ({exc}); the call is blocked (Kit fails closed)")
                 outcome.errors.append(f"{hook.name}: updatedInput cannot be mapped: {exc}; blocked")
-                log("BLOCK", kit_event, hook.name, str(exc))
+                log("BLOCK", kit_event, hook.name, outcome.reason)
                 return
     for hook, verdict in verdicts:
         if verdict.decision == "ask":

@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, Any
 from kit import clock
 from kit.core import WorkspaceCore
 from kit.errors import KitError, NotFoundError
-from kit.hooks.events import REWRITABLE, HookEvent, event_matches, is_decision
+from kit.hooks.events import (
+    FAIL_CLOSED_EVENTS,
+    REWRITABLE,
+    HookEvent,
+    blocked_what,
+    event_matches,
+    is_decision,
+)
 from kit.hooks.runner import RunResult, run_command, run_handler
 from kit.hooks.spec import HookSpec, discover
 from kit.problems import Problem
@@ -51,6 +58,9 @@ class HookOutcome:
     # command:<name>: what the hooks said back to the person ({"reply": …}, or a command's stdout)
     replies: list[str] = field(default_factory=list)
     replied_by: list[str] = field(default_factory=list)  # the hook that gave each reply, in step with `replies`
+    # hooks that apply but Kit could not run (a Claude Code handler Kit cannot run, a payload it
+    # cannot give one): not in `ran`; on tool:before and message:received such a hook blocks
+    not_run: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out = {"blocked": self.blocked, "reason": self.reason, "blocked_by": self.blocked_by,
@@ -62,6 +72,8 @@ class HookOutcome:
         if self.replies:
             out["replies"] = self.replies
             out["replied_by"] = self.replied_by
+        if self.not_run:
+            out["not_run"] = self.not_run
         return out
 
 
@@ -155,6 +167,14 @@ class HookRegistry:
                 accepted.append(hook.name)
         return accepted
 
+    def documented_data(self, event_type: str, data: dict[str, Any], *,
+                        session_key: str | None = None) -> dict[str, Any]:
+        """`data` with the event's documented fields it lacks filled with defaults, as Kit would
+        send them (`kit hooks fire`); what `data` has wins (kit.hooks.events.documented_data)."""
+        from kit.hooks.events import documented_data
+
+        return documented_data(event_type, data, session_key=session_key, ws=self.ws)
+
     def timeout_for(self, hook: HookSpec) -> float:
         return float(hook.timeout_s or self.ws.config.hooks.timeout_s)
 
@@ -183,7 +203,7 @@ class HookRegistry:
         return replace(outcome, blocked=claude.blocked, reason=claude.reason, blocked_by=claude.blocked_by,
                        data=data_out, errors=outcome.errors + claude.errors, ran=outcome.ran + claude.ran,
                        skipped=outcome.skipped + claude.skipped, context=outcome.context + claude.context,
-                       ask=claude.ask)
+                       ask=claude.ask, not_run=outcome.not_run + claude.not_run)
 
     def _fire_own(self, event_type: str, data: dict[str, Any] | None = None, *,
                   session_key: str | None = None) -> HookOutcome:
@@ -231,6 +251,14 @@ class HookRegistry:
                 elif hook.command and result.output and not result.error and not result.output.startswith("[stderr] "):
                     replies.append(result.output)
                     replied_by.append(hook.name)
+            if result.error and result.unreadable and event_type in FAIL_CLOSED_EVENTS:
+                # the hook answered, but Kit cannot tell what it meant: it may have said no
+                errors.append(f"{hook.name}: {result.error}; blocked")
+                reason = (f"hook {hook.name} answered in a way Kit cannot read: {result.error}; "
+                          f"{blocked_what(event_type)} (Kit fails closed)")
+                self.log("BLOCK", event_type, hook.name, reason)  # one line for the incident
+                return HookOutcome(True, reason, data, errors, ran, skipped, hook.name,
+                                   replies=replies, replied_by=replied_by)
             if result.error:
                 errors.append(f"{hook.name}: {result.error}")
                 self.log("ERROR", event_type, hook.name, result.error)

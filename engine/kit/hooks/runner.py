@@ -17,7 +17,9 @@ Kit ends its process group and every process still carrying the run's `KIT_HOOK_
 its environment — which also finds children that left the group with `setsid`, `nohup` or a
 double fork (descendants inherit the environment; /proc shows it). Not in the hook's folder: a file a command writes there would
 change the folder's content hash and so untrust the hook.
-Exit 0 → stdout JSON (if any) is the return value; exit 2 → block, stderr is the reason;
+Exit 0 → stdout JSON (if any: it starts with `{` and ends with `}`) is the return value, and
+stdout that looks like JSON but does not parse is an error (`unreadable`: on tool:before and
+message:received the registry blocks, failing closed); exit 2 → block, stderr is the reason;
 anything else is an error.
 """
 
@@ -58,6 +60,9 @@ class RunResult:
     reason: str | None = None
     output: str = ""  # a handler's printed text, or a command's non-JSON stdout (logged)
     ended: int = 0  # processes a command left behind that Kit ended
+    # the hook answered something Kit cannot read (stdout that looks like JSON but does not
+    # parse): Kit cannot tell what it meant, so where it may stop Kit it blocks (fails closed)
+    unreadable: bool = False
 
 
 def load_handler(path: Path, digest: str) -> ModuleType:
@@ -386,10 +391,14 @@ def run_command(hook: HookSpec, event: HookEvent, timeout_s: float) -> RunResult
                          ended=done.ended)
     if not stdout:
         return RunResult(output=stderr and f"[stderr] {stderr}", ended=done.ended)
-    try:
-        value = json.loads(stdout)
-    except json.JSONDecodeError:
+    from kit.hooks.events import json_problem, looks_like_json
+
+    if not looks_like_json(stdout):
         # plain text output is fine for a non-decision command hook (a custom /command shows it)
         return RunResult(output=stdout, ended=done.ended)
+    try:
+        value = json.loads(stdout)
+    except json.JSONDecodeError as exc:  # meant as JSON, but Kit cannot tell what it says
+        return RunResult(error=json_problem(exc), unreadable=True, ended=done.ended)
     blocked, reason = block_of(value)
     return RunResult(value=value, blocked=blocked, reason=reason, ended=done.ended)

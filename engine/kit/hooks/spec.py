@@ -258,17 +258,15 @@ def discover(ws: WorkspaceCore) -> list[HookSpec]:
     """Every hook, winners only (same name: workspace > user > bundled), sorted by root then name.
 
     An invalid hook never replaces a valid one of the same name in a lower root: the lower one
-    stays in force (with a warning saying so) and the invalid one is listed next to it, with its
-    errors, so `kit doctor` and `kit hooks list` say why."""
+    stays in force and the invalid one is listed next to it, with its errors and one warning
+    saying so (at the invalid file: the lower hook's own HOOK.md has nothing wrong with it, and
+    `kit doctor` states the fact once), so `kit doctor` and `kit hooks list` say why."""
     found: dict[str, HookSpec] = {}
     kept_out: list[HookSpec] = []
 
     def add(spec: HookSpec) -> None:
         previous = found.get(spec.name)
         if previous is not None and previous.valid and not spec.valid:
-            found[spec.name] = replace(previous, problems=previous.problems + (hook_problem(
-                previous.dir, previous.root, f"{spec.display_path} is invalid, so this {previous.root} hook "
-                "stays in force", severity="warning"),))
             kept_out.append(replace(spec, problems=spec.problems + (hook_problem(
                 spec.dir, spec.root, f"the {previous.root} hook {spec.name!r} stays in force until this one "
                 "is valid", severity="warning"),)))
