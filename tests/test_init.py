@@ -168,3 +168,18 @@ def test_git_never_rewrites_a_git_section_the_person_wrote(tmp_path: Path):
     assert init_workspace(tmp_path, git=True).notes == (
         "kit.yaml kept as it is (it does not load): set git.autocommit: true in it yourself",)
     assert cfg.read_text() == "agent: [\n"
+
+
+@pytest.mark.parametrize("text", ["agent:\n  model: x/y\ngit:\n", "git: ~\n", "{agent: {model: x/y}}\n",
+                                  "agent:\n  model: x/y\n...\n"])
+def test_git_never_breaks_a_kit_yaml_that_loads(tmp_path: Path, text: str):
+    """Regression (a review): an empty `git:` read as no section and got a second one, and an
+    addition after a flow mapping or a `...` end marker made the file unloadable — and committed."""
+    init_workspace(tmp_path)
+    cfg = tmp_path / "kit.yaml"
+    cfg.write_text(text)
+    result = init_workspace(tmp_path, git=True)
+    assert cfg.read_text() == text
+    assert (result.updated, result.autocommit) == ((), False)
+    assert len(result.notes) == 1 and "set git.autocommit: true in it" in result.notes[0]
+    assert not Workspace.open(tmp_path).snapshot.config_issues  # still loads

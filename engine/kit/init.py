@@ -126,10 +126,18 @@ def _autocommit_on(config: Path, *, written: bool) -> tuple[bool, bool, str | No
     section = values.get("git")
     if isinstance(section, dict) and section.get("autocommit") is True:
         return True, False, None
-    if section is not None:
+    if "git" in values:  # a git section the person wrote (even an empty one): theirs to change
         return False, False, (f"{CONFIG_FILE} kept: its git section does not turn autocommit on; "
                               "set git.autocommit: true in it")
-    atomic_write(config, (text + ("" if text.endswith("\n") or not text else "\n") + GIT_AUTOCOMMIT).encode())
+    added = text + ("" if text.endswith("\n") or not text else "\n") + GIT_AUTOCOMMIT
+    try:  # an addition at the end must still load (a flow mapping or a `...` end marker would not)
+        after, _ = load_mapping(added)
+    except YamlError:
+        after = {}
+    if not (isinstance(after.get("git"), dict) and after["git"].get("autocommit") is True):
+        return False, False, (f"{CONFIG_FILE} kept: git.autocommit cannot be added at its end without "
+                              "breaking it; set git.autocommit: true in it yourself")
+    atomic_write(config, added.encode())
     return True, True, None
 
 
