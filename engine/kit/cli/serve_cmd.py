@@ -78,22 +78,19 @@ def serve(workspace, no_watch: bool) -> None:
 def _reload_reporter(ws: Workspace, err):
     """One stderr line per reload, in `kit watch`'s words (what changed, fixed or removed; each
     error under it): a person running `kit serve` sees an edit applied or refused."""
-    from kit.cli.watch_cmd import describe, reload_outcome
+    from kit import TemplateWatch
+    from kit.cli.watch_cmd import ReloadTracker, describe
 
-    def broken() -> dict[str, bool]:
-        return {issue.path or str(issue): bool(issue.path) for issue in ws.snapshot.errors}
-
-    seen = {"version": ws.version, "broken": broken()}
+    reloads = ReloadTracker(ws, TemplateWatch(ws), on_template_error=lambda exc: err.print(
+        f"kit: could not check the prompt template: {exc}", markup=False, highlight=False))
 
     def on_reload(result) -> None:
-        if not result.changed and not result.errors and result.version == seen["version"]:
-            return  # e.g. a comment-only edit of kit.yaml: nothing in force changed
-        now_broken = broken()
-        outcome = reload_outcome(ws.root, result.changed, seen["broken"], now_broken)
-        seen.update(version=result.version, broken=now_broken)
+        told = reloads.outcome(result)
+        if told is None:
+            return
+        outcome, errors = told
         err.print(f"reloaded v{result.version}: {describe(outcome, bool(result.errors))}", markup=False,
                   highlight=False)
-        errors = [*result.errors, *result.listener_errors]
         for issue in errors:
             if getattr(issue, "area", None) != "config":
                 err.print(f"  error: {issue}", markup=False, highlight=False)

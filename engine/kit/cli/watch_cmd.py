@@ -63,6 +63,36 @@ def _note(word: str, paths: Sequence[str], every: Sequence[str]) -> str:
     return word if sorted(paths) == sorted(every) else f"{word}: {', '.join(paths)}"
 
 
+class ReloadTracker:
+    """What each reload did — changed, fixed, removed, and its errors — as `kit watch` and `kit
+    serve` both tell it: the workspace's problems before and after a reload say what was fixed.
+    `templates`: the prompt template's problem counts too (only rendering finds it)."""
+
+    def __init__(self, ws, templates, on_template_error=None):
+        self.ws, self.templates, self.on_template_error = ws, templates, on_template_error
+        self.version, self.broken = ws.version, self._broken()
+
+    def _broken(self) -> dict[str, bool]:
+        """What has an error now: its path (True: a file), else the problem's text (False)."""
+        issue = self.templates.issue
+        return {i.path or str(i): bool(i.path) for i in [*self.ws.snapshot.errors, *([issue] if issue else [])]}
+
+    def outcome(self, result) -> tuple[ReloadOutcome, list] | None:
+        """(what the reload did, its errors); None when nothing in force changed and nothing failed."""
+        if not result.changed and not result.errors and result.version == self.version:
+            return None
+        try:
+            template_issue = self.templates.after_reload(result.changed)
+        except Exception as exc:  # a failing prompt build must not swallow the reload line
+            template_issue = None
+            if self.on_template_error is not None:
+                self.on_template_error(exc)
+        now_broken = self._broken()
+        outcome = reload_outcome(self.ws.root, result.changed, self.broken, now_broken)
+        self.version, self.broken = result.version, now_broken
+        return outcome, [*result.errors, *result.listener_errors, *([template_issue] if template_issue else [])]
+
+
 @click.command("watch")
 @workspace_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per reload, one per line.")
@@ -82,29 +112,15 @@ def watch(workspace, as_json: bool) -> None:
     err = console(stderr=True)
     out = console()
 
-    templates = TemplateWatch(ws)
-
-    def broken() -> dict[str, bool]:
-        """What has an error now: its path (True: a file), else the problem's text (False). The
-        prompt template's problem is no snapshot issue (only rendering finds it): it counts too."""
-        issues = [*ws.snapshot.errors, *([templates.issue] if templates.issue is not None else [])]
-        return {issue.path or str(issue): bool(issue.path) for issue in issues}
-
-    seen = {"version": ws.version, "broken": broken()}
+    reloads = ReloadTracker(ws, TemplateWatch(ws), on_template_error=lambda exc: err.print(
+        f"kit: could not check the prompt template: {exc}", markup=False, highlight=False))
+    templates = reloads.templates
 
     def on_reload(result) -> None:
-        if not result.changed and not result.errors and result.version == seen["version"]:
+        told = reloads.outcome(result)
+        if told is None:
             return  # e.g. a comment-only edit of kit.yaml: the effective config is the same
-        try:
-            template_issue = templates.after_reload(result.changed)
-        except Exception as exc:  # a failing prompt build must not swallow the reload line
-            template_issue = None
-            err.print(f"kit: could not check the prompt template: {exc}", markup=False, highlight=False)
-        now_broken = broken()
-        outcome = reload_outcome(ws.root, result.changed, seen["broken"], now_broken)
-        seen["version"] = result.version
-        seen["broken"] = now_broken
-        errors = [*result.errors, *result.listener_errors, *([template_issue] if template_issue else [])]
+        outcome, errors = told
         if as_json:
             line = {**result.to_json(), "removed": list(outcome.removed), "fixed": list(outcome.fixed),
                     "errors": [str(e) for e in errors]}
