@@ -151,7 +151,7 @@ def check_cmd(name: str | None, workspace, as_json: bool) -> None:
             for f in s.scan.findings:
                 out.print(f"[{STYLE.get(f.severity, '')}]{f.severity:<8}[/] {s.name}: {f.path}:{f.line}: "
                           f"{f.message} [{f.details['rule']}]  [dim]{f.details['excerpt']}[/]", highlight=False)
-            if s.scan.untrustable:  # a link out of the skill: trust cannot lift it
+            if s.scan.untrustable:  # a link out of the skill, too many files: trust cannot lift it
                 out.print(f"         {s.name}: [red]blocked[/] ({s.unblock_hint})")
             elif s.scan.critical:
                 state = "[green]trusted[/]" if s.trusted else "[red]blocked until trusted[/] (`kit skills trust " + s.name + "`)"

@@ -30,6 +30,7 @@ from kit.ignore import IGNORED_DIRS, ignored_name
 from kit.paths import CONFIG_FILE, bundled, user_cache_dir, user_skills_dir
 from kit.problems import Problem, of_severity
 from kit.skills.scanner import (
+    UNTRUSTABLE,
     FolderStamp,
     Inventory,
     ScanCache,
@@ -115,10 +116,25 @@ class Skill:
         return self.scan.critical[0] if self.blocked else None
 
     @property
+    def block_reason(self) -> str:
+        """Why the skill is blocked, for a sentence after "is blocked: " or "cannot be trusted: "
+        ("" when it is not)."""
+        first = self.blocked_by
+        if first is None:
+            return ""
+        untrustable = UNTRUSTABLE.get(first.details.get("rule", ""))
+        if untrustable is not None:
+            return f"{first.details['excerpt']} {untrustable[0]}"
+        return f"its code has a critical security finding and is not trusted ({first.path})"
+
+    @property
     def unblock_hint(self) -> str:
-        """What the user does about a block (a symlink-escape finding says it in its message)."""
-        if self.scan.untrustable:
-            return "copy what the link points at into the skill folder or remove the link"
+        """What the user does about a block: the one wording of it (the CLI, the tools, doctor and
+        `kit skills trust` all say this). An untrustable finding's message says it too."""
+        first = self.blocked_by
+        untrustable = None if first is None else UNTRUSTABLE.get(first.details.get("rule", ""))
+        if untrustable is not None:
+            return untrustable[1]
         return f"review it with `kit skills check {self.name}`, then `kit skills trust {self.name}`"
 
     @property

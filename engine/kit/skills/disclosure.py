@@ -148,15 +148,8 @@ def _get(ws: WorkspaceCore, name: str, for_model: bool) -> Skill:
         raise NotFoundError(f"skill '{name}' can only be invoked by the user (disable-model-invocation)")
     first = skill.blocked_by if for_model else None
     if first is not None:
-        if skill.scan.untrustable:
-            then = "the user can copy what the link points at into the skill folder or remove the link"
-        else:
-            then = (f"the user can review it with `kit skills check {name}` and allow it with "
-                    f"`kit skills trust {name}`")
-        raise KitError(
-            f"skill '{name}' is blocked by the security scan ({first.details['rule']} in {first.path}:{first.line}); "
-            + then
-        )
+        raise KitError(f"skill '{name}' is blocked by the security scan ({first.details['rule']} in "
+                       f"{first.path}:{first.line}); the user can {skill.unblock_hint}")
     return skill
 
 
@@ -193,9 +186,7 @@ def user_skill_view(ws: WorkspaceCore, name: str, arguments: str = "") -> SkillV
         raise KitError(f"skill '{name}' is not user-invocable (user-invocable: false); the model uses it on its own")
     first = skill.blocked_by
     if first is not None:
-        why = ("it has a symlink that resolves outside its folder" if skill.scan.untrustable
-               else "its code has a critical security finding and is not trusted")
-        raise KitError(f"skill '{name}' is blocked: {why} ({first.path}); {skill.unblock_hint}")
+        raise KitError(f"skill '{name}' is blocked: {skill.block_reason}; {skill.unblock_hint}")
     view = skill_view(ws, name, for_model=False, arguments=arguments)  # /skill NAME args: filled in
     assert isinstance(view, SkillView)
     return view

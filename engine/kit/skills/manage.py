@@ -86,11 +86,8 @@ def trust_skill(ws: WorkspaceCore, name: str, store: TrustStore | None = None) -
     """Record the skill's current code hash as trusted; a later change needs trusting again."""
     store = store or TrustStore()
     skill = catalog_for(ws).get(name)
-    if skill.scan.untrustable:  # a hash of the skill cannot pin what lies outside it
-        first = skill.scan.untrustable[0]
-        raise KitError(f"skill '{skill.name}' cannot be trusted: {first.details['excerpt']} resolves outside the "
-                       "skill folder, and trust covers only what is inside it; copy what it points at into the "
-                       "skill or remove the link")
+    if skill.scan.untrustable:  # a hash of the skill cannot pin what lies outside it, or past its cap
+        raise KitError(f"skill '{skill.name}' cannot be trusted: {skill.block_reason}; {skill.unblock_hint}")
     store.trust(TRUST_KIND, skill.name, skill.scan.digest, str(skill.dir))
     return TrustResult(skill.name, skill.scan.digest, len(skill.scan.critical), skill.location)
 

@@ -40,7 +40,16 @@ MAX_SCAN_BYTES = 1024 * 1024  # a bigger "script" is itself suspicious; reported
 MAX_FILES = 2000
 
 SEVERITIES = ("critical", "high", "medium", "low")
-UNTRUSTABLE_RULES = frozenset({"symlink-escape"})  # blocks even a trusted skill (ScanResult.untrustable)
+# findings that block even a trusted skill (ScanResult.untrustable): rule -> (why trust cannot lift
+# it, said after the finding's excerpt; what the user does instead), the one wording of every
+# message about such a block (Skill.block_reason, Skill.unblock_hint)
+UNTRUSTABLE: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "symlink-escape": ("resolves outside the skill folder, and trust covers only what is inside it",
+                       "copy what the link points at into the skill folder or remove the link"),
+    "too-many-files": (f"lies past the {MAX_FILES:,} code files Kit scans and pins, so trust cannot cover it",
+                       "split the skill or remove files"),
+})
+UNTRUSTABLE_RULES = frozenset(UNTRUSTABLE)
 
 
 def finding(rule: str, severity: str, rel: str, line: int, message: str, excerpt: str) -> Problem:
@@ -222,10 +231,13 @@ class FolderStamp:
     """The stat of every folder and file a skill's scan looks at, so a later build knows the folder
     is unchanged without reading it: adding, removing or renaming a file changes its folder's
     mtime; an edit changes the file's size or mtime and always its ctime (which nothing can set
-    back). Compared like git's index, including its "racily clean" rule (RACY_NS)."""
+    back). Compared like git's index, including its "racily clean" rule (RACY_NS). A symlink is
+    stamped twice: the link itself (in `entries`) and what it leads to (in `targets`: the real
+    path and the stat through the link, so a link chain pointed elsewhere or an edited target shows)."""
 
     entries: tuple[tuple[str, int, int, int, int], ...]  # (path, mtime_ns, ctime_ns, size, inode)
     racy: bool
+    targets: tuple[tuple[str, str, int, int, int, int], ...] = ()  # (link, real path, mtime_ns, ctime_ns, size, inode)
 
     def unchanged(self) -> bool:
         if self.racy:
@@ -237,7 +249,19 @@ class FolderStamp:
                 return False
             if (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino) != tuple(recorded):
                 return False
+        for link, real, *recorded in self.targets:
+            if os.path.realpath(link) != real or _target_stat(link) != tuple(recorded):
+                return False
         return True
+
+
+def _target_stat(link: str) -> tuple[int, int, int, int]:
+    """The stat of what a link leads to (-1s when it leads nowhere)."""
+    try:
+        st = os.stat(link)
+    except OSError:
+        return (-1, -1, -1, -1)
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
 class _Stamper:
@@ -246,6 +270,7 @@ class _Stamper:
     def __init__(self) -> None:
         self.settled_before = time.time_ns() - RACY_NS  # the filesystem's clock, not KIT_NOW: file times
         self.entries: list[tuple[str, int, int, int, int]] = []
+        self.targets: list[tuple[str, str, int, int, int, int]] = []
         self.racy = False
 
     def lstat(self, path: str) -> os.stat_result | None:
@@ -258,8 +283,14 @@ class _Stamper:
         self.racy = self.racy or max(st.st_mtime_ns, st.st_ctime_ns) >= self.settled_before
         return st
 
+    def target(self, link: str, real: str) -> None:
+        """Stamp what the link leads to (its real path, and the stat through it)."""
+        st = _target_stat(link)
+        self.targets.append((link, real, *st))
+        self.racy = self.racy or max(st[0], st[1]) >= self.settled_before
+
     def stamp(self) -> FolderStamp:
-        return FolderStamp(tuple(self.entries), self.racy)
+        return FolderStamp(tuple(self.entries), self.racy, tuple(self.targets))
 
 
 def stamp_paths(paths: list[str]) -> FolderStamp:
@@ -277,7 +308,7 @@ class Inventory:
     stamp: FolderStamp
     files: tuple[str, ...]  # the code files, relative POSIX paths, sorted (symlinks among them)
     links: Mapping[str, str]  # every symlink met: relative path -> what it points at (as written)
-    problems: tuple[Problem, ...]  # symlinks that lead out of the folder or to nothing
+    problems: tuple[Problem, ...]  # symlinks that lead out of the folder or to nothing; too many files
 
 
 def _link_problem(rel: str, target: str, real: str, inside: bool) -> Problem:
@@ -285,10 +316,17 @@ def _link_problem(rel: str, target: str, real: str, inside: bool) -> Problem:
     if not inside:
         return finding("symlink-escape", "critical", rel, 1,
                        f"symlink -> {target}{shown} resolves outside the skill folder: Kit scans and trusts only what "
-                       "is inside it, so `kit skills trust` cannot lift this; copy the file in or remove the link",
+                       f"is inside it, so `kit skills trust` cannot lift this; {UNTRUSTABLE['symlink-escape'][1]}",
                        f"{rel} -> {target}")
     return finding("symlink-dangling", "high", rel, 1,
                    f"symlink -> {target} points at nothing (a broken link or a loop)", f"{rel} -> {target}")
+
+
+def _too_many_files(rel: str) -> Problem:
+    return finding("too-many-files", "critical", rel, 1,
+                   f"the skill has more than {MAX_FILES:,} code files; Kit scans and pins at most {MAX_FILES:,} "
+                   f"(this one and those after it are not), so it cannot vouch for the rest: "
+                   f"{UNTRUSTABLE['too-many-files'][1]}", rel)
 
 
 def _is_code(name: str, in_scripts: bool, full: str) -> bool:
@@ -312,8 +350,12 @@ def inventory(skill_dir: Path) -> Inventory:
     inside is a `symlink-dangling` finding. A link to a file inside is code by the same rules as a
     file (its own path, or its target's `#!`) and is read through, so it is scanned and hashed by
     its target's bytes; a link to a folder inside is walked under its own name (each real folder at
-    most once as scripts/ and once not, so a loop ends). A folder with any symlink gets a racy
-    stamp: what a link points at is not stamped, so its scan is never taken from a cache."""
+    most once as scripts/ and once not, so a loop ends). Each link is stamped with what it leads to
+    (`FolderStamp.targets`), so an unchanged skill with links is still served from the caches.
+
+    At most MAX_FILES code files are listed (scanned and pinned); one more is a critical
+    `too-many-files` finding that trust cannot lift, and the walk goes on past the cap, stamping
+    every entry and checking every link, so nothing escapes behind it."""
     base = os.fspath(skill_dir)
     real_base = os.path.realpath(base)
     stamper = _Stamper()
@@ -325,7 +367,18 @@ def inventory(skill_dir: Path) -> Inventory:
     stack: list[tuple[str, str, str]] = [(base, "", real_base)]
     aliases: list[tuple[str, str, str]] = []
     visited: set[tuple[str, bool]] = set()
-    while (stack or aliases) and len(found) < MAX_FILES:
+    over: str | None = None  # the first code file past MAX_FILES
+
+    def code(rel: str, name: str, in_scripts: bool, full: str) -> None:
+        nonlocal over
+        if over is not None or not _is_code(name, in_scripts, full):
+            return  # past the cap and reported: no file is opened for its #! any more
+        if len(found) < MAX_FILES:
+            found.append(rel)
+        else:
+            over = rel
+
+    while stack or aliases:
         dirpath, rel_dir, real_dir = stack.pop() if stack else aliases.pop(0)
         in_scripts = rel_dir.startswith("scripts/")
         if (real_dir, in_scripts) in visited:
@@ -345,13 +398,13 @@ def inventory(skill_dir: Path) -> Inventory:
             if st is None:
                 continue
             if stat.S_ISLNK(st.st_mode):
-                stamper.racy = True  # the target is not stamped: never cached (see above)
                 try:
                     target = os.readlink(full)
                 except OSError:
                     target = "?"
                 links[rel] = target
                 real = os.path.realpath(full)
+                stamper.target(full, real)
                 inside = real == real_base or real.startswith(real_base.rstrip(os.sep) + os.sep)
                 try:
                     target_st = os.stat(full) if inside else None
@@ -364,8 +417,8 @@ def inventory(skill_dir: Path) -> Inventory:
                     if name not in IGNORED_DIRS:
                         aliases.append((full, rel + "/", real))
                     continue
-                if stat.S_ISREG(target_st.st_mode) and rel != "SKILL.md" and _is_code(name, in_scripts, full):
-                    found.append(rel)
+                if stat.S_ISREG(target_st.st_mode) and rel != "SKILL.md":
+                    code(rel, name, in_scripts, full)
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if name not in IGNORED_DIRS:
@@ -373,9 +426,10 @@ def inventory(skill_dir: Path) -> Inventory:
                 continue
             if not stat.S_ISREG(st.st_mode) or (name == "SKILL.md" and real_dir == real_base):  # a fifo …
                 continue
-            if _is_code(name, in_scripts, full):
-                found.append(rel)
+            code(rel, name, in_scripts, full)
         stack.extend(reversed(subdirs))  # depth first, in name order
+    if over is not None:
+        problems.append(_too_many_files(over))
     problems.sort(key=lambda f: f.path or "")
     return Inventory(stamper.stamp(), tuple(sorted(found)), MappingProxyType(links), tuple(problems))
 
@@ -450,7 +504,7 @@ def scan_markdown(text: str, rel: str) -> list[Problem]:
 
 # --------------------------------------------------------------------------- the scan cache
 
-SCANNER_VERSION = 4  # bump when the scan's logic changes; rule changes are caught by SCANNER_KEY anyway
+SCANNER_VERSION = 5  # bump when the scan's logic changes; rule changes are caught by SCANNER_KEY anyway
 
 
 def _scanner_key() -> str:
@@ -526,7 +580,8 @@ class ScanCache:
         if not isinstance(hit, dict):
             return None
         try:
-            folder = FolderStamp(tuple(tuple(e) for e in hit["stamp"]), bool(hit["racy"]))
+            folder = FolderStamp(tuple(tuple(e) for e in hit["stamp"]), bool(hit["racy"]),
+                                 tuple(tuple(e) for e in hit["targets"]))
             if not folder.unchanged():
                 return None
             found = tuple(finding(f["rule"], f["severity"], f["path"], int(f["line"]), f["message"], f["excerpt"])
@@ -543,7 +598,8 @@ class ScanCache:
         entries = self._load()
         key = _folder_key(skill_dir)
         entries.pop(key, None)
-        entries[key] = {"stamp": [list(e) for e in folder.entries], "racy": False, "digest": result.digest,
+        entries[key] = {"stamp": [list(e) for e in folder.entries], "racy": False,
+                        "targets": [list(e) for e in folder.targets], "digest": result.digest,
                         "files": list(result.files),
                         "findings": [{"rule": f.details["rule"], "severity": f.severity, "path": f.path,
                                       "line": f.line, "message": f.message, "excerpt": f.details["excerpt"]}
@@ -581,8 +637,8 @@ class ScanResult:
 
     @property
     def untrustable(self) -> tuple[Problem, ...]:
-        """Findings that block the skill whatever trust says (a symlink out of the folder: what it
-        points at is not the skill's, so a hash of the skill cannot pin it)."""
+        """Findings that block the skill whatever trust says (UNTRUSTABLE: a symlink out of the
+        folder, whose target is not the skill's, or code past the MAX_FILES the hash pins)."""
         return tuple(f for f in self.findings if f.details.get("rule") in UNTRUSTABLE_RULES)
 
 
