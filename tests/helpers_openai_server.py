@@ -25,7 +25,8 @@ when `stream_options.include_usage` is set, then `data: [DONE]`) or Anthropic's
 `message_start` … `message_stop`. The text goes out in `Reply.pieces` (default: word by word),
 each tool call's arguments in pieces of `Reply.arg_chunk` characters, with `Reply.chunk_delay`
 seconds between events. `Reply.drop_after=N` closes the connection after N events without ending
-the chunked body (the client sees the connection drop mid-stream). `Reply.sse` sends a recorded
+the chunked body (the client sees the connection drop mid-stream); `Reply.drop_at_end` does so
+after the last event. `Reply.sse` sends a recorded
 SSE body verbatim (the llama.cpp transcripts in tests/data/llamacpp). `Reply.stream_error`
 (Anthropic) sends an `error` event after the first text piece.
 """
@@ -67,6 +68,7 @@ class Reply:
     chunk_delay: float = 0.0  # seconds between events
     drop_after: int | None = None  # close the connection after this many events
     reset: bool = False  # with drop_after: a TCP reset instead of a plain close
+    drop_at_end: bool = False  # after the last event, close the connection instead of ending the body
     sse: str | None = None  # a recorded SSE body, sent verbatim
     stream_error: dict[str, Any] | None = None  # Anthropic: an `error` event after the first piece
     # proof of streaming: after `gate_after` events the server waits (up to `gate_timeout` s) until
@@ -198,6 +200,9 @@ class FakeLLMServer:
                         data = event.encode("utf-8")
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                         self.wfile.flush()
+                    if reply.drop_at_end:
+                        self._drop(reset=reply.reset)
+                        return
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):

@@ -128,6 +128,41 @@ def test_a_stream_that_ends_without_a_finish_is_a_dropped_connection(server):
     assert info.value.kind == "dropped"
 
 
+KEEP_ALIVE = ": PROCESSING\n\n: PROCESSING\n\n"  # an OpenRouter-style proxy waiting for the model
+
+
+@pytest.mark.parametrize("cut", [False, True], ids=["body-ended", "connection-closed"])
+def test_a_stream_of_keep_alive_comments_only_is_a_dropped_connection(server, monkeypatch, cut):
+    """Regression: SSE comments make no event (the SDKs drop them), so a stream that sent only
+    `: PROCESSING` and then closed was a `format` error (raised, never retried) instead of `dropped`."""
+    from kit.providers.base import ProviderError
+
+    for provider in (openai(server), anthropic(server, monkeypatch)):
+        server.push(Reply(sse=KEEP_ALIVE, drop_at_end=cut))
+        with pytest.raises(ProviderError) as info:
+            list(provider.stream(HI, [], model="m"))
+        assert info.value.kind == "dropped", str(info.value)
+    # other SSE that makes no event: blank lines, an unknown field after a comment, a BOM first
+    for sse in ("\n\n: ping\nfoo: bar\n\n", "\ufeff: hi\n\n", "\n\n"):
+        server.push(Reply(sse=sse, drop_at_end=cut))
+        with pytest.raises(ProviderError) as info:
+            list(openai(server).stream(HI, [], model="m"))
+        assert info.value.kind == "dropped", (sse, str(info.value))
+
+
+def test_keep_alive_comments_then_a_close_are_retried_by_failover(ws_path, server):
+    from kit.providers.failover import FailoverClient
+    from kit.workspace import Workspace
+
+    (ws_path / "kit.yaml").write_text(
+        "agent:\n  model: lab/x\n  fallbacks: [lab/y]\n  retry: {max_attempts: 3, backoff_s: 0}\n"
+        f"providers:\n  lab: {{type: openai, base_url: '{server.url}'}}\n")
+    server.push(Reply(sse=KEEP_ALIVE), text_reply("whole reply"), model="x")
+    events = list(FailoverClient(Workspace.open(ws_path), sleep=lambda s: None).stream(HI))
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "whole reply"
+    assert [(a.target, a.outcome) for a in events[-1].response.attempts] == [("lab/x", "dropped"), ("lab/x", "ok")]
+
+
 class _HtmlPage:
     """A server that answers every POST with a 200 HTML page (a proxy's login page, a web UI)."""
 

@@ -76,11 +76,12 @@ class AnthropicProvider(SDKProvider):
             refused = self.not_a_stream(raw_events)
             if refused is not None:
                 raise refused
+            head = self.tap(raw_events)
             for raw in raw_events:
                 received += 1
                 yield from translate(raw)
             if not translate.stopped:
-                raise self.ended(raw_events, received)
+                raise self.ended(raw_events, received, head)
 
 
 class _Translator:

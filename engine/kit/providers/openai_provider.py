@@ -79,6 +79,7 @@ class OpenAIProvider(SDKProvider):
             refused = self.not_a_stream(result)
             if refused is not None:
                 raise refused
+            head = self.tap(result)
             for chunk in result:
                 chunks += 1
                 for event in events_of_chunk(chunk):
@@ -86,7 +87,7 @@ class OpenAIProvider(SDKProvider):
                     yield event
             if not finished:
                 # the server closed the stream without saying the reply was complete
-                raise self.ended(result, chunks)
+                raise self.ended(result, chunks, head)
 
 
 def _plain(message: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ early reported as `dropped`, and every SDK exception classified."""
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
@@ -96,11 +97,34 @@ class SDKProvider(StreamingProvider):
                if head.lstrip().startswith("{") else "")
         return self.malformed(f"expected server-sent events, got {media}: {head!r}{fix}")
 
-    def ended(self, raw: Any, events: int) -> ProviderError:
-        """The error for a stream that ended before the reply was complete: a dropped connection,
-        unless bytes came and not one made an event — a body that is not SSE (`format`)."""
+    def tap(self, raw: Any) -> bytearray:
+        """The start of `raw`'s body (its first HEAD_BYTES), filled in as the SDK reads it, for
+        `ended`: the SDK's SSE decoder drops comments and unknown lines without a trace."""
+        head = bytearray()
+        response = getattr(raw, "response", None)
+        read = getattr(response, "iter_bytes", None)
+        if read is None:
+            return head
+
+        def iter_bytes(*args: Any, **kwargs: Any) -> Iterator[bytes]:
+            for piece in read(*args, **kwargs):
+                if len(head) < HEAD_BYTES:
+                    head.extend(piece[:HEAD_BYTES - len(head)])
+                yield piece
+
+        try:
+            response.iter_bytes = iter_bytes
+        except (AttributeError, TypeError):  # a response that takes no attribute: ended() says dropped
+            pass
+        return head
+
+    def ended(self, raw: Any, events: int, head: bytes | bytearray = b"") -> ProviderError:
+        """The error for a stream that ended before the reply was complete: a dropped connection
+        (also one that sent only keep-alive comments, `: PROCESSING`, then closed), unless bytes
+        came, not one made an event, and the body (`head`, from `tap`) does not even start as
+        server-sent events — a body that is not SSE (`format`)."""
         received = getattr(getattr(raw, "response", None), "num_bytes_downloaded", 0) or 0
-        if not events and received:
+        if not events and received and _not_sse(head):
             return self.malformed(f"{received} bytes with no server-sent event in them")
         return self.dropped()
 
@@ -112,6 +136,20 @@ class SDKProvider(StreamingProvider):
             yield from assembled(self.events(kwargs), f"{self.name}/{model}")
         except Exception as exc:  # classify everything: the caller decides what is retryable
             raise from_sdk_exception(exc, self.name, sdk) from exc
+
+
+HEAD_BYTES = 4096  # how much of a streamed body `tap` keeps
+# an SSE line: a comment, or a field the standard defines ("data: …", "event: …", a bare "data")
+_SSE_LINE = re.compile(rb":|(?:data|event|id|retry)(?::|$)")
+
+
+def _not_sse(head: bytes | bytearray) -> bool:
+    """Whether a body starting with `head` is not server-sent events: its first non-blank line
+    is neither a comment nor a field (after an optional BOM). Blank lines alone are SSE."""
+    for line in re.split(rb"\r\n|\r|\n", bytes(head).removeprefix(b"\xef\xbb\xbf")):
+        if line.strip():
+            return _SSE_LINE.match(line) is None
+    return False
 
 
 def _head(response: Any, limit: int = 60) -> str:
