@@ -164,3 +164,97 @@ def test_kit_sessions_and_run_after_the_index_is_lost(ws_path, tmp_path, cli, lo
     sent = [(m["role"], m["content"]) for m in recorded_calls(script)[0]["messages"] if m["role"] != "system"]
     assert sent == [("user", "when do we deploy?"), ("assistant", "answer 0"), ("user", "and the checklist?"),
                     ("assistant", "answer 1"), ("user", "go on")]
+
+
+def _transcript(root: Path, session_id: str, *lines: str) -> None:
+    sessions = root / ".kit" / "sessions"
+    sessions.mkdir(parents=True, exist_ok=True)
+    (sessions / f"{session_id}.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def test_out_of_range_numbers_and_times_in_a_transcript_do_not_stop_kit_sessions(workspace, cli):
+    """Regression: a seq beyond SQLite's INTEGER (OverflowError at the INSERT) or a start in year 1
+    (`year 0 is out of range`) crashed every open, and again the next time: the row never went in."""
+    _transcript(workspace.root, "20260501-090000-aaaaaa",
+                '{"kind": "session:start", "ts": "0001-01-01T00:00:00", "key": "far"}',
+                '{"seq": 1, "ts": "2026-05-01T09:00:05+00:00", "role": "user", "content": "first"}',
+                '{"seq": 99999999999999999999999, "ts": "2026-05-01T09:00:06+00:00", "role": "user", "content": "huge"}',
+                '{"seq": 2, "ts": "9999-12-31T23:59:59-14:00", "role": "assistant", "content": "late", '
+                '"usage": {"prompt_tokens": 99999999999999999999999, "completion_tokens": 3}}')
+    _transcript(workspace.root, "20260502-090000-bbbbbb",
+                '{"kind": "session:start", "ts": "2026-05-02T09:00:00+00:00", "key": "k\\ud800"}',
+                '{"seq": 1, "ts": "2026-05-02T09:00:01+00:00", "role": "user", "content": "lone \\udc00 surrogate"}')
+    for _ in range(2):  # and the next command alike
+        result = cli("sessions", "list", "--json", "-w", workspace.root)
+        assert result.exit_code == 0, result.output
+        listed = {s["id"]: s for s in json.loads(result.stdout)["sessions"]}
+        assert sorted(listed) == ["20260501-090000-aaaaaa", "20260502-090000-bbbbbb"]
+    far = listed["20260501-090000-aaaaaa"]
+    # the start out of range: the first message's time; the last one out of range: `updated` is the start
+    assert (far["key"], far["created"], far["updated"]) == ("far", "2026-05-01T09:00:05+00:00",
+                                                           "2026-05-01T09:00:05+00:00")
+    assert (far["messages"], far["tokens"]) == (2, {"prompt": 0, "completion": 3, "total": 3})
+    assert listed["20260502-090000-bbbbbb"]["key"] == "k?"
+    found = cli("sessions", "search", "surrogate", "--json", "-w", workspace.root)
+    assert found.exit_code == 0 and "lone ? surrogate" in found.stdout
+
+
+def test_one_transcript_that_cannot_be_indexed_is_left_out_and_named(workspace, monkeypatch):
+    for n, session_id in enumerate(["20260501-090000-aaaaaa", "20260502-090000-bbbbbb", "20260503-090000-cccccc"]):
+        _transcript(workspace.root, session_id, f'{{"seq": 1, "ts": "2026-05-0{n + 1}T09:00:00+00:00", '
+                                                f'"role": "user", "content": "hello {n}"}}')
+    rebuilt, index_text = SessionStore._rebuilt, SessionStore._index_text
+
+    def rebuilt_but_one(self, session_id):
+        if session_id.endswith("aaaaaa"):
+            raise RuntimeError("something no one foresaw")
+        return rebuilt(self, session_id)
+
+    def index_text_but_one(db, session_id, searchable):
+        if session_id.endswith("bbbbbb"):
+            raise ValueError("a value SQLite refuses")
+        index_text(db, session_id, searchable)
+
+    monkeypatch.setattr(SessionStore, "_rebuilt", rebuilt_but_one)
+    monkeypatch.setattr(SessionStore, "_index_text", staticmethod(index_text_but_one))
+    store = SessionStore(workspace)
+    assert [s.id for s in store.list()] == ["20260503-090000-cccccc"]  # the row of bbbbbb went with its text
+    assert (store.reindexed, store.unindexed) == (1, {
+        "20260501-090000-aaaaaa": "RuntimeError: something no one foresaw",
+        "20260502-090000-bbbbbb": "ValueError: a value SQLite refuses"})
+    assert [h.session_id for h in store.search("hello")] == ["20260503-090000-cccccc"]
+    store.close()
+
+
+def test_appending_to_a_session_an_older_state_db_has_behind_writes_no_seq_twice(workspace):
+    """An older copy of state.db put back: the session's row says 2 messages, the transcript 4.
+    The next append is seq 5, and the row and search rows are those of the whole transcript."""
+    store = SessionStore(workspace)
+    session = store.create("work")
+    store.append(session.id, {"role": "user", "content": "when do we deploy?"})
+    store.append(session.id, {"role": "assistant", "content": "Tuesdays."}, usage=Usage(10, 2))
+    store.close()
+    kit = workspace.root / ".kit"
+    saved = {path.name: path.read_bytes() for path in kit.glob("state.db*")}
+
+    store = SessionStore(workspace)
+    store.append(session.id, {"role": "user", "content": "and the checklist?"})
+    store.append(session.id, {"role": "assistant", "content": "In the wiki."}, usage=Usage(20, 3))
+    store.close()
+    _drop_state(workspace.root)
+    for name, data in saved.items():
+        (kit / name).write_bytes(data)
+
+    store = SessionStore(workspace)
+    assert store.reindexed == 0 and store.get(session.id).messages == 2  # behind, and not looked at on open
+    assert store.append(session.id, {"role": "user", "content": "thanks"}) == 5
+    lines = [json.loads(line) for line in store.transcript_path(session.id).read_text().splitlines()]
+    assert [line.get("seq") for line in lines] == [None, 1, 2, 3, 4, 5]
+    after = _index(store)
+    assert after["sessions"][0]["messages"] == 5
+    assert [h.seq for h in store.search("checklist")] == [3]
+    store.close()
+    _drop_state(workspace.root)
+    fresh = SessionStore(workspace)
+    assert _index(fresh) == after  # the same as a whole re-index makes
+    fresh.close()

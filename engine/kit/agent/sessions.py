@@ -13,7 +13,9 @@ FTS5 tables over message text: unicode61 for words and trigram for CJK and subst
 in it can be rebuilt from the transcripts: a `session:start` record opens each transcript (key,
 model, the exact start time), a `session:end` record marks its end, and each message's `ts` is the
 time the index took as `updated`. Opening the store re-indexes the transcripts the index lacks (a
-deleted or moved-aside state.db): `reindexed` says how many.
+deleted or moved-aside state.db, an older copy put back): `reindexed` says how many, `unindexed`
+which transcripts could not be (and why). A row an older copy holds for a session that went on is
+brought up to date from its transcript when the session is next appended to.
 """
 
 from __future__ import annotations
@@ -200,6 +202,7 @@ class SessionStore:
         self._db = PerThread(self._open_db)
         self._write_lock = threading.Lock()
         self.reindexed = 0  # transcripts this store put back into the index (see `reindex`)
+        self.unindexed: dict[str, str] = {}  # session id -> why its transcript could not be re-indexed
 
     # ------------------------------------------------------------------ plumbing
 
@@ -332,7 +335,16 @@ class SessionStore:
                 row = db.execute("SELECT messages, title FROM sessions WHERE id = ?", (session_id,)).fetchone()
                 if row is None:
                     raise NotFoundError(f"no session {session_id!r}")
-                seq = int(row["messages"]) + 1
+                messages, last = int(row["messages"]), _last_seq(path)
+                if last > messages:
+                    # the row is behind its transcript (an older state.db put back, a crash between
+                    # the line and the commit): rebuilt from it, and no seq is written twice
+                    try:
+                        row = self._refresh(db, session_id)
+                    except (KitError, OSError):  # too big to read whole: the row stays as it is
+                        pass
+                    messages = max(last, int(row["messages"]))
+                seq = messages + 1
                 moment = clock.now()  # `ts` is `updated` exactly (to the microsecond): a re-index restores it
                 line: dict[str, Any] = {"seq": seq, "ts": moment.isoformat()}
                 line.update(message)
@@ -423,10 +435,13 @@ class SessionStore:
 
     def reindex(self, db: StateDB | None = None) -> int:
         """Put back into the index every transcript in .kit/sessions/ it lacks (state.db deleted,
-        moved aside, or restored from an older copy); returns how many. Cheap when nothing is
-        missing — one directory listing and one query, no transcript read — so every open does it.
-        A rebuilt row is the one the index had: key, model, start and end from the transcript's
-        records, title, message count, tokens and `updated` from its messages, and the search rows."""
+        moved aside, or an older copy put back that lacks newer sessions); returns how many. Cheap
+        when nothing is missing — one directory listing and one query, no transcript read — so
+        every open does it. A rebuilt row is the one the index had: key, model, start and end from
+        the transcript's records, title, message count, tokens and `updated` from its messages, and
+        the search rows. A transcript that cannot be read or indexed is left out, never in the way,
+        and named in `unindexed`. A row that is there but behind its transcript is not looked at
+        here (that would read every transcript): `append` brings it up to date."""
         db = db or self.db
         try:
             names = os.listdir(self.dir)
@@ -440,11 +455,11 @@ class SessionStore:
         if not missing:
             return 0
         rebuilt = []
-        for session_id in missing:
+        for session_id in sorted(missing):
             try:
                 rebuilt.append(self._rebuilt(session_id))
-            except (KitError, OSError):  # unreadable (too big, not a file): left out, not in the way
-                continue
+            except Exception as exc:  # noqa: BLE001 - unreadable (too big, not a file) or odd: left out
+                self.unindexed[session_id] = _why(exc)
         rebuilt.sort(key=lambda r: (r[0].created, r[0].id))  # rowids in creation order, as they were
         added = 0
         with db.transaction():
@@ -453,20 +468,44 @@ class SessionStore:
             for info, searchable in rebuilt:
                 if info.id in indexed:
                     continue
-                db.execute(
-                    "INSERT INTO sessions(id, key, title, created, updated, ended, prompt_tokens, "
-                    "completion_tokens, messages, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (info.id, info.key, info.title, info.created, info.updated, info.ended,
-                     info.prompt_tokens, info.completion_tokens, info.messages, info.model),
-                )
-                for seq, role, text in searchable:
-                    for table in ("session_fts", "session_trigram"):
-                        db.execute(
-                            f"INSERT INTO {table}(content, session_id, seq, role) VALUES (?, ?, ?, ?)",
-                            (text, info.id, seq, role),
-                        )
-                added += 1
+                db.execute("SAVEPOINT kit_reindex_one")  # one transcript's rows go in whole or not at all
+                try:
+                    db.execute(
+                        "INSERT INTO sessions(id, key, title, created, updated, ended, prompt_tokens, "
+                        "completion_tokens, messages, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (info.id, info.key, info.title, info.created, info.updated, info.ended,
+                         info.prompt_tokens, info.completion_tokens, info.messages, info.model),
+                    )
+                    self._index_text(db, info.id, searchable)
+                except (ValueError, OverflowError, TypeError) as exc:  # a value SQLite refuses
+                    db.execute("ROLLBACK TO kit_reindex_one")
+                    self.unindexed[info.id] = _why(exc)
+                else:
+                    added += 1
+                db.execute("RELEASE kit_reindex_one")
         return added
+
+    @staticmethod
+    def _index_text(db: StateDB, session_id: str, searchable: list[tuple[int, str, str]]) -> None:
+        for seq, role, text in searchable:
+            for table in ("session_fts", "session_trigram"):
+                db.execute(f"INSERT INTO {table}(content, session_id, seq, role) VALUES (?, ?, ?, ?)",
+                           (text, session_id, seq, role))
+
+    def _refresh(self, db: StateDB, session_id: str) -> Any:
+        """Bring a session's row and search rows up to date with its transcript (inside the
+        caller's transaction); returns the row's new `messages` and `title`."""
+        info, searchable = self._rebuilt(session_id)
+        db.execute(
+            "UPDATE sessions SET title = ?, updated = MAX(updated, ?), ended = COALESCE(ended, ?), "
+            "prompt_tokens = ?, completion_tokens = ?, messages = MAX(messages, ?), model = ? WHERE id = ?",
+            (info.title, info.updated, info.ended, info.prompt_tokens, info.completion_tokens, info.messages,
+             info.model, session_id),
+        )
+        for table in ("session_fts", "session_trigram"):
+            db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+        self._index_text(db, session_id, searchable)
+        return db.execute("SELECT messages, title FROM sessions WHERE id = ?", (session_id,)).fetchone()
 
     def _rebuilt(self, session_id: str) -> tuple[SessionInfo, list[tuple[int, str, str]]]:
         """The index row and search rows `append` made for this transcript, from its lines."""
@@ -474,8 +513,8 @@ class SessionStore:
         start = next((ln for ln in lines if _is_record(ln) and ln.get("kind") == SESSION_START), {})
         end = next((ln for ln in lines if _is_record(ln) and ln.get("kind") == SESSION_END), None)
         messages = [ln for ln in lines if not _is_record(ln) and _is_seq(ln.get("seq"))]
-        key = start.get("key") if isinstance(start.get("key"), str) and start.get("key") else session_id
-        model = start.get("model") if isinstance(start.get("model"), str) else ""
+        key = _text(start.get("key")) or session_id
+        model = _text(start.get("model"))
         created = _when(start.get("ts"))
         if created is None:  # a transcript written before the start record existed
             created = next((t for t in (_when(ln.get("ts")) for ln in messages) if t is not None), None)
@@ -485,12 +524,11 @@ class SessionStore:
         title, prompt, completion, searchable = "", 0, 0, []
         for line in messages:
             usage = line.get("usage") if isinstance(line.get("usage"), dict) else {}
-            prompt += _count(usage.get("prompt_tokens"))
-            completion += _count(usage.get("completion_tokens"))
-            if isinstance(line.get("model"), str) and line["model"]:
-                model = line["model"]
-            role = line.get("role") if isinstance(line.get("role"), str) else ""
-            text = self._searchable_text(line, line)
+            prompt = min(prompt + _count(usage.get("prompt_tokens")), INT64_MAX)
+            completion = min(completion + _count(usage.get("completion_tokens")), INT64_MAX)
+            model = _text(line.get("model")) or model
+            role = _text(line.get("role"))
+            text = _text(self._searchable_text(line, line))
             if not text or line.get("hidden"):
                 continue
             if not title and role == "user":
@@ -570,31 +608,92 @@ def _is_record(line: dict[str, Any]) -> bool:
     return line.get("kind") in (SESSION_START, SESSION_END) and "role" not in line
 
 
+INT64_MAX = 2**63 - 1  # SQLite's largest INTEGER: a bigger count or seq in a transcript is not one
+# the times the index keeps: from the epoch to a day before year 9999 ends, so each is a local
+# date in any time zone (`to_json`), a bigger or an earlier one in a transcript is not a time
+_LATEST = 253_402_128_000.0  # 9999-12-30T00:00:00Z
+
+
 def _is_seq(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= INT64_MAX
 
 
 def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= INT64_MAX else 0
+
+
+def _text(value: Any) -> str:
+    """A transcript string as SQLite takes it (a lone surrogate, valid JSON, is not UTF-8); else ""."""
+    if not isinstance(value, str):
+        return ""
+    return value.encode("utf-8", "replace").decode("utf-8")
 
 
 def _when(value: Any) -> float | None:
-    """A transcript `ts` as the index keeps it (seconds since the epoch), or None."""
+    """A transcript `ts` as the index keeps it (seconds since the epoch), or None (also for a
+    time out of range: year 1, year 9999 in a zone ahead of UTC)."""
     if not isinstance(value, str):
         return None
     try:
         moment = datetime.fromisoformat(value)
-    except ValueError:
+        stamp = (moment if moment.tzinfo else moment.astimezone()).timestamp()
+    except (ValueError, OverflowError, OSError):
         return None
-    return (moment if moment.tzinfo else moment.astimezone()).timestamp()
+    return stamp if 0 <= stamp <= _LATEST else None
 
 
 def _id_time(session_id: str) -> float | None:
     """When a session id (`YYYYMMDD-HHMMSS-xxxxxx`, local time) was made, or None."""
     try:
-        return datetime.strptime(session_id[:15], "%Y%m%d-%H%M%S").timestamp()
-    except ValueError:
+        stamp = datetime.strptime(session_id[:15], "%Y%m%d-%H%M%S").timestamp()
+    except (ValueError, OverflowError, OSError):
         return None
+    return stamp if 0 <= stamp <= _LATEST else None
+
+
+def _why(exc: BaseException) -> str:
+    """Why a transcript could not be re-indexed, in a line."""
+    return str(exc) if isinstance(exc, (KitError, OSError)) else f"{type(exc).__name__}: {exc}"
+
+
+def _last_seq(path: Path, lines: int = 16) -> int:
+    """The `seq` of a transcript's last message line (0 for none among its last `lines` lines, or
+    no transcript), read from the end of the file: `append` writes `seq` first, so the usual
+    line is known by its first bytes."""
+    import mmap
+    import stat
+
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return 0
+    with handle:
+        try:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or not info.st_size:
+                return 0
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                end = len(data)
+                for _ in range(lines):
+                    if end <= 0:
+                        break
+                    start = data.rfind(b"\n", 0, end) + 1
+                    head = _SEQ_HEAD.match(data[start:start + 40])
+                    if head:
+                        return min(int(head.group(1)), INT64_MAX)
+                    try:
+                        record = json.loads(data[start:end]) if data[start:end].strip() else None
+                    except (ValueError, RecursionError):  # a torn line
+                        record = None
+                    if isinstance(record, dict) and not _is_record(record) and _is_seq(record.get("seq")):
+                        return record["seq"]
+                    end = start - 1
+        except (OSError, ValueError):
+            return 0
+    return 0
+
+
+_SEQ_HEAD = re.compile(rb'\{"seq": ([0-9]{1,19}), ')
 
 
 # highlight() markers that cannot occur in message text, so a "[" or "…" the user wrote is kept as is
