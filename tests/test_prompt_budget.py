@@ -105,18 +105,80 @@ def test_max_total_chars_holds_on_a_fresh_workspace(ws_path):
                                "316 and last 89 are kept, 533 injected with the marker",)
     write_config(ws_path, "bootstrap:\n  max_total_chars: 500\n")
     result = build_prompt(Workspace.open(ws_path))
-    # 500 / 8 = 62 each: no marker line (123 characters and more) fits, every file is left out
-    assert [(f.name, f.allowance, f.injected_chars, f.truncated) for f in result.files] == [
-        (name, 62, 0, True) for name in BOOTSTRAP_FILES]
-    # left out is out: no heading either, the files' part of the prompt is empty
-    assert not any(f"# {name}" in result.prompt for name in BOOTSTRAP_FILES)
+    # Regression (review): 500 / 8 = 62 each held no marker line (119 characters and more), all 8
+    # files were left out and 0 of the 500 characters used. A file left out now gives its share
+    # back, largest demand first: AGENTS.md at 62, TOOLS.md at 435 / 6 = 72, BOOTSTRAP.md at
+    # 435 / 5 = 87, SOUL.md at 435 / 4 = 108 (IDENTITY.md's 65 fits from the second round on);
+    # then 65, 118 and 152 fit whole and MEMORY.md gets the 165 left: 498 of 500 injected
+    assert [(f.name, f.raw_chars, f.allowance, f.injected_chars, f.truncated) for f in result.files] == [
+        ("AGENTS.md", 584, 62, 0, True), ("SOUL.md", 306, 108, 0, True), ("TOOLS.md", 322, 72, 0, True),
+        ("IDENTITY.md", 65, 65, 65, False), ("USER.md", 118, 118, 118, False),
+        ("HEARTBEAT.md", 152, 152, 152, False), ("BOOTSTRAP.md", 315, 87, 0, True),
+        ("MEMORY.md", 188, 165, 163, True)]
+    assert sum(f.injected_chars for f in result.files) == 498 <= 500
+    memory = next(f for f in result.files if f.name == "MEMORY.md")
+    assert (memory.kept_head, memory.kept_tail) == (29, 8)
+    # left out is out: no heading either; the files that fit are there whole
+    left_out = ("AGENTS.md", "SOUL.md", "TOOLS.md", "BOOTSTRAP.md")
+    assert not any(f"# {name}" in result.prompt for name in left_out)
+    kept = [f for f in result.files if not f.truncated]
+    assert all(f.text and f"# {f.name}" in result.prompt and f.text in result.prompt for f in kept)
     assert "## Current time" in result.prompt
-    assert ("- IDENTITY.md: left out: its allowance of 62 of 65 characters (total limit) cannot hold the "
-            "truncation marker") in result.warning_block
-    identity = next(p for p in doctor_checks(Workspace.open(ws_path)) if p.path == "IDENTITY.md")
-    assert identity.message == ("left out: its allowance of 62 of 65 characters (total limit) cannot hold the "
-                                "truncation marker; the model sees none of it. Trim the file or raise "
-                                "bootstrap.max_total_chars")
+    assert result.warnings == (
+        "AGENTS.md: left out: its allowance of 62 of 584 characters (total limit) cannot hold the truncation marker",
+        "SOUL.md: left out: its allowance of 108 of 306 characters (total limit) cannot hold the truncation marker",
+        "TOOLS.md: left out: its allowance of 72 of 322 characters (total limit) cannot hold the truncation marker",
+        "BOOTSTRAP.md: left out: its allowance of 87 of 315 characters (total limit) cannot hold the truncation "
+        "marker",
+        "MEMORY.md: cut to an allowance of 165 of 188 characters (total limit): the first 29 and last 8 are kept, "
+        "163 injected with the marker",
+    )
+    assert f"- {result.warnings[0]}" in result.warning_block
+    checks = {p.path: p.message for p in doctor_checks(Workspace.open(ws_path))}
+    assert "IDENTITY.md" not in checks
+    assert checks["AGENTS.md"] == ("left out: its allowance of 62 of 584 characters (total limit) cannot hold the "
+                                   "truncation marker; the model sees none of it. Trim the file or raise "
+                                   "bootstrap.max_total_chars")
+
+
+def test_a_left_out_files_share_goes_to_the_others_largest_demand_first():
+    # 186 / 3 = 62 holds no marker line (113 characters and more): the largest demand leaves first
+    # (B.md's 400), then at 186 / 2 = 93 of the two 300s the later one; A.md gets all 186
+    files = [("A.md", "a" * 300), ("B.md", "b" * 400), ("C.md", "c" * 300)]
+    out = apply_budgets(files, **{**DEFAULTS, "max_total_chars": 186})
+    assert [(b.allowance, b.injected_chars, b.truncated, b.reason, b.left_out) for b in out] == [
+        (186, 185, True, "max_total", False), (62, 0, True, "max_total", True), (93, 0, True, "max_total", True)]
+    # 186 − the marker with the first numbers (116) − 2 newlines = 68 kept = 53 + 15
+    assert out[0].text == "a" * 53 + "\n" + marker_line("A.md", 53, 15, 300) + "\n" + "a" * 15
+    # a file whose per-file cap (100) cannot hold the marker (113) is out whatever the total; at
+    # 200 / 3 = 66 each no file fits or holds a marker, and when A.md leaves, 90 + 95 fit whole
+    files = [("A.md", "a" * 300), ("B.md", "b" * 90), ("C.md", "c" * 95)]
+    out = apply_budgets(files, **{**DEFAULTS, "max_chars_per_file": 100, "max_total_chars": 200})
+    assert [(b.allowance, b.injected_chars, b.reason) for b in out] == [(66, 0, "max_total"), (90, 90, None),
+                                                                         (95, 95, None)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_budgets_hold_and_a_left_out_share_is_not_wasted(seed):
+    import random
+
+    rng = random.Random(seed)
+    files = [(f"F{i}.md", numbered(rng.choice([0, 5, 60, 130, 200, 400, 900, 3000]) + rng.randrange(50), "f"))
+             for i in range(rng.randrange(1, 9))]
+    total, cap = rng.randrange(0, 2500), rng.choice([100, 150, 600, 20_000])
+    out = apply_budgets(files, **{**DEFAULTS, "max_total_chars": total, "max_chars_per_file": cap})
+    assert sum(b.injected_chars for b in out) <= total
+    for (name, text), b in zip(files, out, strict=True):
+        assert b.injected_chars == len(b.text) <= b.allowance
+        assert b.truncated == (b.text != text) and (not b.truncated or len(b.text) < len(text))
+        assert b.left_out == (b.truncated and len(marker_line(name, 0, 0, len(text))) > b.allowance)
+    kept = [b for b in out if not b.left_out]
+    if any(b.left_out and b.reason == "max_total" for b in out):
+        # what a file left out gave back went to the others: they got their demand, or shared it all
+        # (but for the rounding down of the level)
+        assert sum(b.allowance for b in kept) > total - len(kept) or all(b.allowance == min(b.raw_chars, cap) for b in kept)
+        # and when every file is left out, the last one had the whole total (or its whole demand)
+        assert kept or any(b.allowance == min(total, b.raw_chars, cap) for b in out)
 
 
 def test_eight_15k_files_under_60k_total_get_7500_each():

@@ -8,9 +8,13 @@ A file whose allowance `a` is below its length keeps its first ⌊head_ratio·a�
 ⌊tail_ratio·a⌋ characters with one marker line between them. The allowance holds everything the
 file puts in the prompt, marker included: when head + marker + tail would not fit (a small
 allowance), head and tail shrink in their ratio until they do; when even the marker alone would
-not fit, the file is left out (nothing injected; the report and the warnings say so). So no file
-ever takes more than its allowance, a cut file is always shorter than the file, and the files
-never take more than `max_total_chars` together.
+not fit, the file is left out (nothing injected; the report and the warnings say so) and its share
+goes back to the others: the water-filling is run again over the files still in, one file left out
+at a time (of those whose share cannot hold the marker, the one with the largest demand, then the
+longest, then the last loaded), until every file still in fits whole or holds the marker. So no
+file ever takes more than its allowance, a cut file is always shorter than the file, the files
+never take more than `max_total_chars` together, and a total too small for every file still goes
+to the files it can hold.
 """
 
 from __future__ import annotations
@@ -44,6 +48,35 @@ def fair_allowances(demands: Sequence[int], total: int) -> list[int]:
             allowances[rest] = level
         break
     return allowances
+
+
+def _holds_nothing(name: str, text: str, allowance: int) -> bool:
+    """Whether a file given `allowance` is left out: cut, and not even the marker line fits."""
+    return allowance < len(text) and len(marker_line(name, 0, 0, len(text))) > allowance
+
+
+def settled_allowances(files: Sequence[tuple[str, str]], demands: Sequence[int],
+                       total: int) -> tuple[list[int], set[int]]:
+    """Each file's allowance, and the indexes of the files left out.
+
+    Water-filling over the files still in; while some of them get a share that cannot hold the
+    truncation marker, the one with the largest demand (then the longest text, then the last in
+    load order) is left out, keeping the share it had as its reported allowance, and the total is
+    shared again over the rest. A share only grows when a file leaves, so this stops, and a file
+    that was kept stays kept."""
+    allowances = [0] * len(files)
+    active = list(range(len(files)))
+    left_out: set[int] = set()
+    while True:
+        shares = fair_allowances([demands[i] for i in active], total)
+        for index, share in zip(active, shares, strict=True):
+            allowances[index] = share
+        failing = [i for i in active if _holds_nothing(files[i][0], files[i][1], allowances[i])]
+        if not failing:
+            return allowances, left_out
+        worst = max(failing, key=lambda i: (demands[i], len(files[i][1]), i))
+        left_out.add(worst)
+        active.remove(worst)
 
 
 def marker_line(name: str, kept_head: int, kept_tail: int, length: int) -> str:
@@ -152,9 +185,13 @@ def apply_budgets(
 ) -> list[FileBudget]:
     """Budget `files` [(name, text)] (text already stripped of Kit comments)."""
     demands = [min(len(text), max_chars_per_file) for _, text in files]
-    allowances = fair_allowances(demands, max_total_chars)
+    allowances, left_out = settled_allowances(files, demands, max_total_chars)
     out: list[FileBudget] = []
-    for (name, text), demand, allowance in zip(files, demands, allowances, strict=True):
+    for index, ((name, text), demand, allowance) in enumerate(zip(files, demands, allowances, strict=True)):
+        if index in left_out:
+            reason = "max_total" if allowance < demand else "max_per_file"
+            out.append(FileBudget(name, len(text), 0, True, reason, allowance))
+            continue
         if allowance >= len(text):
             out.append(FileBudget(name, len(text), len(text), False, None, allowance, text))
             continue
