@@ -212,6 +212,52 @@ def test_hermes_mcp_secrets_become_references(tmp_path: Path, cli) -> None:
             "'gh-mcp', 'env': {'GITHUB_TOKEN': '${GITHUB_TOKEN}'}, 'timeout_s': 90.0}}") in dry.stdout.splitlines()
 
 
+URL_ARGS_CONFIG = b"""model: {default: x, provider: custom, base_url: "https://u:pw@llm.example.com/v1?key=k-MODEL-SECRET"}
+mcp_servers:
+  docs:
+    url: https://docs.example.com/mcp?token=t-QUERY-SECRET
+  hexpath:
+    url: https://hooks.example.com/mcp/0123456789abcdef0123456789abcdef
+  gh:
+    command: gh-mcp
+    args: [--github-token, ghp_ARGSECRET]
+  time:
+    command: uvx
+    args: [mcp-server-time, --password-file, pw.txt]
+"""
+
+
+def test_hermes_mcp_secrets_in_urls_and_args_are_never_written(tmp_path: Path, cli) -> None:
+    """Regression (review): a url's query string or token-like path segment, and a value after a
+    `--…-token` flag in args, were copied into kit.yaml as they were; Kit does not expand ${VAR} in
+    url or args, so the entry is reported by key path and not imported."""
+    home = small_hermes(tmp_path / ".hermes", {"config.yaml": URL_ARGS_CONFIG})
+    dest = tmp_path / "agent"
+    out = cli("import", "hermes", home, dest)
+    assert out.exit_code == 0, out.output
+    written = (dest / "kit.yaml").read_text()
+    assert written == (f"# Imported from the Hermes home {home} by `kit import hermes`.\n"
+                       "agent:\n  model: x\n"
+                       "mcp:\n  servers:\n    time:\n      command: uvx\n      args:\n      - mcp-server-time\n"
+                       "      - --password-file\n      - pw.txt\n")
+    url_tail = ("may hold a secret, and Kit does not expand ${VAR} in an MCP url (only in env and headers), so "
+                "kit.yaml could only hold it as is; move the secret to a header if the server takes one, and add "
+                "the server to kit.yaml by hand (the url is in config.yaml)")
+    notes = [line for line in out.stdout.splitlines() if line.startswith("  note ")]
+    assert notes == [
+        "  note       config.yaml model.provider 'custom' at https://…@llm.example.com/v1?…: set "
+        "providers.<name>.base_url in kit.yaml (docs/providers.md)",
+        f"  note       mcp server docs: not imported: url query string (token) {url_tail}",
+        f"  note       mcp server hexpath: not imported: url path segment 2 {url_tail}",
+        "  note       mcp server gh: not imported: args[1] (after --github-token) may hold a secret, and Kit does "
+        "not expand ${VAR} in command or args (only in env and headers), so kit.yaml could only hold it as is; "
+        "pass it in env if the server reads it from there, and add the server to kit.yaml by hand (the value is "
+        "in config.yaml)",
+    ]
+    for secret in ("k-MODEL", "pw@", "t-QUERY", "0123456789abcdef", "ghp_ARG"):
+        assert secret not in out.output + written, secret
+
+
 @pytest.mark.parametrize(("files", "error"), [
     # was a yaml ParserError traceback
     ({"hooks/greet/HOOK.yaml": b"name: greet\nevents: [agent:start\n", "hooks/greet/handler.py": b"def handle(t, c): pass\n"},

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from kit.errors import WorkspaceError
-from kit.importers.mcp import HERMES, kit_values
+from kit.importers.mcp import HERMES, kit_values, shown_url
 from kit.importers.openclaw import (
     _files,
     _has_values,
@@ -98,7 +98,7 @@ def map_config(data: dict) -> tuple[dict[str, Any], list[str]]:
             out["agent.context_window"], names["agent.context_window"] = window, "model.context_length"
         if model.get("provider") not in (None, "auto", "anthropic", "openai") or model.get("base_url"):
             notes.append(f"config.yaml model.provider {model.get('provider')!r}"
-                         + (f" at {model['base_url']}" if model.get("base_url") else "")
+                         + (f" at {shown_url(str(model['base_url']))}" if model.get("base_url") else "")
                          + ": set providers.<name>.base_url in kit.yaml (docs/providers.md)")
     memory = r.section("memory")
     for key in ("memory_enabled", "user_profile_enabled"):
