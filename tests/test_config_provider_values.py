@@ -96,3 +96,14 @@ def test_a_library_callers_plain_config_is_checked_too(tmp_path):
     with pytest.raises(ConfigError) as info:
         settings_for("lab", {"providers": {"lab": {"type": "openai", "api_key_env": SECRET}}})
     assert SECRET not in str(info.value)
+
+
+def test_a_bad_url_is_named_without_what_may_be_a_secret():
+    """Regression (a review): a password was hidden, but a query string (`?api_key=…`) was quoted."""
+    from kit.config import base_url_problem
+
+    assert base_url_problem("mcp.servers.d.url", "ftp://u:pw@h/mcp?api_key=SECRET") == (
+        "'mcp.servers.d.url' must be an http:// or https:// URL, not 'ftp://…@h/mcp?…'")
+    assert base_url_problem("providers.lab.base_url", "127.0.0.1:8080/v1?token=abc") == (
+        "'providers.lab.base_url' must be an http:// or https:// URL, not '127.0.0.1:8080/v1?…' "
+        "(did you mean 'http://127.0.0.1:8080/v1?…'?)")

@@ -610,16 +610,20 @@ def is_http_url(value: str) -> bool:
 
 def base_url_problem(dotted: str, value: Any) -> str | None:
     """`'providers.lab.base_url' must be an http:// or https:// URL, not 'notaurl'`, or None (unset
-    or fine). A password in the URL (user:pass@) is not repeated."""
+    or fine). What may be a secret — a user:password, a query string — is not repeated."""
     if value is None or (isinstance(value, str) and is_http_url(value)):
         return None
     text = str(value)
-    shown = _show(re.sub(r"//[^/@]*@", "//…@", text))
     hint = " (no spaces or control characters)" if any(ch.isspace() or ord(ch) < 32 for ch in text) else ""
     guess = f"http://{text.strip()}"
     if "://" not in text and is_http_url(guess) and urlsplit(guess).port:  # `127.0.0.1:8080/v1`
-        hint = f" (did you mean '{guess}'?)"
-    return f"'{dotted}' must be an http:// or https:// URL, not {shown}{hint}"
+        hint = f" (did you mean '{_without_secrets(guess)}'?)"
+    return f"'{dotted}' must be an http:// or https:// URL, not {_show(_without_secrets(text))}{hint}"
+
+
+def _without_secrets(url: str) -> str:
+    """`url` with its user:password and its query string (`?api_key=…`) replaced by `…`."""
+    return re.sub(r"\?[^#\s]*", "?…", re.sub(r"//[^/@\s]*@", "//…@", url), count=1)
 
 
 def api_key_env_problem(dotted: str, value: Any) -> str | None:
