@@ -226,6 +226,18 @@ def test_one_transcript_that_cannot_be_indexed_is_left_out_and_named(workspace, 
     store.close()
 
 
+
+def test_kit_sessions_names_a_transcript_it_could_not_re_index(workspace, monkeypatch, cli):
+    _transcript(workspace.root, "20260501-090000-aaaaaa",
+                '{"seq": 1, "ts": "2026-05-01T09:00:00+00:00", "role": "user", "content": "hello"}')
+    monkeypatch.setattr(SessionStore, "_rebuilt", lambda self, session_id: (_ for _ in ()).throw(
+        RuntimeError("something no one foresaw")))
+    result = cli("sessions", "list", "-w", workspace.root)
+    assert result.exit_code == 0
+    assert result.stderr == ("kit: warning: .kit/sessions/20260501-090000-aaaaaa.jsonl: not re-indexed "
+                             "(RuntimeError: something no one foresaw); kit sessions cannot show it until it reads\n")
+
+
 def test_appending_to_a_session_an_older_state_db_has_behind_writes_no_seq_twice(workspace):
     """An older copy of state.db put back: the session's row says 2 messages, the transcript 4.
     The next append is seq 5, and the row and search rows are those of the whole transcript."""

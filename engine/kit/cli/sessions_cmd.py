@@ -30,6 +30,9 @@ def _say_reindexed(store) -> None:
     if store.reindexed:
         click.echo(f"kit: re-indexed {plural(store.reindexed, 'session')} from .kit/sessions/ "
                    f"(the session index in .kit/state.db lacked them)", err=True)
+    for session_id, why in sorted(store.unindexed.items()):  # skipped, never in the way: but said
+        click.echo(f"kit: warning: .kit/sessions/{session_id}.jsonl: not re-indexed ({why}); "
+                   "kit sessions cannot show it until it reads", err=True)
 
 
 @click.group("sessions")
