@@ -122,7 +122,9 @@ def test_a_transcript_from_before_the_start_record_and_an_unreadable_one(workspa
     (sessions / "20260502-090000-badbad.jsonl").mkdir()  # not a file: left out, never in the way
     result = cli("sessions", "list", "--json", "-w", workspace.root)
     assert result.exit_code == 0
-    assert result.stderr == NOTICE.format(n="1 session") + "\n"
+    assert result.stderr == NOTICE.format(n="1 session") + "\n" + (
+        "kit: warning: .kit/sessions/20260502-090000-badbad.jsonl: not re-indexed (is a directory, expected a "
+        "regular file; not read); kit sessions cannot show it until it reads\n")
     assert json.loads(result.stdout)["sessions"] == [{
         "id": "20260501-090000-abcdef", "key": None, "title": "old question",  # the key was never written down
         "created": "2026-05-01T09:00:05+00:00", "updated": "2026-05-01T09:00:09+00:00", "ended": None,
