@@ -8,13 +8,17 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from kit.cli.common import console, handle_errors, open_workspace, workspace_option
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kit import TemplateWatch, Workspace
 
 SHOWN = 8  # paths named on one line; a burst says "and N more"
 
@@ -68,7 +72,8 @@ class ReloadTracker:
     serve` both tell it: the workspace's problems before and after a reload say what was fixed.
     `templates`: the prompt template's problem counts too (only rendering finds it)."""
 
-    def __init__(self, ws, templates, on_template_error=None):
+    def __init__(self, ws: Workspace, templates: TemplateWatch,
+                 on_template_error: Callable[[Exception], None] | None = None) -> None:
         self.ws, self.templates, self.on_template_error = ws, templates, on_template_error
         self.version, self.broken = ws.version, self._broken()
 
