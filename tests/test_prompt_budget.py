@@ -123,7 +123,7 @@ def test_max_total_chars_holds_on_a_fresh_workspace(ws_path):
     assert not any(f"# {name}" in result.prompt for name in left_out)
     kept = [f for f in result.files if not f.truncated]
     assert all(f.text and f"# {f.name}" in result.prompt and f.text in result.prompt for f in kept)
-    assert "## Current time" in result.prompt
+    assert "# Current time" in result.prompt
     assert result.warnings == (
         "AGENTS.md: left out: its allowance of 62 of 584 characters (total limit) cannot hold the truncation marker",
         "SOUL.md: left out: its allowance of 108 of 306 characters (total limit) cannot hold the truncation marker",
@@ -260,12 +260,12 @@ def test_warning_once_per_distinct_set_of_cuts_per_session(ws_path):
     ws = _cut_workspace(ws_path, "once")
     session = WarningState()
     first = build_prompt(ws, warning_state=session)
-    assert first.warning_block.startswith("## Truncated workspace files")
+    assert first.warning_block.startswith("# Truncated workspace files")
     assert ("- SOUL.md: cut to an allowance of 1,000 of 5,000 characters (per-file limit): the first 679 and "
             "last 194 are kept, 1,000 injected with the marker") in first.warning_block
     assert first.warning_block in first.prompt
     second = build_prompt(ws, warning_state=session)
-    assert second.warning_block == "" and "## Truncated workspace files" not in second.prompt
+    assert second.warning_block == "" and "# Truncated workspace files" not in second.prompt
     assert second.warnings == first.warnings == (
         "SOUL.md: cut to an allowance of 1,000 of 5,000 characters (per-file limit): the first 679 and last 194 "
         "are kept, 1,000 injected with the marker",
@@ -294,7 +294,7 @@ def test_warning_always_repeats_and_off_never_shows(ws_path):
 def test_warning_goes_in_the_dynamic_tail_after_memory(ws_path):
     ws = _cut_workspace(ws_path, "always")
     prompt = build_prompt(ws).prompt
-    assert prompt.index("# MEMORY.md") < prompt.index("## Current time") < prompt.index("## Truncated workspace files")
+    assert prompt.index("# MEMORY.md") < prompt.index("# Current time") < prompt.index("# Truncated workspace files")
 
 
 @pytest.mark.parametrize(

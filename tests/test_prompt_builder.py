@@ -32,8 +32,11 @@ def test_default_layout_stable_parts_then_memory_then_dynamic_tail(workspace, ki
     kit_now("2026-05-07T09:00:00+00:00")
     prompt = build_prompt(workspace).prompt
     order = ["## Tools", "## Skills", "# AGENTS.md", "# SOUL.md", "# TOOLS.md", "# IDENTITY.md",
-             "# USER.md", "# HEARTBEAT.md", "# BOOTSTRAP.md", "# MEMORY.md", "## Current time"]
+             "# USER.md", "# HEARTBEAT.md", "# BOOTSTRAP.md", "# MEMORY.md", "# Current time"]
     positions = [prompt.index(marker) for marker in order]
+    # the dynamic tail is a section of its own, not a subsection of MEMORY.md (a new user read
+    # "## Current time" under "# MEMORY.md" as part of the memory)
+    assert "\n# Current time\n" in prompt and "## Current time" not in prompt
     assert positions == sorted(positions)
     assert prompt.rstrip().endswith("Thursday, 2026-05-07 09:00 (UTC+00:00)")
     for tool in builtin_registry():
@@ -73,7 +76,7 @@ def test_heartbeat_goes_in_the_tail_and_empty_heartbeat_is_flagged(workspace):
     result = build_prompt(workspace, "heartbeat")
     assert result.heartbeat_empty is False
     prompt = result.prompt
-    assert prompt.index("## Current time") < prompt.index("# HEARTBEAT.md") < prompt.index("- Check today's note")
+    assert prompt.index("# Current time") < prompt.index("# HEARTBEAT.md") < prompt.index("- Check today's note")
     assert "HEARTBEAT_OK" in prompt
     assert heartbeat_is_empty("# H\n\n<!-- tasks here\n- x -->\n\n") is True
     assert heartbeat_is_empty("# H\n- water the plants\n") is False
@@ -100,7 +103,7 @@ def test_two_builds_from_one_snapshot_are_byte_identical_and_cached(workspace, k
     # a later clock only changes the tail
     kit_now("2026-05-08T10:30:00+00:00")
     later = build_prompt(workspace)
-    cut = first.prompt.index("## Current time")
+    cut = first.prompt.index("# Current time")
     assert later.prompt[:cut] == first.prompt[:cut]
     assert "Friday, 2026-05-08 10:30" in later.prompt[cut:]
 

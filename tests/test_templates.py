@@ -80,7 +80,7 @@ def test_the_built_in_texts_are_what_kit_sent_before(workspace):
         "This is a scheduled run with no one watching: do the task, write down what matters with "
         "memory_write, and keep the reply short.")
     assert text("truncation-warning.md.j2", cuts=["SOUL.md: cut"]) == (
-        "## Truncated workspace files\n\nThese files were cut to fit the prompt budget; read them in full "
+        "# Truncated workspace files\n\nThese files were cut to fit the prompt budget; read them in full "
         "with read_file when their contents matter:\n- SOUL.md: cut")
     for spec in SPECS.values():  # every built-in renders with the context doctor checks overrides with
         t.render(spec.name, **spec.sample)
