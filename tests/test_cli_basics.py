@@ -338,3 +338,18 @@ def test_kit_run_with_a_damaged_state_db_prints_no_traceback(ws_path: Path, tmp_
     assert proc.stderr.splitlines()[-1] == (
         f"kit: {state}: not a readable SQLite database (file is not a database): {STATE_ADVICE}")
     assert "Traceback" not in proc.stderr
+
+
+def test_a_mistyped_command_gets_a_suggestion(cli):
+    """Regression (a new-user pass): `kit docter` said only "No such command" (the commands load
+    lazily, and click suggests only from the ones it has), where `kit memory serch` suggests."""
+    from click.testing import CliRunner
+
+    from kit.cli.main import cli as main_cli
+
+    for typed, meant in (("docter", "doctor"), ("promt", "prompt"), ("dreem", "dream")):
+        result = CliRunner().invoke(main_cli, [typed])
+        assert result.exit_code == 2
+        assert result.output.splitlines()[-1] == f"Error: No such command '{typed}'. Did you mean '{meant}'?"
+    assert CliRunner().invoke(main_cli, ["zzzz"]).output.splitlines()[-1] == "Error: No such command 'zzzz'."
+    assert CliRunner().invoke(main_cli, ["--help"]).exit_code == 0
