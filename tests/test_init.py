@@ -144,7 +144,8 @@ def test_git_on_a_workspace_made_without_it_turns_autocommit_on(tmp_path: Path, 
     lines = out.output.splitlines()
     assert "  updated      kit.yaml (git.autocommit: true added at its end)" in lines
     assert "  git          first commit of the workspace (every file in it)" in lines
-    assert "  git          git.autocommit is on: Kit commits its own changes" in lines
+    assert ("  git          git.autocommit is on: a dream (or a verify) that changes MEMORY.md commits the files it "
+            "changed") in lines
     assert (tmp_path / "kit.yaml").read_text() == before + "\ngit:\n  autocommit: true\n"  # every byte kept
     assert Workspace.open(tmp_path).config["git.autocommit"] is True
     committed = subprocess.run(["git", "show", "--name-only", "--format=", "HEAD"], cwd=tmp_path,

@@ -43,7 +43,7 @@ def init(path: Path, use_git: bool, force: bool, as_json: bool) -> None:
         click.echo("  git          " + ("first commit of the workspace (every file in it)" if result.first_commit
                                        else "committed the files kit init wrote"))
     if use_git and result.autocommit:
-        click.echo("  git          git.autocommit is on: Kit commits its own changes")
+        click.echo("  git          git.autocommit is on: a dream (or a verify) that changes MEMORY.md commits the files it changed")
     for note in result.notes:
         click.echo(f"  note         {note}")
     click.echo(f"Workspace ready at {result.root}. Next: cd there, `kit doctor`, `kit prompt`.")
