@@ -41,7 +41,7 @@ llm: $(STAMP) $(LLM_STAMP)
 
 # The first line says what is coming before the install starts (it is the slow part of a first run).
 demo:
-	@echo "make demo: $(if $(wildcard $(STAMP)),,installs Kit into .venv first (CPU torch and the extras: several minutes, once), then )builds ./demo-workspace offline: three weeks of notes, two weeks of recalls and a dream each night (about a minute)"
+	@echo "make demo: $(if $(wildcard $(STAMP)),,installs Kit into .venv first (CPU torch and the extras: several minutes, once), then )builds ./demo-workspace offline: three weeks of notes, two weeks of recalls and a dream each night (about a minute the first time)"
 	@$(MAKE) --no-print-directory install
 	HF_HUB_OFFLINE=1 $(PY) scripts/demo.py
 

@@ -83,11 +83,22 @@ def banner(text: str) -> None:
     print(f"\n{'=' * 100}\n{text}\n{'=' * 100}", flush=True)
 
 
+MARK = Path(".kit") / "made-by-make-demo"  # in .kit/ (git-ignored): proof the folder is the demo's own
+
+
 def main() -> int:
     if DEMO.exists():
+        # a re-run replaces the demo's own folder, and says so; anything else there is never deleted
+        if not (DEMO / MARK).is_file():
+            print(f"make demo: {DEMO} exists and was not made by make demo: move it away first "
+                  "(nothing was changed)", file=sys.stderr)
+            return 1
+        print(f"replacing {DEMO} (made by an earlier make demo; your edits there are not kept)")
         shutil.rmtree(DEMO)
     banner("1. a fresh workspace, under git")
     kit("init", str(DEMO), "--git")
+    (DEMO / MARK).parent.mkdir(exist_ok=True)
+    (DEMO / MARK).write_text("./demo-workspace is rebuilt by each `make demo`\n", encoding="utf-8")
     first_commit = subprocess.run(["git", "-C", str(DEMO), "rev-parse", "HEAD"], capture_output=True,
                                   text=True).stdout.strip()
 
@@ -106,8 +117,9 @@ def main() -> int:
     mem = memory_for(ws)
     synced = mem.sync()
     info = synced.to_json()
-    print(f"indexed {info['files']} files into {info['chunks']} chunks ({info['embedded']} embedded, "
-          f"mode {info['mode']}) in {info['seconds']:.1f} s")
+    # as `kit memory index` says it: a chunk whose text was embedded before comes from the cache
+    print(f"indexed {info['files']} files into {info['chunks']} chunks ({info['embedded']} distinct texts "
+          f"embedded, {info['cached']} from cache, mode {info['mode']}) in {info['seconds']:.1f} s")
     for i in range(14):
         day = date(2026, 5, 8) + timedelta(days=i)
         recorded = 0

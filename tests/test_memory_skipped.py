@@ -150,6 +150,8 @@ def test_the_cli_tells_one_story(ws_path, cli, kit_now, as_json):
     else:
         assert "indexed 3 files (fts-only): 2 added, 0 updated, 0 removed, 0 unchanged, 1 skipped;" in index.output
         assert index.output.count(BAD) == 1 and f"skipped {line}" in index.output
+        # embedded counts distinct texts, and says so ("54 chunks written, 18 embedded" read as a third unembedded)
+        assert "; 1 chunk written (0 distinct texts embedded, 0 from cache) in " in index.output
     status = cli("memory", "status", "-w", ws_path, *json_flag, env=NO_MODEL)
     assert status.exit_code == 0, status.output
     if as_json:

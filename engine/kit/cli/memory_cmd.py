@@ -42,8 +42,10 @@ def index_cmd(workspace, rebuild: bool, as_json: bool) -> None:
         f"[bold]indexed[/] {plural(result.files, 'file')} ({result.mode}): {len(result.added)} added, "
         f"{len(result.updated)} updated, {len(result.removed)} removed, {result.unchanged} unchanged"
         + (f", {len(result.skipped)} skipped" if result.skipped else "")
-        + f"; {plural(result.chunks, 'chunk')} written, {result.embedded} embedded, {result.cached} from cache "
-        f"in {result.seconds:.1f}s"
+        # embedded counts texts, and chunks that say the same thing share one: "54 chunks, 18 embedded"
+        # read as a third left without vectors
+        + f"; {plural(result.chunks, 'chunk')} written ({plural(result.embedded, 'distinct text')} embedded, "
+        f"{result.cached} from cache) in {result.seconds:.1f}s"
     )
     for item in result.skipped:
         out.print(f"[yellow]skipped[/] {escape(item.describe())}")
