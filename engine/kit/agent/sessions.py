@@ -615,11 +615,12 @@ _LATEST = 253_402_128_000.0  # 9999-12-30T00:00:00Z
 
 
 def _is_seq(value: Any) -> bool:
+    """A positive whole number SQLite can store (a message's seq, a token count)."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= INT64_MAX
 
 
 def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= INT64_MAX else 0
+    return value if _is_seq(value) else 0
 
 
 def _text(value: Any) -> str:
