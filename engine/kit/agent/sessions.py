@@ -653,8 +653,11 @@ def _id_time(session_id: str) -> float | None:
 
 
 def _why(exc: BaseException) -> str:
-    """Why a transcript could not be re-indexed, in a line."""
-    return str(exc) if isinstance(exc, (KitError, OSError)) else f"{type(exc).__name__}: {exc}"
+    """Why a transcript could not be re-indexed, in a line; not its path, which `unindexed` keys by
+    session id (a line number stays)."""
+    if isinstance(exc, KitError):
+        return f"line {exc.line}: {exc.message}" if exc.line else exc.message
+    return str(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
 
 
 def _last_seq(path: Path, lines: int = 16) -> int:

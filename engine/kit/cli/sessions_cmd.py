@@ -31,7 +31,6 @@ def _say_reindexed(store) -> None:
         click.echo(f"kit: re-indexed {plural(store.reindexed, 'session')} from .kit/sessions/ "
                    f"(the session index in .kit/state.db lacked them)", err=True)
     for session_id, why in sorted(store.unindexed.items()):  # skipped, never in the way: but said
-        why = why.split(f"{session_id}.jsonl: ", 1)[-1]  # a reason that names the file again
         click.echo(f"kit: warning: .kit/sessions/{session_id}.jsonl: not re-indexed ({why}); "
                    "kit sessions cannot show it until it reads", err=True)
 
