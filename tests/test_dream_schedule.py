@@ -104,12 +104,19 @@ def test_cron_empty_table(workspace, cli, crontab):
     assert crontab.read_text().count("\n") == 1
 
 
-def test_systemd_units(workspace, cli, tmp_path, monkeypatch):
+@pytest.fixture
+def systemctl_log(tmp_path, monkeypatch):
+    """A fake systemctl (KIT_SYSTEMCTL) that logs its arguments, one call per line, to the returned file."""
     log = tmp_path / "systemctl.log"
     fake = tmp_path / "systemctl"
     fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
     fake.chmod(0o755)
     monkeypatch.setenv("KIT_SYSTEMCTL", str(fake))
+    return log
+
+
+def test_systemd_units(workspace, cli, systemctl_log):
+    log = systemctl_log
     workspace.write_text("kit.yaml", "dreaming:\n  schedule: '0 3 * * *'\n  timezone: Europe/Berlin\n")
     data = json.loads(cli("cron", "install", "--systemd", "--json", "-w", workspace.root).output)
     assert data["entry"] == "*-*-* 03:00:00 Europe/Berlin"
@@ -136,7 +143,7 @@ def test_on_calendar_conversion():
     assert on_calendar("@daily", "UTC") == ("daily UTC",)
 
 
-def test_a_day_of_the_month_or_of_the_week_is_two_timer_values(workspace, cli, tmp_path, monkeypatch):
+def test_a_day_of_the_month_or_of_the_week_is_two_timer_values(workspace, cli, systemctl_log):
     """Regression (a new-user pass): "0 3 1 * 1" became `OnCalendar=Mon *-*-01 03:00:00` — the 1st
     when it is a Monday — while cron and `kit serve` (croniter) dream on the 1st and every Monday."""
     assert on_calendar("0 3 1 * 1", "UTC") == ("Mon *-*-* 03:00:00 UTC", "*-*-01 03:00:00 UTC")
@@ -149,10 +156,6 @@ def test_a_day_of_the_month_or_of_the_week_is_two_timer_values(workspace, cli, t
         runs.append(t.strftime("%a %d"))
     assert runs == ["Mon 07", "Mon 14", "Mon 21", "Mon 28", "Fri 01", "Mon 04", "Mon 11", "Mon 18"]
     assert all(r.startswith("Mon") or r.endswith(" 01") for r in runs)
-    fake = tmp_path / "systemctl"
-    fake.write_text("#!/bin/sh\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("KIT_SYSTEMCTL", str(fake))
     workspace.write_text("kit.yaml", "dreaming:\n  schedule: '0 3 1 * 1'\n  timezone: UTC\n")
     data = json.loads(cli("cron", "install", "--systemd", "--json", "-w", workspace.root).output)
     assert data["entry"] == "Mon *-*-* 03:00:00 UTC; *-*-01 03:00:00 UTC"
