@@ -277,6 +277,13 @@ def test_workspace_before_the_command(cli, ws_path: Path, tmp_path: Path):
     assert (fresh / "kit.yaml").is_file()
 
 
+def test_workspace_before_a_command_that_takes_none_is_refused(cli, ws_path: Path):
+    """`kit -w PATH fleet …` ran on the registry, -w silently ignored."""
+    result = cli("-w", ws_path, "fleet", "list")
+    assert result.exit_code == 2
+    assert "-w does not apply to `kit fleet`" in result.output
+
+
 @pytest.mark.parametrize("args", [["prompt"], ["skills", "list"], ["memory", "status"]])
 def test_a_reader_that_stops_reading_ends_the_command_quietly_with_0(ws_path, args):
     """`kit … | head` under `set -o pipefail`: the closed pipe is the reader's choice. Rich's own

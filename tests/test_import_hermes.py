@@ -153,6 +153,43 @@ def test_hermes_entries_append_to_an_existing_kit_memory(hermes: Path, tmp_path:
     assert after.startswith(before.rstrip("\n")) and after.count("kit:imported") == 3
 
 
+def test_hermes_append_is_labelled_append_and_the_json_counts_it(hermes: Path, tmp_path: Path, cli) -> None:
+    """Regression (docs pass): entries appended to an existing MEMORY.md were labelled `overwrite`,
+    which the docs keep for files written over."""
+    dest = tmp_path / "agent"
+    assert cli("init", dest).exit_code == 0
+    out = cli("import", "hermes", hermes, dest, "--dry-run")
+    assert "  append     MEMORY.md (from memories/MEMORY.md) — 3 entries appended as list items" in out.output
+    assert "  append     USER.md (from memories/USER.md)" in out.output and "  overwrite" not in out.output
+    data = json.loads(cli("import", "hermes", hermes, dest, "--dry-run", "--json").stdout)
+    assert data["counts"]["append"] == 2 and data["counts"]["overwrite"] == 0
+    assert {a["path"] for a in data["actions"] if a["action"] == "append"} == {"MEMORY.md", "USER.md"}
+
+
+def test_workspace_before_import_is_the_destination(hermes: Path, tmp_path: Path, cli, monkeypatch) -> None:
+    """Regression (docs pass): `kit -w DEST import hermes SRC` ignored -w and planned the import
+    into the current folder."""
+    dest = tmp_path / "agent"
+    assert cli("init", dest).exit_code == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = cli("-w", dest, "import", "hermes", hermes, "--json")
+    assert json.loads(out.stdout)["dest"] == str(dest)
+    assert (dest / "MEMORY.md").read_text().count("kit:imported") == 3 and list(elsewhere.iterdir()) == []
+    # the same for openclaw: DEST is -w, not SRC converted in place
+    claw = tmp_path / "claw"
+    claw.mkdir()
+    (claw / "SOUL.md").write_text("calm\n")
+    fresh = tmp_path / "fresh"
+    assert cli("-w", fresh, "import", "openclaw", claw).exit_code == 0
+    assert (fresh / "SOUL.md").read_text() == "calm\n" and not (claw / "kit.yaml").exists()
+    # DEST and -w naming two folders: which one was meant is not guessed
+    both = cli("-w", dest, "import", "hermes", hermes, tmp_path / "other")
+    assert both.exit_code == 2 and "DEST" in both.output and "name different folders" in both.output
+    assert not (tmp_path / "other").exists()
+
+
 def test_doctor_in_a_hermes_home_names_the_import(hermes: Path, cli, monkeypatch) -> None:
     monkeypatch.chdir(hermes)
     out = cli("doctor")

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from kit import plural
-from kit.cli.common import emit_json, handle_errors, json_option, stacked
+from kit.cli.common import emit_json, group_workspace, handle_errors, json_option, stacked
 
 # what every importer takes after its own arguments
 plan_options = stacked(
@@ -20,8 +20,8 @@ plan_options = stacked(
     handle_errors,
 )
 
-_LABEL = {"create": "create", "overwrite": "overwrite", "unchanged": "unchanged", "conflict": "CONFLICT",
-          "withheld": "WITHHELD", "skip": "skip"}
+_LABEL = {"create": "create", "append": "append", "overwrite": "overwrite", "unchanged": "unchanged",
+          "conflict": "CONFLICT", "withheld": "WITHHELD", "skip": "skip"}
 
 
 @click.group("import")
@@ -46,7 +46,7 @@ def openclaw(src: Path, dest: Path | None, config: Path | None, dry_run: bool, f
     """
     from kit import apply_plan, plan_openclaw
 
-    plan = plan_openclaw(src, dest, config=config, force=force)
+    plan = plan_openclaw(src, _dest(dest), config=config, force=force)
     result = None if dry_run else apply_plan(plan, git=use_git)
     _finish(plan, result, dry_run, verbose, as_json)
 
@@ -64,9 +64,11 @@ def hermes(src: Path | None, dest: Path | None, dry_run: bool, force: bool, use_
     appended to Kit's MEMORY.md and USER.md as list items with provenance; skills are flattened;
     hooks come over disabled (port handle(event_type, context) to handle(event)); config.yaml
     values map into a new kit.yaml. Secrets and Hermes' databases are never copied.
+    Exit 1 when a conflict was left unwritten.
     """
     from kit import WorkspaceError, apply_plan, find_workspace, plan_hermes
 
+    dest = _dest(dest)
     if dest is None:
         try:
             dest = find_workspace()
@@ -75,6 +77,17 @@ def hermes(src: Path | None, dest: Path | None, dry_run: bool, force: bool, use_
     plan = plan_hermes(src, dest, force=force)
     result = None if dry_run else apply_plan(plan, git=use_git)
     _finish(plan, result, dry_run, verbose, as_json)
+
+
+def _dest(dest: Path | None) -> Path | None:
+    """DEST, or the -w given before the command (`kit -w PATH import …` imports into PATH): both,
+    naming different folders, is a usage error rather than a guess at which one was meant."""
+    given = group_workspace()
+    if given is None or dest is None:
+        return dest if dest is not None else given
+    if dest.resolve() != given.resolve():
+        raise click.UsageError(f"DEST ({dest}) and -w ({given}) name different folders; give one")
+    return dest
 
 
 def _finish(plan, result, dry_run: bool, verbose: bool, as_json: bool) -> None:

@@ -38,6 +38,9 @@ COMMANDS: dict[str, str] = {
     "mcp": "kit.cli.mcp_cmd:mcp",
 }
 
+# commands that work on no single workspace, and what names theirs instead
+NO_WORKSPACE = {"fleet": "it works on the registered workspaces; name them as PATH arguments"}
+
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -76,6 +79,11 @@ def cli(ctx: click.Context, workspace: str | None) -> None:
     # `kit -w PATH doctor` as well as `kit doctor -w PATH` (kit.cli.common.open_workspace reads it)
     if workspace is not None:
         from pathlib import Path
+
+        if ctx.invoked_subcommand in NO_WORKSPACE:
+            # silently ignored, it would run the command somewhere the user did not name
+            raise click.UsageError(f"-w does not apply to `kit {ctx.invoked_subcommand}`: "
+                                   f"{NO_WORKSPACE[ctx.invoked_subcommand]}")
 
         ctx.meta[WORKSPACE_KEY] = Path(workspace)
 

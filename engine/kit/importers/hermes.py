@@ -175,7 +175,7 @@ def _plan_memory(p: _Planner, origin: str, target: str, heading: str) -> None:
     if added == 0:
         p.actions.append(Action("unchanged", target, origin, "every entry is already there"))
     else:
-        p.actions.append(Action("create" if current is None else "overwrite", target, origin,
+        p.actions.append(Action("create" if current is None else "append", target, origin,
                                 f"{added} entr{'y' if added == 1 else 'ies'} appended as list items",
                                 merged.encode("utf-8")))
     p.claimed.add(target)

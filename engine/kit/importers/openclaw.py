@@ -448,7 +448,7 @@ def _plan_gitignore(p: _Planner) -> None:
     if ".kit/" not in base.split():
         base = base + ("" if not base or base.endswith("\n") else "\n") + ".kit/\n"
     if current is None or base != current:
-        p.actions.append(Action("overwrite" if current is not None else "create", ".gitignore", ".gitignore",
+        p.actions.append(Action("append" if current is not None else "create", ".gitignore", ".gitignore",
                                 "adds .kit/ (Kit's state)", base.encode("utf-8")))
     else:
         p.actions.append(Action("unchanged", ".gitignore", ".gitignore"))

@@ -11,9 +11,10 @@ from kit.errors import WorkspaceError
 from kit.filewrite import atomic_write
 from kit.paths import CONFIG_FILE
 
-# What an action does to DEST. Only "create" and "overwrite" write.
-WRITES = frozenset({"create", "overwrite"})
-KINDS = ("create", "overwrite", "unchanged", "conflict", "withheld", "skip")
+# What an action does to DEST. Only "create", "append" and "overwrite" write; "append" keeps every
+# line DEST has and adds to it (imported memory entries, .kit/ in .gitignore).
+WRITES = frozenset({"create", "append", "overwrite"})
+KINDS = ("create", "append", "overwrite", "unchanged", "conflict", "withheld", "skip")
 
 
 @dataclass(frozen=True)
