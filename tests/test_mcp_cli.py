@@ -88,3 +88,25 @@ def test_doctor_names_a_server_that_fails_to_start_in_one_line(ws_path):
     # doctor writes nothing: no log, no tool cache
     assert not (ws_path / ".kit" / "logs" / "mcp-bad.log").exists()
     assert not (ws_path / ".kit" / "cache" / "mcp-tools.json").exists()
+
+
+def test_doctor_offline_still_warns_of_unset_variables_of_url_servers(ws_path, monkeypatch):
+    """Regression (docs pass): `--offline` left URL servers out of every check, so an unset
+    ${VAR} in their headers — kit.yaml's own content, no network needed — went unsaid."""
+    from kit.workspace import Workspace
+
+    monkeypatch.delenv("DOCS_TOKEN", raising=False)
+    monkeypatch.delenv("GH_TOKEN", raising=False)
+    write_servers(ws_path, {"docs": {"url": "http://127.0.0.1:9/mcp",
+                                     "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}},
+                            "gh": {**sdk_server(), "env": {"GITHUB_TOKEN": "${GH_TOKEN}"}}})
+    lines = {text.strip().rstrip(":"): n for n, text in
+             enumerate((ws_path / "kit.yaml").read_text().splitlines(), 1) if text.endswith(":")}
+    offline = [(p.severity, p.line, p.message) for p in Workspace.open(ws_path).doctor(offline=True)
+               if p.area == "mcp"]
+    assert offline == [
+        ("warning", lines["docs"], "MCP server 'docs': DOCS_TOKEN not set in Kit's environment "
+                                   "(its env/headers pass them on empty)"),
+        ("warning", lines["gh"], "MCP server 'gh': GH_TOKEN not set in Kit's environment "
+                                 "(its env/headers pass them on empty)"),
+    ]

@@ -13,7 +13,7 @@ from kit.problems import Problem
 
 
 def doctor_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
-    specs = [s for s in server_specs(ws.config) if s.enabled and not (offline and s.url)]
+    specs = [s for s in server_specs(ws.config) if s.enabled]
     if not specs:
         return []  # nothing configured: the SDK is never imported
     findings: list[Problem] = []
@@ -45,7 +45,10 @@ def doctor_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
 
     clients = McpClients(ws, use_cache=False)
     try:
-        asked = {s.name for s in specs}
+        # --offline asks no URL; what kit.yaml says of a URL server (an unset ${VAR}) is still said
+        asked = {s.name for s in specs if not (offline and s.url)}
+        if not asked:
+            return findings
         for status in clients.statuses(probe=True, only=asked):
             if status.name in asked and status.enabled and status.error and status.name not in unstartable:
                 findings.append(Problem(area="mcp", **at(status.name),
