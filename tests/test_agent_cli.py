@@ -29,8 +29,8 @@ def test_run_json_with_script(ws_path, tmp_path, cli):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert set(data) == {"session", "reply", "tool_calls", "iterations", "usage", "model", "finish_reason",
-                         "attempts", "blocked"}
-    assert data["reply"] == "I am **Kit**." and data["blocked"] is None
+                         "attempts", "blocked", "stopped"}
+    assert data["reply"] == "I am **Kit**." and data["blocked"] is None and data["stopped"] is None
     assert (data["model"], data["finish_reason"]) == (f"script:{script.name}", "stop")
     assert [a["outcome"] for a in data["attempts"]] == ["ok", "ok"]
     assert data["iterations"] == 2
@@ -137,6 +137,7 @@ def test_iteration_limit_exits_1_after_printing_json(ws_path, tmp_path, cli):
     data = json.loads(result.stdout)
     assert data["iterations"] == 1 and data["reply"].startswith("Stopped: reached agent.max_iterations (1)")
     assert "stopped: max_iterations" in result.stderr
+    assert data["stopped"] == "max_iterations"  # a program reads why, not only that (exit 1)
 
 
 def test_broken_config_is_announced_on_the_status_line(ws_path, tmp_path, cli):
@@ -222,6 +223,7 @@ def test_a_message_a_hook_blocks_is_not_a_reply(ws_path, tmp_path, cli):
     assert as_json.exit_code == 1
     data = json.loads(as_json.stdout)
     assert (data["blocked"], data["session"], data["iterations"]) == (reason, None, 0)
+    assert data["stopped"] == "blocked"
     assert as_json.stderr.splitlines()[-1] == f"kit: blocked by a hook: {reason}"
 
     streamed = cli("run", "hello", "--stream-json", "-w", ws_path, "--model", f"script:{script}")
@@ -257,7 +259,7 @@ def test_heartbeat_with_empty_checklist_is_skipped(ws_path, tmp_path, cli):
     ran = cli("run", "heartbeat", "--kind", "heartbeat", "--json", "-w", ws_path, "--model", f"script:{script}")
     assert ran.exit_code == 0, ran.output
     assert set(json.loads(ran.stdout)) == {"session", "reply", "tool_calls", "iterations", "usage", "model",
-                                           "finish_reason", "attempts", "blocked"}
+                                           "finish_reason", "attempts", "blocked", "stopped"}
 
 
 def test_session_continues_across_processes_and_stdin_message(ws_path, tmp_path, cli):

@@ -46,7 +46,8 @@ def test_tool_turn_reply_usage_and_transcript(ws, tmp_path):
 
     data = result.to_json()
     assert set(data) == {"session", "reply", "tool_calls", "iterations", "usage", "model", "finish_reason",
-                         "attempts"}
+                         "attempts", "blocked", "stopped"}
+    assert (data["blocked"], data["stopped"]) == (None, None)
     assert data["session"] == agent.session_id
     model = f"script:{script.name}"
     assert (data["model"], data["finish_reason"]) == (model, "stop")

@@ -186,12 +186,13 @@ class TurnResult:
             "model": self.model or None,
             "finish_reason": self.finish_reason,
             "attempts": [a.to_json() for a in self.attempts],
+            # the message never reached a model: `reply` is Kit's notice, not an answer
+            "blocked": self.blocked,
+            # why the turn ended without the model's answer, null when `reply` is that answer
+            "stopped": self.stopped,
         }
         if self.skip_reason:
             out["skipped"] = self.skip_reason
-        if self.blocked is not None:
-            # the message never reached a model: `reply` is Kit's notice, not an answer
-            out["blocked"] = self.blocked
         return out
 
 

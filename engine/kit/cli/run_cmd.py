@@ -187,10 +187,9 @@ def _tool_line(call) -> str:
 
 
 def _document(agent, result) -> dict:
-    """`kit run --json`'s document: the turn's JSON, with `blocked` (the hook's reason, else null)
-    and `session` null when no session was written."""
+    """`kit run --json`'s document: the turn's JSON, with `session` null when no session was
+    written."""
     data = result.to_json()
-    data.setdefault("blocked", None)
     if not agent.persisted:
         # a skipped heartbeat or a blocked message in a new session leaves no session behind:
         # an id here would be one `kit sessions show` cannot find
