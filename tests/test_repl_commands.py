@@ -94,7 +94,7 @@ def test_memory_prompt_and_dream_commands(ws, tmp_path):
     agent = agent_for(ws, write_script(tmp_path, [{"text": "unused"}]))
     repl, out = _repl(ws, agent)
     repl.slash(parse_slash("/memory staging database host"))
-    assert "memory/2026-05-06.md:3-3" in out.getvalue()
+    assert "memory/2026-05-06.md:3 " in out.getvalue()  # one line is path:3, as `kit memory search` says
     assert "db-7" in out.getvalue()
     from kit.memory.recall import events
 

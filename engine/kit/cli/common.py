@@ -32,6 +32,11 @@ def group_workspace() -> Path | None:
     return ctx.meta.get(WORKSPACE_KEY) if ctx is not None else None
 
 
+def where_lines(path: str, start: int, end: int) -> str:
+    """`path:7` for one line, `path:7-9` for a range (a key's `path:7:7` reads like line:column)."""
+    return f"{path}:{start}" if start == end else f"{path}:{start}-{end}"
+
+
 def fail(message: str, code: int = 1) -> None:
     click.echo(f"kit: {message}", err=True)
     sys.exit(code)

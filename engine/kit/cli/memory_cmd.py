@@ -12,6 +12,7 @@ from kit.cli.common import (
     json_option,
     open_workspace,
     progress_display,
+    where_lines,
     workspace_command,
     workspace_option,
 )
@@ -87,7 +88,7 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
         vec = "-" if hit.vector_score is None else f"{hit.vector_score:.3f}"
         dated = f"  {hit.date}" if hit.date and hit.date not in hit.path else ""
         out.print(
-            f"[bold cyan]{escape(_where(hit.path, hit.start_line, hit.end_line))}[/]{dated}  score {hit.score:.3f} "
+            f"[bold cyan]{escape(where_lines(hit.path, hit.start_line, hit.end_line))}[/]{dated}  score {hit.score:.3f} "
             f"[dim](vector {vec}, text {hit.text_score or 0:.3f})[/]"
         )
         out.print(escape(hit.snippet), soft_wrap=True)
@@ -95,15 +96,10 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
             when = t.start if t.start == t.end else f"{t.start} to {t.end}"
             out.print(f"[dim]  “{escape(t.text)}” = {when}[/]")
         for c in hit.context:
-            out.print(f"[dim]  {escape(_where(hit.path, c.start_line, c.end_line))}: {escape(c.text)}[/]", soft_wrap=True)
+            out.print(f"[dim]  {escape(where_lines(hit.path, c.start_line, c.end_line))}: {escape(c.text)}[/]", soft_wrap=True)
         out.print()
     if record:
         out.print(f"[dim]{plural(result.recorded, 'recall event')} recorded[/]")
-
-
-def _where(path: str, start: int, end: int) -> str:
-    """`path:7` for one line, `path:7-9` for a range (a key's `path:7:7` reads like line:column)."""
-    return f"{path}:{start}" if start == end else f"{path}:{start}-{end}"
 
 
 @memory.command("status")

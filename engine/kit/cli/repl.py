@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 
 from kit import KitError, estimate_tokens, plural
+from kit.cli.common import where_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit import Agent, Workspace
@@ -317,7 +318,7 @@ class Repl:
         if not results:
             self.console.print("[dim]no matches[/dim]")
         for hit in results:
-            self.console.print(f"[bold]{escape(str(hit.path))}:{hit.start_line}-{hit.end_line}[/bold] "
+            self.console.print(f"[bold]{escape(where_lines(str(hit.path), hit.start_line, hit.end_line))}[/bold] "
                                f"[dim]{hit.score:.2f}[/dim]  {escape(' '.join(str(hit.snippet).split()))}")
 
     def cmd_dream(self, args: str) -> None:
