@@ -205,6 +205,25 @@ def handle(event):
                       ["session:start", "main", 0, None]]
 
 
+def test_an_unnamed_session_has_no_key_in_its_hook_events(ws, tmp_path):
+    """Regression (docs pass): hooks of an unnamed session (one-shot run, REPL without --session)
+    got the session id as `session_key` and `key`; the docs and `kit sessions --json` say null."""
+    log = tmp_path / "events.jsonl"
+    add_hook(ws, "spy", ["session:start", "message:received", "tool:before", "session:end"], handler=f"""
+import json
+def handle(event):
+    with open({str(log)!r}, "a") as fh:
+        fh.write(json.dumps([event.type, event.session_key, event.data.get("key", "-")]) + "\\n")
+""")
+    script = write_script(tmp_path, [{"tool_calls": [{"name": "skills_list", "arguments": {}}]}, {"text": "ok"}])
+    agent = agent_for(ws, script)
+    agent.turn("hi")
+    agent.end_session("exit")
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert events == [["session:start", None, None], ["message:received", None, "-"],
+                      ["tool:before", None, "-"], ["session:end", None, None]]
+
+
 def test_prompt_stays_identical_across_memory_writes_and_minutes(ws, tmp_path, kit_now):
     kit_now("2026-05-07T09:00:00+00:00")
     script = write_script(tmp_path, [

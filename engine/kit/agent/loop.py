@@ -369,7 +369,7 @@ class Agent:
         self.session: SessionInfo = self._open(session_key)
         self._prompt_cache: tuple[Any, Any] | None = None
         self._warning_state = _warning_state()
-        self._bootstrap = _bootstrap_callback(ws, self.session.key)
+        self._bootstrap = _bootstrap_callback(ws, self.session.own_key)
         self._seen: dict[str, Any] = {}  # the file versions the model has read (write_file's compare-and-swap)
 
     # ------------------------------------------------------------------ sessions
@@ -392,10 +392,10 @@ class Agent:
             self.history = resumed_state.history
             self._flushed = resumed_state.flushed
         started = fire_hook(self.ws, "session:start",
-                            {"session_id": info.id, "key": info.key, "resumed": resumed,
+                            {"session_id": info.id, "key": info.own_key, "resumed": resumed,
                              # startup | resume | clear (after /new or /reset), as Claude Code names it
                              "source": "clear" if after else ("resume" if resumed else "startup")},
-                            session_key=info.key)
+                            session_key=info.own_key)
         # Claude Code SessionStart hooks' additionalContext reaches the model with the next message
         self._hook_context = list(getattr(started, "context", None) or [])
         return info
@@ -417,7 +417,7 @@ class Agent:
         return out
 
     def hook_data(self, **extra: Any) -> dict[str, Any]:
-        return {"session_id": self.session.id, "key": self.session.key, "messages": self.conversation(), **extra}
+        return {"session_id": self.session.id, "key": self.session.own_key, "messages": self.conversation(), **extra}
 
     def end_session(self, reason: str = "end", *, archived: bool = False) -> None:
         """Fire session:end (session-memory archives the conversation) and close the session.
@@ -429,13 +429,13 @@ class Agent:
             if archived:
                 data["messages"] = []
                 data["archived_by"] = f"command:{reason}"
-            fire_hook(self.ws, "session:end", data, session_key=self.session.key)
+            fire_hook(self.ws, "session:end", data, session_key=self.session.own_key)
         if self.persisted:
             self.store.end(self.session.id)
 
     def new_session(self, reason: str = "new", *, archived: bool = True) -> SessionInfo:
         """End the current session and start a fresh one under the same key (/new, /reset)."""
-        key = self.session.key if self.session.key != self.session.id else None
+        key = self.session.own_key
         self.end_session(reason, archived=archived)
         self.history = []
         self._flushed = False
@@ -628,7 +628,7 @@ class Agent:
                 return
             pending, self._pending = self._pending, None
             info = self.session
-            self.store.create(info.key if info.key != info.id else None, model=info.model,
+            self.store.create(info.own_key, model=info.model,
                               session_id=info.id)
             for earlier, earlier_extra in pending:
                 self.store.append(info.id, earlier, **earlier_extra)
@@ -666,7 +666,7 @@ class Agent:
                     self._say("recall", f"recall credit failed: {type(exc).__name__}: {exc}")
             fire_hook(self.ws, "message:sent",
                       {"text": reaction.reply, "session_id": self.session.id, "stopped": reaction.stopped},
-                      session_key=self.session.key)
+                      session_key=self.session.own_key)
             tokens = self._context_tokens(reaction.system)
             result = TurnResult(
                 self.session.id, reaction.reply, reaction.outcomes, reaction.iterations,
@@ -681,7 +681,7 @@ class Agent:
                 "reply": result.reply, "stopped": result.stopped,
                 "ok": result.reply.strip() == "HEARTBEAT_OK",  # nothing needed attention
                 "tool_calls": [t.name for t in result.tool_calls],
-            }, session_key=self.session.key)
+            }, session_key=self.session.own_key)
         self._emit(ev.TurnFinished(result))
         return result
 
@@ -694,7 +694,7 @@ class Agent:
     def _gate(self, text: str) -> Gate:
         """message:received (a hook may block or rewrite the text) and the run kind's skip rule."""
         received = fire_hook(self.ws, "message:received", {"text": text, "session_id": self.session.id},
-                             session_key=self.session.key)
+                             session_key=self.session.own_key)
         if received.blocked:
             reason = received.reason or "no reason given"
             return Gate(text, None, stopped="blocked", reply=f"Message blocked by a hook: {reason}", blocked=reason)
@@ -743,7 +743,7 @@ class Agent:
             content += "\n\n<hook-context>\n" + "\n\n".join(gate.context) + "\n</hook-context>"
         self._append({"role": "user", "content": content},
                      text=own if recall.block or gate.context or own != text.strip() else None)
-        ctx = ToolContext(self.ws, session_id=self.session.id, session_key=self.session.key,
+        ctx = ToolContext(self.ws, session_id=self.session.id, session_key=self.session.own_key,
                           interactive=self.interactive, approve=self.approve, tools=self.tools,
                           seen=self._seen, skills=self._active_skills(text), sessions=self.store)
         return Prepared(ctx, self.tools.schemas(), len(recall.hits))
@@ -968,7 +968,7 @@ class Agent:
         messages.append(flush_user)
         self._record(flush_user, hidden=True, kind="flush")
         flush_tools = self.tools.subset(FLUSH_TOOLS)
-        ctx = ToolContext(self.ws, session_id=self.session.id, session_key=self.session.key,
+        ctx = ToolContext(self.ws, session_id=self.session.id, session_key=self.session.own_key,
                           interactive=False, tools=flush_tools, seen=self._seen)
         tools = flush_tools.schemas()
         for _ in range(FLUSH_MAX_CALLS):
@@ -1005,7 +1005,7 @@ class Agent:
         fire_hook(self.ws, "compaction:before",
                   {"session_id": self.session.id, "tokens": tokens, "context_window": window,
                    "messages": len(self.history), "compacting": len(old)},
-                  session_key=self.session.key)
+                  session_key=self.session.own_key)
         self._say("compaction", f"compacting: context at {tokens / window:.0%} of the window")
         mode, error, text = "none", None, None
         replaced = cp.placeholders(old)
@@ -1038,5 +1038,5 @@ class Agent:
         result = cp.CompactionResult(mode, tokens, after, dropped=len(old) if mode == "summary" else 0,
                                      replaced=replaced, summary=text, error=error)
         fire_hook(self.ws, "compaction:after", {"session_id": self.session.id, **result.to_json()},
-                  session_key=self.session.key)
+                  session_key=self.session.own_key)
         return result

@@ -124,6 +124,11 @@ class SessionInfo:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    @property
+    def own_key(self) -> str | None:
+        """The key it was given (`--session KEY`), None for an unnamed one (whose key is its id)."""
+        return key_or_none(self.key, self.id)
+
     def to_json(self) -> dict[str, Any]:
         from datetime import datetime
 
@@ -132,7 +137,7 @@ class SessionInfo:
 
         return {
             "id": self.id,
-            "key": key_or_none(self.key, self.id),
+            "key": self.own_key,
             "title": self.title,
             "created": iso(self.created),
             "updated": iso(self.updated),

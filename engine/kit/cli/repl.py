@@ -252,7 +252,7 @@ class Repl:
         self.flush_notices()
         # command:<name> fires first, for every command: that is how hooks add commands of their own
         outcome = self.ws.hooks.fire(f"command:{name}", self.agent.hook_data(args=command.args, command=name),
-                                     session_key=self.agent.session.key)
+                                     session_key=self.agent.session.own_key)
         for error in outcome.errors:
             self.console.print(f"[dim]hook error: {escape(error)}[/dim]")
         for reply in outcome.replies:
