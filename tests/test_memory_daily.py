@@ -47,6 +47,7 @@ def test_write_appends_bullets_and_topics(workspace, kit_now):
     assert (second.line, second.end_line) == (7, 8)  # as written; the next topicless note moved it
     assert lines[third.line - 1] == "- Likes long walks"
     assert lines[fourth.line - 1] == "- Rollback with make undo"
+    assert fourth.topic == "ops"  # the heading it went under, as spelt there (not the "Ops" asked for)
     assert mem.get("memory/2026-05-07.md", 8, 3) == "- Deploys need the VPN\n  and a second approver\n- Rollback with make undo"
 
 

@@ -93,8 +93,10 @@ def find_item(existing: str, bullet: list[str]) -> tuple[int, int, str] | None:
     return None
 
 
-def insert_bullet(existing: str | None, day: date, bullet: list[str], topic: str | None) -> tuple[str, int]:
-    """Return (new text, 1-based line of the bullet). Pure: no I/O, easy to test."""
+def insert_bullet(existing: str | None, day: date, bullet: list[str],
+                  topic: str | None) -> tuple[str, int, str | None]:
+    """Return (new text, 1-based line of the bullet, the topic as its heading spells it: an
+    existing `## ops` takes `--topic Ops`). Pure: no I/O, easy to test."""
     if existing is None or not existing.strip():
         lines = [f"# {day.isoformat()}"]
     else:
@@ -125,20 +127,21 @@ def insert_bullet(existing: str | None, day: date, bullet: list[str], topic: str
             first = headings[0]
             end = last_content(0, first)
             line = insert_after(end, trailing_blank=(end == first))
-        return "\n".join(lines) + "\n", line
+        return "\n".join(lines) + "\n", line, None
 
     wanted = topic.casefold()
     match = [i for i in headings if _TOPIC_RE.match(lines[i]).group(1).casefold() == wanted]
     if not match:
         lines.extend(["", f"## {topic}"])
         line = insert_after(len(lines), False)
-        return "\n".join(lines) + "\n", line
+        return "\n".join(lines) + "\n", line, topic
     heading = match[0]
+    spelt = _TOPIC_RE.match(lines[heading]).group(1)
     following = [i for i in headings if i > heading]
     stop = following[0] if following else len(lines)
     end = last_content(heading + 1, stop)
     line = insert_after(end, trailing_blank=bool(following) and end == stop)
-    return "\n".join(lines) + "\n", line
+    return "\n".join(lines) + "\n", line, spelt
 
 
 def append_note(ws: WorkspaceCore, text: str, topic: str | None = None) -> WriteResult:
@@ -165,8 +168,8 @@ def append_note(ws: WorkspaceCore, text: str, topic: str | None = None) -> Write
         if same is not None:  # already noted today: writing it again would only count it twice
             outcome["duplicate"] = same
             return None
-        new_text, line = insert_bullet(existing, day, bullet, topic)
-        outcome.update(line=line, created=existing is None)
+        new_text, line, heading = insert_bullet(existing, day, bullet, topic)
+        outcome.update(line=line, created=existing is None, topic=heading)
         return new_text
 
     ws.update_text(rel, insert)
@@ -174,4 +177,4 @@ def append_note(ws: WorkspaceCore, text: str, topic: str | None = None) -> Write
         first, last, written = outcome["duplicate"]
         return WriteResult(rel, first, last, written, topic, False, duplicate=True)
     line = outcome["line"]
-    return WriteResult(rel, line, line + len(bullet) - 1, "\n".join(bullet), topic, outcome["created"])
+    return WriteResult(rel, line, line + len(bullet) - 1, "\n".join(bullet), outcome["topic"], outcome["created"])
