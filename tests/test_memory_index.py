@@ -287,8 +287,8 @@ def test_a_model_that_is_not_on_disk_means_fts_only_at_once_and_says_so(ws_path,
     ws = Workspace.open(ws_path)
     problems = [f.message for f in doctor_checks(ws) if f.severity == "warning"]
     assert problems == ["model folder './no-such-model' does not exist; Kit never downloads; "
-                        "memory search runs in fts-only mode (keywords only) — install kit-agent[embeddings] "
-                        "or fix memory.embedding for hybrid search"]
+                        "memory search runs in fts-only mode (keywords only) — fix memory.embedding.model "
+                        "for hybrid search"]
     write(ws_path, "memory/2026-02-01.md", "- the capybara is called Gus\n")
     for i in range(6):
         write(ws_path, f"memory/topics/t{i}.md", f"- unrelated filler number {i}\n")

@@ -49,6 +49,7 @@ def show(workspace, as_json: bool) -> None:
         for key, value, source in rows:
             click.echo(f"{key:<{width}}  {value}  ({source})")
     else:
+        from rich.markup import escape
         from rich.table import Table
 
         table = Table(show_header=True, header_style="bold", box=None)
@@ -56,7 +57,8 @@ def show(workspace, as_json: bool) -> None:
         table.add_column("value", overflow="fold")
         table.add_column("from", style="dim", no_wrap=True)
         for key, value, source in rows:
-            table.add_row(key, value, source, style="" if source == "default" else "bold")
+            # a value is the user's text, never rich markup ("[bold]" in a string stays)
+            table.add_row(escape(key), escape(value), escape(source), style="" if source == "default" else "bold")
         console().print(table)
     # what failed is not in the table (its valid settings are): say so on stderr and exit 1, as doctor does
     err_out = console(stderr=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import click
+from rich.markup import escape
 
 from kit import plural
 from kit.cli.common import (
@@ -42,11 +43,12 @@ def doctor(workspace, offline: bool, as_json: bool) -> None:
         )
     else:
         out = console()
-        out.print(f"[bold]Workspace[/] {ws.root}")
+        # rich markup is for Kit's styles only: a finding says `pip install 'kit-agent[mcp]'`
+        out.print(f"[bold]Workspace[/] {escape(str(ws.root))}")
         if not findings:
             out.print("[green]✓ no problems found[/]")
         for f in findings:
-            out.print(f"[{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [dim]{f.area:<9}[/] {f}", markup=True)
+            out.print(f"[{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [dim]{f.area:<9}[/] {escape(str(f))}", markup=True)
         if errors:
             out.print(f"[bold red]{plural(len(errors), 'error')}[/]")
     if errors:

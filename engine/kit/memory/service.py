@@ -636,10 +636,12 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     # model_problem knows the backend: under `auto`, numpy alone is enough for hybrid search
     problem = model_problem(ws.config)
     if problem:
+        # the advice that fits: a missing package is installed, a model that is not there is fixed
+        fix = ("install kit-agent[embeddings] or fix memory.embedding" if "not installed" in problem
+               else "fix memory.embedding.model")
         findings.append(Problem(
             area="memory", severity="warning",
-            message=f"{problem}; memory search runs in fts-only mode (keywords only) — "
-                    "install kit-agent[embeddings] or fix memory.embedding for hybrid search",
+            message=f"{problem}; memory search runs in fts-only mode (keywords only) — {fix} for hybrid search",
         ))
     if not fts5_available():
         findings.append(Problem(
