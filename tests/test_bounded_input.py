@@ -315,3 +315,47 @@ def test_a_script_file_that_is_a_symlink_loop_is_a_config_error(tmp_path):
     (tmp_path / "s.yaml").symlink_to("s.yaml")
     with pytest.raises(ConfigError, match="symlink loop"):
         ScriptProvider(tmp_path / "s.yaml")
+
+
+def _multiline_patterns_with_a_spanning_indent() -> list[str]:
+    """Every re.compile / lazy / _r call in the engine whose flags hold re.M and whose pattern text
+    has `^\\s*`: under MULTILINE that tries every line start and runs on over all the blank lines
+    after it, so a file of blank lines is quadratic (a 100 KB HEARTBEAT.md held `kit prompt` for
+    five minutes). A line's own indent is `^[^\\S\\n]*`."""
+    import ast
+
+    import kit
+
+    engine = Path(kit.__file__).parent
+    found = []
+    for path in sorted(engine.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            names = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+            if not names & {"M", "MULTILINE"}:
+                continue
+            text = "".join(n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+            if "^\\s*" in text:
+                found.append(f"{path.relative_to(engine)}:{node.lineno}")
+    return found
+
+
+def test_no_multiline_pattern_runs_an_indent_across_lines():
+    assert _multiline_patterns_with_a_spanning_indent() == []
+
+
+def test_a_heartbeat_of_blank_lines_is_empty_and_every_line_start_pattern_keeps_its_meaning():
+    """The patterns that were quadratic (`^\\s*` under MULTILINE) say what they said before."""
+    from kit.cli.live import MARKDOWN_SYNTAX
+    from kit.dreaming.junk import junk_rule
+    from kit.memory.recall import normalise_claim
+    from kit.prompt.builder import heartbeat_is_empty
+
+    assert heartbeat_is_empty("\n" * 100_000)
+    assert heartbeat_is_empty("# Heartbeat\n\n  ## Daily\n\n<!-- nothing yet -->\n")
+    assert not heartbeat_is_empty("# Heartbeat\n\n\n- check the inbox\n")
+    assert normalise_claim("\n\n  - [x] Ship it\n\n1. Then rest") == "ship it then rest"
+    assert junk_rule("Run this:\n\n  ```\nmake deploy\n  ```").rule == "code"
+    assert MARKDOWN_SYNTAX.search("plain\n\n  - item") and not MARKDOWN_SYNTAX.search("plain\n\nwords")

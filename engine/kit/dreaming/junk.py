@@ -60,7 +60,7 @@ _KIT_TEXT = re.compile(
 # none of them is not Kit's own, at a few substring tests instead of a search tried at every offset
 _KIT_TEXT_WORDS = ("<!--", "kit:promoted", "promoted memories", "sleep", "dream diary", "to verify", "recall_",
                    "unique_queries", "_hash", "blocked_by", "phase boost", "score", "recalls", "confidence")
-_FENCE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:```|~~~)", re.M)
+_FENCE = re.compile(r"^[^\S\n]*(?:[-*+]\s+|\d+[.)]\s+)?(?:```|~~~)", re.M)  # [^\S\n]: see claims._MARKER
 # a table's delimiter row (|---|:--:|), also when a table was flattened onto one line
 _TABLE_RULE = re.compile(r"\|\s*:?-{2,}:?\s*\|")
 _CODE_CHARS = "{}[]();=<>$|&\\`"

@@ -68,7 +68,8 @@ USE_KINDS = ("read", "reply")
 MAX_READ_LINES = 40  # a memory_get of more lines than this read a file, not a hit: no use credit
 USE_WINDOW_S = 600.0  # a use counts for the searches of the ten minutes before it (one turn, give or take)
 
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?", re.MULTILINE)
+# [^\S\n]: the line's own indent (`^\s*` under MULTILINE is quadratic in blank lines)
+_LIST_MARKER = re.compile(r"^[^\S\n]*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?", re.MULTILINE)
 
 
 class RecallEvent(NamedTuple):

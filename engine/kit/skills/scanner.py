@@ -91,7 +91,7 @@ RULES: tuple[Rule, ...] = (
             r"|\.(bashrc|zshrc|bash_profile|zprofile|profile)\b[^\n]*(>>|open\s*\([^)]*['\"]a)"),
          "writes into a shell startup file (persistence)"),
     Rule("dynamic-code", "high",
-         _r(r"(?<![\w.])(eval|exec)\s*\(|\b__import__\s*\(|\bnew\s+Function\s*\(|^\s*eval\s+[\"'$]",
+         _r(r"(?<![\w.])(eval|exec)\s*\(|\b__import__\s*\(|\bnew\s+Function\s*\(|^[^\S\n]*eval\s+[\"'$]",
             re.M),
          "dynamic code execution"),
     Rule("obfuscated-blob", "high",
@@ -124,7 +124,7 @@ _ENV_READ = lazy(
 )
 _SECRETISH = lazy(r"KEY|TOKEN|SECRET|PASSW|CRED|AUTH|BEARER|PAT\b|SESSION", re.I)
 _ENV_DUMP = _r(
-    r"\bprintenv\b|^\s*env\s*(\||>|$)|\b(dict|str|json\.dumps|repr)\(\s*(dict\()?os\.environ\b"
+    r"\bprintenv\b|^[^\S\n]*env\s*(\||>|$)|\b(dict|str|json\.dumps|repr)\(\s*(dict\()?os\.environ\b"
     r"|os\.environ\.(items|copy)\(\)\s*[,)]?\s*$|JSON\.stringify\(\s*process\.env\s*\)"
     r"|Object\.(entries|keys|values)\(\s*process\.env\s*\)|\benv\s*\|\s*(curl|nc|base64)", re.I | re.M,
 )
