@@ -96,3 +96,35 @@ def test_section_of_reads_a_config_a_whole_dict_or_the_section_itself(tmp_path):
     assert section_of(None, "agent", AgentSettings) == AgentSettings()
     given = ExecSettings(mode="allow")
     assert section_of(given, "tools.exec", ExecSettings) is given
+
+
+def test_numbers_must_be_finite_and_yaml_text_numbers_say_how_to_write_them(tmp_path):
+    """Regression (fuzz pass): YAML's .nan and .inf passed every float key — NaN slips past any
+    limit, and `hooks.timeout_s: .nan` made `kit run` a traceback, NaN weights an IntegrityError
+    in the recall log and non-JSON in --json. `1e3` is text in YAML 1.1: it says so."""
+    from kit.workspace import Workspace
+
+    (tmp_path / "kit.yaml").write_text(
+        "hooks:\n  timeout_s: .nan\nmemory:\n  search:\n    vector_weight: .inf\n    text_weight: -.inf\n"
+        "tools:\n  exec:\n    timeout_s: 1e3\nagent:\n  temperature: 0.5\n")
+    ws = Workspace.open(tmp_path)
+    assert [(i.line, i.message) for i in ws.snapshot.config_issues] == [
+        (2, "'hooks.timeout_s' must be a finite number, not .nan"),
+        (5, "'memory.search.vector_weight' must be a finite number, not .inf"),
+        (6, "'memory.search.text_weight' must be a finite number, not -.inf"),
+        (9, "'tools.exec.timeout_s' must be a number, not '1e3' (YAML reads it as text: write 1.0e+3)"),
+    ]
+    cfg = ws.config
+    assert (cfg.hooks.timeout_s, cfg.memory.search.vector_weight, cfg.agent.temperature) == (10.0, 0.7, 0.5)
+
+
+def test_an_empty_embedding_model_is_a_config_error(tmp_path):
+    """Regression (fuzz pass): `model: ''` was accepted; every memory command then took ~20 s and
+    searched by keywords alone with no word from doctor."""
+    from kit.workspace import Workspace
+
+    (tmp_path / "kit.yaml").write_text("memory:\n  embedding:\n    model: ''\n")
+    ws = Workspace.open(tmp_path)
+    assert [(i.line, i.message) for i in ws.snapshot.config_issues] == [
+        (3, "'memory.embedding.model' must name a model (a folder or a Hugging Face name), not an empty string")]
+    assert ws.config.memory.embedding.model == "all-MiniLM-L6-v2"

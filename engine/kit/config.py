@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -248,6 +249,8 @@ def _show(value: Any) -> str:
     values cut, so an error stays one readable line."""
     if value is None or isinstance(value, bool):
         return json.dumps(value)
+    if isinstance(value, float) and not math.isfinite(value):  # as YAML spells them
+        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
     if isinstance(value, int) and len(str(abs(value)) if abs(value) < 10**60 else "x" * 61) > 60:
         return f"an integer of {len(str(value)):,} digits"
     shown = repr(value)
@@ -270,9 +273,31 @@ def _as_int(value: Any, spec: Field) -> int:
 
 
 def _as_float(value: Any, spec: Field) -> float:
+    if isinstance(value, str) and _YAML11_TEXT_NUMBER.fullmatch(value.strip()):
+        # YAML 1.1 reads 1e3 (no dot, no exponent sign) as text
+        raise ValueError(f"must be a number, not {_show(value)} (YAML reads it as text: write "
+                         f"{_yaml_number(value.strip())})")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"must be a number, not {_show(value)}")
+    if not math.isfinite(value):
+        # YAML's .nan and .inf: NaN passes every comparison with a limit, inf overflows timeouts
+        raise ValueError(f"must be a finite number, not {_show(value)}")
     return float(value)
+
+
+_YAML11_TEXT_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
+def _yaml_number(text: str) -> str:
+    """`1e3` as YAML 1.1 reads a number: a dot in the mantissa, a sign in the exponent (1.0e+3)."""
+    mantissa, _, exponent = text.lower().partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    elif mantissa.endswith("."):
+        mantissa += "0"
+    if exponent[:1] not in "+-":
+        exponent = "+" + exponent
+    return f"{mantissa}e{exponent}"
 
 
 def _as_str(value: Any, spec: Field) -> str:

@@ -92,6 +92,12 @@ def _valid_timezone(value: str) -> str | None:
     return None
 
 
+def _names_a_model(value: str) -> str | None:
+    # an empty name is no model: every memory command spent ~20 s finding that out, then searched
+    # by keywords alone, and doctor said nothing
+    return "must name a model (a folder or a Hugging Face name), not an empty string" if not value.strip() else None
+
+
 def _valid_cron(value: str) -> str | None:
     from croniter import croniter
 
@@ -240,7 +246,7 @@ EMBEDDING_QUANTIZE = ("none", "int8")
 class EmbeddingSettings(Section):
     """The `memory.embedding` section."""
 
-    model: str = setting("all-MiniLM-L6-v2")
+    model: str = setting("all-MiniLM-L6-v2", check=_names_a_model)
     device: str = setting("cpu")
     batch_size: int = setting(64, minimum=1)  # texts per sentence-transformers batch (torch backend)
     # auto: onnx, else numpy (no onnxruntime), else torch (a model only torch runs)
