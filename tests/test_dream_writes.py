@@ -119,6 +119,42 @@ def test_deleted_entry_is_demoted_for_good(workspace, monkeypatch):
     assert FACTS[1] in after[0]  # the other fact is still true lately
 
 
+def test_a_dream_stopped_after_memory_md_before_recording_is_settled_and_a_deletion_sticks(workspace, monkeypatch):
+    """Regression (interruption pass): Ctrl-C between MEMORY.md's swap and the promotion rows left
+    entries state.db did not know; deleting them was no demotion, and the next dream put them back."""
+    from kit.dreaming import store
+
+    seed(workspace, monkeypatch, facts=FACTS[:2])
+    real = store.upsert_promotion
+
+    def stopped(db, row):  # the first row's write: MEMORY.md has been swapped in already
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "upsert_promotion", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        run_dream(workspace)
+    monkeypatch.setattr(store, "upsert_promotion", real)
+    mem = workspace.root / "MEMORY.md"
+    assert FACTS[0] in mem.read_text() and FACTS[1] in mem.read_text()
+    assert store.promotions(workspace.open_state()) == []
+
+    again = run_dream(workspace)  # the same night, run again
+    assert again.promoted == ()
+    assert "recorded 2 promotions MEMORY.md holds that state.db did not know (a dream stopped before it " \
+           "recorded them)" in again.notes
+    rows = store.promotions(workspace.open_state())
+    assert [(r.key, r.status, r.promoted_day, r.recalls) for r in rows] == [
+        ("memory/2026-05-01.md:3:3", "active", "2026-05-07", 4), ("memory/2026-05-01.md:4:4", "active", "2026-05-07", 4)]
+
+    mem.write_text(re.sub(r"<!-- kit:promoted key=memory/2026-05-01.md:3:3 [^\n]*\n- [^\n]*\n", "", mem.read_text()))
+    for day in days("2026-05-08", 2):
+        recall(workspace, day, FACTS[0], f"milk again {day}", note_day="2026-05-01")
+        monkeypatch.setenv("KIT_NOW", f"{day}T20:00:00+00:00")
+        result = run_dream(workspace)
+        assert "memory/2026-05-01.md:3:3" not in result.promoted and FACTS[0] not in mem.read_text()
+    assert {r.key: r.status for r in store.promotions(workspace.open_state())}["memory/2026-05-01.md:3:3"] == "demoted"
+
+
 @pytest.mark.parametrize("snippet_stored", [True, False])
 def test_a_paraphrase_of_a_deleted_entry_is_blocked_by_not_demoted(workspace, monkeypatch, snippet_stored):
     seed(workspace, monkeypatch, facts=FACTS[:2])

@@ -374,6 +374,33 @@ def block_demoted_twins(ranked: Sequence[Ranked], demoted_texts: Sequence[str], 
     return [replace(r, gates={**r.gates, "not_demoted": False}) if r.cand.id in twins else r for r in ranked]
 
 
+def unrecorded(memory_text: str, promos: Sequence[Promotion], today: date) -> list[Promotion]:
+    """MEMORY.md's promoted entries that state.db has no active row for, as active rows read off
+    their markers. A dream swaps MEMORY.md in before it records the promotions; one stopped in
+    between (Ctrl-C, kill, power) left entries Kit no longer knew as its own, so deleting one was
+    no demotion and the next dream promoted it again. The file is the truth: they are recorded."""
+    active = {(p.key, p.claim) for p in promos if p.status == "active"}
+    found: dict[tuple[str, str], Promotion] = {}
+    for e in managed.parse(memory_text).entries:
+        if not (e.body and e.key and e.claim) or (e.key, e.claim) in active:
+            continue
+        day = e.attr("date") if note_date(f"memory/{e.attr('date')}.md") else today.isoformat()
+        found.setdefault((e.key, e.claim), Promotion(
+            key=e.key, claim=e.claim, snippet=e.text, score=_number(e.attr("score"), float),
+            recalls=_number(e.attr("recalls"), int), queries=_number(e.attr("queries"), int),
+            promoted_day=day, last_recall_day=day, status="active", status_day=today.isoformat(),
+            note="recorded from its MEMORY.md marker"))
+    return list(found.values())
+
+
+def _number(text: str, kind: Callable[[str], Any]) -> Any:
+    try:
+        value = kind(text)
+    except ValueError:
+        return kind("0")
+    return value if math.isfinite(value) else kind("0")
+
+
 def demotions(memory_text: str, promos: Sequence[Promotion], cands: Sequence[Candidate],
               today: date) -> tuple[list[Promotion], list[Promotion], list[tuple[Promotion, str]]]:
     """User edits win: an active entry missing from MEMORY.md was deleted by the user. Returns the

@@ -290,6 +290,20 @@ def load_candidates(ws: WorkspaceCore, db, *, store: bool = False) -> list[Candi
     return list(memo["cands"])
 
 
+def _settle(ctx: _Ctx, notes: list[str]) -> None:
+    """Record the promotions MEMORY.md holds that state.db does not know (`deep.unrecorded`), before
+    anything is decided: a deletion after tonight is then a demotion that sticks."""
+    rows = deep_phase.unrecorded(ctx.read(deep_phase.MEMORY_FILE) or "", store.promotions(ctx.db), ctx.today)
+    if not rows:
+        return
+    store.ensure_schema(ctx.db)
+    with ctx.db.transaction():
+        for row in rows:
+            store.upsert_promotion(ctx.db, row)
+    notes.append(f"recorded {plural(len(rows), 'promotion')} MEMORY.md holds that state.db did not know "
+                 "(a dream stopped before it recorded them)")
+
+
 def _log_mark(db) -> tuple | None:
     """Where the recall log is: (rows, last id) of each of its tables, and the version of the code
     candidates are built by (the junk rules included)."""
@@ -303,8 +317,10 @@ def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) 
     ws, cfg, today = ctx.ws, ctx.ws.config, ctx.today
     for rel in (deep_phase.MEMORY_FILE, deep_phase.ARCHIVE_FILE, "DREAMS.md"):
         ctx.read(rel)  # a file the dream appends to but cannot read stops it before it writes anything
-    cands = load_candidates(ctx.ws, ctx.db, store=not ctx.dry_run) if ctx.db is not None else []
     notes: list[str] = []
+    if not ctx.dry_run and ctx.db is not None:
+        _settle(ctx, notes)
+    cands = load_candidates(ctx.ws, ctx.db, store=not ctx.dry_run) if ctx.db is not None else []
     embedder = _embedder(ctx, cands, notes) if ({"rem", "deep"} & set(wanted)) else None
     new_hits = new_light = first_light = 0
     light = rem = None
