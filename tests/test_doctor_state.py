@@ -57,3 +57,25 @@ def test_damage_inside_a_state_db_that_still_opens_is_a_doctor_error(cli, ws_pat
             if f["area"] == "state"] == [
         ("error", "state", str(state),
          f"not a readable SQLite database (quick_check: database disk image is malformed): {ADVICE}")]
+
+
+def test_a_kit_file_and_an_unreadable_index_are_named_errors(cli, ws_path: Path):
+    """Regression (interruption pass): `.kit` as a plain file passed doctor (exit 0) while every
+    state-keeping command failed; `.kit/index.db` as a folder was `check failed: IsADirectoryError(21, …)`."""
+    import shutil
+
+    shutil.rmtree(ws_path / ".kit", ignore_errors=True)
+    (ws_path / ".kit").write_text("hello\n")
+    result = cli("doctor", "-w", ws_path, "--json", "--offline")
+    assert result.exit_code == 1
+    errors = [(f["path"], f["message"]) for f in json.loads(result.stdout)["findings"] if f["severity"] == "error"]
+    assert errors == [(".kit", "is not a folder: Kit keeps its state there (index, sessions, locks); move the "
+                               "file aside and Kit makes the folder")]
+    assert (ws_path / ".kit").read_text() == "hello\n"
+
+    (ws_path / ".kit").unlink()
+    (ws_path / ".kit" / "index.db").mkdir(parents=True)
+    result = cli("doctor", "-w", ws_path, "--json", "--offline")
+    errors = [(f["area"], f["path"], f["message"]) for f in json.loads(result.stdout)["findings"]
+              if f["severity"] == "error"]
+    assert errors == [("memory", ".kit/index.db", "check failed: Is a directory")]

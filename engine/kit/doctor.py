@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from pathlib import Path
+from typing import Any
 
 from kit.core import WorkspaceCore
 from kit.problems import Problem
@@ -43,6 +45,11 @@ def state_problem(ws: WorkspaceCore) -> Problem | None:
     from kit.errors import StateError
     from kit.state import unusable
 
+    if ws.kit_dir.exists() and not ws.kit_dir.is_dir():
+        # every command that keeps state (the index, notes' write lock, dreams, sessions) fails on it
+        return Problem(area="state", path=".kit",
+                       message="is not a folder: Kit keeps its state there (index, sessions, locks); "
+                               "move the file aside and Kit makes the folder")
     path = ws.kit_dir / "state.db"
     if not path.exists():
         return None  # no state yet: nothing to check
@@ -84,9 +91,21 @@ def _collect(ws: WorkspaceCore, offline: bool = False) -> list[Problem]:
                 findings.extend(check(ws, offline=offline))
             else:
                 findings.extend(check(ws))
+        except OSError as exc:  # a file the check could not read: named, in words
+            path = _relative(ws, exc.filename) if exc.filename else None
+            findings.append(Problem(area=module_name.split(".")[1], path=path,
+                                    message=f"check failed: {exc.strerror or exc}"))
         except Exception as exc:  # a broken check must not hide the others
             findings.append(Problem(area=module_name.split(".")[1], message=f"check failed: {exc!r}"))
     return _dedupe(findings)
+
+
+def _relative(ws: WorkspaceCore, filename: Any) -> str:
+    path = Path(str(filename))
+    try:
+        return path.relative_to(ws.root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _dedupe(findings: list[Problem]) -> list[Problem]:
