@@ -44,11 +44,19 @@ def test_cron_install_twice_show_uninstall(workspace, cli, crontab):
     data = json.loads(res.output)
     assert data["changed"] is True and data["kind"] == "crontab"
     line = data["entry"]
-    assert line.startswith("0 3 * * * /") and f" dream -w {root} " in line
+    assert line.startswith(f"0 3 * * * mkdir -p {root}/.kit/logs 2>/dev/null; /") and f" dream -w {root} " in line
     assert f">> {root}/.kit/logs/dream.log 2>&1 # kit:dream {root}" in line
-    kit_path = line.split()[5]
-    assert os.path.isabs(kit_path)
+    kit_path = line.split()[9]
+    assert os.path.isabs(kit_path) and kit_path.endswith("kit")
     assert (root / ".kit" / "logs").is_dir()
+    # as cron runs it, with .kit/ deleted since (Kit rebuilds it; the shell's redirect did not)
+    import shutil
+    import subprocess
+
+    shutil.rmtree(root / ".kit")
+    command = line.split(" ", 5)[5].rsplit(" # kit:dream", 1)[0].replace(kit_path, "echo dreamt", 1)
+    subprocess.run(["sh", "-c", command], check=True)
+    assert (root / ".kit" / "logs" / "dream.log").read_text() == f"dreamt dream -w {root}\n"
     again = json.loads(cli("cron", "install", "--json", "-w", root).output)
     assert again["changed"] is False
     table = crontab.read_text()

@@ -69,7 +69,11 @@ def cron_line(ws: WorkspaceCore) -> str:
 
     validate(schedule)
     log = shlex.quote(str(root / LOG_REL))
-    command = _cron_escape(f"{kit_command()} dream -w {shlex.quote(str(root))} >> {log} 2>&1")
+    # the shell opens the log before kit runs: without the folder (.kit/ deleted, which loses
+    # nothing else, or a fresh clone) the redirect failed and the dream never started
+    folder = shlex.quote(str((root / LOG_REL).parent))
+    command = _cron_escape(f"mkdir -p {folder} 2>/dev/null; "
+                           f"{kit_command()} dream -w {shlex.quote(str(root))} >> {log} 2>&1")
     return f"{schedule} {command} {marker(root)}"
 
 
