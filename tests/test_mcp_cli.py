@@ -110,3 +110,16 @@ def test_doctor_offline_still_warns_of_unset_variables_of_url_servers(ws_path, m
         ("warning", lines["gh"], "MCP server 'gh': GH_TOKEN not set in Kit's environment "
                                  "(its env/headers pass them on empty)"),
     ]
+
+
+def test_a_server_that_prints_a_non_json_line_is_one_line_not_the_sdks_traceback(ws_path):
+    """Regression (fuzz pass): the SDK logged the unparseable line with a pydantic traceback, and
+    with no handler configured Python printed it on stderr above Kit's own line."""
+    from conftest import run_kit
+
+    write_servers(ws_path, {"chatty": {"command": sys.executable,
+                                       "args": ["-c", "print('server v1.0 starting')"]}})
+    proc = run_kit("doctor", "--offline", "-w", ws_path)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "Failed to parse JSONRPC" not in proc.stderr, proc.stderr
+    assert "MCP server 'chatty' failed to start: it exited before answering initialize" in proc.stdout

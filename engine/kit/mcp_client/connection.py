@@ -190,12 +190,25 @@ class Connection:
 # --------------------------------------------------------------------------- the async side
 
 
+def _quiet_sdk_logs() -> None:
+    """The SDK logs a server's non-JSON stdout line with its traceback; with no handler anywhere,
+    Python's last-resort handler put ~15 lines on stderr above Kit's own one-line report. A
+    NullHandler is the library convention: an application that configures logging still gets them."""
+    import logging
+
+    sdk = logging.getLogger("mcp")
+    if not any(isinstance(h, logging.NullHandler) for h in sdk.handlers):
+        sdk.addHandler(logging.NullHandler())
+
+
 @contextlib.asynccontextmanager
 async def _session(spec: ServerSpec, root: Path, errlog: IO[str] | None):
     """(session, initialize result, tools) for the server. The session's read timeout (the
     spec's startup timeout) bounds `initialize` and each `tools/list`; calls pass their own.
     (No overall fail_after here: a cancel scope may not close over the transport's task group.)"""
     from mcp import ClientSession
+
+    _quiet_sdk_logs()
 
     async with contextlib.AsyncExitStack() as stack:
         if spec.url:
