@@ -116,3 +116,27 @@ def test_a_warning_about_a_command_names_the_command_line(ws_path):
     [problem] = registry_for(Workspace.open(ws_path)).get("sneaky").problems
     text = (ws_path / "hooks" / "sneaky" / "HOOK.md").read_text().split("\n")
     assert problem.severity == "warning" and text[problem.line - 1].startswith("command:")
+
+
+def test_a_handler_that_can_never_run_is_a_located_error_in_doctor_list_and_run(ws_path, cli, tmp_path):
+    """Regression (fuzz pass): a handler.py with a syntax error, or without handle(), was silent:
+    `hooks list` said active, doctor nothing, `kit run` nothing; only .kit/logs/hooks.log knew."""
+    hooks = ws_path / "hooks"
+    write_hook(hooks, "typo", ["session:start"], handler="def handle(event:\n")
+    write_hook(hooks, "nohandle", ["session:start"], handler="def handler(event):\n    return None\n")
+    write_hook(hooks, "fine", ["session:start"], handler="from os import path as handle\n")
+    write_hook(hooks, "nul", ["session:start"], handler="x = 1\n\0\n")
+    report = json.loads(cli("doctor", "--offline", "--json", "-w", ws_path).stdout)
+    errors = [(f["path"], f["line"], f["message"]) for f in report["findings"] if f["severity"] == "error"]
+    assert errors == [
+        ("hooks/nohandle/handler.py", None, "handler.py defines no top-level handle(event) function"),
+        ("hooks/nul/handler.py", None, "handler.py does not compile: source code string cannot contain null bytes"),
+        ("hooks/typo/handler.py", 1, "handler.py does not compile: '(' was never closed"),
+    ]
+    listed = {h["name"]: h["valid"] for h in json.loads(cli("hooks", "list", "--json", "-w", ws_path).stdout)["hooks"]}
+    assert (listed["typo"], listed["nohandle"], listed["nul"], listed["fine"]) == (False, False, False, True)
+    script = tmp_path / "t.yaml"
+    script.write_text("turns:\n  - text: hi\n")
+    ran = cli("run", "hello", "-w", ws_path, "--model", f"script:{script}")
+    assert "kit: hook typo does not run: hooks/typo/handler.py:1: handler.py does not compile: '(' was never " \
+           "closed" in ran.stderr

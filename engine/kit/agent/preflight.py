@@ -73,6 +73,10 @@ def run_notices(ws: WorkspaceCore, model: str | None = None) -> list[str]:
     if spec.startswith("script:"):
         notices.append(f"model {spec}: {LABEL}")
     notices.extend(load_notices(ws))
+    notices.extend(  # an invalid hook's first error: it never runs (doctor and `kit hooks list` say all)
+        f"hook {hook.name} does not run: {next(p for p in hook.problems if p.severity == 'error')}"
+        for hook in registry_for(ws).invalid() if any(p.severity == "error" for p in hook.problems)
+    )
     notices.extend(
         f"hook {hook.name} does not run: its workspace code is not trusted "
         f"(review hooks/{hook.name}/, then `kit hooks trust {hook.name}`)"

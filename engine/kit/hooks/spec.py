@@ -88,9 +88,37 @@ class HookSpec:
                 "file": self.display_path, "line": self.line}
 
 
-def display_path_of(folder: Path, root: str) -> str:
-    """How messages name a hook's HOOK.md: relative in the workspace, else in full."""
-    return f"hooks/{folder.name}/HOOK.md" if root == "workspace" else str(folder / "HOOK.md")
+def display_path_of(folder: Path, root: str, file: str = "HOOK.md") -> str:
+    """How messages name a hook's HOOK.md (or another file of it): relative in the workspace, else in full."""
+    return f"hooks/{folder.name}/{file}" if root == "workspace" else str(folder / file)
+
+
+def handler_problem(path: Path) -> tuple[str, int | None] | None:
+    """Why handler.py can never run, read without running it (it may not be trusted): a syntax
+    error, or no top-level `handle`. Each was only a line in .kit/logs/hooks.log at every event."""
+    import ast
+
+    try:
+        source = path.read_bytes()
+        tree = ast.parse(source, filename=path.name)
+    except OSError as exc:
+        return f"handler.py cannot be read: {exc.strerror or exc}", None
+    except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte
+        line = getattr(exc, "lineno", None)
+        return f"handler.py does not compile: {getattr(exc, 'msg', None) or exc}", line
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == "handle":
+            return None
+        targets = (node.targets if isinstance(node, ast.Assign) else [node.target]
+                   if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+        if any(isinstance(t, ast.Name) and t.id == "handle" for t in targets):
+            return None
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (a.asname or a.name.split(".")[0]) == "handle" or a.name == "*" for a in node.names):
+            return None
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            return None  # a handle defined under a condition: only running it would tell
+    return "handler.py defines no top-level handle(event) function", None
 
 
 def hook_problem(folder: Path, root: str, message: str, line: int | None = None, severity: str = "error") -> Problem:
@@ -210,6 +238,12 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path,
                      "__pycache__): editing it would not untrust the hook; rename it", "command")
     elif enabled and not (folder / "handler.py").is_file():  # a disabled hook may be just HOOK.md
         error("no handler.py next to HOOK.md and no 'command' in its frontmatter")
+    elif enabled:
+        found_problem = handler_problem(folder / "handler.py")
+        if found_problem is not None:
+            message, line = found_problem
+            problems.append(Problem(area="hooks", path=display_path_of(folder, root, "handler.py"), line=line,
+                                    message=message, details={"hook": folder.name, "root": root}))
     record(unknown_keys(meta, ALLOWED_KEYS, text=text, area="hooks", path=None))
     # errors first, then warnings (each in the order found)
     problems.sort(key=lambda p: p.severity != "error")
