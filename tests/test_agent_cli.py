@@ -430,6 +430,11 @@ def test_a_bad_provider_base_url_is_a_config_error_not_a_traceback(ws_path, cli)
             f"{problem.removeprefix('kit.yaml:6: ')}). To fix: fix kit.yaml:6.",
         ]
         assert result.stdout == ""
+        # named with --model: the same truth, not "unknown provider 'lab' … add providers.lab"
+        named = cli("run", "hi", "-w", ws_path, "--model", "lab/x")
+        assert named.exit_code == 2
+        assert (f"Invalid value for '--model': provider 'lab' is left out until kit.yaml:6 is fixed: "
+                f"{problem.removeprefix('kit.yaml:6: ')}") in " ".join(named.stderr.split())
 
 
 def test_kit_run_refuses_to_start_while_kit_yaml_does_not_load(ws_path, tmp_path, cli):

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kit.core import CONFIG_FILE, Listener, ReloadResult, WorkspaceCore, find_workspace
+from kit.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit.agent.loop import Agent
@@ -143,10 +144,16 @@ class Workspace(WorkspaceCore):
         return Agent(self, **options)
 
     def check_model(self, spec: str) -> None:
-        """ConfigError when `spec` cannot name a model (`kit run --model` checks before a session opens)."""
+        """ConfigError when `spec` cannot name a model (`kit run --model` checks before a session opens);
+        a provider kit.yaml declares but an error in it left out is said so, not "unknown"."""
         from kit.providers.registry import check_spec
 
-        check_spec(spec, self.config, root=self.root)
+        try:
+            check_spec(spec, self.config, root=self.root)
+        except ConfigError as exc:
+            from kit.providers.failover import left_out
+
+            raise left_out(self, spec.partition("/")[0], exc) from None
 
     def config_notices(self) -> list[str]:
         """A warning per configuration problem (file:line) with what is in force instead; empty
