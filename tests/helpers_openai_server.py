@@ -126,6 +126,7 @@ class FakeLLMServer:
         self._queue: deque[Script] = deque()
         self._by_model: dict[str, deque[Script]] = {}
         self.requests: list[dict[str, Any]] = []
+        self.gets: list[tuple[str, str | None]] = []  # (path, Authorization header) of each GET
         self._counter = 0
         # (path, body) -> a JSON answer for endpoints other than the two APIs, or None for a 404;
         # e.g. `server.extra_post = llama_apply_template(renders_tools=False)`
@@ -139,6 +140,7 @@ class FakeLLMServer:
                 pass
 
             def do_GET(self) -> None:
+                outer.gets.append((self.path, self.headers.get("Authorization")))
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(200, json.dumps({"object": "list", "data": []}))
                 else:

@@ -282,6 +282,26 @@ def test_doctor_reports_missing_keys_and_active_cooldowns(ws_path, server, keyed
             "Rate limit reached") in agent
 
 
+def test_doctor_asks_a_base_url_with_a_password_as_httpx_does_and_never_shows_the_password(ws_path, server):
+    """Regression (fuzz pass): urllib took `user:pw@host` for a host name, so doctor said "Name or
+    service not known" of a server that answers; and every message repeated the password."""
+    import base64
+
+    from kit.doctor import run_checks
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = sock.getsockname()[1]
+    (ws_path / "kit.yaml").write_text(
+        f"providers:\n  lab:\n    type: openai\n    base_url: http://ada:s3cret@127.0.0.1:{server.port}/v1\n"
+        f"  gone:\n    type: openai\n    base_url: http://ada:s3cret@127.0.0.1:{dead}/v1\n"
+        "agent:\n  model: lab/x\n  fallbacks: [gone/y]\n")
+    agent = [(f.severity, f.message) for f in run_checks(Workspace.open(ws_path)) if f.area == "agent"]
+    assert agent == [("warning", f"model gone/y: http://…@127.0.0.1:{dead}/v1 does not answer (connection refused); "
+                                 f"check providers.gone.base_url (http://…@127.0.0.1:{dead}/v1) is reachable")]
+    assert ("/v1/models", "Basic " + base64.b64encode(b"ada:s3cret").decode()) in server.gets
+
+
 def test_config_reload_rebuilds_providers(ws_path, server, keyed):
     ws = configure(ws_path, server, "local/gpt-a")
     client = FailoverClient(ws)

@@ -642,12 +642,13 @@ def base_url_problem(dotted: str, value: Any) -> str | None:
     hint = " (no spaces or control characters)" if any(ch.isspace() or ord(ch) < 32 for ch in text) else ""
     guess = f"http://{text.strip()}"
     if "://" not in text and is_http_url(guess) and urlsplit(guess).port:  # `127.0.0.1:8080/v1`
-        hint = f" (did you mean '{_without_secrets(guess)}'?)"
-    return f"'{dotted}' must be an http:// or https:// URL, not {_show(_without_secrets(text))}{hint}"
+        hint = f" (did you mean '{url_without_secrets(guess)}'?)"
+    return f"'{dotted}' must be an http:// or https:// URL, not {_show(url_without_secrets(text))}{hint}"
 
 
-def _without_secrets(url: str) -> str:
-    """`url` with its user:password and its query string (`?api_key=…`) replaced by `…`."""
+def url_without_secrets(url: str) -> str:
+    """`url` with its user:password and its query string (`?api_key=…`) replaced by `…`: how every
+    message shows a configured URL (they reach terminals, logs and issue reports)."""
     return re.sub(r"\?[^#\s]*", "?…", re.sub(r"//[^/@\s]*@", "//…@", url), count=1)
 
 

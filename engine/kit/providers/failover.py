@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from kit import clock
+from kit.config import url_without_secrets
 from kit.core import WorkspaceCore
 from kit.errors import ConfigError
 from kit.paths import CONFIG_FILE, user_config_file
@@ -69,7 +70,12 @@ from kit.providers.registry import (
     split_spec,
 )
 from kit.providers.script import positions_for
-from kit.providers.toolcheck import dropped_by_usage, dropped_message, probe_template
+from kit.providers.toolcheck import (
+    dropped_by_usage,
+    dropped_message,
+    probe_template,
+    userinfo_as_header,
+)
 from kit.tokens import messages_tokens, tools_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -721,7 +727,8 @@ def _hint(attempt: Attempt, config: Any, model_flag: str | None = None) -> str |
         url = (settings.base_url or "").removesuffix("/v1")
         return f"start Ollama at {url}"
     if kind == "unreachable":
-        return f"check providers.{provider}.base_url ({settings.base_url or 'default'}) is reachable"
+        shown = url_without_secrets(settings.base_url) if settings.base_url else "default"
+        return f"check providers.{provider}.base_url ({shown}) is reachable"
     return None
 
 
@@ -813,8 +820,9 @@ def answers(base_url: str, timeout: float = DOCTOR_TIMEOUT_S) -> str | None:
 
     handlers = [urllib.request.ProxyHandler({})] if is_loopback(base_url) else []
     opener = urllib.request.build_opener(*handlers)
+    url, headers = userinfo_as_header(base_url.rstrip("/") + "/models")
     try:
-        with opener.open(base_url.rstrip("/") + "/models", timeout=timeout):
+        with opener.open(urllib.request.Request(url, headers=headers), timeout=timeout):
             return None
     except urllib.error.HTTPError:
         return None  # it answered
@@ -870,7 +878,7 @@ def doctor_checks(ws: WorkspaceCore, *, offline: bool = False) -> list[Problem]:
             if why is not None:
                 fix = _hint(Attempt(target, "unreachable"), ws.config)
                 out.append(Problem(area="agent", severity="warning",
-                                   message=f"model {spec}: {base_url} does not answer ({why})"
+                                   message=f"model {spec}: {url_without_secrets(base_url)} does not answer ({why})"
                                            + (f"; {fix}" if fix else "")))
                 continue
             if settings.type != "anthropic" and settings.base_url and "api.openai.com" not in settings.base_url:

@@ -36,6 +36,20 @@ def server_root(base_url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
+def userinfo_as_header(url: str) -> tuple[str, dict[str, str]]:
+    """urllib takes `user:pw@host` for the host name (doctor said "Name or service not known" of a
+    server that answers): the credentials go in an Authorization header, as httpx sends them."""
+    import base64
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, {}
+    creds, _, host = parts.netloc.rpartition("@")
+    token = base64.b64encode(unquote(creds).encode()).decode()
+    return urlunsplit(parts._replace(netloc=host)), {"Authorization": f"Basic {token}"}
+
+
 def probe_template(base_url: str, timeout: float = 2.0) -> bool | None:
     """True/False from llama.cpp's /apply-template; None when the server has no such endpoint
     or does not answer."""
@@ -49,8 +63,9 @@ def probe_template(base_url: str, timeout: float = 2.0) -> bool | None:
     try:
         # a base_url urllib cannot send (no scheme: ValueError; a space: http.client.InvalidURL)
         # is no answer either: the request itself then fails with a classified error
-        request = urllib.request.Request(server_root(base_url) + "/apply-template", data=body, method="POST",
-                                         headers={"Content-Type": "application/json"})
+        url, auth = userinfo_as_header(server_root(base_url) + "/apply-template")
+        request = urllib.request.Request(url, data=body, method="POST",
+                                         headers={"Content-Type": "application/json", **auth})
         with opener.open(request, timeout=timeout) as response:
             data = json.loads(response.read().decode("utf-8", "replace"))
     except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException):
