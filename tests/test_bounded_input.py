@@ -282,6 +282,19 @@ def test_a_huge_hex_integer_in_kit_yaml_is_refused_not_a_json_crash(ws_path, cli
      "{% endfor %}{% endfor %}", "rendering took over 0.5 s"),  # 10**12 steps: never done in time
     ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "maximum recursion depth exceeded"),
     ("{{ ''.__class__.__mro__ }}", "access to attribute '__class__' of 'str' object is unsafe"),
+    # found by a fuzz pass: padding built its whole string (0.4 to 1 GB) before the output cap saw it
+    ("{{ ('\t' * 10).expandtabs(100000000) }}",
+     "str.expandtabs(100,000,000) would build over the 1,000,000-character limit"),
+    ("{{ 'x'.zfill(400000000) }}", "str.zfill(400,000,000) would build over the 1,000,000-character limit"),
+    ("{{ 'x'['rjust'](400000000) }}", "str.rjust(400,000,000) would build over the 1,000,000-character limit"),
+    ("{{ '%100000000s' % 'x' }}", "a %-format width over the 1,000,000-character limit"),
+    ("{{ '%*d' % (100000000, 1) }}", "a %-format width over the 1,000,000-character limit"),
+    ("{{ '%.100000000f'|format(1.0) }}", "a %-format width over the 1,000,000-character limit"),
+    ("{{ '{:>100000000}'.format('x') }}", "a format width over the 1,000,000-character limit"),
+    ("{{ '{:{}}'.format('x', 100000000) }}", "a format width over the 1,000,000-character limit"),
+    ("{{ 'x'|center(400000000) }}", "center(400,000,000) would build over the 1,000,000-character limit"),
+    ("{{ 'a'|indent(100000000) }}", "indent(100,000,000) would build over the 1,000,000-character limit"),
+    ("{{ lipsum(1000000) }}", "lipsum(1,000,000) is over the 1,000,000-character limit"),
 ])
 def test_a_workspace_template_that_would_never_end_falls_back_with_one_line(workspace, monkeypatch, source, message):
     """Regressions (found by bench/stress malformed): templates/system.md.j2 with a huge loop or a
@@ -296,6 +309,18 @@ def test_a_workspace_template_that_would_never_end_falls_back_with_one_line(work
     assert result.template == "builtin"
     assert result.template_issue.path == "templates/system.md.j2" and result.template_issue.line == 1
     assert message in result.template_issue.message
+
+
+def test_bounded_padding_still_pads():
+    """The width checks leave ordinary padding as it was."""
+    import jinja2
+
+    from kit.jinja_bounds import environment, render
+
+    env = environment(undefined=jinja2.StrictUndefined)
+    source = ("{{ 'ab'.center(6) }}|{{ '%3s' % 'x' }}|{{ '{:>3}'.format(1) }}|{{ 'x'|center(3) }}|"
+              "{{ 'a\nb'|indent(2) }}|{{ '%s-%s'|format(1, 2) }}|{{ '\tx'.expandtabs(2) }}|{{ 7 % 3 }}")
+    assert render(env.from_string(source), {}) == "  ab  |  x|  1| x |a\n  b|1-2|  x|1"
 
 
 def test_a_memory_file_of_150000_bullets_is_refused_with_one_line(workspace, monkeypatch):

@@ -11,6 +11,7 @@ must be one error with the template's line, never a hang or an exhausted machine
 
 from __future__ import annotations
 
+import re
 import signal
 import threading
 from collections.abc import Mapping
@@ -27,15 +28,98 @@ class RenderLimit(Exception):
     """A template went over a bound (size, time, a huge repeat or power)."""
 
 
+# Padding builds its whole string before the output cap can see it: `'x'.zfill(4*10**8)` or
+# `'%100000000s' % x` took 400 MB, `('\t' * 10).expandtabs(10**8)` a gigabyte. Each width is
+# checked first, against the longest string `*` may build.
+_PADDERS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+_PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
+_DIGITS = re.compile(r"\d+")
+
+
+def _too_wide(number: str) -> bool:
+    return len(number) > len(str(MAX_REPEAT)) or int(number) > MAX_REPEAT
+
+
+def _big_int(values: Any) -> bool:
+    items = values if isinstance(values, (tuple, list)) else (values,)
+    return any(isinstance(v, int) and not isinstance(v, bool) and v > MAX_REPEAT for v in items)
+
+
+def _check_percent(fmt: str, args: Any) -> None:
+    """`fmt % args` pads no string past MAX_REPEAT (a `*` width takes its number from `args`)."""
+    for width, precision in _PERCENT.findall(fmt):
+        for number in (width, precision):
+            if (number == "*" and _big_int(args)) or (number not in ("", "*") and _too_wide(number)):
+                raise RenderLimit(f"a %-format width over the {MAX_REPEAT:,}-character limit")
+
+
+def _check_format(fmt: str, args: tuple, kwargs: Mapping[str, Any]) -> None:
+    """`fmt.format(...)`: no field spec pads past MAX_REPEAT (a nested `{}` width takes an argument)."""
+    import string
+
+    try:
+        fields = list(string.Formatter().parse(fmt))
+    except ValueError:
+        return  # str.format raises its own error
+    for _, _, spec, _ in fields:
+        if not spec:
+            continue
+        if any(_too_wide(n) for n in _DIGITS.findall(spec)) or (
+                "{" in spec and (_big_int(args) or _big_int(tuple(kwargs.values())))):
+            raise RenderLimit(f"a format width over the {MAX_REPEAT:,}-character limit")
+
+
+def _bounded_padder(text: str, name: str, method: Any) -> Any:
+    def padder(*args: Any, **kwargs: Any) -> Any:
+        width = args[0] if args else kwargs.get("tabsize" if name == "expandtabs" else "width", 8)
+        if isinstance(width, int):
+            size = text.count("\t") * width if name == "expandtabs" else width
+            if size > MAX_REPEAT:
+                raise RenderLimit(f"str.{name}({width:,}) would build over the {MAX_REPEAT:,}-character limit")
+        return method(*args, **kwargs)
+
+    return padder
+
+
 def environment(**options: Any):
     import jinja2
     from jinja2.sandbox import SandboxedEnvironment
 
     class Bounded(SandboxedEnvironment):
-        intercepted_binops = frozenset({"*", "**"})
+        intercepted_binops = frozenset({"*", "**", "%"})
+
+        def getattr(self, obj: Any, attribute: str) -> Any:
+            value = super().getattr(obj, attribute)
+            if isinstance(obj, str) and attribute in _PADDERS and callable(value):
+                return _bounded_padder(obj, attribute, value)
+            return value
+
+        def getitem(self, obj: Any, argument: Any) -> Any:
+            value = super().getitem(obj, argument)
+            if isinstance(obj, str) and argument in _PADDERS and callable(value):
+                return _bounded_padder(obj, argument, value)
+            return value
+
+        def wrap_str_format(self, value: Any) -> Any:
+            wrapped = super().wrap_str_format(value)
+            if wrapped is None:
+                return None
+            fmt, mapping = value.__self__, value.__name__ == "format_map"
+
+            def checked(*args: Any, **kwargs: Any) -> Any:
+                if mapping:
+                    _check_format(fmt, (), args[0] if args and isinstance(args[0], Mapping) else {})
+                else:
+                    _check_format(fmt, args, kwargs)
+                return wrapped(*args, **kwargs)
+
+            return checked
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-            if operator == "**":
+            if operator == "%":
+                if isinstance(left, str):
+                    _check_percent(left, right)
+            elif operator == "**":
                 if isinstance(left, int) and isinstance(right, int) and right > 0 and \
                         abs(left) > 1 and right * max(1, abs(left).bit_length()) > MAX_EXPONENT_BITS:
                     raise RenderLimit(f"{left} ** {right} is too large to compute")
@@ -56,6 +140,33 @@ def environment(**options: Any):
         return r
 
     env.globals["range"] = bounded_range
+    filters = env.filters
+
+    def center(value: Any, width: int = 80) -> str:
+        if isinstance(width, int) and width > MAX_REPEAT:
+            raise RenderLimit(f"center({width:,}) would build over the {MAX_REPEAT:,}-character limit")
+        return filters_center(value, width)
+
+    def indent(value: Any, width: Any = 4, *args: Any, **kwargs: Any) -> str:
+        lines = str(value).count("\n") + 1
+        if isinstance(width, int) and width * lines > MAX_REPEAT:
+            raise RenderLimit(f"indent({width:,}) would build over the {MAX_REPEAT:,}-character limit")
+        return filters_indent(value, width, *args, **kwargs)
+
+    def format_filter(value: Any, *args: Any, **kwargs: Any) -> str:
+        _check_percent(str(value), kwargs or args)
+        return filters_format(value, *args, **kwargs)
+
+    filters_center, filters_indent, filters_format = filters["center"], filters["indent"], filters["format"]
+    filters.update(center=center, indent=indent, format=format_filter)
+    lipsum = env.globals.get("lipsum")
+    if lipsum is not None:
+        def bounded_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:  # noqa: A002
+            if n * max > MAX_REPEAT // 10:  # words, of ~10 characters
+                raise RenderLimit(f"lipsum({n:,}) is over the {MAX_REPEAT:,}-character limit")
+            return lipsum(n, html, min, max)
+
+        env.globals["lipsum"] = bounded_lipsum
     del jinja2
     return env
 
