@@ -128,3 +128,24 @@ def test_an_empty_embedding_model_is_a_config_error(tmp_path):
     assert [(i.line, i.message) for i in ws.snapshot.config_issues] == [
         (3, "'memory.embedding.model' must name a model (a folder or a Hugging Face name), not an empty string")]
     assert ws.config.memory.embedding.model == "all-MiniLM-L6-v2"
+
+
+def test_extra_paths_must_be_in_the_workspace_and_say_so_at_their_line(tmp_path):
+    """Regression (fuzz pass): '/tmp/x' was reported later as "tmp/x does not exist" (its slash
+    stripped), and '/' or '' vanished without a word; none had a kit.yaml line."""
+    from kit.workspace import Workspace
+
+    for value, message in (("['/tmp/outside']", "must list paths relative to the workspace, not '/tmp/outside' "
+                                                 "(only the workspace is indexed)"),
+                           ("['~/notes']", "must list paths relative to the workspace, not '~/notes' "
+                                           "(only the workspace is indexed)"),
+                           ("['notes', '/']", "must list folders or files in the workspace, not '/'"),
+                           ("['']", "must list folders or files in the workspace, not ''")):
+        (tmp_path / "kit.yaml").write_text(f"memory:\n  extra_paths: {value}\n")
+        ws = Workspace.open(tmp_path)
+        assert [(i.line, i.message) for i in ws.snapshot.config_issues] == [
+            (2, f"'memory.extra_paths' {message}")], value
+        assert ws.config.memory.extra_paths == ()
+    (tmp_path / "kit.yaml").write_text("memory:\n  extra_paths: [notes, docs/]\n")
+    ws = Workspace.open(tmp_path)
+    assert ws.snapshot.config_issues == () and ws.config.memory.extra_paths == ("notes", "docs/")

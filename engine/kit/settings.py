@@ -98,6 +98,18 @@ def _names_a_model(value: str) -> str | None:
     return "must name a model (a folder or a Hugging Face name), not an empty string" if not value.strip() else None
 
 
+def _workspace_relative(paths: Any) -> str | None:
+    # an absolute path lost its leading slash further on ("tmp/x does not exist"), and "/" or ""
+    # vanished without a word: each is said here, at kit.yaml's line
+    for path in paths:
+        text = str(path).strip()
+        if not text.strip("/"):
+            return f"must list folders or files in the workspace, not {text!r}"
+        if text.startswith(("/", "~")):
+            return f"must list paths relative to the workspace, not {text!r} (only the workspace is indexed)"
+    return None
+
+
 def _valid_cron(value: str) -> str | None:
     from croniter import croniter
 
@@ -267,7 +279,7 @@ class MemorySettings(Section):
     chunk: ChunkSettings = section(ChunkSettings)
     embedding: EmbeddingSettings = section(EmbeddingSettings)
     active_recall: ActiveRecallSettings = section(ActiveRecallSettings)
-    extra_paths: tuple[str, ...] = setting(())
+    extra_paths: tuple[str, ...] = setting((), check=_workspace_relative)
 
 
 # --------------------------------------------------------------------------- dreaming
