@@ -377,3 +377,31 @@ def test_a_mistyped_command_gets_a_suggestion(cli):
         assert result.output.splitlines()[-1] == f"Error: No such command '{typed}'. Did you mean '{meant}'?"
     assert CliRunner().invoke(main_cli, ["zzzz"]).output.splitlines()[-1] == "Error: No such command 'zzzz'."
     assert CliRunner().invoke(main_cli, ["--help"]).exit_code == 0
+
+
+def test_a_second_interrupt_while_stopping_ends_the_process_at_once_and_cleanly(tmp_path):
+    """Regression (interruption pass): a second Ctrl-C while `kit serve`/`kit watch` stopped (an
+    embedding batch in flight) broke the interpreter's thread joins at exit: a traceback, then
+    `terminate called without an active exception` and SIGABRT. Now it ends the process at once."""
+    script = tmp_path / "stop.py"
+    script.write_text(
+        "import os, signal, sys, time\n"
+        "from kit.cli.common import console, stopping\n"
+        "with stopping(console(stderr=True)):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, while cleanups run\n"
+        "    time.sleep(30)\n"
+        "print('never here')\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 130
+    assert proc.stderr == "kit: stopping… (Ctrl-C again stops at once)\nkit: stopped at once\n"
+    assert proc.stdout == ""
+    # and a process that stopped in time gets its own handlers back
+    script.write_text(
+        "import signal\n"
+        "from kit.cli.common import console, stopping\n"
+        "before = signal.getsignal(signal.SIGINT)\n"
+        "with stopping(console(stderr=True)):\n"
+        "    pass\n"
+        "print(signal.getsignal(signal.SIGINT) is before)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.stdout == "True\n"

@@ -367,5 +367,5 @@ def test_serve_says_what_each_reload_did_and_when_it_stops(workspace):
         "fixed; the last good configuration stays in force)",
         "reloaded vN: nothing changed (fixed: kit.yaml)",  # the same settings as before the broken edit
     ], lines
-    assert err.splitlines()[-1] == f"stopped serving {workspace.root}"
+    assert err.splitlines()[-2:] == ["kit: stopping… (Ctrl-C again stops at once)", f"stopped serving {workspace.root}"]
     assert "kit watch" not in "\n".join(lines) + err

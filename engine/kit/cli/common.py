@@ -37,6 +37,30 @@ def where_lines(path: str, start: int, end: int) -> str:
     return f"{path}:{start}" if start == end else f"{path}:{start}-{end}"
 
 
+@contextlib.contextmanager
+def stopping(err) -> Iterator[None]:
+    """A long-running command (`kit serve`, `kit watch`) is stopping: say so — an embedding batch
+    in flight can take seconds — and let a second Ctrl-C (or SIGTERM) end the process at once. It
+    used to interrupt the interpreter's joins of worker threads at exit: a traceback, then a native
+    thread pool's `terminate called without an active exception` and SIGABRT. Every file Kit
+    writes is swapped in whole and SQLite rolls back a cut transaction, so ending now loses nothing."""
+    import os
+    import signal
+
+    err.print("kit: stopping… (Ctrl-C again stops at once)", markup=False, highlight=False)
+
+    def at_once(*_: object) -> None:
+        os.write(2, b"kit: stopped at once\n")
+        os._exit(130)
+
+    previous = {sig: signal.signal(sig, at_once) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:  # stopped: the process (or a test's) has its handlers back
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def fail(message: str, code: int = 1) -> None:
     click.echo(f"kit: {message}", err=True)
     sys.exit(code)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kit import plural
-from kit.cli.common import console, handle_errors, workspace_option
+from kit.cli.common import console, handle_errors, stopping, workspace_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit import Workspace
@@ -70,8 +70,9 @@ def serve(workspace, no_watch: bool) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        for cleanup in reversed(cleanups):
-            cleanup()
+        with stopping(err):
+            for cleanup in reversed(cleanups):
+                cleanup()
     err.print(f"stopped serving {ws.root}", markup=False, highlight=False)
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kit.cli.common import console, handle_errors, open_workspace, workspace_option
+from kit.cli.common import console, handle_errors, open_workspace, stopping, workspace_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from kit import TemplateWatch, Workspace
@@ -163,5 +163,6 @@ def watch(workspace, as_json: bool) -> None:
     except KeyboardInterrupt:
         pass  # Ctrl-C is how a foreground watch ends: exit 0
     finally:
-        stop_index()
-        watcher.stop()
+        with stopping(err):
+            stop_index()
+            watcher.stop()
