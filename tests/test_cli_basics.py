@@ -405,3 +405,17 @@ def test_a_second_interrupt_while_stopping_ends_the_process_at_once_and_cleanly(
         "print(signal.getsignal(signal.SIGINT) is before)\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert done.stdout == "True\n"
+
+
+def test_ctrl_c_while_a_command_loads_is_interrupted_exit_130(cli, monkeypatch):
+    """Regression (interruption pass): Ctrl-C in the first tenth of a second (the command's
+    module loading) was click's `Aborted!`, exit 1."""
+    import importlib
+
+    def interrupted(name, *args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib, "import_module", interrupted)
+    result = cli("doctor")
+    assert result.exit_code == 130
+    assert result.stderr == "kit: interrupted\n"

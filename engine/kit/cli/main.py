@@ -57,6 +57,17 @@ class LazyGroup(click.Group):
             return getattr(importlib.import_module(module_name), attr)
         return super().get_command(ctx, name)
 
+    def invoke(self, ctx: click.Context):
+        """Ctrl-C outside a command's own handling (while its module loads) is `kit: interrupted`,
+        exit 130, as inside one: click said `Aborted!` and exited 1."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            import sys
+
+            click.echo("kit: interrupted", err=True)
+            sys.exit(130)
+
     def resolve_command(self, ctx: click.Context, args: list[str]):
         """click suggests a close name from `self.commands`, which holds none of the lazy commands:
         `kit docter` said only "No such command" where `kit memory serch` suggests."""
