@@ -118,12 +118,13 @@ def test_bad_input_cli_runs_write_nothing(ws_path: Path):
 def test_doctor_and_config_show_print_brackets_as_they_are(cli, ws_path: Path, monkeypatch):
     """Regression (docs pass): doctor printed findings as rich markup, so `kit-agent[embeddings]`
     read `kit-agent` and a key `[b]` vanished; config show's table did the same to values."""
+    missing = ws_path / "no-such-model"  # never made: a fixed path like /nonexistent can exist
     (ws_path / "kit.yaml").write_text("agent:\n  model: '[bold]x/y'\n  '[b]': 1\nmemory:\n  embedding:\n"
-                                      "    model: /nonexistent\n")
+                                      f"    model: {missing}\n")
     text = cli("doctor", "-w", ws_path, "--offline").output
     assert "unknown key 'agent.[b]'" in text
     # a model folder that is not there is fixed, not installed
-    assert ("model folder '/nonexistent' does not exist; Kit never downloads; memory search runs in fts-only "
+    assert (f"model folder '{missing}' does not exist; Kit never downloads; memory search runs in fts-only "
             "mode (keywords only) — fix memory.embedding.model for hybrid search") in text
     import kit.cli.config_cmd as config_cmd
 

@@ -61,7 +61,8 @@ def test_damage_inside_a_state_db_that_still_opens_is_a_doctor_error(cli, ws_pat
 
 def test_a_kit_file_and_an_unreadable_index_are_named_errors(cli, ws_path: Path):
     """Regression (interruption pass): `.kit` as a plain file passed doctor (exit 0) while every
-    state-keeping command failed; `.kit/index.db` as a folder was `check failed: IsADirectoryError(21, …)`."""
+    state-keeping command failed; `.kit/index.db` as a folder was `check failed: IsADirectoryError(21, …)`
+    (and opening it deleted whatever was there: only a damaged file is thrown away now)."""
     import shutil
 
     shutil.rmtree(ws_path / ".kit", ignore_errors=True)
@@ -78,4 +79,52 @@ def test_a_kit_file_and_an_unreadable_index_are_named_errors(cli, ws_path: Path)
     result = cli("doctor", "-w", ws_path, "--json", "--offline")
     errors = [(f["area"], f["path"], f["message"]) for f in json.loads(result.stdout)["findings"]
               if f["severity"] == "error"]
-    assert errors == [("memory", ".kit/index.db", "check failed: Is a directory")]
+    assert errors == [("memory", ".kit/index.db", "cannot be opened or written (unable to open database file): "
+                                                  "check that it is a file you can write, in a folder you can write")]
+
+
+def test_a_read_only_folder_still_serves_every_command_that_only_reads(cli, ws_path: Path, monkeypatch):
+    """Regression (interruption pass): on a read-only mount, memory search/status, sessions list,
+    a dry-run dream and doctor all failed (`Read-only file system`, `state.db cannot be opened`).
+    A read-only folder is `can_write_beside` False; as root a chmod would not show it, so it is
+    stood in for here (a real read-only bind mount was tried by hand: the same outcomes)."""
+    import kit.memory.index as index_module
+    import kit.state as state_module
+
+    assert cli("memory", "write", "Ada deploys on Tuesdays", "-w", ws_path).exit_code == 0
+    assert cli("memory", "search", "deploys", "--record", "-w", ws_path).exit_code == 0
+    kit_dir = ws_path / ".kit"
+
+    def contents() -> dict[str, list[str]]:  # what each holds (the bytes move with WAL checkpoints)
+        import sqlite3
+
+        out = {}
+        for name in ("index.db", "state.db"):
+            conn = sqlite3.connect(kit_dir / name)
+            out[name] = list(conn.iterdump())
+            conn.close()
+        return out
+
+    before = contents()
+    monkeypatch.setattr(state_module, "can_write_beside", lambda path: False)
+    monkeypatch.setattr(index_module, "can_write_beside", lambda path: False)
+
+    found = cli("memory", "search", "deploys", "--json", "-w", ws_path)
+    assert found.exit_code == 0, found.output
+    assert [r["snippet"] for r in json.loads(found.stdout)["results"]] == ["- Ada deploys on Tuesdays"]
+    status = json.loads(cli("memory", "status", "--json", "-w", ws_path).stdout)
+    assert status["recall_events"] == 1
+    assert cli("sessions", "list", "-w", ws_path).exit_code == 0
+    assert cli("dream", "--dry-run", "-w", ws_path).exit_code == 0
+    report = json.loads(cli("doctor", "--offline", "--json", "-w", ws_path).stdout)
+    assert report["errors"] == 0, report
+    # what writes says why, in one line
+    recorded = cli("memory", "search", "deploys", "--record", "-w", ws_path)
+    assert recorded.exit_code == 1
+    assert recorded.stderr == (f"kit: {kit_dir / 'state.db'}: cannot be written: its folder is read-only "
+                               "(commands that only read still work)\n")
+    indexed = cli("memory", "index", "-w", ws_path)
+    assert indexed.exit_code == 1
+    assert indexed.stderr == (f"kit: {kit_dir / 'index.db'}: cannot be updated: its folder is read-only "
+                              "(searching what it holds still works)\n")
+    assert contents() == before

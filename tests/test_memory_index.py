@@ -502,3 +502,28 @@ def test_stored_schema_reads_without_creating_anything(tmp_path):
 
     missing = tmp_path / "index.db"
     assert stored_schema(missing) is None and not missing.exists()
+
+
+def test_a_locked_index_is_waited_for_never_thrown_away(tmp_path, monkeypatch):
+    """Regression (interruption pass): any sqlite3 error on opening index.db threw the file away,
+    `database is locked` too: a sync that waited its 10 s for another one deleted the index that
+    one was writing, and both embedded everything (6,000 + 5,460 texts)."""
+    import functools
+    import sqlite3
+
+    import kit.memory.index as index_module
+    from kit.memory.index import MemoryIndex
+
+    path = tmp_path / "index.db"
+    MemoryIndex(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process mid-write
+    monkeypatch.setattr(index_module, "connect", functools.partial(index_module.connect, timeout=0.2))
+    with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+        MemoryIndex(path)
+    holder.execute("COMMIT")
+    holder.close()
+    assert path.is_file()
+    reopened = MemoryIndex(path)
+    assert reopened.meta("schema") is not None
+    reopened.close()

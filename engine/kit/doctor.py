@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.core import WorkspaceCore
+from kit.errors import KitError
 from kit.problems import Problem
 
 # Each entry names a module that may define `doctor_checks(ws: WorkspaceCore) -> list[Problem]`
@@ -91,6 +92,10 @@ def _collect(ws: WorkspaceCore, offline: bool = False) -> list[Problem]:
                 findings.extend(check(ws, offline=offline))
             else:
                 findings.extend(check(ws))
+        except KitError as exc:  # a located error (a file that cannot be opened …): as every other problem
+            path = getattr(exc, "path", None)
+            findings.append(Problem(area=module_name.split(".")[1], path=_relative(ws, path) if path else None,
+                                    line=getattr(exc, "line", None), message=getattr(exc, "message", None) or str(exc)))
         except OSError as exc:  # a file the check could not read: named, in words
             path = _relative(ws, exc.filename) if exc.filename else None
             findings.append(Problem(area=module_name.split(".")[1], path=path,

@@ -7,6 +7,7 @@ A connection belongs to the thread that opened it (sqlite3's default check), nev
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -69,6 +70,36 @@ def connect(path: str | Path, *, timeout: float = 10.0) -> sqlite3.Connection:
     return conn
 
 
+def can_write_beside(path: str | Path) -> bool:
+    """Whether SQLite could write `path` and its -wal/-shm files: its folder is writable (False on
+    a read-only mount, for root too)."""
+    return os.access(Path(path).parent, os.W_OK)
+
+
+def connect_read_only(path: str | Path) -> sqlite3.Connection:
+    """A connection that cannot write, for a database in a folder Kit cannot write (a read-only
+    mount, a copy without write permission): reading must still work there. `mode=ro` reads a WAL
+    database whose -shm file exists; a cleanly closed one has none, and SQLite cannot create it in
+    that folder, so the file is then opened `immutable` — on such a folder nothing can change it."""
+    uri = Path(path).resolve().as_uri()
+    error: sqlite3.OperationalError | None = None
+    for query in ("mode=ro", "immutable=1"):
+        conn = sqlite3.connect(f"{uri}?{query}", uri=True, isolation_level=None)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            error = exc
+            continue
+        except BaseException:
+            conn.close()
+            raise
+        conn.row_factory = sqlite3.Row
+        return conn
+    assert error is not None
+    raise error
+
+
 @contextmanager
 def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqlite3.Connection]:
     """BEGIN … COMMIT, rolled back on any exception (connections run in autocommit mode)."""
@@ -107,11 +138,25 @@ class StateDB:
     def __init__(self, path: str | Path, *, read_only: bool = False):
         self.path = Path(path)
         self.read_only = read_only
+        self.copied = False  # a read-only folder's file, read into memory (see below)
+        self._catching_up = False  # migrating that copy
         conn: sqlite3.Connection | None = None
         try:
             if read_only and not self.path.exists():
                 conn = sqlite3.connect(":memory:", isolation_level=None)
                 conn.row_factory = sqlite3.Row
+            elif self.path.is_file() and not can_write_beside(self.path):
+                # a read-only folder: what only reads works (sessions list, status, a dry run) on
+                # a copy in memory whose schema can catch up; a write fails as SQLite's
+                # "readonly database", worded by `unusable` (query_only)
+                source = connect_read_only(self.path)
+                conn = sqlite3.connect(":memory:", isolation_level=None)
+                try:
+                    source.backup(conn)
+                finally:
+                    source.close()
+                conn.row_factory = sqlite3.Row
+                self.copied = True
             else:
                 conn = connect(self.path)
             self.conn = conn
@@ -121,6 +166,8 @@ class StateDB:
                 "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
             )
             self.migrate(_CORE, _CORE_MIGRATIONS)
+            if self.copied:
+                conn.execute("PRAGMA query_only=ON")
         except sqlite3.DatabaseError as exc:
             if conn is not None:
                 conn.close()
@@ -132,6 +179,18 @@ class StateDB:
     def migrate(self, component: str, steps: Sequence[Migration]) -> int:
         """Apply the steps of `component` not applied yet, each in its own transaction."""
         current = self.version(component)
+        if self.copied and current < len(steps):
+            # the copy of a read-only folder's file: its schema catches up in memory only
+            self.conn.execute("PRAGMA query_only=OFF")
+            self._catching_up = True
+            try:
+                return self._migrate(component, steps, current)
+            finally:
+                self._catching_up = False
+                self.conn.execute("PRAGMA query_only=ON")
+        return self._migrate(component, steps, current)
+
+    def _migrate(self, component: str, steps: Sequence[Migration], current: int) -> int:
         for number, step in enumerate(steps, start=1):
             if number <= current:
                 continue
@@ -181,7 +240,16 @@ class StateDB:
     def transaction(self):
         """BEGIN IMMEDIATE … COMMIT; in read-only mode a savepoint inside the connection's
         transaction (released, but rolled back with everything else at close)."""
+        if self.copied and not self.read_only and not self._catching_up:
+            return self._refused()
         return _savepoint(self.conn) if self.read_only else transaction(self.conn)
+
+    @contextmanager
+    def _refused(self) -> Iterator[sqlite3.Connection]:
+        """A write into the copy of a read-only folder's file: refused in words, before anything."""
+        raise StateError("cannot be written: its folder is read-only (commands that only read still work)",
+                         path=str(self.path))
+        yield self.conn  # pragma: no cover - a generator for contextmanager
 
     def close(self) -> None:
         if self.read_only and self.conn.in_transaction:

@@ -68,8 +68,9 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
     if not query.strip():
         raise click.UsageError("QUERY is empty: say what to search for")
     ws = open_workspace(workspace)
-    with progress_display(not as_json) as show:  # incremental; a bar on a terminal if there is much to embed
-        ws.memory.sync(progress=show)
+    if not ws.memory.read_only:  # a read-only folder: what the index holds is searched as it is
+        with progress_display(not as_json) as show:  # incremental; a bar on a terminal if there is much to embed
+            ws.memory.sync(progress=show)
     result = ws.memory.search(query, limit=limit, record=record, source="cli")
     if as_json:
         # --record: how many recall events it wrote, as the text output says (the shape is the spec's otherwise)

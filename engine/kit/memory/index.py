@@ -39,7 +39,7 @@ from kit.ignore import is_ignored
 from kit.memory import vector_file
 from kit.memory.chunker import CHUNKER_VERSION, Chunk, chunk_markdown
 from kit.problems import Problem, located
-from kit.state import connect, transaction
+from kit.state import can_write_beside, connect, connect_read_only, transaction, unusable
 
 # 2: chunks_fts stems words (porter); 3: chunks.day (the date a chunk is about, for dated search).
 # An index of another version is rebuilt on open.
@@ -338,8 +338,22 @@ class MemoryIndex:
         self._lengths: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}  # table → (generation, ids, lengths)
         self._postings: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}  # token_counts, this generation
         self._postings_generation = -1
+        # a folder Kit cannot write (a read-only mount): the index is searched as it is, never synced
+        self.read_only = self.path.is_file() and not can_write_beside(self.path)
+        if self.read_only:
+            self.conn = connect_read_only(self.path)
+            self.fts5 = fts5_available()
+            self.rebuilt_from = None
+            return
         try:
             self.conn = self._open()
+        except sqlite3.OperationalError as exc:
+            # locked, cannot be opened: the file may be fine, and another process may be using it;
+            # never thrown away for it (a 10 s lock wait deleted the index another sync was writing)
+            error = unusable(exc, self.path)
+            if error is None:
+                raise
+            raise error from exc
         except sqlite3.DatabaseError:
             # derived data: a corrupt index is thrown away and rebuilt from the files
             self._remove_files()

@@ -271,6 +271,11 @@ class Memory:
              progress: ProgressCallback | None = None) -> SyncResult:
         """Bring the index up to date (all files, or just `paths`); `rebuild` starts from scratch.
         `progress` receives `kit.progress.Step("embedding", done, total)` as chunks are embedded."""
+        if self.index().read_only:
+            from kit.errors import StateError
+
+            raise StateError("cannot be updated: its folder is read-only (searching what it holds still works)",
+                             path=str(self.index_path))
         chunk = self.ws.config.memory.chunk
         paths_list = None if paths is None else sorted(set(paths))
         options = dict(
@@ -307,8 +312,15 @@ class Memory:
             self._vectors = None
             self._queries.clear()
 
+    @property
+    def read_only(self) -> bool:
+        """index.db is in a folder Kit cannot write (a read-only mount): searched as it is, never synced."""
+        return self.index().read_only
+
     def _refresh(self) -> None:
         self.embedder  # noqa: B018 - follows a memory.embedding edit first: a new model means a full sync
+        if self.index().read_only:
+            return  # a read-only folder: searched as it is (`kit memory status` says what is stale)
         if not self._synced:
             self.sync()
         elif self._dirty:
@@ -324,7 +336,7 @@ class Memory:
             cached = self._vectors
             if cached and cached[0] == generation and cached[1] == model:
                 return cached[2], cached[3]
-        ids, matrix = idx.mapped_vectors(model, write=not self.ws.is_read_only)
+        ids, matrix = idx.mapped_vectors(model, write=not (self.ws.is_read_only or idx.read_only))
         with self._lock:
             self._vectors = (generation, model, ids, matrix)
         return ids, matrix
