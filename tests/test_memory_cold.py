@@ -50,6 +50,8 @@ def test_the_vector_matrix_is_mapped_from_disk_and_follows_the_index(workspace):
     assert not path.exists()
     ids, matrix = idx.mapped_vectors(model)  # read from SQLite, written for the next process
     assert path.is_file() and not isinstance(matrix, np.memmap)
+    # the index's own mode (mkstemp made it 0600 where every other file in .kit/ is 0644)
+    assert path.stat().st_mode & 0o777 == (workspace.kit_dir / "index.db").stat().st_mode & 0o777
     ids2, mapped = idx.mapped_vectors(model)
     chunks = idx.counts()["embedded_chunks"]
     assert isinstance(mapped, np.memmap) and mapped.shape == matrix.shape == (chunks, 384)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import struct
 import tempfile
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ import numpy as np
 
 MAGIC = b"KITVEC1\n"
 FILE_NAME = "index-vectors.bin"
+INDEX_NAME = "index.db"  # the index the file belongs to, beside it
 _ALIGN = 64
 
 
@@ -76,6 +78,10 @@ def write(path: Path, key: VectorKey, ids: np.ndarray, matrix: np.ndarray) -> No
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp makes it 0600; it gets the index's own mode (0644 under the usual umask), as
+        # every other file in .kit/ has
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, stat.S_IMODE(os.stat(path.parent / INDEX_NAME).st_mode))
         with os.fdopen(fd, "wb") as handle:
             handle.write(_header(key, rows, dim))
             handle.write(np.ascontiguousarray(ids, dtype="<i8").tobytes())
