@@ -354,16 +354,24 @@ def _multiline_patterns_with_a_spanning_indent() -> list[str]:
     engine = Path(kit.__file__).parent
     found = []
     for path in sorted(engine.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        in_calls: set[int] = set()  # string constants inside a compiling call, by id
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
+            strings = [n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+            in_calls.update(id(n) for n in strings)
             names = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
-            if not names & {"M", "MULTILINE"}:
-                continue
-            text = "".join(n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str))
-            if "^\\s*" in text:
+            if names & {"M", "MULTILINE"} and "^\\s*" in "".join(n.value for n in strings):
                 found.append(f"{path.relative_to(engine)}:{node.lineno}")
+        if "MULTILINE" not in source and "re.M" not in source and "(?m)" not in source:
+            continue
+        # a pattern fragment kept in a name and put together later (threats._LINE went into every
+        # rule compiled with MULTILINE): in such a module, any `^\s*` outside a compiling call
+        found += [f"{path.relative_to(engine)}:{n.lineno}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and "^\\s*" in n.value
+                  and id(n) not in in_calls]
     return found
 
 

@@ -112,6 +112,9 @@ def test_a_read_only_folder_still_serves_every_command_that_only_reads(cli, ws_p
     found = cli("memory", "search", "deploys", "--json", "-w", ws_path)
     assert found.exit_code == 0, found.output
     assert [r["snippet"] for r in json.loads(found.stdout)["results"]] == ["- Ada deploys on Tuesdays"]
+    # a query never searched before: its vector is not stored (it was a write to the read-only index)
+    fresh = cli("memory", "search", "who ships code on which weekday", "-w", ws_path)
+    assert fresh.exit_code == 0 and "Ada deploys on Tuesdays" in fresh.stdout, fresh.output
     status = json.loads(cli("memory", "status", "--json", "-w", ws_path).stdout)
     assert status["recall_events"] == 1
     assert cli("sessions", "list", "-w", ws_path).exit_code == 0

@@ -601,7 +601,9 @@ _DIRECTIVE = (r"(?:call|run|execute|exec|invoke|use\s+the\s+\w+\s+tool|send|e-?m
               r"write|delete|remove|rm|add|append|install|download|fetch|curl|wget|open|connect|ignore|"
               r"disregard|reveal|print|tell|show|copy|move|grant|disable|enable|change|modify|edit|create|"
               r"push|commit|transfer|pay|silently|secretly|always|never|must|do\s+not|don'?t)")
-_LINE = r"^\s*(?:(?:[-*+>]|\d+[.)]|#{1,6})\s+)*"  # a line's start, past list markers, quotes, headings
+# a line's start, past list markers, quotes, headings — on its own line: `^\s*` under MULTILINE ran
+# over every blank line after each line start (40,000 blank lines before "act as …" took a minute)
+_LINE = r"^[^\S\n]*(?:(?:[-*+>]|\d+[.)]|#{1,6})[^\S\n]+)*"
 _SHELLS = r"(?:sudo\s+)?(?:env\s+\S+\s+)?(?:ba|z|k|da|fi|c|tc)?sh\b|python\d?\b|perl\b|ruby\b|node\b|php\b"
 _USER = r"(?:the|your|my|this)\s+(?:user|human|owner|operator|principal)s?\b"
 

@@ -356,7 +356,7 @@ class Memory:
         vector = idx.query_vector(embedder.model_id, query)
         if vector is None:
             vector = np.asarray(embedder.encode([query]), dtype=np.float32)[0]
-            if not self.ws.is_read_only:
+            if not (self.ws.is_read_only or idx.read_only):
                 idx.store_query_vector(embedder.model_id, query, vector)
         with self._lock:
             self._queries[key] = vector
