@@ -140,8 +140,8 @@ def test_a_dream_stopped_after_memory_md_before_recording_is_settled_and_a_delet
 
     again = run_dream(workspace)  # the same night, run again
     assert again.promoted == ()
-    assert "recorded 2 promotions MEMORY.md holds that state.db did not know (a dream stopped before it " \
-           "recorded them)" in again.notes
+    assert "recorded 2 promotions MEMORY.md holds under Kit's marker that state.db did not know (a dream " \
+           "stopped before recording them, an import, a new .kit/)" in again.notes
     rows = store.promotions(workspace.open_state())
     assert [(r.key, r.status, r.promoted_day, r.recalls) for r in rows] == [
         ("memory/2026-05-01.md:3:3", "active", "2026-05-07", 4), ("memory/2026-05-01.md:4:4", "active", "2026-05-07", 4)]

@@ -125,6 +125,8 @@ def test_a_handler_that_can_never_run_is_a_located_error_in_doctor_list_and_run(
     write_hook(hooks, "typo", ["session:start"], handler="def handle(event:\n")
     write_hook(hooks, "nohandle", ["session:start"], handler="def handler(event):\n    return None\n")
     write_hook(hooks, "fine", ["session:start"], handler="from os import path as handle\n")
+    write_hook(hooks, "unpacked", ["session:start"], handler="handle, other = print, 1\nx = '\\d'\n")
+    write_hook(hooks, "looped", ["session:start"], handler="for _ in [1]:\n    def handle(event):\n        pass\n")
     write_hook(hooks, "nul", ["session:start"], handler="x = 1\n\0\n")
     report = json.loads(cli("doctor", "--offline", "--json", "-w", ws_path).stdout)
     errors = [(f["path"], f["line"], f["message"]) for f in report["findings"] if f["severity"] == "error"]
@@ -135,6 +137,7 @@ def test_a_handler_that_can_never_run_is_a_located_error_in_doctor_list_and_run(
     ]
     listed = {h["name"]: h["valid"] for h in json.loads(cli("hooks", "list", "--json", "-w", ws_path).stdout)["hooks"]}
     assert (listed["typo"], listed["nohandle"], listed["nul"], listed["fine"]) == (False, False, False, True)
+    assert listed["unpacked"] and listed["looped"]  # bound where only running the file would tell
     script = tmp_path / "t.yaml"
     script.write_text("turns:\n  - text: hi\n")
     ran = cli("run", "hello", "-w", ws_path, "--model", f"script:{script}")

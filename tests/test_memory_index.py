@@ -519,8 +519,12 @@ def test_a_locked_index_is_waited_for_never_thrown_away(tmp_path, monkeypatch):
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # another process mid-write
     monkeypatch.setattr(index_module, "connect", functools.partial(index_module.connect, timeout=0.2))
-    with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+    from kit.errors import BusyError
+
+    with pytest.raises(BusyError) as raised:
         MemoryIndex(path)
+    assert str(raised.value) == f"{path}: is being written by another process (a sync or a dream); try again"
+    assert raised.value.exit_code == 3
     holder.execute("COMMIT")
     holder.close()
     assert path.is_file()

@@ -378,13 +378,17 @@ def unrecorded(memory_text: str, promos: Sequence[Promotion], today: date) -> li
     """MEMORY.md's promoted entries that state.db has no active row for, as active rows read off
     their markers. A dream swaps MEMORY.md in before it records the promotions; one stopped in
     between (Ctrl-C, kill, power) left entries Kit no longer knew as its own, so deleting one was
-    no demotion and the next dream promoted it again. The file is the truth: they are recorded."""
+    no demotion and the next dream promoted it again. The same holds for entries an import brought,
+    a new `.kit/`, or an entry the user put back (a demoted row becomes active again). The file is
+    the truth: they are recorded."""
     active = {(p.key, p.claim) for p in promos if p.status == "active"}
     found: dict[tuple[str, str], Promotion] = {}
     for e in managed.parse(memory_text).entries:
         if not (e.body and e.key and e.claim) or (e.key, e.claim) in active:
             continue
-        day = e.attr("date") if note_date(f"memory/{e.attr('date')}.md") else today.isoformat()
+        # a marker without a real date: the oldest day, never "today" (which would count against
+        # tonight's limit and make the entry look freshly recalled to the size cap)
+        day = e.attr("date") if note_date(f"memory/{e.attr('date')}.md") else "0000-00-00"
         found.setdefault((e.key, e.claim), Promotion(
             key=e.key, claim=e.claim, snippet=e.text, score=_number(e.attr("score"), float),
             recalls=_number(e.attr("recalls"), int), queries=_number(e.attr("queries"), int),

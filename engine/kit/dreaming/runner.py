@@ -300,8 +300,8 @@ def _settle(ctx: _Ctx, notes: list[str]) -> None:
     with ctx.db.transaction():
         for row in rows:
             store.upsert_promotion(ctx.db, row)
-    notes.append(f"recorded {plural(len(rows), 'promotion')} MEMORY.md holds that state.db did not know "
-                 "(a dream stopped before it recorded them)")
+    notes.append(f"recorded {plural(len(rows), 'promotion')} MEMORY.md holds under Kit's marker that state.db "
+                 "did not know (a dream stopped before recording them, an import, a new .kit/)")
 
 
 def _log_mark(db) -> tuple | None:

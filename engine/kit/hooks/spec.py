@@ -97,27 +97,28 @@ def handler_problem(path: Path) -> tuple[str, int | None] | None:
     """Why handler.py can never run, read without running it (it may not be trusted): a syntax
     error, or no top-level `handle`. Each was only a line in .kit/logs/hooks.log at every event."""
     import ast
+    import warnings
 
     try:
         source = path.read_bytes()
-        tree = ast.parse(source, filename=path.name)
+        with warnings.catch_warnings():  # a SyntaxWarning (an invalid escape) is the handler's, not Kit's to print
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=path.name)
     except OSError as exc:
         return f"handler.py cannot be read: {exc.strerror or exc}", None
     except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte
         line = getattr(exc, "lineno", None)
         return f"handler.py does not compile: {getattr(exc, 'msg', None) or exc}", line
-    for node in tree.body:
+    # only a file that binds `handle` nowhere is refused: wherever a binding is (a def under an if,
+    # tuple unpacking, a walrus, a star import), only running the file would tell
+    for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == "handle":
             return None
-        targets = (node.targets if isinstance(node, ast.Assign) else [node.target]
-                   if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
-        if any(isinstance(t, ast.Name) and t.id == "handle" for t in targets):
+        if isinstance(node, ast.Name) and node.id == "handle" and isinstance(node.ctx, ast.Store):
             return None
         if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
                 (a.asname or a.name.split(".")[0]) == "handle" or a.name == "*" for a in node.names):
             return None
-        if isinstance(node, (ast.If, ast.Try, ast.With)):
-            return None  # a handle defined under a condition: only running it would tell
     return "handler.py defines no top-level handle(event) function", None
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from kit import clock
-from kit.errors import DocumentError, PathEscapeError
+from kit.errors import BusyError, DocumentError, PathEscapeError
 from kit.fsutil import (
     is_symlink_loop,
     is_within,
@@ -351,9 +351,12 @@ class MemoryIndex:
             # locked, cannot be opened: the file may be fine, and another process may be using it;
             # never thrown away for it (a 10 s lock wait deleted the index another sync was writing)
             error = unusable(exc, self.path)
-            if error is None:
-                raise
-            raise error from exc
+            if error is not None:
+                raise error from exc
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise BusyError("is being written by another process (a sync or a dream); try again",
+                                path=str(self.path)) from exc
+            raise
         except sqlite3.DatabaseError:
             # derived data: a corrupt index is thrown away and rebuilt from the files
             self._remove_files()
