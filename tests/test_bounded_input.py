@@ -295,6 +295,15 @@ def test_a_huge_hex_integer_in_kit_yaml_is_refused_not_a_json_crash(ws_path, cli
     ("{{ 'x'|center(400000000) }}", "center(400,000,000) would build over the 1,000,000-character limit"),
     ("{{ 'a'|indent(100000000) }}", "indent(100,000,000) would build over the 1,000,000-character limit"),
     ("{{ lipsum(1000000) }}", "lipsum(1,000,000) is over the 1,000,000-character limit"),
+    # found by review: widths given as text or inside an argument, and the other string builders
+    ("{{ '{:{}}'.format('x', '50000000') }}", "a format width over the 1,000,000-character limit"),
+    ("{{ '{0[0]:{0[1]}}'.format(['x', 50000000]) }}", "a format width over the 1,000,000-character limit"),
+    ("{{ '{a:{w}}'.format_map({'w': '50000000'}) }}", "a format width over the 1,000,000-character limit"),
+    ("{{ ('\\n' * 50)|indent('x' * 1000000, blank=True) }}", "indent(…) would build over the 1,000,000-character limit"),
+    ("{{ ('x' * 1000).replace('x', 'y' * 50000) }}", "str.replace(…) would build over the 1,000,000-character limit"),
+    ("{{ ('x' * 1000000).join('a' * 50) }}", "str.join(…) would build over the 1,000,000-character limit"),
+    ("{{ (['x' * 1000] * 50000)|join }}", "join would build over the 1,000,000-character limit"),
+    ("{{ ('x' * 1000).translate({120: 'y' * 50000}) }}", "str.translate(…) would build over the 1,000,000-character limit"),
 ])
 def test_a_workspace_template_that_would_never_end_falls_back_with_one_line(workspace, monkeypatch, source, message):
     """Regressions (found by bench/stress malformed): templates/system.md.j2 with a huge loop or a
@@ -319,8 +328,11 @@ def test_bounded_padding_still_pads():
 
     env = environment(undefined=jinja2.StrictUndefined)
     source = ("{{ 'ab'.center(6) }}|{{ '%3s' % 'x' }}|{{ '{:>3}'.format(1) }}|{{ 'x'|center(3) }}|"
-              "{{ 'a\nb'|indent(2) }}|{{ '%s-%s'|format(1, 2) }}|{{ '\tx'.expandtabs(2) }}|{{ 7 % 3 }}")
-    assert render(env.from_string(source), {}) == "  ab  |  x|  1| x |a\n  b|1-2|  x|1"
+              "{{ 'a\nb'|indent(2) }}|{{ '%s-%s'|format(1, 2) }}|{{ '\tx'.expandtabs(2) }}|{{ 7 % 3 }}|"
+              "{{ '%%5000000s %s' % 'x' }}|{{ 'a-b'.replace('-', '+') }}|{{ ', '.join(['a', 'b']) }}|"
+              "{{ users|join(', ', attribute='n') }}|{{ 'ab'.translate({97: 'z'}) }}|{{ 'x'|indent('> ', first=True) }}")
+    assert render(env.from_string(source), {"users": [{"n": "ada"}, {"n": "ben"}]}) == (
+        "  ab  |  x|  1| x |a\n  b|1-2|  x|1|%5000000s x|a+b|a, b|ada, ben|zb|> x")
 
 
 def test_a_memory_file_of_150000_bullets_is_refused_with_one_line(workspace, monkeypatch):

@@ -31,7 +31,7 @@ class RenderLimit(Exception):
 # Padding builds its whole string before the output cap can see it: `'x'.zfill(4*10**8)` or
 # `'%100000000s' % x` took 400 MB, `('\t' * 10).expandtabs(10**8)` a gigabyte. Each width is
 # checked first, against the longest string `*` may build.
-_PADDERS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+_PADDERS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "translate", "join"})
 _PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
 _DIGITS = re.compile(r"\d+")
 
@@ -40,14 +40,26 @@ def _too_wide(number: str) -> bool:
     return len(number) > len(str(MAX_REPEAT)) or int(number) > MAX_REPEAT
 
 
-def _big_int(values: Any) -> bool:
-    items = values if isinstance(values, (tuple, list)) else (values,)
-    return any(isinstance(v, int) and not isinstance(v, bool) and v > MAX_REPEAT for v in items)
+def _big_int(values: Any, depth: int = 3) -> bool:
+    """A number past MAX_REPEAT anywhere a `*` or nested `{}` width could take it from: an int, a
+    string of digits (`'{:{}}'.format(x, '50000000')`), inside lists, tuples and mappings."""
+    if isinstance(values, bool):
+        return False
+    if isinstance(values, int):
+        return values > MAX_REPEAT
+    if isinstance(values, str):
+        digits = values.strip()
+        return digits.isdigit() and digits.isascii() and _too_wide(digits)
+    if depth and isinstance(values, Mapping):
+        return any(_big_int(v, depth - 1) for v in values.values())
+    if depth and isinstance(values, (tuple, list)):
+        return any(_big_int(v, depth - 1) for v in values)
+    return False
 
 
 def _check_percent(fmt: str, args: Any) -> None:
     """`fmt % args` pads no string past MAX_REPEAT (a `*` width takes its number from `args`)."""
-    for width, precision in _PERCENT.findall(fmt):
+    for width, precision in _PERCENT.findall(fmt.replace("%%", "")):  # %% is a literal %
         for number in (width, precision):
             if (number == "*" and _big_int(args)) or (number not in ("", "*") and _too_wide(number)):
                 raise RenderLimit(f"a %-format width over the {MAX_REPEAT:,}-character limit")
@@ -69,13 +81,33 @@ def _check_format(fmt: str, args: tuple, kwargs: Mapping[str, Any]) -> None:
             raise RenderLimit(f"a format width over the {MAX_REPEAT:,}-character limit")
 
 
+def _built_size(text: str, name: str, args: tuple, kwargs: Mapping[str, Any]) -> tuple[int, list | None]:
+    """How long `text.<name>(*args)` would be, worked out before it is built (for `join`, the
+    items, listed once so a generator is not used up)."""
+    if name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
+        old, new = args[0], args[1]
+        hits = text.count(old) if old else len(text) + 1
+        return len(text) + hits * max(0, len(new) - len(old)), None
+    if name == "translate" and args and isinstance(args[0], Mapping):
+        longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
+        return len(text) * max(1, longest), None
+    if name == "join" and args:
+        items = list(args[0])
+        return sum(len(str(i)) for i in items) + len(text) * max(0, len(items) - 1), items
+    width = args[0] if args else kwargs.get("tabsize" if name == "expandtabs" else "width", 8)
+    if not isinstance(width, int):
+        return 0, None
+    return (text.count("\t") * width if name == "expandtabs" else width), None
+
+
 def _bounded_padder(text: str, name: str, method: Any) -> Any:
     def padder(*args: Any, **kwargs: Any) -> Any:
-        width = args[0] if args else kwargs.get("tabsize" if name == "expandtabs" else "width", 8)
-        if isinstance(width, int):
-            size = text.count("\t") * width if name == "expandtabs" else width
-            if size > MAX_REPEAT:
-                raise RenderLimit(f"str.{name}({width:,}) would build over the {MAX_REPEAT:,}-character limit")
+        size, items = _built_size(text, name, args, kwargs)
+        if size > MAX_REPEAT:
+            shown = f"{args[0]:,}" if args and isinstance(args[0], int) and not isinstance(args[0], bool) else "…"
+            raise RenderLimit(f"str.{name}({shown}) would build over the {MAX_REPEAT:,}-character limit")
+        if items is not None:
+            return method(items, *args[1:], **kwargs)
         return method(*args, **kwargs)
 
     return padder
@@ -149,16 +181,26 @@ def environment(**options: Any):
 
     def indent(value: Any, width: Any = 4, *args: Any, **kwargs: Any) -> str:
         lines = str(value).count("\n") + 1
-        if isinstance(width, int) and width * lines > MAX_REPEAT:
-            raise RenderLimit(f"indent({width:,}) would build over the {MAX_REPEAT:,}-character limit")
+        each = len(width) if isinstance(width, str) else width if isinstance(width, int) else 0
+        if each * lines > MAX_REPEAT:
+            raise RenderLimit(f"indent({f'{width:,}' if isinstance(width, int) else '…'}) would build over the "
+                              f"{MAX_REPEAT:,}-character limit")
         return filters_indent(value, width, *args, **kwargs)
+
+    @jinja2.pass_eval_context
+    def join(eval_ctx: Any, value: Any, d: str = "", attribute: Any = None) -> str:
+        items = list(value)
+        if sum(len(str(i)) for i in items) + len(str(d)) * max(0, len(items) - 1) > MAX_REPEAT:
+            raise RenderLimit(f"join would build over the {MAX_REPEAT:,}-character limit")
+        return filters_join(eval_ctx, items, d, attribute)
 
     def format_filter(value: Any, *args: Any, **kwargs: Any) -> str:
         _check_percent(str(value), kwargs or args)
         return filters_format(value, *args, **kwargs)
 
     filters_center, filters_indent, filters_format = filters["center"], filters["indent"], filters["format"]
-    filters.update(center=center, indent=indent, format=format_filter)
+    filters_join = filters["join"]
+    filters.update(center=center, indent=indent, format=format_filter, join=join)
     lipsum = env.globals.get("lipsum")
     if lipsum is not None:
         def bounded_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:  # noqa: A002
