@@ -401,6 +401,7 @@ def test_a_heartbeat_of_blank_lines_is_empty_and_every_line_start_pattern_keeps_
     assert heartbeat_is_empty("\n" * 100_000)
     assert heartbeat_is_empty("# Heartbeat\n\n  ## Daily\n\n<!-- nothing yet -->\n")
     assert not heartbeat_is_empty("# Heartbeat\n\n\n- check the inbox\n")
+    assert not heartbeat_is_empty("#\n- check the inbox\n")  # a bare "#" is no title for the task under it
     assert normalise_claim("\n\n  - [x] Ship it\n\n1. Then rest") == "ship it then rest"
     assert junk_rule("Run this:\n\n  ```\nmake deploy\n  ```").rule == "code"
     assert MARKDOWN_SYNTAX.search("plain\n\n  - item") and not MARKDOWN_SYNTAX.search("plain\n\nwords")

@@ -131,3 +131,14 @@ def test_a_read_only_folder_still_serves_every_command_that_only_reads(cli, ws_p
     assert indexed.stderr == (f"kit: {kit_dir / 'index.db'}: cannot be updated: its folder is read-only "
                               "(searching what it holds still works)\n")
     assert contents() == before
+    # an index another Kit built cannot be rebuilt here: said, not searched with the wrong tables
+    monkeypatch.undo()
+    conn = __import__("sqlite3").connect(kit_dir / "index.db")
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
+    conn.commit()
+    conn.close()
+    monkeypatch.setattr(state_module, "can_write_beside", lambda path: False)
+    monkeypatch.setattr(index_module, "can_write_beside", lambda path: False)
+    old = cli("memory", "search", "deploys", "-w", ws_path)
+    assert old.exit_code == 1
+    assert old.stderr.startswith(f"kit: {kit_dir / 'index.db'}: was built by another Kit (schema 1, now ")

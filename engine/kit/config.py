@@ -291,10 +291,14 @@ _YAML11_TEXT_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 def _yaml_number(text: str) -> str:
     """`1e3` as YAML 1.1 reads a number: a dot in the mantissa, a sign in the exponent (1.0e+3)."""
     mantissa, _, exponent = text.lower().partition("e")
+    sign, mantissa = (mantissa[0], mantissa[1:]) if mantissa[:1] in "+-" else ("", mantissa)
     if "." not in mantissa:
         mantissa += ".0"
-    elif mantissa.endswith("."):
+    if mantissa.startswith("."):
+        mantissa = "0" + mantissa
+    if mantissa.endswith("."):
         mantissa += "0"
+    mantissa = sign + mantissa
     if exponent[:1] not in "+-":
         exponent = "+" + exponent
     return f"{mantissa}e{exponent}"

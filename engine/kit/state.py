@@ -166,7 +166,7 @@ class StateDB:
                 "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
             )
             self.migrate(_CORE, _CORE_MIGRATIONS)
-            if self.copied:
+            if self._frozen:
                 conn.execute("PRAGMA query_only=ON")
         except sqlite3.DatabaseError as exc:
             if conn is not None:
@@ -179,7 +179,7 @@ class StateDB:
     def migrate(self, component: str, steps: Sequence[Migration]) -> int:
         """Apply the steps of `component` not applied yet, each in its own transaction."""
         current = self.version(component)
-        if self.copied and current < len(steps):
+        if self._frozen and current < len(steps):
             # the copy of a read-only folder's file: its schema catches up in memory only
             self.conn.execute("PRAGMA query_only=OFF")
             self._catching_up = True
@@ -240,9 +240,16 @@ class StateDB:
     def transaction(self):
         """BEGIN IMMEDIATE … COMMIT; in read-only mode a savepoint inside the connection's
         transaction (released, but rolled back with everything else at close)."""
-        if self.copied and not self.read_only and not self._catching_up:
+        if self._frozen and not self._catching_up:
             return self._refused()
         return _savepoint(self.conn) if self.read_only else transaction(self.conn)
+
+    @property
+    def _frozen(self) -> bool:
+        """A read-only folder's file, copied, in a mode that writes: writes are refused. In
+        read-only mode (doctor, a dry run) writes go into the copy and are rolled back, as they are
+        rolled back from a writable folder's file."""
+        return self.copied and not self.read_only
 
     @contextmanager
     def _refused(self) -> Iterator[sqlite3.Connection]:

@@ -49,9 +49,9 @@ def stopping(err) -> Iterator[None]:
 
     err.print("kit: stopping… (Ctrl-C again stops at once)", markup=False, highlight=False)
 
-    def at_once(*_: object) -> None:
+    def at_once(signum: int, _frame: object) -> None:
         os.write(2, b"kit: stopped at once\n")
-        os._exit(130)
+        os._exit(128 + signum)  # as a shell reports a process a signal ended: 130 for Ctrl-C
 
     previous = {sig: signal.signal(sig, at_once) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:

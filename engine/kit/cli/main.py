@@ -63,10 +63,9 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            import sys
+            from kit.cli.common import fail
 
-            click.echo("kit: interrupted", err=True)
-            sys.exit(130)
+            fail("interrupted", 130)
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
         """click suggests a close name from `self.commands`, which holds none of the lazy commands:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from kit import clock
-from kit.errors import BusyError, DocumentError, PathEscapeError
+from kit.errors import BusyError, DocumentError, PathEscapeError, StateError
 from kit.fsutil import (
     is_symlink_loop,
     is_within,
@@ -344,6 +344,14 @@ class MemoryIndex:
             self.conn = connect_read_only(self.path)
             self.fts5 = fts5_available()
             self.rebuilt_from = None
+            try:
+                built = self.meta("schema")
+            except sqlite3.Error:  # not an index Kit wrote
+                built = None
+            if built != str(SCHEMA_VERSION):  # another Kit's tables: not searchable, and not rebuildable here
+                self.conn.close()
+                raise StateError(f"was built by another Kit (schema {built}, now {SCHEMA_VERSION}) and its folder "
+                                 "is read-only, so it cannot be rebuilt here", path=str(self.path))
             return
         try:
             self.conn = self._open()

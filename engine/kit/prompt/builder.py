@@ -132,7 +132,8 @@ class _Assembly:
 
 # [^\S\n]: the line's own indent; `^\s*` under re.M ran over every blank line after each line start
 # (a HEARTBEAT.md of 100,000 blank lines took 5 minutes)
-_HEADING = re.compile(r"^[^\S\n]*#+\s.*$", re.M)
+# and `#+\s` would let \s be the newline: a bare "#" line took the task under it for its title
+_HEADING = re.compile(r"^[^\S\n]*#+(?:[^\S\n].*)?$", re.M)
 
 
 def heartbeat_is_empty(text: str) -> bool:
