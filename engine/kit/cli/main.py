@@ -63,9 +63,11 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            from kit.cli.common import fail
+            import sys
 
-            fail("interrupted", 130)
+            # kit.cli.common.fail's words; not imported from there: common imports this module
+            click.echo("kit: interrupted", err=True)
+            sys.exit(130)
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
         """click suggests a close name from `self.commands`, which holds none of the lazy commands:
