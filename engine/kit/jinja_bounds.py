@@ -29,9 +29,9 @@ class RenderLimit(Exception):
 
 
 # Padding builds its whole string before the output cap can see it: `'x'.zfill(4*10**8)` or
-# `'%100000000s' % x` took 400 MB, `('\t' * 10).expandtabs(10**8)` a gigabyte. Each width is
-# checked first, against the longest string `*` may build.
-_PADDERS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "translate", "join"})
+# `'%100000000s' % x` took 400 MB, `('\t' * 10).expandtabs(10**8)` a gigabyte (replace, join and
+# translate as much). Each size is worked out first, against the longest string `*` may build.
+_BUILDERS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "translate", "join"})
 _PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
 _DIGITS = re.compile(r"\d+")
 
@@ -100,8 +100,8 @@ def _built_size(text: str, name: str, args: tuple, kwargs: Mapping[str, Any]) ->
     return (text.count("\t") * width if name == "expandtabs" else width), None
 
 
-def _bounded_padder(text: str, name: str, method: Any) -> Any:
-    def padder(*args: Any, **kwargs: Any) -> Any:
+def _bounded_builder(text: str, name: str, method: Any) -> Any:
+    def builder(*args: Any, **kwargs: Any) -> Any:
         size, items = _built_size(text, name, args, kwargs)
         if size > MAX_REPEAT:
             shown = f"{args[0]:,}" if args and isinstance(args[0], int) and not isinstance(args[0], bool) else "…"
@@ -110,7 +110,7 @@ def _bounded_padder(text: str, name: str, method: Any) -> Any:
             return method(items, *args[1:], **kwargs)
         return method(*args, **kwargs)
 
-    return padder
+    return builder
 
 
 def environment(**options: Any):
@@ -122,14 +122,14 @@ def environment(**options: Any):
 
         def getattr(self, obj: Any, attribute: str) -> Any:
             value = super().getattr(obj, attribute)
-            if isinstance(obj, str) and attribute in _PADDERS and callable(value):
-                return _bounded_padder(obj, attribute, value)
+            if isinstance(obj, str) and attribute in _BUILDERS and callable(value):
+                return _bounded_builder(obj, attribute, value)
             return value
 
         def getitem(self, obj: Any, argument: Any) -> Any:
             value = super().getitem(obj, argument)
-            if isinstance(obj, str) and argument in _PADDERS and callable(value):
-                return _bounded_padder(obj, argument, value)
+            if isinstance(obj, str) and argument in _BUILDERS and callable(value):
+                return _bounded_builder(obj, argument, value)
             return value
 
         def wrap_str_format(self, value: Any) -> Any:

@@ -240,8 +240,9 @@ class StateDB:
     def transaction(self):
         """BEGIN IMMEDIATE … COMMIT; in read-only mode a savepoint inside the connection's
         transaction (released, but rolled back with everything else at close)."""
-        if self._frozen and not self._catching_up:
-            return self._refused()
+        if self._frozen and not self._catching_up:  # the copy of a read-only folder's file: refused in words
+            raise StateError("cannot be written: its folder is read-only (commands that only read still work)",
+                             path=str(self.path))
         return _savepoint(self.conn) if self.read_only else transaction(self.conn)
 
     @property
@@ -250,13 +251,6 @@ class StateDB:
         read-only mode (doctor, a dry run) writes go into the copy and are rolled back, as they are
         rolled back from a writable folder's file."""
         return self.copied and not self.read_only
-
-    @contextmanager
-    def _refused(self) -> Iterator[sqlite3.Connection]:
-        """A write into the copy of a read-only folder's file: refused in words, before anything."""
-        raise StateError("cannot be written: its folder is read-only (commands that only read still work)",
-                         path=str(self.path))
-        yield self.conn  # pragma: no cover - a generator for contextmanager
 
     def close(self) -> None:
         if self.read_only and self.conn.in_transaction:
