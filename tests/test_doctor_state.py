@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from kit.state import StateDB
 
@@ -142,3 +147,42 @@ def test_a_read_only_folder_still_serves_every_command_that_only_reads(cli, ws_p
     old = cli("memory", "search", "deploys", "-w", ws_path)
     assert old.exit_code == 1
     assert old.stderr.startswith(f"kit: {kit_dir / 'index.db'}: was built by another Kit (schema 1, now ")
+
+
+def _on_a_read_only_mount(ws_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """`kit ARGS` with the workspace bind-mounted read-only over itself, in a mount namespace of its
+    own (`unshare -rm`: nothing outside the process sees the mount)."""
+    script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"'
+    return subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", str(ws_path), sys.executable, "-m", "kit",
+                           *args, "-w", str(ws_path)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+
+def _can_mount_read_only(tmp_path: Path) -> bool:
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && ! touch "$1/x" 2>/dev/null'
+    try:
+        return subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", str(probe)],
+                              capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def test_on_a_real_read_only_mount_reads_work_and_writes_say_why(cli, ws_path: Path, tmp_path: Path):
+    """The same as above on the real thing: a read-only bind mount (the kernel refuses every write,
+    root's included). Skipped where the machine lets no process make a mount namespace."""
+    if not _can_mount_read_only(tmp_path):
+        pytest.skip("no unprivileged mount namespace here (unshare -rm)")
+    assert cli("memory", "write", "Ada deploys on Tuesdays", "-w", ws_path).exit_code == 0
+    assert cli("memory", "search", "deploys", "--record", "-w", ws_path).exit_code == 0
+    found = _on_a_read_only_mount(ws_path, "memory", "search", "who ships code on which weekday", "--json")
+    assert found.returncode == 0, found.stderr
+    assert [r["snippet"] for r in json.loads(found.stdout)["results"]] == ["- Ada deploys on Tuesdays"]
+    for args in (["memory", "status"], ["sessions", "list"], ["dream", "--dry-run"], ["doctor", "--offline"]):
+        done = _on_a_read_only_mount(ws_path, *args)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+    recorded = _on_a_read_only_mount(ws_path, "memory", "search", "deploys", "--record")
+    assert recorded.returncode == 1
+    assert recorded.stderr == (f"kit: {ws_path / '.kit' / 'state.db'}: cannot be written: its folder is read-only "
+                               "(commands that only read still work)\n")
