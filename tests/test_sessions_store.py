@@ -269,3 +269,14 @@ def test_snippets_show_short_messages_whole_and_cut_long_ones_at_words(store):
     near_start = store.search("word01")[0].snippet
     assert near_start.startswith("word00 [word01] word02") and near_start.endswith("…")
     assert all(w.strip("[]") in words for w in near_start.rstrip("…").split())
+
+
+def test_short_queries_ignore_case_beyond_ascii(store):
+    """SQLite's LIKE folds ASCII letters only: a one-letter "ö" missed "Ölaf", and "Ü" as the
+    short part of a longer query missed "über"."""
+    _talk(store, None, [("Ölaf fährt", "Das Wort cödé"), ("ÜBER alles", "über Paris")])
+    assert [h.snippet for h in store.search("ö")] == ["[Ö]laf fährt", "Das Wort c[ö]dé"]
+    assert [h.snippet for h in store.search("Ö")] == ["[Ö]laf fährt", "Das Wort c[ö]dé"]
+    assert [h.seq for h in store.search("ü alles")] == [3]
+    assert [h.seq for h in store.search("Ü Paris")] == [4]
+    assert store.search("ø") == []

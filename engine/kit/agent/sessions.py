@@ -213,6 +213,7 @@ class SessionStore:
 
     def _open_db(self) -> StateDB:
         db = self.ws.open_state("sessions", MIGRATIONS)
+        db.conn.create_function("kit_contains", 2, _contains, deterministic=True)
         if not db.read_only:  # a read-only connection (doctor) would only throw the rows away
             try:
                 self.reindexed += self.reindex(db)
@@ -573,11 +574,12 @@ class SessionStore:
             rows += self._fts("session_trigram", match, limit, exclude, short)
         if len(query) < 3 or not rows:
             # one- and two-character queries are below trigram length: scan
+            holds, arg = _holds(query)
             found = self.db.execute(
                 "SELECT f.session_id, f.seq, f.role, f.content, s.key, s.title, s.created "
-                "FROM session_trigram f JOIN sessions s ON s.id = f.session_id "
-                "WHERE f.content LIKE ? ESCAPE '\\' AND f.session_id != ? ORDER BY s.updated DESC, f.seq LIMIT ?",
-                (f"%{_escape_like(query)}%", exclude or "", limit),
+                f"FROM session_trigram f JOIN sessions s ON s.id = f.session_id "
+                f"WHERE {holds} AND f.session_id != ? ORDER BY s.updated DESC, f.seq LIMIT ?",
+                (arg, exclude or "", limit),
             ).fetchall()
             rows += [dict(r, snip=_snippet(r["content"], _occurrences(r["content"], query))) for r in found]
         hits: dict[tuple[str, int], SessionHit] = {}
@@ -592,14 +594,15 @@ class SessionStore:
         with its snippet. highlight() marks every match in the whole text; `_snippet` cuts it."""
         import sqlite3
 
-        like = "".join(" AND f.content LIKE ? ESCAPE '\\'" for _ in substrings)
+        holds = [_holds(p) for p in substrings]
+        like = "".join(f" AND {sql}" for sql, _ in holds)
         try:
             rows = self.db.execute(
                 f"SELECT f.session_id, f.seq, f.role, f.content, "
                 f"highlight({table}, 0, '{_HIT_OPEN}', '{_HIT_CLOSE}') AS marked, "
                 f"s.key, s.title, s.created FROM {table} f JOIN sessions s ON s.id = f.session_id "
                 f"WHERE {table} MATCH ? AND f.session_id != ?{like} ORDER BY bm25({table}), s.updated DESC LIMIT ?",
-                (match, exclude or "", *(f"%{_escape_like(p)}%" for p in substrings), limit),
+                (match, exclude or "", *(arg for _, arg in holds), limit),
             ).fetchall()
         except sqlite3.OperationalError:
             return []
@@ -727,8 +730,21 @@ def _marked_spans(marked: str, content: str) -> list[tuple[int, int]]:
     return spans if "".join(plain) == content else []
 
 
+def _holds(part: str) -> tuple[str, str]:
+    """The SQL test that a message holds `part` in any case, and its argument. SQLite's LIKE folds
+    ASCII letters only ("ö" would miss "Ölaf"): other text is tested by `_contains`."""
+    if part.isascii():
+        return "f.content LIKE ? ESCAPE '\\'", f"%{_escape_like(part)}%"
+    return "kit_contains(f.content, ?)", part
+
+
+def _contains(text: str | None, part: str) -> bool:
+    """`kit_contains(text, part)` in SQL: `part` occurs in `text` in any case (as `_occurrences` finds it)."""
+    return text is not None and re.search(re.escape(part), text, re.IGNORECASE) is not None
+
+
 def _occurrences(text: str, query: str) -> list[tuple[int, int]]:
-    """Where the scan's query occurs (LIKE ignores case, so this does too)."""
+    """Where the scan's query occurs, in any case (as `_holds` finds it)."""
     return [m.span() for m in re.finditer(re.escape(query), text, re.IGNORECASE)]
 
 
