@@ -167,7 +167,11 @@ def test_writing_a_bullet_already_in_todays_note_is_a_no_op(workspace, kit_now):
                                "text": "- Prefers tea over coffee", "topic": None, "created": False,
                                "duplicate": True}
     multi = mem.write("Deploys need the VPN and a second approver", topic="ops")
-    assert (multi.duplicate, multi.line, multi.end_line) == (True, 7, 8)
+    assert (multi.duplicate, multi.line, multi.end_line, multi.topic) == (True, 7, 8, "ops")
+    # the topic is where the bullet already is, not what was asked: it was not written there
+    elsewhere = mem.write("Deploys need the VPN and a second approver", topic="Travel")
+    assert (elsewhere.duplicate, elsewhere.line, elsewhere.topic) == (True, 7, "ops")
+    assert mem.write("Prefers tea over coffee", topic="ops").topic is None
     assert note.read_text() == before
     other = mem.write("Prefers tea over coffee, mostly")
     assert other.duplicate is False and note.read_text() != before

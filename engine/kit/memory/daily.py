@@ -93,6 +93,16 @@ def find_item(existing: str, bullet: list[str]) -> tuple[int, int, str] | None:
     return None
 
 
+def topic_at(existing: str, line: int) -> str | None:
+    """The `## topic` a 1-based `line` of a note sits under, as its heading spells it (None: before any)."""
+    lines = existing.replace("\r\n", "\n").split("\n")
+    for text in reversed(lines[: line - 1]):
+        found = _TOPIC_RE.match(text)
+        if found:
+            return found.group(1)
+    return None
+
+
 def insert_bullet(existing: str | None, day: date, bullet: list[str],
                   topic: str | None) -> tuple[str, int, str | None]:
     """Return (new text, 1-based line of the bullet, the topic as its heading spells it: an
@@ -166,7 +176,8 @@ def append_note(ws: WorkspaceCore, text: str, topic: str | None = None) -> Write
         outcome.clear()
         same = find_item(existing, bullet) if existing else None
         if same is not None:  # already noted today: writing it again would only count it twice
-            outcome["duplicate"] = same
+            # where it already is: under its own heading, whatever topic was asked for
+            outcome["duplicate"] = (*same, topic_at(existing, same[0]))
             return None
         new_text, line, heading = insert_bullet(existing, day, bullet, topic)
         outcome.update(line=line, created=existing is None, topic=heading)
@@ -174,7 +185,7 @@ def append_note(ws: WorkspaceCore, text: str, topic: str | None = None) -> Write
 
     ws.update_text(rel, insert)
     if "duplicate" in outcome:
-        first, last, written = outcome["duplicate"]
-        return WriteResult(rel, first, last, written, topic, False, duplicate=True)
+        first, last, written, heading = outcome["duplicate"]
+        return WriteResult(rel, first, last, written, heading, False, duplicate=True)
     line = outcome["line"]
     return WriteResult(rel, line, line + len(bullet) - 1, "\n".join(bullet), outcome["topic"], outcome["created"])
