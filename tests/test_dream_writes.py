@@ -155,6 +155,63 @@ def test_a_dream_stopped_after_memory_md_before_recording_is_settled_and_a_delet
     assert {r.key: r.status for r in store.promotions(workspace.open_state())}["memory/2026-05-01.md:3:3"] == "demoted"
 
 
+def test_a_dream_stopped_after_the_archive_write_records_the_retirements_not_demotions(workspace, monkeypatch):
+    """Regression (review): a dream stopped between the archive write and its state transaction left
+    the retired rows active; the next dream took their missing entries for the user's deletions and
+    demoted them, blocking the lines for good where they were only retired for room."""
+    from kit.dreaming import store
+
+    seed(workspace, monkeypatch)
+    assert len(run_dream(workspace).promoted) == 5
+    workspace.write_text("kit.yaml", "dreaming:\n  memory_max_chars: 420\n")
+    monkeypatch.setenv("KIT_NOW", "2026-05-08T20:00:00+00:00")
+    real = store.set_status
+
+    def stopped(db, key, claim, status, day, note=None):
+        if status == "retired":  # the archive has been written already
+            raise KeyboardInterrupt
+        real(db, key, claim, status, day, note)
+
+    monkeypatch.setattr(store, "set_status", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        run_dream(workspace)
+    monkeypatch.setattr(store, "set_status", real)
+    archive = (workspace.root / "memory/archive/promoted.md").read_text()
+    assert archive.count("retired=2026-05-08") == 3
+    assert {r.status for r in store.promotions(workspace.open_state())} == {"active"}
+
+    again = run_dream(workspace)  # the same night, run again
+    assert (again.demoted, again.retired) == ((), ())
+    assert "recorded 3 entries the archive holds as retired or superseded that state.db still had as promoted " \
+           "(a dream stopped before recording them)" in again.notes
+    rows = {r.key: (r.status, r.status_day) for r in store.promotions(workspace.open_state())}
+    assert sorted(rows.values()) == [("active", "2026-05-07")] * 2 + [("retired", "2026-05-08")] * 3
+    assert (workspace.root / "memory/archive/promoted.md").read_text() == archive
+
+
+def test_archived_exits_before_a_promotion_are_an_older_life():
+    """`deep.archived`: the archive's last word on an active row missing from MEMORY.md, unless it
+    came before the row's promotion (the line was promoted again since: now the user deleted it)."""
+    from kit.dreaming.store import Promotion
+
+    def row(key, promoted):
+        return Promotion(key=key, claim=f"c-{key}", snippet="x", score=1.0, recalls=1, queries=1,
+                         promoted_day=promoted, last_recall_day=promoted, status="active", status_day=promoted)
+
+    rows = [row("a", "2026-05-01"), row("b", "2026-05-01"), row("c", "2026-05-09"), row("d", "2026-05-01")]
+    archive = "\n".join([
+        "# Retired promoted memories", "",
+        "<!-- kit:promoted key=a claim=c-a date=2026-05-01 retired=2026-05-03 -->", "- one",
+        "<!-- kit:promoted key=a claim=c-a date=2026-05-01 superseded_by=z superseded=2026-05-04 -->", "- one",
+        "<!-- kit:promoted key=b claim=c-b date=2026-05-01 retired=never -->", "- two",
+        "<!-- kit:promoted key=c claim=c-c date=2026-05-01 retired=2026-05-05 -->", "- three",
+        "<!-- kit:promoted key=d claim=c-d date=2026-05-01 retired=2026-05-06 -->", "- four", ""])
+    memory = "# Memory\n\n## Promoted memories\n\n<!-- kit:promoted key=d claim=c-d date=2026-05-01 -->\n- four\n"
+    found = deep.archived(memory, archive, rows)
+    assert [(p.key, status, day, note) for p, status, day, note in found] == [
+        ("a", "superseded", "2026-05-04", "superseded by z")]
+
+
 @pytest.mark.parametrize("snippet_stored", [True, False])
 def test_a_paraphrase_of_a_deleted_entry_is_blocked_by_not_demoted(workspace, monkeypatch, snippet_stored):
     seed(workspace, monkeypatch, facts=FACTS[:2])

@@ -397,6 +397,32 @@ def unrecorded(memory_text: str, promos: Sequence[Promotion], today: date) -> li
     return list(found.values())
 
 
+def archived(memory_text: str, archive_text: str, promos: Sequence[Promotion]) -> list[tuple[Promotion, str, str, str]]:
+    """Active rows whose entry is gone from MEMORY.md into the archive (`retired=`, `superseded_by=`)
+    on or after its promotion, each as (row, status, day, note). A dream writes the archive before
+    it records the exits; one stopped in between left the rows active, and the next dream took the
+    missing entries for the user's deletions: demoted, blocked for good, where they were only
+    retired for room or replaced. The archive is the truth for them."""
+    present = {(e.key, e.claim) for e in managed.parse(memory_text).entries if e.body}
+    active = {(p.key, p.claim): p for p in promos if p.status == "active" and (p.key, p.claim) not in present}
+    if not active:
+        return []
+    found: dict[tuple[str, str], tuple[Promotion, str, str, str]] = {}
+    for attrs in managed.markers(archive_text):
+        p = active.get((attrs.get("key", ""), attrs.get("claim", "")))
+        if p is None:
+            continue
+        if attrs.get("superseded_by"):
+            how = ("superseded", attrs.get("superseded", ""), f"superseded by {attrs['superseded_by']}")
+        else:
+            how = ("retired", attrs.get("retired", ""), "")
+        # an exit before the row's promotion is an older life of the line (promoted again since):
+        # its entry missing now is the user's deletion
+        if note_date(f"memory/{how[1]}.md") and how[1] >= p.promoted_day:
+            found[(p.key, p.claim)] = (p, *how)  # the archive's last word on it
+    return list(found.values())
+
+
 def _number(text: str, kind: Callable[[str], Any]) -> Any:
     try:
         value = kind(text)

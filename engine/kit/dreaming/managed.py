@@ -51,6 +51,13 @@ class Entry:
         return [f"<!-- kit:promoted {attrs} -->", *self.body]
 
 
+def markers(text: str) -> list[dict[str, str]]:
+    """The attributes of every kit:promoted marker in `text`, in file order: the archive's entries
+    (it has no promoted section for `parse`)."""
+    return [dict(_ATTR.findall(m.group("attrs"))) for line in text.split("\n")
+            if (m := _COMMENT.match(line.strip()))]
+
+
 @dataclass(frozen=True)
 class Loose:
     lines: tuple[str, ...]

@@ -291,17 +291,27 @@ def load_candidates(ws: WorkspaceCore, db, *, store: bool = False) -> list[Candi
 
 
 def _settle(ctx: _Ctx, notes: list[str]) -> None:
-    """Record the promotions MEMORY.md holds that state.db does not know (`deep.unrecorded`), before
-    anything is decided: a deletion after tonight is then a demotion that sticks."""
-    rows = deep_phase.unrecorded(ctx.read(deep_phase.MEMORY_FILE) or "", store.promotions(ctx.db), ctx.today)
-    if not rows:
+    """Bring state.db level with the files before anything is decided: the exits the archive holds
+    that it does not know (`deep.archived`), and the promotions MEMORY.md holds (`deep.unrecorded`),
+    so a deletion after tonight is a demotion that sticks, and only a deletion is."""
+    memory_text = ctx.read(deep_phase.MEMORY_FILE) or ""
+    promos = store.promotions(ctx.db)
+    exits = deep_phase.archived(memory_text, ctx.read(deep_phase.ARCHIVE_FILE) or "", promos)
+    rows = deep_phase.unrecorded(memory_text, promos, ctx.today)
+    if not rows and not exits:
         return
     store.ensure_schema(ctx.db)
     with ctx.db.transaction():
+        for p, status, day, note in exits:
+            store.set_status(ctx.db, p.key, p.claim, status, date.fromisoformat(day), note=note or None)
         for row in rows:
             store.upsert_promotion(ctx.db, row)
-    notes.append(f"recorded {plural(len(rows), 'promotion')} MEMORY.md holds under Kit's marker that state.db "
-                 "did not know (a dream stopped before recording them, an import, a new .kit/)")
+    if exits:
+        notes.append(f"recorded {plural(len(exits), 'entry', 'entries')} the archive holds as retired or superseded that "
+                     "state.db still had as promoted (a dream stopped before recording them)")
+    if rows:
+        notes.append(f"recorded {plural(len(rows), 'promotion')} MEMORY.md holds under Kit's marker that state.db "
+                     "did not know (a dream stopped before recording them, an import, a new .kit/)")
 
 
 def _log_mark(db) -> tuple | None:
