@@ -118,10 +118,13 @@ def phase_boost(light_hits: int, days_since_light: float | None, rem_hits: int, 
 
 
 def normalised_weights(weights: Mapping[str, float]) -> dict[str, float]:
-    total = sum(max(0.0, float(weights.get(name, 0.0))) for name in COMPONENTS)
+    given = {name: max(0.0, float(weights.get(name, 0.0))) for name in COMPONENTS}
+    total = sum(given.values())
     if total <= 0:
         return {name: 1 / len(COMPONENTS) for name in COMPONENTS}
-    return {name: max(0.0, float(weights.get(name, 0.0))) / total for name in COMPONENTS}
+    if math.isinf(total):  # weights near the float maximum: every share was 0, every score 0
+        return normalised_weights({name: w / (2 * len(COMPONENTS)) for name, w in given.items()})
+    return {name: w / total for name, w in given.items()}
 
 
 @dataclass(frozen=True)

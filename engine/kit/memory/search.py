@@ -146,6 +146,8 @@ def normalised_weights(vector_weight: float, text_weight: float) -> tuple[float,
     total = vector_weight + text_weight
     if total <= 0:
         return 0.5, 0.5
+    if math.isinf(total):  # two weights near the float maximum: both shares were 0, every score 0
+        return normalised_weights(vector_weight / 4, text_weight / 4)
     return vector_weight / total, text_weight / total
 
 
