@@ -603,3 +603,33 @@ def test_a_dream_sweeps_what_a_killed_dream_left_where_it_writes_nothing_now(tmp
     assert "memory/dreaming/deep/2026-05-07.md" not in result.changed
     assert (root / "memory" / "dreaming" / "deep" / "2026-05-07.md").read_text() == before
     assert [p for p in left if p.exists()] == []
+
+
+def test_an_update_keeps_the_files_line_endings_and_bom(tmp_path: Path):
+    """Regression (new-user pass): a change written with "\\n" into a file of "\\r\\n" lines
+    rewrote every line of it, and the BOM a Windows editor put first was dropped."""
+    path = tmp_path / "note.md"
+    path.write_bytes(b"\xef\xbb\xbf# 2026-12-11\r\n\r\n- first\r\n")
+    done = update_file(path, lambda text: text.replace("\r\n", "\n") + "- second\n")
+    assert path.read_bytes() == b"\xef\xbb\xbf# 2026-12-11\r\n\r\n- first\r\n- second\r\n"
+    assert done.text == "# 2026-12-11\r\n\r\n- first\r\n- second\r\n"
+    # a change that gives the same text in the file's own endings writes nothing
+    assert update_file(path, lambda text: text.replace("\r\n", "\n")).wrote is False
+    # mixed endings are the file's own business: the change is written as it is
+    path.write_bytes(b"a\r\nb\n")
+    update_file(path, lambda text: text + "c\n")
+    assert path.read_bytes() == b"a\r\nb\nc\n"
+    path.write_bytes(b"plain\n")
+    update_file(path, lambda text: text + "more\n")
+    assert path.read_bytes() == b"plain\nmore\n"
+
+
+def test_memory_write_keeps_a_windows_note_as_it_was(workspace, kit_now):
+    from kit.memory.service import memory_for
+
+    kit_now("2026-12-11T10:00:00+00:00")
+    note = workspace.root / "memory/2026-12-11.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_bytes(b"\xef\xbb\xbf# 2026-12-11\r\n\r\n- first\r\n")
+    memory_for(workspace).write("third")
+    assert note.read_bytes() == b"\xef\xbb\xbf# 2026-12-11\r\n\r\n- first\r\n- third\r\n"

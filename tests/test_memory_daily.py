@@ -108,7 +108,8 @@ def test_refused_writes_leave_no_trace(workspace, kit_now):
         # a note saved by an editor without a final newline: the new bullet starts its own line
         ("# 2026-05-07\n\n- Likes tea", None, "# 2026-05-07\n\n- Likes tea\n- New fact\n"),
         ("# 2026-05-07\n\n- Likes tea", "ops", "# 2026-05-07\n\n- Likes tea\n\n## ops\n\n- New fact\n"),
-        ("# 2026-05-07\r\n\r\n- Likes tea\r\n", None, "# 2026-05-07\n\n- Likes tea\n- New fact\n"),
+        # a note of "\r\n" lines keeps them (it was rewritten to "\n", every line a change)
+        ("# 2026-05-07\r\n\r\n- Likes tea\r\n", None, "# 2026-05-07\r\n\r\n- Likes tea\r\n- New fact\r\n"),
         ("Plain user text", None, "Plain user text\n\n- New fact\n"),
         ("# 2026-05-07\n\n- Likes tea\n\n\n", None, "# 2026-05-07\n\n- Likes tea\n- New fact\n"),
     ],
@@ -120,7 +121,7 @@ def test_write_never_glues_lines_and_ends_with_newline(workspace, kit_now, exist
     result = memory_for(workspace).write("New fact", topic=topic)
     text = (workspace.root / "memory/2026-05-07.md").read_bytes().decode()
     assert text == expected
-    assert text.split("\n")[result.line - 1] == "- New fact"
+    assert text.split("\n")[result.line - 1].rstrip("\r") == "- New fact"
 
 
 def test_write_to_a_note_that_is_not_utf8_is_refused_naming_file_and_line(ws_path, cli, kit_now):

@@ -92,6 +92,7 @@ _LATE_DEPTH = 4  # a late save brought back is itself a write: how many nested l
 _TEMP_RE = re.compile(r"^\..*\.kit-(\d+)-[0-9a-f]{8}\.tmp$")
 _LEGACY_TEMP_RE = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$")  # tempfile.mkstemp names of older Kits
 _ANY = object()  # write_file(expected=_ANY): no condition
+_BOM = b"\xef\xbb\xbf"
 
 
 def _read_umask() -> int:
@@ -113,6 +114,7 @@ class FileState:
 
     text: str | None
     digest: str | None
+    bom: bool = False  # the bytes start with a UTF-8 BOM (`text` never holds it)
 
 
 @dataclass(frozen=True)
@@ -163,7 +165,7 @@ def file_state(path: str | os.PathLike, *, display: str | None = None, max_bytes
         previous = raw
         # an editor that truncated and was then descheduled (a loaded machine) may take a while
         time.sleep(SETTLE_S * 2 ** attempt)
-    return FileState(decode_text(raw, display=name), sha1_hex(raw))
+    return FileState(decode_text(raw, display=name), sha1_hex(raw), raw.startswith(_BOM))
 
 
 # --------------------------------------------------------------------------- the swap
@@ -527,6 +529,15 @@ def atomic_write(path: str | os.PathLike, data: str | bytes, *, mode: int | None
     write_file(path, data, mode=mode)
 
 
+def same_conventions(before: FileState, text: str) -> str:
+    """`text` with the line endings of the file it changes: a change written with "\n" into a
+    file of "\r\n" lines (Windows editors) rewrote every line of it. (Its BOM is kept by the write.)"""
+    old = before.text or ""
+    if "\r\n" in old and old.count("\n") == old.count("\r\n"):
+        return text.replace("\r\n", "\n").replace("\n", "\r\n")
+    return text
+
+
 def update_file(path: str | os.PathLike, change: Callable[[str | None], str | None], *,
                 display: str | None = None, attempts: int = DEFAULT_ATTEMPTS,
                 write: Callable[[str, FileState], None] | None = None, max_bytes: int = MAX_TEXT_BYTES) -> Update:
@@ -539,13 +550,16 @@ def update_file(path: str | os.PathLike, change: Callable[[str | None], str | No
     for attempt in range(1, attempts + 1):
         state = file_state(path, display=name, max_bytes=max_bytes)
         new = change(state.text)
+        if new is not None and state.text is not None:
+            new = same_conventions(state, new)
         if new is None or new == state.text:
             return Update(state, state.text, False, attempt)
+        data = "\ufeff" + new if state.bom else new
         try:
             if write is not None:
-                write(new, state)
+                write(data, state)
             else:
-                write_file(path, new, expected=state, display=name)
+                write_file(path, data, expected=state, display=name)
         except ConflictError:
             # let the other writer finish: a burst of saves passes, a person's next save is seconds away
             time.sleep(random.uniform(0, min(0.1, 0.001 * 2 ** min(attempt, 7))))
