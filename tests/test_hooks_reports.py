@@ -255,3 +255,66 @@ def test_hooks_list_shows_each_claude_code_handler_s_matcher(ws_path, cli):
     assert [(row[0], row[4]) for row in rows] == [
         ("claude:project:PreToolUse[0]", 'tool:before (PreToolUse, matcher "Write|Edit")'),
         ("claude:project:UserPromptSubmit[0]", "message:received (UserPromptSubmit, no matcher)")]
+
+
+# ------------------------------------------------------------------ a guard's answer Kit's own hooks cannot read
+
+@pytest.mark.parametrize(("answer", "problem"), [
+    ('{"block": 1}', "block 1 is not true or false"),
+    ('{"block": "true"}', 'block "true" is not true or false'),
+    ('{"decision": "denied"}', 'decision "denied" is not block, deny, allow or approve'),
+    ('{"hookSpecificOutput": {"permissionDecision": "nope"}}',
+     'permissionDecision "nope" is not allow or deny (Kit\'s own hooks cannot ask)'),
+    ('{"continue": "no"}', 'continue "no" is not true or false'),
+])
+def test_a_kit_command_hooks_unreadable_decision_blocks_as_a_claude_code_hooks_does(ws_path, cli, answer, problem):
+    """Regression (new-user pass): a Kit HOOK.md guard answering `{"block": 1}` or `{"decision":
+    "denied"}` let the call through, nothing logged; the same answer from a Claude Code hook blocks."""
+    write_hook(ws_path / "hooks", "g", ["tool:before", "tool:after"], command=f"cat > /dev/null; echo '{answer}'")
+    assert cli("hooks", "trust", "-w", ws_path, "g").exit_code == 0
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
+    reason = f"hook g answered in a way Kit cannot read: {problem}; the call is blocked (Kit fails closed)"
+    assert (out["blocked"], out["blocked_by"], out["reason"]) == (True, "g", reason)
+    after = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:after", "--data", EXEC_LS, "--json").stdout)
+    assert (after["blocked"], after["errors"]) == (False, [f"g: {problem}"])
+
+
+def test_continue_false_blocks_and_readable_answers_pass(ws_path, cli):
+    write_hook(ws_path / "hooks", "stop", ["tool:before"],
+               command="""cat > /dev/null; echo '{"continue": false, "stopReason": "frozen"}'""")
+    assert cli("hooks", "trust", "-w", ws_path, "stop").exit_code == 0
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
+    assert (out["blocked"], out["reason"]) == (True, "frozen")
+    for fine in ('{"block": false}', '{"decision": "Allow"}', '{"decision": "approve"}', '{"continue": true}',
+                 '{"hookSpecificOutput": {"permissionDecision": "allow"}}'):
+        write_hook(ws_path / "hooks", "stop", ["tool:before"], command=f"cat > /dev/null; echo '{fine}'")
+        assert cli("hooks", "trust", "-w", ws_path, "stop").exit_code == 0
+        out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
+        assert (out["blocked"], out["errors"]) == (False, []), fine
+
+
+def test_a_python_handlers_unreadable_decision_blocks_too(ws_path, cli):
+    write_hook(ws_path / "hooks", "py", ["tool:before"], "def handle(event):\n    return {'block': 1}\n")
+    assert cli("hooks", "trust", "-w", ws_path, "py").exit_code == 0
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
+    assert (out["blocked"], out["reason"]) == (
+        True, "hook py answered in a way Kit cannot read: block 1 is not true or false; the call is blocked "
+              "(Kit fails closed)")
+
+
+@pytest.mark.parametrize(("command", "error"), [
+    ("sleep 5", "timed out after 0.5s (command killed)"),
+    ('"$KIT_HOOK_DIR/missing.sh"', "command exited 127: /bin/sh: 1: {dir}/missing.sh: not found"),
+])
+def test_a_kit_command_guard_that_never_answers_blocks_where_it_may_stop_kit(ws_path, cli, command, error):
+    """Regression (new-user pass): a HOOK.md guard that timed out, or whose script path was mistyped,
+    let the call through; a Claude Code hook doing the same blocks."""
+    write_hook(ws_path / "hooks", "slow", ["tool:before", "tool:after"], command=command, timeout_s=0.5)
+    assert cli("hooks", "trust", "-w", ws_path, "slow").exit_code == 0
+    error = error.format(dir=ws_path / "hooks" / "slow")
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
+    assert out["blocked"] is True
+    assert out["reason"].startswith(f"hook slow could not be run: {error}")
+    assert out["reason"].endswith("; the call is blocked (Kit fails closed)")
+    after = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:after", "--data", EXEC_LS, "--json").stdout)
+    assert after["blocked"] is False and after["errors"][0].startswith(f"slow: {error}")

@@ -251,10 +251,12 @@ class HookRegistry:
                 elif hook.command and result.output and not result.error and not result.output.startswith("[stderr] "):
                     replies.append(result.output)
                     replied_by.append(hook.name)
-            if result.error and result.unreadable and event_type in FAIL_CLOSED_EVENTS:
-                # the hook answered, but Kit cannot tell what it meant: it may have said no
+            if result.error and (result.unreadable or result.not_run) and event_type in FAIL_CLOSED_EVENTS:
+                # the hook answered, but Kit cannot tell what it meant, or it never answered: it
+                # may have said no
                 errors.append(f"{hook.name}: {result.error}; blocked")
-                reason = (f"hook {hook.name} answered in a way Kit cannot read: {result.error}; "
+                what = "answered in a way Kit cannot read" if result.unreadable else "could not be run"
+                reason = (f"hook {hook.name} {what}: {result.error}; "
                           f"{blocked_what(event_type)} (Kit fails closed)")
                 self.log("BLOCK", event_type, hook.name, reason)  # one line for the incident
                 return HookOutcome(True, reason, data, errors, ran, skipped, hook.name,

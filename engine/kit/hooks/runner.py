@@ -61,8 +61,12 @@ class RunResult:
     output: str = ""  # a handler's printed text, or a command's non-JSON stdout (logged)
     ended: int = 0  # processes a command left behind that Kit ended
     # the hook answered something Kit cannot read (stdout that looks like JSON but does not
-    # parse): Kit cannot tell what it meant, so where it may stop Kit it blocks (fails closed)
+    # parse, a decision of an unknown value): Kit cannot tell what it meant, so where it may stop
+    # Kit it blocks (fails closed)
     unreadable: bool = False
+    # a command hook that never got to answer (it timed out, its command could not start): it
+    # may have said no, so it blocks there too, as a Claude Code hook does
+    not_run: bool = False
 
 
 def load_handler(path: Path, digest: str) -> ModuleType:
@@ -92,7 +96,7 @@ def load_handler(path: Path, digest: str) -> ModuleType:
 def block_of(value: Any) -> tuple[bool, str | None]:
     """A returned dict blocks with {"block": true, "reason": …} or {"decision": "block"|"deny"},
     or as Claude Code's hooks answer: {"hookSpecificOutput": {"permissionDecision": "deny",
-    "permissionDecisionReason": …}}."""
+    "permissionDecisionReason": …}} or {"continue": false, "stopReason": …}."""
     if not isinstance(value, dict):
         return False, None
     decision = str(value.get("decision", "")).lower()
@@ -101,7 +105,39 @@ def block_of(value: Any) -> tuple[bool, str | None]:
     specific = value.get("hookSpecificOutput")
     if isinstance(specific, dict) and str(specific.get("permissionDecision", "")).lower() == "deny":
         return True, str(specific.get("permissionDecisionReason") or value.get("systemMessage") or "blocked by hook")
+    if value.get("continue") is False:
+        return True, str(value.get("stopReason") or "stopped by hook (continue: false)")
     return False, None
+
+
+def unread_decision(value: Any) -> str | None:
+    """What Kit cannot read in a hook's answer where it says yes or no: `{"block": 1}`, `{"decision":
+    "denied"}`, a permissionDecision other than allow/deny, `{"continue": "no"}`. Such a hook may
+    have meant no, so where it may stop Kit it blocks (fails closed), as a Claude Code hook does."""
+    if not isinstance(value, dict):
+        return None
+    if "block" in value and not isinstance(value["block"], bool):
+        return f"block {json.dumps(value['block'], default=str)} is not true or false"
+    if "decision" in value and str(value["decision"]).lower() not in ("block", "deny", "allow", "approve"):
+        return f"decision {json.dumps(value['decision'], default=str)} is not block, deny, allow or approve"
+    if "continue" in value and not isinstance(value["continue"], bool):
+        return f"continue {json.dumps(value['continue'], default=str)} is not true or false"
+    specific = value.get("hookSpecificOutput")
+    if isinstance(specific, dict) and "permissionDecision" in specific:
+        permission = specific["permissionDecision"]
+        if str(permission).lower() not in ("allow", "deny"):
+            return (f"permissionDecision {json.dumps(permission, default=str)} is not allow or deny "
+                    "(Kit's own hooks cannot ask)")
+    return None
+
+
+def answer(value: Any, **fields: Any) -> RunResult:
+    """The RunResult of a hook that answered `value`."""
+    problem = unread_decision(value)
+    if problem:
+        return RunResult(value=value, error=problem, unreadable=True, **fields)
+    blocked, reason = block_of(value)
+    return RunResult(value=value, blocked=blocked, reason=reason, **fields)
 
 
 _abandoned: dict[str, threading.Thread] = {}  # hook folder → its handler thread still running past a timeout
@@ -148,9 +184,7 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str)
     output = joined(box.get("sink") or [])
     if "error" in box:
         return RunResult(error=box["error"], output=output)
-    value = box.get("value")
-    blocked, reason = block_of(value)
-    return RunResult(value=value, blocked=blocked, reason=reason, output=output)
+    return answer(box.get("value"), output=output)
 
 
 async def _await(awaitable: Any, timeout_s: float) -> Any:
@@ -379,12 +413,16 @@ def run_command(hook: HookSpec, event: HookEvent, timeout_s: float) -> RunResult
         done = run_shell(hook.command or "", cwd=event.workspace, env=env, timeout_s=timeout_s, stdin=payload,
                          end_all=True)
     except OSError as exc:
-        return RunResult(error=f"cannot start command: {exc}")
+        return RunResult(error=f"cannot start command: {exc}", not_run=True)
     if done.timed_out:
-        return RunResult(error=f"timed out after {timeout_s:g}s (command killed)", ended=done.ended)
+        return RunResult(error=f"timed out after {timeout_s:g}s (command killed)", ended=done.ended, not_run=True)
     stdout, stderr = done.stdout.strip(), done.stderr.strip()
     if done.returncode == 2:
         return RunResult(blocked=True, reason=stderr or "blocked by hook command (exit 2)", ended=done.ended)
+    if done.returncode in (126, 127):  # the shell could not run what it names (a mistyped script path)
+        tail = stderr[-500:] or stdout[-500:]
+        return RunResult(error=f"command exited {done.returncode}" + (f": {tail}" if tail else ""),
+                         ended=done.ended, not_run=True)
     if done.returncode != 0:
         tail = stderr[-500:] or stdout[-500:]
         return RunResult(error=f"command exited {done.returncode}" + (f": {tail}" if tail else ""),
@@ -400,5 +438,4 @@ def run_command(hook: HookSpec, event: HookEvent, timeout_s: float) -> RunResult
         value = json.loads(stdout)
     except json.JSONDecodeError as exc:  # meant as JSON, but Kit cannot tell what it says
         return RunResult(error=json_problem(exc), unreadable=True, ended=done.ended)
-    blocked, reason = block_of(value)
-    return RunResult(value=value, blocked=blocked, reason=reason, ended=done.ended)
+    return answer(value, ended=done.ended)
