@@ -409,3 +409,28 @@ def test_a_claude_code_hooks_setsid_child_ends_with_it(ws):
         time.sleep(0.05)
     else:
         raise AssertionError(f"child {pid} outlived the Claude Code hook")
+
+
+def test_a_settings_file_that_does_not_parse_is_said_by_hooks_list_trust_and_run(ws, cli):
+    """Regression (new-user pass): a trailing comma in .claude/settings.local.json made its hooks
+    vanish: no row in `kit hooks list`, `trust` said nothing, `kit run` gave no warning; only
+    doctor said it."""
+    local = ws.root / ".claude" / "settings.local.json"
+    local.write_text('{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", '
+                     '"command": "exit 2"}]}],}}\n', encoding="utf-8")
+    ws.reload()
+    problem = (".claude/settings.local.json:1: Claude Code settings: not valid JSON: Expecting property name "
+               "enclosed in double quotes")
+    listed = cli("hooks", "list", "-w", str(ws.root))
+    assert listed.exit_code == 0 and f"error: {problem}" in listed.output.splitlines()
+    as_json = json.loads(cli("hooks", "list", "-w", str(ws.root), "--json").output)
+    assert [(p["path"], p["line"], p["severity"]) for p in as_json["problems"]] == [
+        (".claude/settings.local.json", 1, "error")]
+    assert problem in ws.run_notices()
+    trusted = cli("hooks", "trust", "claude-code", "-w", str(ws.root))
+    assert trusted.exit_code == 0 and f"kit: warning: {problem}" in trusted.stderr
+    # only the broken file: nothing to trust, and why
+    (ws.root / ".claude" / "settings.json").unlink()
+    ws.reload()
+    refused = cli("hooks", "trust", "claude-code", "-w", str(ws.root))
+    assert refused.exit_code != 0 and f"that Kit can read ({problem})" in refused.stderr

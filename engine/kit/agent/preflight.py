@@ -84,6 +84,8 @@ def run_notices(ws: WorkspaceCore, model: str | None = None) -> list[str]:
     )
     if ws.config.hooks.claude_code:  # off (the default): kit.hooks.claude is not even imported
         registry = registry_for(ws)
+        # a settings file whose JSON does not parse runs none of its hooks: said before the turn
+        notices.extend(str(problem) for problem in registry.settings_problems())
         claude = registry.claude.untrusted_notice(registry.trust_store)
         if claude:
             notices.append(claude)

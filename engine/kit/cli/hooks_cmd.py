@@ -25,16 +25,21 @@ def list_cmd(workspace, as_json: bool) -> None:
     """Every hook with its root, events, kind and whether it runs (valid, enabled, trusted)."""
     ws = open_workspace(workspace)
     rows = ws.hooks.listing()
+    unread = ws.hooks.settings_problems()  # a settings file Kit cannot read has no rows to show it on
     if as_json:
-        emit_json({"enabled": ws.config.hooks.enabled, "hooks": rows})
+        emit_json({"enabled": ws.config.hooks.enabled, "hooks": rows, "problems": [p.to_json() for p in unread]})
         return
+    from rich.markup import escape
+
     out = console()
     if not ws.config.hooks.enabled:
         out.print("[yellow]hooks are disabled (hooks.enabled: false)[/]")
+    for problem in unread:
+        style = "red" if problem.severity == "error" else "yellow"
+        out.print(f"[{style}]{problem.severity}:[/] {escape(str(problem))}")
     if not rows:
         out.print("no hooks")
         return
-    from rich.markup import escape
 
     # columns as wide as their longest value: Claude Code handlers are named like
     # claude:project:PreToolUse[0] and their root is claude-code, past the usual widths
@@ -150,5 +155,7 @@ def trust_cmd(name: str, workspace, as_json: bool) -> None:
     elif root == "claude-code":
         console().print(f"trusted the Claude Code hooks (sha256 {entry.digest[:12]}); editing .claude/settings*.json, "
                         "~/.claude/settings.json or .claude/hooks/ will need trusting again")
+        for problem in registry.settings_problems():  # trusted as they are: what of them cannot run
+            click.echo(f"kit: warning: {problem}", err=True)
     else:
         console().print(f"trusted {name} (sha256 {entry.digest[:12]}); editing its files will need trusting again")

@@ -542,6 +542,12 @@ class ClaudeCodeHooks:
             rows.append(row)
         return rows
 
+    def file_problems(self) -> list[Problem]:
+        """What keeps a settings file's hooks (or some of them) from Kit: JSON that does not parse,
+        an unknown event … each at its file and line."""
+        return [Problem(area="hooks", path=file, line=line, message=f"Claude Code settings: {message}")
+                for file, line, message in self.loaded().problems]
+
     def problems(self, store: Any) -> list[Problem]:
         loaded = self.loaded()
         if not self.enabled:  # Claude Code's own files are not Kit's business until Kit runs them
@@ -550,8 +556,7 @@ class ClaudeCodeHooks:
             return [Problem(area="hooks", severity="info",
                             message=f"{len(loaded.hooks)} Claude Code hook(s) in .claude/settings*.json do "
                                     "not run: set hooks.claude_code: true in kit.yaml to run them")]
-        out = [Problem(area="hooks", path=file, line=line, message=f"Claude Code settings: {message}")
-               for file, line, message in loaded.problems]
+        out = self.file_problems()
         for hook in loaded.hooks:
             for severity, message, line in hook.located():
                 if severity == "error":

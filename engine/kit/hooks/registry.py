@@ -96,6 +96,13 @@ class HookRegistry:
             rows.append(row)
         return rows + self.claude.listing(self.trust_store)
 
+    def settings_problems(self) -> list[Problem]:
+        """With hooks.claude_code: what keeps Claude Code settings files' hooks from running (a file
+        whose JSON does not parse runs none), at file and line. Empty when the flag is off."""
+        if not self.ws.config.hooks.claude_code:  # off: kit.hooks.claude is not even imported
+            return []
+        return self.claude.file_problems()
+
     def get(self, name: str) -> HookSpec:
         for hook in self.hooks:
             if hook.name == name:
@@ -145,8 +152,10 @@ class HookRegistry:
 
         if name == TRUST_NAME and not any(h.name == name for h in self.hooks):
             if not self.claude.hooks:
+                unread = "; ".join(str(p) for p in self.claude.file_problems())
                 raise NotFoundError("no Claude Code hooks to trust: no 'hooks' in .claude/settings.json, "
-                                    ".claude/settings.local.json or ~/.claude/settings.json")
+                                    ".claude/settings.local.json or ~/.claude/settings.json"
+                                    + (f" that Kit can read ({unread})" if unread else ""))
             return self.claude.trust(self.trust_store)
         hook = self.get(name)
         if not hook.valid:
