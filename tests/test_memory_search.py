@@ -381,3 +381,33 @@ def test_ascii_tokens_are_those_of_the_general_path():
     for _ in range(2000):
         text = "".join(rng.choice("aZq Q_-9.\tx'Y") for _ in range(rng.randint(0, 20)))
         assert tokens(text) == frozenset(_WORD.findall(unicodedata.normalize("NFKC", text).lower()))
+
+
+def test_a_long_chunk_shows_the_lines_that_hold_the_match(tmp_path, real_embedder):
+    """Regression (new-user pass): a hit in a long table showed its first 700 characters, thirteen
+    rows that did not hold the match; the model got that text and the recall log logged it."""
+    from kit.init import init_workspace
+    from kit.memory.service import Memory
+    from kit.workspace import Workspace
+
+    root = tmp_path / "ws"
+    init_workspace(root)
+    rows = ["| host | ip |", "|---|---|"] + [f"| srv-{i} | 10.0.0.{i % 250} |" for i in range(60)]
+    rows.insert(40, "| Zanzibar quokka | 9.9.9.9 |")
+    write(root, "memory/2026-05-01.md", "# 2026-05-01\n\n" + "\n".join(rows) + "\n")
+    mem = Memory(Workspace.open(root), embedder=real_embedder)
+    mem.sync()
+    try:
+        hit = run(mem, "Zanzibar quokka", SearchSettings(snippet_chars=120)).results[0]
+        lines = (root / "memory/2026-05-01.md").read_text().split("\n")
+        assert "| Zanzibar quokka | 9.9.9.9 |" in hit.snippet.split("\n")
+        # whole lines, and the hit's lines are the ones shown (memory_get of them gives the snippet)
+        assert hit.snippet == "\n".join(lines[hit.start_line - 1 : hit.end_line])
+        assert hit.snippet == ("| srv-37 | 10.0.0.37 |\n| Zanzibar quokka | 9.9.9.9 |\n| srv-38 | 10.0.0.38 |\n"
+                               "| srv-39 | 10.0.0.39 |")  # as many as fit in 120 characters
+        # no line holds a query word (a meaning-only hit): the chunk's start, as before
+        assert run(mem, "network addresses of machines", SearchSettings(snippet_chars=120, min_score=0,
+                                                                         min_vector_score=0)).results[0].snippet \
+            .startswith("| host | ip |")
+    finally:
+        mem.close()

@@ -899,12 +899,14 @@ def hybrid_search(
         return weights[0] * max(0.0, cos) + weights[1] * text
 
     picked = {r.candidate.row.id for r in chosen}
+    terms = [t for part in query_terms(plan.text) for t in part]
     hits = []
     for rank, r in enumerate(chosen, 1):
         c = r.candidate
-        snippet = strip_kit_comments(c.row.text)[: settings.snippet_chars]
+        shown, first, last = shown_part(c.row, terms, settings.snippet_chars)
+        snippet = strip_kit_comments(shown)[: settings.snippet_chars]
         hits.append(SearchHit(
-            path=c.row.path, start_line=c.row.start_line, end_line=c.row.end_line, score=r.score,
+            path=c.row.path, start_line=first, end_line=last, score=r.score,
             vector_score=c.vector_score, text_score=c.text_score, snippet=snippet, heading=c.row.heading,
             relevance=c.relevance, relative=r.score / chosen[0].score if chosen[0].score > 0 else 0.0, rank=rank,
             date=c.row.day, times=note_times(c.row.text, c.day),
@@ -912,6 +914,37 @@ def hybrid_search(
                                settings.context_share),
         ))
     return SearchResult(query, mode, tuple(hits), period=plan.period, recent=plan.recent)
+
+
+def shown_part(row: ChunkRow, terms: Sequence[str], width: int) -> tuple[str, int, int]:
+    """What a hit shows of its chunk, as (text, first line, last line): the whole chunk when it fits
+    in `width` characters; else the whole lines around the line holding the most query terms, as
+    many as fit. A row of a long table or code block matched far below its first 700 characters,
+    and the start shown instead did not hold the match (the model got that text, and the recall
+    log logged it). No line holding a term (a meaning-only hit): the chunk's start, as before."""
+    text = row.text
+    if len(text) <= width:
+        return text, row.start_line, row.end_line
+    lines = text.split("\n")
+    folded = [line.casefold() for line in lines]
+    held = [sum(1 for t in terms if t in line) for line in folded]
+    best = max(range(len(lines)), key=lambda i: (held[i], -i))
+    if not held[best] or row.start_line + len(lines) - 1 != row.end_line:
+        return text[:width], row.start_line, row.end_line
+    lo = hi = best
+    size = len(lines[best])
+    grew = True
+    while grew:  # a line below, then one above, while they fit
+        grew = False
+        if hi + 1 < len(lines) and size + 1 + len(lines[hi + 1]) <= width:
+            hi += 1
+            size += 1 + len(lines[hi])
+            grew = True
+        if lo > 0 and size + 1 + len(lines[lo - 1]) <= width:
+            lo -= 1
+            size += 1 + len(lines[lo])
+            grew = True
+    return "\n".join(lines[lo : hi + 1])[:width], row.start_line + lo, row.start_line + hi
 
 
 def event_day(found: Sequence[Candidate]) -> date | None:
