@@ -34,13 +34,16 @@ def _from_shell(spec: str) -> str:
 
 
 def _check_model(ws: Workspace, spec: str, typed: str) -> None:
-    """A --model that cannot name a model is a usage error (exit 2), found before a session opens.
+    """A --model that cannot name a model is a usage error (exit 2), found before a session opens; a
+    script file that is there but wrong is an error in that file (exit 1).
     `typed`: the spec as typed (a relative script path the workspace has is pointed out)."""
     from kit import ConfigError
 
     try:
         ws.check_model(spec)
     except ConfigError as exc:
+        if spec.startswith("script:") and Path(spec[len("script:"):]).is_file():
+            raise  # the file is there, its contents are wrong: a file error (exit 1, file and line)
         message = str(exc)
         rel = typed[len("script:"):] if typed != spec else ""
         # only when the workspace's file is another one: from inside the workspace both are the same
@@ -133,6 +136,12 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
                      model_flag="--model")
     try:
         result = agent.turn(message)
+    except Exception:
+        # a turn that failed after a model answered (a tool call, then the provider's error) left
+        # a session behind: named, so `kit sessions show` finds what was written
+        if agent.persisted:
+            click.echo(f"kit: session {agent.session_id} kept what was written before the error", err=True)
+        raise
     finally:
         agent.close()
         if view is not None:
