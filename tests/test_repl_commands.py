@@ -245,6 +245,21 @@ def test_reload_notices_wait_for_the_next_prompt(ws, tmp_path):
     assert out.getvalue().splitlines()[-2:] == ["reloaded: skills/standup/SKILL.md", "bye"]
 
 
+def test_a_reload_that_breaks_a_skill_rule_is_said(ws, tmp_path):
+    """Regression (new-user pass): the REPL said `reloaded: skills/w1/SKILL.md` for an edit that
+    broke a rule while the last good version stayed in force."""
+    script = write_script(tmp_path, [{"text": "unused"}])
+    repl, out = _repl(ws, agent_for(ws, script))
+    ws.write_text("skills/w1/SKILL.md", "---\nname: w1\ndescription: good\n---\nbody\n")
+    assert ws.skills.get("w1").description == "good"
+    ws.write_text("skills/w1/SKILL.md", "---\nname: w1-renamed\ndescription: bad\n---\nbody\n")
+    repl._on_reload(_Reload(["skills/w1/SKILL.md"]))
+    assert repl._notices == [
+        "[dim]reloaded: skills/w1/SKILL.md[/dim]",
+        "[yellow]workspace error: skills/w1/SKILL.md:2: 'name' 'w1-renamed' must equal the folder name 'w1' "
+        "(keeping the last good version)[/yellow]"]
+
+
 def test_compact_command(ws, tmp_path):
     script = write_script(tmp_path, [
         {"text": "first answer"}, {"text": "second answer"}, {"text": "- the user said hello twice"}])

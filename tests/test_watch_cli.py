@@ -261,3 +261,24 @@ def test_reload_outcome_tells_removed_from_fixed(tmp_path: Path, changed, before
         (tmp_path / rel).write_text("x")
     outcome = reload_outcome(tmp_path, changed, before, now)
     assert describe(outcome, has_errors=bool(now)) == line
+
+
+def test_watch_reports_a_skill_or_hook_edit_that_breaks_a_rule_and_its_fix(start_watch, ws_path: Path):
+    """Regression (new-user pass): an edit that reads fine but breaks a rule (a skill named unlike its
+    folder, a hook's timeout_s: soon) printed as a plain reload while the last good version stayed."""
+    write(ws_path, "skills/w1/SKILL.md", "---\nname: w1\ndescription: good\n---\nbody\n")
+    proc, out, err = start_watch("--json")
+    write(ws_path, "skills/w1/SKILL.md", "---\nname: w1-renamed\ndescription: bad\n---\nbody\n")
+    line = json.loads(out.next())
+    assert (line["changed"], line["errors"]) == (["skills/w1/SKILL.md"], [
+        "skills/w1/SKILL.md:2: 'name' 'w1-renamed' must equal the folder name 'w1' (keeping the last good version)"])
+    write(ws_path, "skills/w1/SKILL.md", "---\nname: w1\ndescription: good again\n---\nbody\n")
+    line = json.loads(out.next())
+    assert (line["errors"], line["fixed"]) == ([], ["skills/w1/SKILL.md"])
+    write(ws_path, "hooks/h/HOOK.md", "---\nname: h\ndescription: d\nevents: [tool:after]\ncommand: 'true'\n"
+                                      "timeout_s: soon\n---\n")
+    line = json.loads(out.next())
+    assert line["changed"] == ["hooks/h/HOOK.md"] and len(line["errors"]) == 1
+    assert line["errors"][0].startswith("hooks/h/HOOK.md:6: ") and "timeout_s" in line["errors"][0]
+    proc.terminate()
+    assert proc.wait(timeout=WAIT) == 0

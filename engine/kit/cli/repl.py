@@ -101,6 +101,10 @@ class Repl:
             notices.append(f"[dim]reloaded: {escape(', '.join(changed))}[/dim]")
         for error in result.errors:
             notices.append(f"[yellow]workspace error: {escape(str(error))} (previous version kept)[/yellow]")
+        read = {str(e) for e in result.errors}
+        for error in self.ws.rule_errors(result.changed):  # read fine, but breaks a skill or hook rule
+            if str(error) not in read:
+                notices.append(f"[yellow]workspace error: {escape(str(error))}[/yellow]")
         with self._notices_lock:
             self._notices.extend(notices)
 

@@ -80,7 +80,8 @@ class ReloadTracker:
     def _broken(self) -> dict[str, bool]:
         """What has an error now: its path (True: a file), else the problem's text (False)."""
         issue = self.templates.issue
-        return {i.path or str(i): bool(i.path) for i in [*self.ws.snapshot.errors, *([issue] if issue else [])]}
+        return {i.path or str(i): bool(i.path)
+                for i in [*self.ws.snapshot.errors, *self.ws.rule_errors(), *([issue] if issue else [])]}
 
     def outcome(self, result) -> tuple[ReloadOutcome, list] | None:
         """(what the reload did, its errors); None when nothing in force changed and nothing failed."""
@@ -95,7 +96,10 @@ class ReloadTracker:
         now_broken = self._broken()
         outcome = reload_outcome(self.ws.root, result.changed, self.broken, now_broken)
         self.version, self.broken = result.version, now_broken
-        return outcome, [*result.errors, *result.listener_errors, *([template_issue] if template_issue else [])]
+        # read without error, but a skill or hook rule broken: its last good version stays in force
+        read = {str(e) for e in result.errors}
+        rules = [p for p in self.ws.rule_errors(result.changed) if str(p) not in read]
+        return outcome, [*result.errors, *rules, *result.listener_errors, *([template_issue] if template_issue else [])]
 
 
 @click.command("watch")
