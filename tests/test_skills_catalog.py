@@ -103,6 +103,22 @@ def test_missing_description_is_the_first_body_line_and_long_ones_are_cut(ws_pat
     assert catalog.get("long-test").description == "d" * 1023 + "…"
 
 
+def test_a_missing_description_never_stands_in_with_a_line_of_code(ws_path):
+    """Regression (new-user pass): a body opening with a code block gave the description "```bash",
+    an open fence in the system prompt."""
+    from kit.skills.validate import first_body_line
+
+    assert first_body_line("```bash\nmake deploy\n```\n\nDeploys the site.\n") == "Deploys the site."
+    assert first_body_line("~~~\n```not a close\n~~~\n# Usage\n") == "Usage"
+    assert first_body_line("```\nonly code\n```\n") == ""
+    folder = make_skill(ws_path / "skills", "code-only")
+    (folder / "SKILL.md").write_text("---\nname: code-only\n---\n```bash\nmake deploy\n```\n")
+    catalog = build_catalog(Workspace.open(ws_path))
+    [problem] = problems_for(catalog, "code-only")
+    assert problem.severity == "error" and problem.message.startswith("'description' is required")
+    assert "code-only" not in catalog.skills
+
+
 def test_description_of_1024_chars_is_fine(ws_path):
     make_skill(ws_path / "skills", "long-desc", "d" * 1024)
     assert "long-desc" in build_catalog(Workspace.open(ws_path)).skills

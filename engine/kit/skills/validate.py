@@ -155,9 +155,20 @@ def validate_skill(
 
 
 def first_body_line(body: str) -> str:
-    """The first non-empty line of the body, without a heading's #s (a missing description's stand-in)."""
+    """The first non-empty line of the body's prose, without a heading's #s (a missing description's
+    stand-in). Code blocks are not prose: a body opening with one stood in as "```bash", an open
+    fence in the system prompt."""
+    fence = ""
     for line in body.splitlines():
-        text = line.strip().lstrip("#").strip()
+        stripped = line.strip()
+        if fence:
+            if stripped.startswith(fence) and not stripped[len(fence):].strip(fence[0]).strip():
+                fence = ""
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            continue
+        text = stripped.lstrip("#").strip()
         if text:
             return text
     return ""
