@@ -318,3 +318,17 @@ def test_a_kit_command_guard_that_never_answers_blocks_where_it_may_stop_kit(ws_
     assert out["reason"].endswith("; the call is blocked (Kit fails closed)")
     after = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:after", "--data", EXEC_LS, "--json").stdout)
     assert after["blocked"] is False and after["errors"][0].startswith(f"slow: {error}")
+
+
+def test_a_claude_code_block_names_the_handler_not_only_its_group(ws_path, cli):
+    """Regression (new-user pass): handler PreToolUse[0].1 timing out was reported as PreToolUse[0]."""
+    set_config(ws_path, CLAUDE)
+    write_settings(ws_path, json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Read", "hooks": [{"type": "command", "command": "true"},
+                                      {"type": "command", "command": "sleep 30", "timeout": 0.5}]}]}}))
+    assert cli("hooks", "trust", "-w", ws_path, "claude-code").exit_code == 0
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data",
+                         '{"name": "read_file", "arguments": {"path": "a"}}', "--json").stdout)
+    assert (out["blocked_by"], out["reason"]) == (
+        "claude:project:PreToolUse[0].1", "Claude Code hook .claude/settings.json PreToolUse[0].1 could not be run: "
+        "timed out after 0.5s (command killed); the call is blocked (Kit fails closed)")

@@ -614,7 +614,8 @@ def _cannot(hook: ClaudeHook, why: str, decision: bool, *, what: str = "could no
     reason says so, and it is the one BLOCK line of the log), elsewhere it is an error."""
     if not decision:
         return _Verdict(errors=[f"{what}: {why}"])
-    reason = (f"Claude Code hook {hook.file} {hook.event}[{hook.group}] {what}: {why}; "
+    handler = f"{hook.event}[{hook.group}]" + (f".{hook.index}" if hook.index else "")  # as `kit hooks list` names it
+    reason = (f"Claude Code hook {hook.file} {handler} {what}: {why}; "
               f"{blocked_what(hook.kit_event or '')} (Kit fails closed)")
     return _Verdict(block=True, reason=reason, decision="deny", errors=[f"{what}: {why}; blocked"], failed=True)
 
