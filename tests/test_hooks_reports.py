@@ -332,3 +332,17 @@ def test_a_claude_code_block_names_the_handler_not_only_its_group(ws_path, cli):
     assert (out["blocked_by"], out["reason"]) == (
         "claude:project:PreToolUse[0].1", "Claude Code hook .claude/settings.json PreToolUse[0].1 could not be run: "
         "timed out after 0.5s (command killed); the call is blocked (Kit fails closed)")
+
+
+def test_a_command_with_a_handler_py_beside_it_is_warned(ws_path, cli):
+    """Regression (new-user pass): a hook with both `command:` and handler.py ran the command and
+    never the handler, without a word."""
+    write_hook(ws_path / "hooks", "both", ["tool:before"], "def handle(event):\n    return {'block': True}\n",
+               command="true")
+    write_hook(ws_path / "hooks", "runs-it", ["tool:before"], "def handle(event):\n    return None\n",
+               command='python3 "$KIT_HOOK_DIR/handler.py"')
+    rows = {r["name"]: r for r in json.loads(cli("hooks", "list", "-w", ws_path, "--json").stdout)["hooks"]}
+    assert [(p["path"], p["line"], p["severity"], p["message"]) for p in rows["both"]["problems"]] == [
+        ("hooks/both/HOOK.md", 6, "warning", "'command' runs and the handler.py beside it never does (a guard "
+                                             "written there does not guard): remove one")]
+    assert rows["runs-it"]["problems"] == []

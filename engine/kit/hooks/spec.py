@@ -237,6 +237,9 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path,
             for rel in _unhashed_files(command, folder):
                 warn(f"'command' names {rel}, which the trust hash does not cover (dotfiles, *.log, *.pyc, "
                      "__pycache__): editing it would not untrust the hook; rename it", "command")
+            if (folder / "handler.py").is_file() and "handler.py" not in command:
+                warn("'command' runs and the handler.py beside it never does (a guard written there does not "
+                     "guard): remove one", "command")
     elif enabled and not (folder / "handler.py").is_file():  # a disabled hook may be just HOOK.md
         error("no handler.py next to HOOK.md and no 'command' in its frontmatter")
     elif enabled:
