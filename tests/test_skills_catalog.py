@@ -374,3 +374,5 @@ def test_doctor_warns_about_a_missing_extra_dir(ws_path, tmp_path):
     findings = doctor_checks(Workspace.open(ws_path))
     assert [(f.severity, f.message) for f in findings] == [
         ("warning", f"skills.extra_dirs entry {tmp_path / 'nowhere'} is not a folder")]
+    # at kit.yaml's line, as every kit.yaml problem (regression, a new-user pass: no line)
+    assert [(f.path, f.line) for f in findings] == [("kit.yaml", 2)]

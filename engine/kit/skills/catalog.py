@@ -651,9 +651,10 @@ def doctor_checks(ws: WorkspaceCore) -> list[Problem]:
     """Invalid skills (error), skill warnings, and skills blocked by untrusted critical findings."""
     catalog = catalog_for(ws)
     out = [replace(p, details={}) for p in catalog.problems]  # doctor's JSON: the same keys for every area
+    path, line = ws.config.where("skills.extra_dirs")  # the file and line that set the list
     for root in catalog.roots:
         if root.source == "extra" and not root.path.is_dir():
-            out.append(Problem(area="skills", severity="warning", path=CONFIG_FILE,
+            out.append(Problem(area="skills", severity="warning", path=path or CONFIG_FILE, line=line,
                                message=f"skills.extra_dirs entry {root.path} is not a folder"))
     for skill in catalog:
         first = skill.blocked_by
