@@ -193,6 +193,10 @@ def test_a_garbled_session_transcript_still_loads(workspace):
     ("turns:\n  - tool_calls: [{name: x, arguments: [1]}]\n", "turn 1 tool call 1: `arguments` must be a mapping"),
     ("turns:\n  - text: ok\n    usage: {prompt_tokens: lots}\n", "turn 1 `usage.prompt_tokens` must be a whole number"),
     ("turns:\n  - text: ok\n  - text: ok\n    delay_s: soon\n", "turn 2 `delay_s` must be a number"),  # ValueError mid-run
+    # regressions (a new-user pass): -5 is a whole number; an unknown kind surfaced as `kit: x` mid-run
+    ("turns:\n  - text: ok\n    usage: {prompt_tokens: -5}\n", "turn 1 `usage.prompt_tokens` must be a whole number, 0 or more"),
+    ("turns:\n  - text: ok\n  - error: {kind: nonsense, message: x}\n",
+     "turn 2 `error.kind` 'nonsense' is not one of auth, auth_permanent,"),
     ("turns: [" + "[" * 3000 + "\n", "brackets nested more than 64 levels deep"),
 ])
 def test_script_provider_files_are_validated_with_their_line(tmp_path, body, message):

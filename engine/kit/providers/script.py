@@ -140,13 +140,15 @@ def _turn_problem(turn: Any) -> str | None:
         for key in ("prompt_tokens", "completion_tokens"):
             value = usage.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                return f"`usage.{key}` must be a whole number"
+                return f"`usage.{key}` must be a whole number, 0 or more"
     delay = turn.get("delay_s")
     if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= 3600):
         return "`delay_s` must be a number of seconds (0 to 3600)"
     error = turn.get("error")
     if error is not None and not isinstance(error, (dict, str)):
         return "`error` must be a mapping (kind, message) or a message"
+    if isinstance(error, dict) and "kind" in error and error["kind"] not in ERROR_KINDS:
+        return f"`error.kind` {error['kind']!r} is not one of {', '.join(ERROR_KINDS)}"
     return None
 
 
