@@ -346,3 +346,8 @@ def test_a_command_with_a_handler_py_beside_it_is_warned(ws_path, cli):
         ("hooks/both/HOOK.md", 6, "warning", "'command' runs and the handler.py beside it never does (a guard "
                                              "written there does not guard): remove one")]
     assert rows["runs-it"]["problems"] == []
+
+
+def test_firing_an_empty_event_is_a_usage_error(ws_path, cli):
+    fired = cli("hooks", "fire", "", "-w", ws_path)  # it printed ": ran no hooks", exit 0
+    assert fired.exit_code == 2 and "Invalid value for EVENT: is empty: name an event" in fired.stderr

@@ -280,3 +280,13 @@ def test_short_queries_ignore_case_beyond_ascii(store):
     assert [h.seq for h in store.search("ü alles")] == [3]
     assert [h.seq for h in store.search("Ü Paris")] == [4]
     assert store.search("ø") == []
+
+
+def test_an_empty_session_reference_is_refused_plainly(store, workspace, cli):
+    """Regression (new-user pass): `kit sessions show ""` said the empty string is ambiguous,
+    listing five ids (it is the prefix of every id)."""
+    _talk(store, "a", [("hi", "hello")])
+    _talk(store, "b", [("hi", "hello")])
+    shown = cli("sessions", "show", "", "-w", workspace.root)
+    assert shown.exit_code == 1
+    assert shown.stderr == "kit: no session named '': give an id, an id prefix or a key (`kit sessions list`)\n"

@@ -270,6 +270,8 @@ class SessionStore:
 
     def get(self, ref: str) -> SessionInfo:
         """A session by id, unique id prefix, or key (its current or latest session)."""
+        if not ref.strip():  # the empty prefix of every id: "ambiguous" would list five of them
+            raise NotFoundError("no session named '': give an id, an id prefix or a key (`kit sessions list`)")
         row = self.db.execute("SELECT * FROM sessions WHERE id = ?", (ref,)).fetchone()
         if row is None:
             rows = self.db.execute(

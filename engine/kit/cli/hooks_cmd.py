@@ -104,6 +104,9 @@ def fire_cmd(event: str, data_json: str, session_key: str | None, workspace, as_
         raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--data") from None
     if not isinstance(data, dict):
         raise click.BadParameter("must be a JSON object", param_hint="--data")
+    if not event.strip():
+        raise click.BadParameter("is empty: name an event (tool:before, message:received, command:NAME …)",
+                                 param_hint="EVENT")
     ws = open_workspace(workspace)
     unknown = unknown_event(event)
     if unknown:
