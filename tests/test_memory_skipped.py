@@ -163,4 +163,9 @@ def test_the_cli_tells_one_story(ws_path, cli, kit_now, as_json):
         assert f"skipped   {line}" in status.output
     doctor = cli("doctor", "--offline", "-w", ws_path, env=NO_MODEL)
     assert "1 file skipped" in doctor.output and "stale" not in doctor.output
+    # a search that finds nothing says which note it could not search (regression, a new-user pass:
+    # only "no matches"); on stderr, so --json's stdout stays one document
+    search = cli("memory", "search", "Café order", "-w", ws_path, *json_flag, env=NO_MODEL)
+    assert search.exit_code == 0 and search.stderr == f"kit: warning: {line}\n"
+    assert json.loads(search.stdout)["results"] == [] if as_json else search.stdout.splitlines()[-1] == "no matches"
     assert (ws_path / BAD).read_bytes() == LATIN1

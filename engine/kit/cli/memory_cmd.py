@@ -70,7 +70,9 @@ def search_cmd(workspace, query: str, limit: int | None, record: bool, as_json: 
     ws = open_workspace(workspace)
     if not ws.memory.read_only:  # a read-only folder: what the index holds is searched as it is
         with progress_display(not as_json) as show:  # incremental; a bar on a terminal if there is much to embed
-            ws.memory.sync(progress=show)
+            synced = ws.memory.sync(progress=show)
+        for skipped in synced.skipped:  # "no matches" must not hide a note that was not searched
+            click.echo(f"kit: warning: {skipped.describe()}", err=True)
     result = ws.memory.search(query, limit=limit, record=record, source="cli")
     if as_json:
         # --record: how many recall events it wrote, as the text output says (the shape is the spec's otherwise)
