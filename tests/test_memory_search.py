@@ -411,3 +411,24 @@ def test_a_long_chunk_shows_the_lines_that_hold_the_match(tmp_path, real_embedde
             .startswith("| host | ip |")
     finally:
         mem.close()
+
+
+def test_a_query_of_symbols_finds_the_lines_holding_them(tmp_path, real_embedder):
+    """Regression (new-user pass): `kit memory search "☀️"` gave an unrelated line (text score 0):
+    a query of no word had no text side at all."""
+    from kit.init import init_workspace
+    from kit.memory.service import Memory
+    from kit.workspace import Workspace
+
+    root = tmp_path / "ws"
+    init_workspace(root)
+    write(root, "memory/2026-05-02.md", "# 2026-05-02\n\n- Beach day ☀️ with Ana\n- Rainy Tuesday, stayed in\n"
+                                         "- Deploy → staging first\n")
+    mem = Memory(Workspace.open(root), embedder=real_embedder)
+    mem.sync()
+    try:
+        for query, line in (("☀️", "- Beach day ☀️ with Ana"), ("→", "- Deploy → staging first")):
+            hits = run(mem, query).results
+            assert hits and hits[0].snippet == line and hits[0].text_score == 0.5, query
+    finally:
+        mem.close()

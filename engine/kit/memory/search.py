@@ -470,10 +470,11 @@ def text_candidates(index: MemoryIndex, query: str, limit: int) -> dict[int, flo
     share of the words the chunk holds (keyword_cover), so an exact word match still scores in an
     index of one note, where bm25() is ~0 for every word. When the words find nothing: their
     substrings (trigrams of words of 3+ chars), and for 1–2 CJK characters a plain substring scan,
-    scored flat (0.5)."""
+    scored flat (0.5). A query of no word at all (emoji, symbols: "☀️", "→") is such a scan too."""
     words, cjk = query_terms(query)
     if not words and not cjk:
-        return {}
+        symbols = " ".join(query.split())
+        return dict.fromkeys(index.substring_search(symbols, limit), bm25_to_score(LIKE_RANK)) if symbols else {}
     if not cjk:
         hits = _scored(index, words, limit)
         if hits:
@@ -650,7 +651,8 @@ def is_relevant(c: Candidate, settings: SearchSettings, text_weight: float, use_
     if not c.text_hit:
         return False
     return (not use_vectors or c.relevance >= text_weight
-            or has_phrase(c.row.text, query) or holds_query_words(c.row.text, query))
+            or has_phrase(c.row.text, query) or holds_query_words(c.row.text, query)
+            or not any(query_terms(query)))  # a query of symbols only: its text hit holds them verbatim
 
 
 def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
