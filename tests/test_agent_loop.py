@@ -264,11 +264,13 @@ def handle(event):
 def test_failing_hooks_never_stop_a_turn_and_the_log_says_why(ws, tmp_path):
     """A hook that raises, one that sleeps past its timeout and one that exits 1, on the events of
     a real tool-using turn: the turn completes (the sleeper is not waited for beyond its timeout,
-    and its late return value — a block — is ignored) and hooks.log names each failure."""
+    and its late return value — a block — is ignored) and hooks.log names each failure. (A hook
+    that never answers where it may say no — a timeout on tool:before or message:received — blocks
+    instead: test_hooks_reports.)"""
     import time
 
     add_hook(ws, "raises", ["tool:before"], handler="def handle(event):\n    raise RuntimeError('boom')\n")
-    add_hook(ws, "sleeps", ["message:received"], timeout_s=0.5, handler=(
+    add_hook(ws, "sleeps", ["message:sent"], timeout_s=0.5, handler=(
         "import time\ndef handle(event):\n    time.sleep(30)\n    return {'block': True, 'reason': 'late'}\n"))
     add_hook(ws, "exits", ["tool:after"], command="echo 'disk on fire' >&2; exit 1")
     script = write_script(tmp_path, [
@@ -283,7 +285,7 @@ def test_failing_hooks_never_stop_a_turn_and_the_log_says_why(ws, tmp_path):
     assert (ws.root / "done.md").read_text() == "yes\n"
     log = (ws.kit_dir / "logs" / "hooks.log").read_text()
     assert "ERROR tool:before hook=raises: RuntimeError: boom" in log
-    assert "ERROR message:received hook=sleeps: timed out after 0.5s (handler abandoned)" in log
+    assert "ERROR message:sent hook=sleeps: timed out after 0.5s (handler abandoned)" in log
     assert "ERROR tool:after hook=exits: command exited 1: disk on fire" in log
 
 

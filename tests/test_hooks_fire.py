@@ -186,8 +186,8 @@ def test_a_handler_stuck_past_its_timeout_is_not_started_again_until_it_returns(
                "    Path(event.workspace, 'runs.txt').open('a').write('x')\n",
                timeout_s=0.2)
     assert fire(ws_path, "tool:after").errors == ["stuck: timed out after 0.2s (handler abandoned)"]
-    assert fire(ws_path, "tool:after").errors == ["stuck: not run: still running after an earlier timeout"]
-    assert "ERROR tool:after hook=stuck: not run: still running after an earlier timeout" in hooks_log(ws_path)
+    assert fire(ws_path, "tool:after").errors == ["stuck: still running after an earlier timeout (not started again)"]
+    assert "ERROR tool:after hook=stuck: still running after an earlier timeout (not started again)" in hooks_log(ws_path)
     gate.touch()  # the first call finishes; the hook runs normally again
     deadline = time.monotonic() + 10
     while not (ws_path / "runs.txt").exists() and time.monotonic() < deadline:

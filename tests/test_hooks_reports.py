@@ -267,16 +267,17 @@ def test_hooks_list_shows_each_claude_code_handler_s_matcher(ws_path, cli):
      'permissionDecision "nope" is not allow or deny (Kit\'s own hooks cannot ask)'),
     ('{"continue": "no"}', 'continue "no" is not true or false'),
 ])
-def test_a_kit_command_hooks_unreadable_decision_blocks_as_a_claude_code_hooks_does(ws_path, cli, answer, problem):
+def test_a_kit_command_hooks_unreadable_decision_blocks(ws_path, cli, answer, problem):
     """Regression (new-user pass): a Kit HOOK.md guard answering `{"block": 1}` or `{"decision":
-    "denied"}` let the call through, nothing logged; the same answer from a Claude Code hook blocks."""
+    "denied"}` let the call through, nothing logged. Where nothing can be blocked, the answer is
+    not read at all."""
     write_hook(ws_path / "hooks", "g", ["tool:before", "tool:after"], command=f"cat > /dev/null; echo '{answer}'")
     assert cli("hooks", "trust", "-w", ws_path, "g").exit_code == 0
     out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
     reason = f"hook g answered in a way Kit cannot read: {problem}; the call is blocked (Kit fails closed)"
     assert (out["blocked"], out["blocked_by"], out["reason"]) == (True, "g", reason)
     after = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:after", "--data", EXEC_LS, "--json").stdout)
-    assert (after["blocked"], after["errors"]) == (False, [f"g: {problem}"])
+    assert (after["blocked"], after["errors"]) == (False, [])
 
 
 def test_continue_false_blocks_and_readable_answers_pass(ws_path, cli):
@@ -286,20 +287,63 @@ def test_continue_false_blocks_and_readable_answers_pass(ws_path, cli):
     out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
     assert (out["blocked"], out["reason"]) == (True, "frozen")
     for fine in ('{"block": false}', '{"decision": "Allow"}', '{"decision": "approve"}', '{"continue": true}',
-                 '{"hookSpecificOutput": {"permissionDecision": "allow"}}'):
+                 '{"hookSpecificOutput": {"permissionDecision": "allow"}}',
+                 # null is no answer (review: it blocked every call)
+                 '{"decision": null, "block": null, "continue": null}', '{"decision": ""}',
+                 '{"hookSpecificOutput": {"permissionDecision": null}}'):
         write_hook(ws_path / "hooks", "stop", ["tool:before"], command=f"cat > /dev/null; echo '{fine}'")
         assert cli("hooks", "trust", "-w", ws_path, "stop").exit_code == 0
         out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
         assert (out["blocked"], out["errors"]) == (False, []), fine
 
 
-def test_a_python_handlers_unreadable_decision_blocks_too(ws_path, cli):
-    write_hook(ws_path / "hooks", "py", ["tool:before"], "def handle(event):\n    return {'block': 1}\n")
+@pytest.mark.parametrize(("returned", "problem"), [
+    ("{'block': 1}", "block 1 is not true or false"),
+    ("'deny'", "returned str, expected a mapping or None"),
+    ("True", "returned bool, expected a mapping or None"),
+])
+def test_a_python_handlers_unreadable_decision_blocks_too(ws_path, cli, returned, problem):
+    write_hook(ws_path / "hooks", "py", ["tool:before"], f"def handle(event):\n    return {returned}\n")
     assert cli("hooks", "trust", "-w", ws_path, "py").exit_code == 0
     out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
     assert (out["blocked"], out["reason"]) == (
-        True, "hook py answered in a way Kit cannot read: block 1 is not true or false; the call is blocked "
+        True, f"hook py answered in a way Kit cannot read: {problem}; the call is blocked (Kit fails closed)")
+
+
+def test_a_null_decision_is_no_answer_and_a_bootstrap_hooks_files_still_apply(ws_path):
+    """Review: `{"decision": None, "add": [...]}` blocked every call and dropped the bootstrap's file."""
+    from kit.hooks.registry import registry_for
+    from kit.workspace import Workspace
+
+    write_hook(ws_path / "hooks", "boot", ["agent:bootstrap", "tool:before"],
+               "def handle(event):\n    return {'decision': None, 'add': [{'name': 'X.md', 'content': 'x'}]}\n")
+    registry = registry_for(Workspace.open(ws_path))
+    registry.trust("boot")
+    boot = registry.fire("agent:bootstrap", {"files": []})
+    assert (boot.errors, boot.data["files"]) == ([], [{"name": "X.md", "content": "x"}])
+    before = registry.fire("tool:before", {"name": "exec", "arguments": {"command": "ls"}})
+    assert (before.blocked, before.errors) == (False, [])
+
+
+def test_a_python_guard_that_times_out_blocks_and_one_that_raises_does_not(ws_path, cli):
+    """Never answering (a timeout) may hide a no: it blocks where a hook may say no, as a command's
+    timeout does. A handler that raised said it failed: logged, the pipeline goes on (exit 1 alike)."""
+    write_hook(ws_path / "hooks", "slow", ["tool:before"], "import time\ndef handle(event):\n    time.sleep(5)\n",
+               timeout_s=0.3)
+    assert cli("hooks", "trust", "-w", ws_path, "slow").exit_code == 0
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
+    assert (out["blocked"], out["reason"]) == (
+        True, "hook slow could not be run: timed out after 0.3s (handler abandoned); the call is blocked "
               "(Kit fails closed)")
+    # (the sleeper's thread still runs: while it does, that hook is not started again, and blocks)
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
+    assert out["reason"] == ("hook slow could not be run: still running after an earlier timeout (not started "
+                             "again); the call is blocked (Kit fails closed)")
+    (ws_path / "hooks" / "slow" / "HOOK.md").unlink()
+    write_hook(ws_path / "hooks", "raises", ["tool:before"], "def handle(event):\n    raise RuntimeError('boom')\n")
+    assert cli("hooks", "trust", "-w", ws_path, "raises").exit_code == 0
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
+    assert (out["blocked"], out["errors"]) == (False, ["raises: RuntimeError: boom"])
 
 
 @pytest.mark.parametrize(("command", "error"), [
@@ -351,3 +395,26 @@ def test_a_command_with_a_handler_py_beside_it_is_warned(ws_path, cli):
 def test_firing_an_empty_event_is_a_usage_error(ws_path, cli):
     fired = cli("hooks", "fire", "", "-w", ws_path)  # it printed ": ran no hooks", exit 0
     assert fired.exit_code == 2 and "Invalid value for EVENT: is empty: name an event" in fired.stderr
+
+
+@pytest.mark.parametrize(("event", "kit_event", "answer", "problem"), [
+    ("PreToolUse", "tool:before", {"continue": "no"}, 'continue "no" is not true or false'),
+    ("UserPromptSubmit", "message:received", {"decision": "denied"}, 'decision "denied" is not block'),
+])
+def test_a_claude_code_hooks_unreadable_answer_blocks_as_a_kit_hooks_does(ws_path, cli, event, kit_event, answer,
+                                                                         problem):
+    """Review: the two readers disagreed — a Kit hook's `{"continue": "no"}` blocked, a Claude Code
+    hook's passed."""
+    set_config(ws_path, CLAUDE)
+    write_settings(ws_path, json.dumps({"hooks": {event: [{"hooks": [
+        {"type": "command", "command": f"cat > /dev/null; echo '{json.dumps(answer)}'"}]}]}}))
+    assert cli("hooks", "trust", "-w", ws_path, "claude-code").exit_code == 0
+    data = EXEC_LS if kit_event == "tool:before" else '{"text": "hi"}'
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, kit_event, "--data", data, "--json").stdout)
+    assert out["blocked"] is True
+    assert f"answered in a way Kit cannot read: {problem};" in out["reason"]
+    write_settings(ws_path, json.dumps({"hooks": {event: [{"hooks": [
+        {"type": "command", "command": "cat > /dev/null; echo '{\"decision\": null, \"continue\": null}'"}]}]}}))
+    assert cli("hooks", "trust", "-w", ws_path, "claude-code").exit_code == 0
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, kit_event, "--data", data, "--json").stdout)
+    assert (out["blocked"], out["errors"]) == (False, [])

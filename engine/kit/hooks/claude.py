@@ -666,6 +666,12 @@ def interpret(hook: ClaudeHook, returncode: int | None, stdout: str, stderr: str
         verdict.context.append(_cap(specific["additionalContext"]))
     if isinstance(data.get("systemMessage"), str) and data["systemMessage"].strip():
         verdict.errors.append(f"system message: {data['systemMessage'].strip()}")
+    if decision and data.get("continue") is not None and not isinstance(data["continue"], bool):
+        return _cannot(hook, f"continue {json.dumps(data['continue'], default=str)} is not true or false", True,
+                       what="answered in a way Kit cannot read")
+    if event == "UserPromptSubmit" and data.get("decision") not in (None, "", "block"):
+        return _cannot(hook, f"decision {json.dumps(data['decision'], default=str)} is not block", True,
+                       what="answered in a way Kit cannot read")
     if data.get("continue") is False:
         verdict.block = decision
         verdict.decision = "deny"
@@ -676,7 +682,7 @@ def interpret(hook: ClaudeHook, returncode: int | None, stdout: str, stderr: str
     permission = specific.get("permissionDecision")
     legacy = data.get("decision")
     if event == "PreToolUse":
-        if permission is None and legacy is not None:
+        if permission is None and legacy not in (None, ""):
             permission = {"approve": "allow", "block": "deny"}.get(str(legacy), legacy)
         reason = specific.get("permissionDecisionReason") or data.get("reason") or data.get("systemMessage")
         if permission == "deny":

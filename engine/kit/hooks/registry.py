@@ -31,7 +31,7 @@ from kit.hooks.events import (
     event_matches,
     is_decision,
 )
-from kit.hooks.runner import RunResult, run_command, run_handler
+from kit.hooks.runner import RunResult, run_command, run_handler, unread_decision
 from kit.hooks.spec import HookSpec, discover
 from kit.problems import Problem
 from kit.trust import TrustEntry, TrustStore
@@ -260,13 +260,14 @@ class HookRegistry:
                 elif hook.command and result.output and not result.error and not result.output.startswith("[stderr] "):
                     replies.append(result.output)
                     replied_by.append(hook.name)
-            if result.error and (result.unreadable or result.not_run) and event_type in FAIL_CLOSED_EVENTS:
+            unread = unread_decision(result.value) if event_type in FAIL_CLOSED_EVENTS and not result.error else None
+            if event_type in FAIL_CLOSED_EVENTS and (unread or (result.error and (result.unreadable or result.not_run))):
                 # the hook answered, but Kit cannot tell what it meant, or it never answered: it
                 # may have said no
-                errors.append(f"{hook.name}: {result.error}; blocked")
-                what = "answered in a way Kit cannot read" if result.unreadable else "could not be run"
-                reason = (f"hook {hook.name} {what}: {result.error}; "
-                          f"{blocked_what(event_type)} (Kit fails closed)")
+                problem = unread or result.error
+                errors.append(f"{hook.name}: {problem}; blocked")
+                what = "could not be run" if result.not_run else "answered in a way Kit cannot read"
+                reason = f"hook {hook.name} {what}: {problem}; {blocked_what(event_type)} (Kit fails closed)"
                 self.log("BLOCK", event_type, hook.name, reason)  # one line for the incident
                 return HookOutcome(True, reason, data, errors, ran, skipped, hook.name,
                                    replies=replies, replied_by=replied_by)

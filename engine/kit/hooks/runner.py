@@ -61,11 +61,11 @@ class RunResult:
     output: str = ""  # a handler's printed text, or a command's non-JSON stdout (logged)
     ended: int = 0  # processes a command left behind that Kit ended
     # the hook answered something Kit cannot read (stdout that looks like JSON but does not
-    # parse, a decision of an unknown value): Kit cannot tell what it meant, so where it may stop
-    # Kit it blocks (fails closed)
+    # parse): Kit cannot tell what it meant, so where it may stop Kit it blocks (fails closed)
     unreadable: bool = False
-    # a command hook that never got to answer (it timed out, its command could not start): it
-    # may have said no, so it blocks there too, as a Claude Code hook does
+    # a hook that never got to answer (it timed out, its command could not start): it may have
+    # said no, so it blocks there too. A hook that failed (an exception, exit 1) answered nothing
+    # either, but said so: logged, the pipeline goes on, as Claude Code does for exit 1
     not_run: bool = False
 
 
@@ -111,31 +111,35 @@ def block_of(value: Any) -> tuple[bool, str | None]:
 
 
 def unread_decision(value: Any) -> str | None:
-    """What Kit cannot read in a hook's answer where it says yes or no: `{"block": 1}`, `{"decision":
-    "denied"}`, a permissionDecision other than allow/deny, `{"continue": "no"}`. Such a hook may
-    have meant no, so where it may stop Kit it blocks (fails closed), as a Claude Code hook does."""
-    if not isinstance(value, dict):
+    """What Kit cannot read in an answer where a hook may say no (`FAIL_CLOSED_EVENTS`): a value
+    that is not a mapping ("deny", True), `{"block": 1}`, `{"decision": "denied"}`, a
+    permissionDecision other than allow/deny, `{"continue": "no"}`. Such a hook may have meant no,
+    so Kit blocks (fails closed). A key set to null (or an empty decision) is no answer at all."""
+    if value is None:
         return None
-    if "block" in value and not isinstance(value["block"], bool):
+    if not isinstance(value, dict):
+        return f"returned {type(value).__name__}, expected a mapping or None"
+
+    def given(key: str) -> Any:
+        return value.get(key)
+
+    if given("block") is not None and not isinstance(value["block"], bool):
         return f"block {json.dumps(value['block'], default=str)} is not true or false"
-    if "decision" in value and str(value["decision"]).lower() not in ("block", "deny", "allow", "approve"):
-        return f"decision {json.dumps(value['decision'], default=str)} is not block, deny, allow or approve"
-    if "continue" in value and not isinstance(value["continue"], bool):
+    decision = given("decision")
+    if decision not in (None, "") and str(decision).lower() not in ("block", "deny", "allow", "approve"):
+        return f"decision {json.dumps(decision, default=str)} is not block, deny, allow or approve"
+    if given("continue") is not None and not isinstance(value["continue"], bool):
         return f"continue {json.dumps(value['continue'], default=str)} is not true or false"
     specific = value.get("hookSpecificOutput")
-    if isinstance(specific, dict) and "permissionDecision" in specific:
-        permission = specific["permissionDecision"]
-        if str(permission).lower() not in ("allow", "deny"):
-            return (f"permissionDecision {json.dumps(permission, default=str)} is not allow or deny "
-                    "(Kit's own hooks cannot ask)")
+    permission = specific.get("permissionDecision") if isinstance(specific, dict) else None
+    if permission not in (None, "") and str(permission).lower() not in ("allow", "deny"):
+        return (f"permissionDecision {json.dumps(permission, default=str)} is not allow or deny "
+                "(Kit's own hooks cannot ask)")
     return None
 
 
 def answer(value: Any, **fields: Any) -> RunResult:
     """The RunResult of a hook that answered `value`."""
-    problem = unread_decision(value)
-    if problem:
-        return RunResult(value=value, error=problem, unreadable=True, **fields)
     blocked, reason = block_of(value)
     return RunResult(value=value, blocked=blocked, reason=reason, **fields)
 
@@ -150,7 +154,7 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str)
         if stuck.is_alive():
             # one stuck thread per hook at most: a handler that hangs on every event must not
             # pile up a thread per tool call
-            return RunResult(error="not run: still running after an earlier timeout")
+            return RunResult(error="still running after an earlier timeout (not started again)", not_run=True)
         _abandoned.pop(key, None)
     box: dict[str, Any] = {}
 
@@ -168,6 +172,7 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str)
             box["value"] = value
         except TimeoutError:
             box["error"] = f"timed out after {timeout_s:g}s"
+            box["not_run"] = True  # an async handler cancelled at its timeout: it never answered
         except BaseException as exc:  # SystemExit from a handler must not end Kit either
             box["error"] = f"{type(exc).__name__}: {exc}"
         finally:
@@ -178,12 +183,12 @@ def run_handler(hook: HookSpec, event: HookEvent, timeout_s: float, digest: str)
     worker.join(timeout_s + CANCEL_GRACE_S)
     if worker.is_alive():
         _abandoned[key] = worker
-        return RunResult(error=f"timed out after {timeout_s:g}s (handler abandoned)")
+        return RunResult(error=f"timed out after {timeout_s:g}s (handler abandoned)", not_run=True)
     from kit.hooks.output import joined
 
     output = joined(box.get("sink") or [])
     if "error" in box:
-        return RunResult(error=box["error"], output=output)
+        return RunResult(error=box["error"], output=output, not_run=bool(box.get("not_run")))
     return answer(box.get("value"), output=output)
 
 
