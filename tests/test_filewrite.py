@@ -633,3 +633,26 @@ def test_memory_write_keeps_a_windows_note_as_it_was(workspace, kit_now):
     note.write_bytes(b"\xef\xbb\xbf# 2026-12-11\r\n\r\n- first\r\n")
     memory_for(workspace).write("third")
     assert note.read_bytes() == b"\xef\xbb\xbf# 2026-12-11\r\n\r\n- first\r\n- third\r\n"
+
+
+def test_after_an_edit_of_a_bom_file_the_agent_can_write_it_and_the_watcher_knows_the_echo(workspace):
+    """Review: the BOM kept by the write was not in the digest the tools and the watcher remember,
+    so edit_file then write_file was refused as someone else's edit, and Kit's own write to a note
+    reloaded as the user's."""
+    from kit.tools import ToolContext, execute_tool
+    from kit.watch import file_digest
+
+    note = workspace.root / "notes" / "w.md"
+    note.parent.mkdir()
+    note.write_bytes(b"\xef\xbb\xbfalpha\r\nbeta\r\n")
+    ctx = ToolContext(workspace)
+    assert execute_tool(ctx, "read_file", {"path": "notes/w.md"}).ok
+    edited = execute_tool(ctx, "edit_file", {"path": "notes/w.md", "old_text": "beta", "new_text": "BETA"})
+    assert edited.ok, edited.result
+    written = execute_tool(ctx, "write_file", {"path": "notes/w.md", "content": "alpha\nBETA\ngamma\n"})
+    assert written.ok, written.result
+    workspace.update_text("memory/2026-12-07.md", lambda text: "\ufeff- a note\r\n" if text is None else text)
+    path = workspace.root / "memory/2026-12-07.md"
+    assert path.read_bytes() == b"\xef\xbb\xbf- a note\r\n"
+    workspace.update_text("memory/2026-12-07.md", lambda text: text + "- more\r\n")
+    assert workspace.expected_hash("memory/2026-12-07.md") == file_digest(path)

@@ -393,7 +393,7 @@ class WorkspaceCore:
         target = self.path(rel)
         previous = self._known_hashes.get(rel)
         # record the hash first: with a tiny debounce the watcher may see the file before we return
-        self._known_hashes[rel] = sha1_hex(text)
+        self._known_hashes[rel] = sha1_hex(text.removeprefix("\ufeff"))  # as the watcher hashes it (BOM dropped)
         try:
             with self.writing():
                 if expected is ANY:

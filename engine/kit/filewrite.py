@@ -123,6 +123,7 @@ class Update:
     text: str | None  # the file's text now
     wrote: bool
     attempts: int
+    digest: str | None = None  # sha1 of the bytes written (a kept BOM included): the file's `FileState.digest`
 
 
 # --------------------------------------------------------------------------- reading
@@ -553,7 +554,7 @@ def update_file(path: str | os.PathLike, change: Callable[[str | None], str | No
         if new is not None and state.text is not None:
             new = same_conventions(state, new)
         if new is None or new == state.text:
-            return Update(state, state.text, False, attempt)
+            return Update(state, state.text, False, attempt, state.digest)
         data = "\ufeff" + new if state.bom else new
         try:
             if write is not None:
@@ -564,6 +565,6 @@ def update_file(path: str | os.PathLike, change: Callable[[str | None], str | No
             # let the other writer finish: a burst of saves passes, a person's next save is seconds away
             time.sleep(random.uniform(0, min(0.1, 0.001 * 2 ** min(attempt, 7))))
             continue
-        return Update(state, new, True, attempt)
+        return Update(state, new, True, attempt, sha1_hex(data))
     raise ConflictError(f"kept changing while Kit tried to write it ({attempts} attempts); nothing was "
                         "written. Try again.", path=name)

@@ -231,11 +231,13 @@ def _rel(ctx: ToolContext, path) -> str:
     return path.relative_to(ctx.ws.root).as_posix()
 
 
-def _remember(ctx: ToolContext, rel: str, text: str) -> None:
+def _remember(ctx: ToolContext, rel: str, text: str, digest: str | None = None) -> None:
+    """What a later write_file is based on: the text and the digest of the file's bytes (`digest`
+    when they are not the text's own: a BOM the write kept)."""
     from kit.filewrite import FileState
     from kit.fsutil import sha1_hex
 
-    ctx.seen[rel] = FileState(text, sha1_hex(text))
+    ctx.seen[rel] = FileState(text, digest or sha1_hex(text))
 
 
 def _is_memory_door(ctx: ToolContext, path) -> bool:
@@ -355,7 +357,7 @@ def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:
 
     done = ctx.ws.update_text(rel, edit)
     if done.text is not None:
-        _remember(ctx, rel, done.text)
+        _remember(ctx, rel, done.text, done.digest)
     return f"edited {rel}: {plural(counted[0] if replace_all else 1, 'replacement')}"
 
 
