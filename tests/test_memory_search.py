@@ -432,3 +432,35 @@ def test_a_query_of_symbols_finds_the_lines_holding_them(tmp_path, real_embedder
             assert hits and hits[0].snippet == line and hits[0].text_score == 0.5, query
     finally:
         mem.close()
+
+
+def test_shown_part_folds_as_the_query_does_and_keeps_a_row_whose_lines_it_cannot_map():
+    from kit.memory.index import ChunkRow
+    from kit.memory.search import query_terms, shown_part
+
+    lines = [f"| row {i} | filler text here |" for i in range(40)] + ["| Straße 5 | Ärzte |"]
+    row = ChunkRow(1, "memory/2026-05-01.md", 10, 50, "", "\n".join(lines))
+    terms = [t for part in query_terms("Straße") for t in part]
+    shown, first, last = shown_part(row, terms, 80)
+    assert (shown.split("\n")[-1], last) == ("| Straße 5 | Ärzte |", 50)  # NFKC + lower, as the query's terms
+    # a row whose text does not span its lines one to one (the range says 10-60): its start, unmapped
+    odd = ChunkRow(2, "memory/2026-05-01.md", 10, 60, "", "\n".join(lines))
+    assert shown_part(odd, terms, 80) == ("\n".join(lines)[:80], 10, 60)
+
+
+def test_a_query_of_ascii_punctuation_is_not_a_substring_scan(tmp_path, real_embedder):
+    """Review: "-" matched every bullet (text 0.5 each), "?" every question."""
+    from kit.init import init_workspace
+    from kit.memory.service import Memory
+    from kit.workspace import Workspace
+
+    root = tmp_path / "ws"
+    init_workspace(root)
+    write(root, "memory/2026-05-02.md", "# 2026-05-02\n\n- one\n- two\n- three?\n")
+    mem = Memory(Workspace.open(root), embedder=real_embedder)
+    mem.sync()
+    try:
+        for query in ("-", "?", "|"):
+            assert all(h.text_score in (None, 0.0) for h in run(mem, query).results), query
+    finally:
+        mem.close()

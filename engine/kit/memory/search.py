@@ -463,6 +463,13 @@ def _scored(index: MemoryIndex, terms: list[str], limit: int, *, trigram: bool =
     return dict(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
 
 
+def symbol_query(query: str) -> str:
+    """A query of no word that names something (emoji, arrows, currency: "☀️", "→", "€"), as the text
+    to find; "" for ASCII punctuation alone ("-", "?", "|" are in every list and table)."""
+    text = " ".join(query.split())
+    return text if any(not ch.isascii() for ch in text) else ""
+
+
 def text_candidates(index: MemoryIndex, query: str, limit: int) -> dict[int, float]:
     """Chunk id → text score, best first: the query's words joined with OR (a chunk holding all of
     them ranks above one holding some, since bm25() sums over the words it holds); CJK through the
@@ -473,7 +480,7 @@ def text_candidates(index: MemoryIndex, query: str, limit: int) -> dict[int, flo
     scored flat (0.5). A query of no word at all (emoji, symbols: "☀️", "→") is such a scan too."""
     words, cjk = query_terms(query)
     if not words and not cjk:
-        symbols = " ".join(query.split())
+        symbols = symbol_query(query)
         return dict.fromkeys(index.substring_search(symbols, limit), bm25_to_score(LIKE_RANK)) if symbols else {}
     if not cjk:
         hits = _scored(index, words, limit)
@@ -652,7 +659,7 @@ def is_relevant(c: Candidate, settings: SearchSettings, text_weight: float, use_
         return False
     return (not use_vectors or c.relevance >= text_weight
             or has_phrase(c.row.text, query) or holds_query_words(c.row.text, query)
-            or not any(query_terms(query)))  # a query of symbols only: its text hit holds them verbatim
+            or bool(symbol_query(query)) and not any(query_terms(query)))  # its text hit holds the symbols verbatim
 
 
 def jaccard_matrix(sets: Sequence[frozenset[str]]) -> np.ndarray:
@@ -928,7 +935,7 @@ def shown_part(row: ChunkRow, terms: Sequence[str], width: int) -> tuple[str, in
     if len(text) <= width:
         return text, row.start_line, row.end_line
     lines = text.split("\n")
-    folded = [line.casefold() for line in lines]
+    folded = [unicodedata.normalize("NFKC", line).lower() for line in lines]  # as `query_terms` folds the query
     held = [sum(1 for t in terms if t in line) for line in folded]
     best = max(range(len(lines)), key=lambda i: (held[i], -i))
     if not held[best] or row.start_line + len(lines) - 1 != row.end_line:
