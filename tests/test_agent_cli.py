@@ -354,7 +354,8 @@ def test_a_run_that_fails_before_any_reply_leaves_no_session(ws_path, tmp_path, 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     set_config(ws_path, QUIET)
     failing = write_script(tmp_path, [{"error": {"kind": "auth", "message": "bad key"}}], name="fail.yaml")
-    assert cli("run", "hi", "-w", ws_path, "--model", f"script:{failing}").exit_code == 1
+    failed = cli("run", "hi", "-w", ws_path, "--model", f"script:{failing}")
+    assert failed.exit_code == 1 and "kit: session" not in failed.stderr  # nothing written, nothing named
     assert cli("run", "hi", "-w", ws_path, "--model", "openai/gpt-4o-mini").exit_code == 1
     assert cli("run", "hi", "--session", "chat", "-w", ws_path, "--model",
                f"script:{tmp_path / 'missing.yaml'}").exit_code == 2  # a usage error, found first
@@ -369,10 +370,17 @@ def test_a_run_that_fails_before_any_reply_leaves_no_session(ws_path, tmp_path, 
     assert result.exit_code == 1
     listed = json.loads(cli("sessions", "list", "--json", "-w", ws_path).stdout)["sessions"]
     assert [(s["key"], s["title"], s["messages"]) for s in listed] == [("chat", "list my skills", 3)]
-    # and names it (regression, a new-user pass: the session was written, never said)
-    assert f"kit: session {listed[0]['id']} kept what was written before the error" in result.stderr.splitlines()
+    # and names it, after the error (regression, a new-user pass: the session was written, never said)
+    assert result.stderr.splitlines()[-2][:30] == "kit: no model available (scrip"
+    assert result.stderr.splitlines()[-1] == f"kit: session {listed[0]['id']} kept what this turn wrote before the error"
     shown = json.loads(cli("sessions", "show", "chat", "--json", "-w", ws_path).stdout)
     assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "tool"]
+    # a resumed session keeps the message of a turn whose first call failed: named too
+    first_call = write_script(tmp_path, [{"error": {"kind": "auth", "message": "bad key"}}], name="first.yaml")
+    again = cli("run", "hello", "--session", "chat", "-w", ws_path, "--model", f"script:{first_call}")
+    assert again.exit_code == 1
+    assert again.stderr.splitlines()[-1] == f"kit: session {listed[0]['id']} kept what this turn wrote before the error"
+    assert json.loads(cli("sessions", "show", "chat", "--json", "-w", ws_path).stdout)["messages"][-1]["content"] == "hello"
 
 
 def test_run_model_script_path_on_the_command_line_is_the_shells(ws_path, tmp_path):

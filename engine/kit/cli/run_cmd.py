@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kit import KINDS, plural
+from kit import KINDS, KitError, plural
 from kit.cli.common import (
     _default,
     emit_json,
@@ -42,7 +42,7 @@ def _check_model(ws: Workspace, spec: str, typed: str) -> None:
     try:
         ws.check_model(spec)
     except ConfigError as exc:
-        if spec.startswith("script:") and Path(spec[len("script:"):]).is_file():
+        if spec.startswith("script:") and Path(spec[len("script:"):]).expanduser().is_file():
             raise  # the file is there, its contents are wrong: a file error (exit 1, file and line)
         message = str(exc)
         rel = typed[len("script:"):] if typed != spec else ""
@@ -134,13 +134,14 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
     agent = ws.agent(model=model, session_key=session_key, kind=kind, interactive=interactive,
                      approve=approve, status=status, generation=generation, on_event=on_event,
                      model_flag="--model")
+    written = _messages(ws, agent)
     try:
         result = agent.turn(message)
-    except Exception:
-        # a turn that failed after a model answered (a tool call, then the provider's error) left
-        # a session behind: named, so `kit sessions show` finds what was written
-        if agent.persisted:
-            click.echo(f"kit: session {agent.session_id} kept what was written before the error", err=True)
+    except KitError as exc:
+        # a turn that failed after a model answered (a tool call, then the provider's error) wrote
+        # to its session: named after the error, so `kit sessions show` finds what was written
+        if _messages(ws, agent) > written:
+            fail(f"{exc}\nkit: session {agent.session_id} kept what this turn wrote before the error", exc.exit_code)
         raise
     finally:
         agent.close()
@@ -187,6 +188,11 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
         sys.exit(1)
     if result.stopped == "cancelled":
         sys.exit(130)  # Ctrl-C, as a shell reports it
+
+
+def _messages(ws: Workspace, agent) -> int:
+    """How many messages the agent's session holds in the store (0 before its first is written)."""
+    return ws.sessions.get(agent.session_id).messages if agent.persisted else 0
 
 
 def _tool_line(call) -> str:
