@@ -483,3 +483,13 @@ def test_the_script_providers_made_up_counts_report_no_estimate_error(ws_path, t
         "prompt_tokens": 120, "completion_tokens": 9, "total_tokens": 129, "cache_read_tokens": 0,
         "cache_write_tokens": 0, "model_calls": 1, "context_tokens": json.loads(result.stdout)["usage"]["context_tokens"],
         "context_window": 32000}
+
+
+def test_a_malformed_script_under_home_is_an_error_in_it_too(ws_path, tmp_path, cli, monkeypatch):
+    """Review: `script:~/bad.yaml` was not expanded when telling a malformed file from a missing one."""
+    set_config(ws_path, QUIET)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "bad.yaml").write_text("turns:\n\t- text: hi\n")
+    result = cli("run", "hi", "-w", ws_path, "--model", "script:~/bad.yaml")
+    assert result.exit_code == 1 and "Usage:" not in result.stderr
+    assert result.stderr.splitlines()[-1].startswith(f"kit: {tmp_path / 'bad.yaml'}:2: script provider: invalid YAML")
