@@ -122,6 +122,7 @@ def test_weights_are_renormalised_and_total_is_capped():
     huge = {k: 1e308 for k in WEIGHTS}
     assert scoring.normalised_weights(huge) == approx(scoring.normalised_weights({k: 1.0 for k in WEIGHTS}))
     assert scoring.score(s, huge, HL).total > 0
+    assert scoring.normalised_weights({"relevance": float("inf"), "frequency": 1.0})["relevance"] == 1.0
     top = Signals(recall_count=10, total_score=10, unique_queries=9, recall_days=10, span_days=20,
                   days_since_last_recall=0, tag_count=8, light_hits=9, days_since_light=0, rem_hits=9,
                   days_since_rem=0, raw_recalls=20)

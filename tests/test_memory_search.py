@@ -81,6 +81,7 @@ def test_formulas_read_like_the_spec():
     # weights whose sum overflows to inf (each is a valid float): shares, not (0, 0)
     assert normalised_weights(1.5e308, 1.5e308) == (0.5, 0.5)
     assert normalised_weights(1.2e308, 0.6e308) == pytest.approx((2 / 3, 1 / 3))
+    assert normalised_weights(math.inf, 1.0) == (1.0, 0.0)  # review: it recursed without end
     assert combine(0.8, 0.5, 0.7, 0.3) == pytest.approx(0.71)
     assert combine(0.8, 0.5, 7, 3) == pytest.approx(0.71)  # weights are normalised
     assert recency(30, 30) == pytest.approx(0.5)

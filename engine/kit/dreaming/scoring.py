@@ -122,8 +122,10 @@ def normalised_weights(weights: Mapping[str, float]) -> dict[str, float]:
     total = sum(given.values())
     if total <= 0:
         return {name: 1 / len(COMPONENTS) for name in COMPONENTS}
-    if math.isinf(total):  # weights near the float maximum: every share was 0, every score 0
-        return normalised_weights({name: w / (2 * len(COMPONENTS)) for name, w in given.items()})
+    if math.isinf(total):  # weights near the float maximum (or inf, from the API): over the largest
+        largest = max(given.values())
+        given = {name: float(math.isinf(w)) if math.isinf(largest) else w / largest for name, w in given.items()}
+        total = sum(given.values())
     return {name: w / total for name, w in given.items()}
 
 

@@ -146,8 +146,13 @@ def normalised_weights(vector_weight: float, text_weight: float) -> tuple[float,
     total = vector_weight + text_weight
     if total <= 0:
         return 0.5, 0.5
-    if math.isinf(total):  # two weights near the float maximum: both shares were 0, every score 0
-        return normalised_weights(vector_weight / 4, text_weight / 4)
+    if math.isinf(total):  # weights near the float maximum (or inf, from the API): over the larger
+        larger = max(vector_weight, text_weight)
+        if math.isinf(larger):
+            vector_weight, text_weight = float(math.isinf(vector_weight)), float(math.isinf(text_weight))
+        else:
+            vector_weight, text_weight = vector_weight / larger, text_weight / larger
+        total = vector_weight + text_weight
     return vector_weight / total, text_weight / total
 
 
