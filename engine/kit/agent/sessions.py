@@ -737,12 +737,13 @@ def _holds(part: str) -> tuple[str, str]:
     ASCII letters only ("ö" would miss "Ölaf"): other text is tested by `_contains`."""
     if part.isascii():
         return "f.content LIKE ? ESCAPE '\\'", f"%{_escape_like(part)}%"
-    return "kit_contains(f.content, ?)", part
+    return "kit_contains(f.content, ?)", re.escape(part)  # escaped once, not once per row
 
 
-def _contains(text: str | None, part: str) -> bool:
-    """`kit_contains(text, part)` in SQL: `part` occurs in `text` in any case (as `_occurrences` finds it)."""
-    return text is not None and re.search(re.escape(part), text, re.IGNORECASE) is not None
+def _contains(text: str | None, pattern: str) -> bool:
+    """`kit_contains(text, pattern)` in SQL: the escaped part occurs in `text` in any case (as
+    `_occurrences` finds it; `re` keeps the compiled pattern between rows)."""
+    return text is not None and re.search(pattern, text, re.IGNORECASE) is not None
 
 
 def _occurrences(text: str, query: str) -> list[tuple[int, int]]:
