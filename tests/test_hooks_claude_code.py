@@ -427,6 +427,15 @@ def test_a_settings_file_that_does_not_parse_is_said_by_hooks_list_trust_and_run
     assert [(p["path"], p["line"], p["severity"]) for p in as_json["problems"]] == [
         (".claude/settings.local.json", 1, "error")]
     assert problem in ws.run_notices()
+    # an entry it ignores is for `kit hooks list` and doctor, not every run (review)
+    settings = json.loads((ws.root / ".claude" / "settings.json").read_text())
+    settings["hooks"]["NoSuchEvent"] = []
+    (ws.root / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2))
+    ws.reload()
+    ignored = "'NoSuchEvent' is not a Claude Code hook event; ignored"
+    assert any(ignored in p["message"] for p in json.loads(cli("hooks", "list", "-w", str(ws.root),
+                                                               "--json").output)["problems"])
+    assert [n for n in ws.run_notices() if "Claude Code settings" in n] == [problem]
     trusted = cli("hooks", "trust", "claude-code", "-w", str(ws.root))
     assert trusted.exit_code == 0 and f"kit: warning: {problem}" in trusted.stderr
     # only the broken file: nothing to trust, and why

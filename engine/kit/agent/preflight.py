@@ -82,10 +82,11 @@ def run_notices(ws: WorkspaceCore, model: str | None = None) -> list[str]:
         f"(review hooks/{hook.name}/, then `kit hooks trust {hook.name}`)"
         for hook in registry_for(ws).untrusted()
     )
-    if ws.config.hooks.claude_code:  # off (the default): kit.hooks.claude is not even imported
+    if ws.config.hooks.claude_code and ws.config.hooks.enabled:  # off (the default): not even imported
         registry = registry_for(ws)
         # a settings file whose JSON does not parse runs none of its hooks: said before the turn
-        notices.extend(str(problem) for problem in registry.settings_problems())
+        # (a single ignored entry is for `kit hooks list` and doctor)
+        notices.extend(str(problem) for problem in registry.settings_problems(whole=True))
         claude = registry.claude.untrusted_notice(registry.trust_store)
         if claude:
             notices.append(claude)

@@ -41,6 +41,8 @@ FILES = (("user", "~/.claude/settings.json"), ("project", ".claude/settings.json
          ("local", ".claude/settings.local.json"))  # Claude Code merges all three; listed in this order
 SCRIPTS_DIR = ".claude/hooks"  # hashed with the settings: the scripts the commands usually run
 DECISIONS = frozenset({"PreToolUse", "UserPromptSubmit"})  # events where a hook may stop Kit
+# the problems (parse_settings, ClaudeCodeHooks.loaded) that keep every hook of a file out
+WHOLE_FILE = ("not valid JSON", "a settings file must hold", "'hooks' must be an object", "cannot be read")
 MAX_CONTEXT_CHARS = 10_000  # Claude Code's cap on additionalContext / plain stdout
 MAX_HASHED_BYTES = 5 * 1024 * 1024
 
@@ -542,11 +544,12 @@ class ClaudeCodeHooks:
             rows.append(row)
         return rows
 
-    def file_problems(self) -> list[Problem]:
+    def file_problems(self, *, whole: bool = False) -> list[Problem]:
         """What keeps a settings file's hooks (or some of them) from Kit: JSON that does not parse,
-        an unknown event … each at its file and line."""
+        an unknown event … each at its file and line. `whole`: only what keeps every hook of a file
+        out (`kit run` says those before each turn)."""
         return [Problem(area="hooks", path=file, line=line, message=f"Claude Code settings: {message}")
-                for file, line, message in self.loaded().problems]
+                for file, line, message in self.loaded().problems if not whole or message.startswith(WHOLE_FILE)]
 
     def problems(self, store: Any) -> list[Problem]:
         loaded = self.loaded()

@@ -96,12 +96,13 @@ class HookRegistry:
             rows.append(row)
         return rows + self.claude.listing(self.trust_store)
 
-    def settings_problems(self) -> list[Problem]:
-        """With hooks.claude_code: what keeps Claude Code settings files' hooks from running (a file
-        whose JSON does not parse runs none), at file and line. Empty when the flag is off."""
+    def settings_problems(self, *, whole: bool = False) -> list[Problem]:
+        """With hooks.claude_code: what keeps Claude Code settings files' hooks from running, at file
+        and line (`whole`: only what keeps a whole file out, a file whose JSON does not parse).
+        Empty when the flag is off."""
         if not self.ws.config.hooks.claude_code:  # off: kit.hooks.claude is not even imported
             return []
-        return self.claude.file_problems()
+        return self.claude.file_problems(whole=whole)
 
     def get(self, name: str) -> HookSpec:
         for hook in self.hooks:
