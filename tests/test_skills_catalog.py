@@ -111,6 +111,8 @@ def test_a_missing_description_never_stands_in_with_a_line_of_code(ws_path):
     assert first_body_line("```bash\nmake deploy\n```\n\nDeploys the site.\n") == "Deploys the site."
     assert first_body_line("~~~\n```not a close\n~~~\n# Usage\n") == "Usage"
     assert first_body_line("```\nonly code\n```\n") == ""
+    # a longer fence holds shorter ones (review: the inner one closed it)
+    assert first_body_line("````md\n```bash\nls\n```\n````\n\nDeploys the site.\n") == "Deploys the site."
     folder = make_skill(ws_path / "skills", "code-only")
     (folder / "SKILL.md").write_text("---\nname: code-only\n---\n```bash\nmake deploy\n```\n")
     catalog = build_catalog(Workspace.open(ws_path))

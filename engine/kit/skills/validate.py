@@ -158,15 +158,16 @@ def first_body_line(body: str) -> str:
     """The first non-empty line of the body's prose, without a heading's #s (a missing description's
     stand-in). Code blocks are not prose: a body opening with one stood in as "```bash", an open
     fence in the system prompt."""
-    fence = ""
+    fence = ""  # the open fence's run: a closing one is the same character, at least as long
     for line in body.splitlines():
         stripped = line.strip()
+        run = len(stripped) - len(stripped.lstrip(stripped[:1])) if stripped[:1] in ("`", "~") else 0
         if fence:
-            if stripped.startswith(fence) and not stripped[len(fence):].strip(fence[0]).strip():
+            if run >= len(fence) and stripped[0] == fence[0] and not stripped[run:].strip():
                 fence = ""
             continue
-        if stripped.startswith(("```", "~~~")):
-            fence = stripped[:3]
+        if run >= 3:
+            fence = stripped[:run]
             continue
         text = stripped.lstrip("#").strip()
         if text:
