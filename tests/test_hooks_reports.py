@@ -385,11 +385,17 @@ def test_a_command_with_a_handler_py_beside_it_is_warned(ws_path, cli):
                command="true")
     write_hook(ws_path / "hooks", "runs-it", ["tool:before"], "def handle(event):\n    return None\n",
                command='python3 "$KIT_HOOK_DIR/handler.py"')
+    write_hook(ws_path / "hooks", "module", ["tool:before"], "def handle(event):\n    return None\n",
+               command='cd "$KIT_HOOK_DIR" && python3 -m handler')
+    write_hook(ws_path / "hooks", "other", ["tool:before"], "def handle(event):\n    return None\n",
+               command='python3 "$KIT_HOOK_DIR/my_handler.py"')
     rows = {r["name"]: r for r in json.loads(cli("hooks", "list", "-w", ws_path, "--json").stdout)["hooks"]}
+    warning = ("'command' runs and the handler.py beside it never does (a guard written there does not guard): "
+               "remove one")
     assert [(p["path"], p["line"], p["severity"], p["message"]) for p in rows["both"]["problems"]] == [
-        ("hooks/both/HOOK.md", 6, "warning", "'command' runs and the handler.py beside it never does (a guard "
-                                             "written there does not guard): remove one")]
-    assert rows["runs-it"]["problems"] == []
+        ("hooks/both/HOOK.md", 6, "warning", warning)]
+    assert rows["runs-it"]["problems"] == rows["module"]["problems"] == []
+    assert [p["message"] for p in rows["other"]["problems"]] == [warning]  # review: a substring was enough
 
 
 def test_firing_an_empty_event_is_a_usage_error(ws_path, cli):

@@ -177,18 +177,18 @@ class Workspace(WorkspaceCore):
 
         return run_notices(self, model)
 
-    def rule_errors(self, paths: Any = None) -> list[Problem]:
+    def rule_errors(self, paths: Any = None, *, besides: Any = ()) -> list[Problem]:
         """The errors the skills and hooks find in their files beyond parsing — a name that is not
         its folder's, a bad timeout, a skill its scan blocks — in `paths` (workspace-relative), or
-        everywhere. A reload reads such a file without error; the skill or hook keeps its last
-        good version in force (or is not loaded), and `kit watch`, `kit serve` and the REPL say so."""
+        everywhere; `besides`: problems already said (a reload's own), left out. A reload reads
+        such a file without error; the skill or hook keeps its last good version in force (or is
+        not loaded), and `kit watch`, `kit serve` and the REPL say so."""
         found = [p for p in self.skills.problems if p.severity == "error"]
         found += [s.blocked_by for s in self.skills if s.blocked and s.blocked_by is not None]
         found += [p for hook in self.hooks.invalid() for p in hook.problems if p.severity == "error"]
-        if paths is None:
-            return found
-        wanted = set(paths)
-        return [p for p in found if p.path in wanted]
+        said = {str(p) for p in besides}
+        wanted = None if paths is None else set(paths)
+        return [p for p in found if (wanted is None or p.path in wanted) and str(p) not in said]
 
     def watch(self, on_reload: Callable[[ReloadResult], None] | None = None, **options: Any) -> Watcher:
         """A hot-reload watcher (not started): `with ws.watch(on_reload=print): ...` or `.start()`.

@@ -101,10 +101,8 @@ class Repl:
             notices.append(f"[dim]reloaded: {escape(', '.join(changed))}[/dim]")
         for error in result.errors:
             notices.append(f"[yellow]workspace error: {escape(str(error))} (previous version kept)[/yellow]")
-        read = {str(e) for e in result.errors}
-        for error in self.ws.rule_errors(result.changed):  # read fine, but breaks a skill or hook rule
-            if str(error) not in read:
-                notices.append(f"[yellow]workspace error: {escape(str(error))}[/yellow]")
+        for error in self.ws.rule_errors(result.changed, besides=result.errors):  # read fine, a rule broken
+            notices.append(f"[yellow]workspace error: {escape(str(error))}[/yellow]")
         with self._notices_lock:
             self._notices.extend(notices)
 

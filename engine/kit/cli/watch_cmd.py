@@ -97,8 +97,7 @@ class ReloadTracker:
         outcome = reload_outcome(self.ws.root, result.changed, self.broken, now_broken)
         self.version, self.broken = result.version, now_broken
         # read without error, but a skill or hook rule broken: its last good version stays in force
-        read = {str(e) for e in result.errors}
-        rules = [p for p in self.ws.rule_errors(result.changed) if str(p) not in read]
+        rules = self.ws.rule_errors(result.changed, besides=result.errors)
         return outcome, [*result.errors, *rules, *result.listener_errors, *([template_issue] if template_issue else [])]
 
 

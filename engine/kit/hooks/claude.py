@@ -71,7 +71,12 @@ class ClaudeHook:
 
     @property
     def name(self) -> str:
-        return f"claude:{self.scope}:{self.event}[{self.group}]" + (f".{self.index}" if self.index else "")
+        return f"claude:{self.scope}:{self.label}"
+
+    @property
+    def label(self) -> str:
+        """`PreToolUse[0]`, `PreToolUse[0].1` for a group's second handler: the handler in messages."""
+        return f"{self.event}[{self.group}]" + (f".{self.index}" if self.index else "")
 
     @property
     def kit_event(self) -> str | None:
@@ -617,8 +622,7 @@ def _cannot(hook: ClaudeHook, why: str, decision: bool, *, what: str = "could no
     reason says so, and it is the one BLOCK line of the log), elsewhere it is an error."""
     if not decision:
         return _Verdict(errors=[f"{what}: {why}"])
-    handler = f"{hook.event}[{hook.group}]" + (f".{hook.index}" if hook.index else "")  # as `kit hooks list` names it
-    reason = (f"Claude Code hook {hook.file} {handler} {what}: {why}; "
+    reason = (f"Claude Code hook {hook.file} {hook.label} {what}: {why}; "
               f"{blocked_what(hook.kit_event or '')} (Kit fails closed)")
     return _Verdict(block=True, reason=reason, decision="deny", errors=[f"{what}: {why}; blocked"], failed=True)
 
@@ -724,7 +728,7 @@ def _decide(outcome: ClaudeOutcome, verdicts: list[tuple[ClaudeHook, _Verdict]],
                 outcome.arguments = cm.kit_arguments(cm.claude_tool_name(tool), verdict.updated, root)
             except cm.Unmappable as exc:
                 outcome.blocked, outcome.blocked_by = True, hook.name
-                outcome.reason = (f"Claude Code hook {hook.file} {hook.event}[{hook.group}] rewrote the call in a "
+                outcome.reason = (f"Claude Code hook {hook.file} {hook.label} rewrote the call in a "
                                   f"way Kit cannot map ({exc}); the call is blocked (Kit fails closed)")
                 outcome.errors.append(f"{hook.name}: updatedInput cannot be mapped: {exc}; blocked")
                 log("BLOCK", kit_event, hook.name, outcome.reason)

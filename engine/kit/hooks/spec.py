@@ -93,6 +93,19 @@ def display_path_of(folder: Path, root: str, file: str = "HOOK.md") -> str:
     return f"hooks/{folder.name}/{file}" if root == "workspace" else str(folder / file)
 
 
+def _runs_handler(command: str) -> bool:
+    """Whether a hook's command runs the handler.py beside it (`python3 "$KIT_HOOK_DIR/handler.py"`,
+    `python -m handler`), so the two are one hook, not a command hiding a handler."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:  # unbalanced quotes: read it as plain words
+        words = command.split()
+    return any(w.rsplit("/", 1)[-1] == "handler.py" for w in words) or any(
+        a == "-m" and b == "handler" for a, b in zip(words, words[1:], strict=False))
+
+
 def handler_problem(path: Path) -> tuple[str, int | None] | None:
     """Why handler.py can never run, read without running it (it may not be trusted): a syntax
     error, or no top-level `handle`. Each was only a line in .kit/logs/hooks.log at every event."""
@@ -237,7 +250,7 @@ def validate(meta: Mapping[str, Any], folder_name: str, root: str, folder: Path,
             for rel in _unhashed_files(command, folder):
                 warn(f"'command' names {rel}, which the trust hash does not cover (dotfiles, *.log, *.pyc, "
                      "__pycache__): editing it would not untrust the hook; rename it", "command")
-            if (folder / "handler.py").is_file() and "handler.py" not in command:
+            if (folder / "handler.py").is_file() and not _runs_handler(command):
                 warn("'command' runs and the handler.py beside it never does (a guard written there does not "
                      "guard): remove one", "command")
     elif enabled and not (folder / "handler.py").is_file():  # a disabled hook may be just HOOK.md
