@@ -189,6 +189,38 @@ def test_a_dream_stopped_after_the_archive_write_records_the_retirements_not_dem
     assert (workspace.root / "memory/archive/promoted.md").read_text() == archive
 
 
+def test_the_archive_is_written_before_memory_md_so_a_dream_stopped_between_loses_nothing(workspace, monkeypatch):
+    """Regression (review): MEMORY.md was swapped first; a dream stopped before the archive write
+    had taken the retired entries out of MEMORY.md and put them nowhere."""
+    from kit.dreaming import runner, store
+
+    seed(workspace, monkeypatch)
+    assert len(run_dream(workspace).promoted) == 5
+    workspace.write_text("kit.yaml", "dreaming:\n  memory_max_chars: 420\n")
+    monkeypatch.setenv("KIT_NOW", "2026-05-08T20:00:00+00:00")
+    mem = workspace.root / "MEMORY.md"
+    before = mem.read_text()
+
+    def stopped(*args, **kwargs):  # the archive is written, MEMORY.md not yet
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "write_memory", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        run_dream(workspace)
+    monkeypatch.undo()
+    monkeypatch.setenv("KIT_NOW", "2026-05-08T20:00:00+00:00")
+    archive = workspace.root / "memory/archive/promoted.md"
+    assert mem.read_text() == before and archive.read_text().count("retired=2026-05-08") == 3
+    for fact in FACTS[:3]:  # every entry is in one file or the other at every moment
+        assert fact in before and fact in archive.read_text()
+
+    again = run_dream(workspace)
+    assert len(again.retired) == 3 and again.demoted == ()
+    assert archive.read_text().count("retired=2026-05-08") == 3  # not appended twice
+    assert all(fact not in mem.read_text() for fact in FACTS[:3])
+    assert sorted(r.status for r in store.promotions(workspace.open_state())) == ["active"] * 2 + ["retired"] * 3
+
+
 def test_archived_exits_before_a_promotion_are_an_older_life():
     """`deep.archived`: the archive's last word on an active row missing from MEMORY.md, unless it
     came before the row's promotion (the line was promoted again since: now the user deleted it)."""

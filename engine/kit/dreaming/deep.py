@@ -671,13 +671,18 @@ def choose_retirements(text: str, cap: int, last_recall: Callable[[managed.Entry
 def archive_text(current: str | None, retired: Sequence[managed.Entry], today: date,
                  superseded: Mapping[tuple[str, str], str] | None = None) -> str:
     """The archive with `retired` appended; an entry in `superseded` ((key, claim) → the key of
-    its replacement) gets `superseded_by=` instead of `retired=`."""
+    its replacement) gets `superseded_by=` instead of `retired=`. One the archive holds already,
+    marked today, is not appended again (a dream run again after one stopped between its writes)."""
     text = current if current and current.strip() else ARCHIVE_HEADER
     text = text.rstrip("\n") + "\n"
     superseded = superseded or {}
+    day = today.isoformat()
+    held = {(m.get("key"), m.get("claim")) for m in managed.markers(text) if day in (m.get("retired"), m.get("superseded"))}
     for e in retired:
+        if (e.key, e.claim) in held:
+            continue
         by = superseded.get((e.key, e.claim))
-        mark = (("superseded_by", by), ("superseded", today.isoformat())) if by else (("retired", today.isoformat()),)
+        mark = (("superseded_by", by), ("superseded", day)) if by else (("retired", day),)
         attrs = tuple((k, v) for k, v in e.attrs if k not in ("retired", "superseded", "superseded_by")) + mark
         text += "\n" + "\n".join(managed.Entry(attrs, e.body).render()) + "\n"
     return text

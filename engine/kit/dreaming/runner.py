@@ -18,7 +18,7 @@ from kit.dreaming.light import LightResult, run_light
 from kit.dreaming.ranking import DeepSettings, Ranked
 from kit.dreaming.rem import RemResult, run_rem
 from kit.dreaming.verdicts import verdicts_for
-from kit.dreaming.writer import Files, write_memory
+from kit.dreaming.writer import Files, planned_retirements, write_memory
 from kit.errors import BusyError
 from kit.fsutil import LockFile
 from kit.gcpause import gc_paused
@@ -520,14 +520,21 @@ def apply_deep(ctx: _Ctx, night: deep_phase.DeepPlan, cands: list[Candidate]) ->
             sc = 0.0
         return last, sc
 
-    # MEMORY.md through write_memory (a compare-and-swap: applied to the file as it is when written)
-    retired = write_memory(ctx.files, add=entries, remove=[(e.key, e.claim) for e in replaced], cap=cap,
-                           last_recall=last_recall)
     by_new = {(d.old.entry.key, d.old.entry.claim): e.key for d, e in zip(chosen, entries, strict=True)
               if d.action == "superseded" and d.old is not None and d.old.entry is not None}
-    if retired or replaced:
+    removed = [(e.key, e.claim) for e in replaced]
+    # the archive first, with what MEMORY.md as it is now would lose: a dream stopped between the
+    # two writes has lost nothing (the archive's append skips entries it already holds)
+    planned = planned_retirements(ctx.read(deep_phase.MEMORY_FILE) or "", add=entries, remove=removed, cap=cap,
+                                  last_recall=last_recall)
+    if planned or replaced:
         ctx.update(deep_phase.ARCHIVE_FILE, lambda current: deep_phase.archive_text(
-            current, [*replaced, *retired], today, superseded=by_new))
+            current, [*replaced, *planned], today, superseded=by_new))
+    # MEMORY.md through write_memory (a compare-and-swap: applied to the file as it is when written)
+    retired = write_memory(ctx.files, add=entries, remove=removed, cap=cap, last_recall=last_recall)
+    late = [e for e in retired if (e.key, e.claim) not in {(p.key, p.claim) for p in planned}]
+    if late:  # the user saved MEMORY.md in between and the cap took other entries: archived after
+        ctx.update(deep_phase.ARCHIVE_FILE, lambda current: deep_phase.archive_text(current, late, today))
 
     queued: list[store.VerifyItem] = []
     rows = [_promotion_row(d, e, day) for d, e in zip(chosen, entries, strict=True)]

@@ -69,6 +69,18 @@ class Files:
         return done.text
 
 
+def planned_retirements(text: str, *, add: Iterable[managed.Entry] = (), remove: Iterable[tuple[str, str]] = (),
+                        cap: int = 0, last_recall: Callable[[managed.Entry], tuple[str, float]] | None = None,
+                        ) -> list[managed.Entry]:
+    """The entries `write_memory` would retire from MEMORY.md as `text` holds it now: the archive
+    is written with them before MEMORY.md is swapped, so a dream stopped in between loses none."""
+    from kit.dreaming.deep import choose_retirements
+
+    if not last_recall:
+        return []
+    return choose_retirements(managed.merge(text, add=list(add), remove=list(remove)), cap, last_recall)
+
+
 def write_memory(files: Files, *, add: Iterable[managed.Entry] = (), remove: Iterable[tuple[str, str]] = (),
                  cap: int = 0, last_recall: Callable[[managed.Entry], tuple[str, float]] | None = None,
                  drop_lines: Iterable[str] = ()) -> list[managed.Entry]:
