@@ -335,6 +335,9 @@ def quoted_wordings(junk: Iterable[str], wordings: Iterable[str]) -> dict[str, s
     """Junk snippets that quote a promotable wording verbatim (a session transcript of an earlier
     answer: "**Assistant:** From your notes: <the line>"), mapped to the longest wording quoted.
     Such a hit is a recall of that line: its credit goes to the line's claim (never its text)."""
+    junk = list(junk)
+    if not junk:
+        return {}  # nothing quotes: no wording is normalised (a log without junk)
     norms = {w: normalise_claim(w) for w in wordings}
     norms = {w: n for w, n in norms.items() if len(n) >= MIN_QUOTE_CHARS}
     by_word: dict[str, list[str]] = {}
