@@ -21,7 +21,10 @@ STOP_WORDS = frozenset(
     """.split()
 )
 
-_COMPOUND = re.compile(r"[0-9a-z_]+(?:[./:\-][0-9a-z_]+)+")
+# a compound starts where a run of its characters does (one starting inside a run would fail as the
+# run's own start did), and the run is never given back (the separators are not in it): without the
+# look-behind and `++` a search went over each word from every one of its letters
+_COMPOUND = re.compile(r"(?<![0-9a-z_])[0-9a-z_]++(?:[./:\-][0-9a-z_]+)+")
 _CJK_CHARS = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
 # a CJK run (its bigrams are the tags), or a word of any other letters: "tomás" is one word, not
 # "tom" and "s" (for ASCII text the same tokens as [0-9a-z_]+)
