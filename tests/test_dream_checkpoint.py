@@ -13,6 +13,7 @@ from helpers_dream import searched, set_now, write_note
 from kit.dreaming import candidates, checkpoint, verdicts
 from kit.dreaming.candidates import build_candidates
 from kit.dreaming.claims import ClaimIndex
+from kit.dreaming.junk import junk_rule
 from kit.dreaming.runner import load_candidates, run_dream
 from kit.memory.recall import events, record_use, searches, top_scores, uses
 from kit.workspace import Workspace
@@ -167,7 +168,7 @@ def test_a_changed_junk_rule_never_resumes_a_checkpoint_made_under_the_old_one(w
         night(workspace, day, i)
     keep(workspace)
     was = next(c for c in full(workspace) if "laundrette" in c["snippet"])["event_credit"]
-    real = verdicts.junk_rule
+    real = junk_rule
 
     def stricter(snippet):
         if "oat milk" in snippet:
@@ -176,7 +177,7 @@ def test_a_changed_junk_rule_never_resumes_a_checkpoint_made_under_the_old_one(w
             return Junk("question", "a new rule")
         return real(snippet)
 
-    monkeypatch.setattr(verdicts, "junk_rule", stricter)
+    monkeypatch.setattr(verdicts, "junk_rules", lambda snippets: [stricter(s) for s in snippets])
     monkeypatch.setattr(candidates, "junk_rule", stricter)
     monkeypatch.setattr(verdicts, "rules_version", lambda: "a-newer-rule")
     checkpoint.version.cache_clear()

@@ -8,6 +8,7 @@ import sqlite3
 from helpers_dream import days, recall, set_now, write_note
 from kit.dreaming import candidates, verdicts
 from kit.dreaming.candidates import build_candidates
+from kit.dreaming.junk import junk_rule
 from kit.dreaming.runner import load_candidates, run_dream
 from kit.memory.recall import events, searches, top_scores, uses
 from kit.workspace import Workspace
@@ -27,13 +28,13 @@ def seed(ws) -> None:
 def judged(monkeypatch) -> list[str]:
     """Count the snippets the rules really judge."""
     seen: list[str] = []
-    real = verdicts.junk_rule
+    real = junk_rule
 
     def counting(snippet):
         seen.append(snippet)
         return real(snippet)
 
-    monkeypatch.setattr(verdicts, "junk_rule", counting)
+    monkeypatch.setattr(verdicts, "junk_rules", lambda snippets: [counting(s) for s in snippets])
     monkeypatch.setattr(candidates, "junk_rule", counting)
     return seen
 

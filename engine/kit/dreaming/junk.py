@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kit.lazyre import fold_ascii
@@ -263,6 +264,20 @@ def _is_greeting(lines: list[str]) -> bool:
 
 def junk_rule(snippet: str) -> Junk | None:
     text = snippet.strip()
+    return _junk_but_threat(text) or _threat(text)
+
+
+def junk_rules(snippets: Iterable[str]) -> list[Junk | None]:
+    """`junk_rule` of each snippet, the threat scan last for all of them at once: apart, the scan
+    and the other rules each keep their patterns and tables in the CPU's caches (a dream judges
+    hundreds of snippets; taking turns made it a sixth slower)."""
+    texts = [s.strip() for s in snippets]
+    found = [_junk_but_threat(text) for text in texts]
+    return [junk if junk is not None else _threat(text) for junk, text in zip(found, texts, strict=True)]
+
+
+def _junk_but_threat(text: str) -> Junk | None:
+    """The rules before the threat scan, in order, on the stripped snippet."""
     lines = _lines(text)
     flat = " ".join(lines)
     if len(flat) < MIN_CHARS:
@@ -290,10 +305,12 @@ def junk_rule(snippet: str) -> Junk | None:
         return Junk("question", QUESTION)
     if _is_greeting(lines):
         return Junk("greeting", GREETING)
-    threat = scan_text(text)
-    if threat:
-        return Junk("threat", f"failed the threat scan: {threat}")
     return None
+
+
+def _threat(text: str) -> Junk | None:
+    threat = scan_text(text)
+    return Junk("threat", f"failed the threat scan: {threat}") if threat else None
 
 
 def junk_reason(snippet: str) -> str | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kit.core import WorkspaceCore
 from kit.dreaming import junk as junk_module
-from kit.dreaming.junk import Junk, junk_rule
+from kit.dreaming.junk import Junk, junk_rules
 from kit.fsutil import sha1_hex
 
 
@@ -61,7 +61,7 @@ class JunkVerdicts:
                     self._memo[s] = stored[h]
                     self._kept.add(s)
             missing = [s for s in missing if s not in self._memo]
-        self._memo.update({s: junk_rule(s) for s in missing})
+        self._memo.update(zip(missing, junk_rules(missing), strict=True))
         fresh = {s: self._memo[s] for s in wanted if s not in self._kept}  # judged by a dry run too
         if fresh and store and db is not None:
             from kit.dreaming import store as dream_store
