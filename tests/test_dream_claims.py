@@ -219,9 +219,9 @@ def test_a_changed_opening_or_closing_value_is_still_an_update(old, new, changed
 # ---------------------------------------------------------------- the value gates (speed, same values)
 
 def test_every_word_gated_value_pattern_needs_one_of_its_words():
-    """values() skips a pattern on text without any of its `_NEEDS`; for the patterns gated by words
-    alone, every word a match must hold (read off the parse tree, as the threat scanner does)
-    contains one of them."""
+    """values() skips a pattern on text without any of its `_WORDS`; for the patterns gated by words
+    alone, every word a match must hold (read off the parse tree, as the threat scanner does) is
+    one of them — or, a negation, holds "n't" (tested apart) or is the "longer" of "no longer"."""
     import re
 
     from kit.threats import _words
@@ -229,7 +229,8 @@ def test_every_word_gated_value_pattern_needs_one_of_its_words():
     for kind, pattern in (("weekday", claims._WEEKDAY), ("month", claims._MONTH_ALONE), ("negation", claims._NEGATION)):
         derived, _ = _words(pattern.pattern, re.IGNORECASE)
         assert derived, kind
-        assert [w for w in derived if not any(need in w for need in claims._NEEDS[kind])] == [], kind
+        extra = ("n't", "longer") if kind == "negation" else ()
+        assert [w for w in derived if w not in claims._WORDS[kind] and not any(x in w for x in extra)] == [], kind
 
 
 def test_the_value_gates_change_no_values(monkeypatch):
@@ -241,10 +242,12 @@ def test_the_value_gates_change_no_values(monkeypatch):
     words = ("not no never none nobody nothing cannot can't won't don't isn't anymore no longer NOT Never half "
              "past two 9:30 10am 5 pm 12h30 3rd March May may monday Tuesdays SEPT sept. Dec the 21st 2026-01-02 "
              "€5 $12.50 10 euros 5k #12 MX-20417 v2.3.1 BS6 1,000 ١٢ ５ Ada Lumen Health İstanbul ſunday DAY "
-             "until till closes at - to ( ) . , ; Dr. No. 42").split()
+             "until till closes at - to ( ) . , ; Dr. No. 42 note decided Q3 x_1 1_y a-1 2-3 1.2.3 1ſt halfway "
+             "nobody's no-one #tag decade Ｍay ＭＡＲＣＨ K9 1K AM 8h 7PM").split()
     texts = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))) for _ in range(4000)]
     gated = [values(t) for t in texts]
-    monkeypatch.setattr(claims, "_holding", lambda text: set(claims._NEEDS))
+    every_kind = {"money", "date", "time", "weekday", "month", "id", "number", "negation"}
+    monkeypatch.setattr(claims, "_holding", lambda text: every_kind)
     every = [values(t) for t in texts]
     assert sum(bool(v.kinds) for v in every) > 3000  # the texts do state values
     assert gated == every

@@ -117,26 +117,48 @@ def _plain(text: str) -> str:
 
 
 _DIGIT = re.compile(r"\d")  # what the patterns' \d matches
-_A_DIGIT = "\\d"  # in a `_NEEDS` entry: a decimal digit (the rest are words, found as re.IGNORECASE finds them)
-# what every match of each pattern holds: a text with none of it is not searched (values() runs on
-# every wording a dream groups, and most lines state no date, weekday, month or negation)
-_NEEDS: dict[str, tuple[str, ...]] = {
-    "money": (_A_DIGIT,), "date": (_A_DIGIT,), "time": (_A_DIGIT, "half"), "weekday": ("day",),
-    "month": ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
-    "id": (_A_DIGIT, "#"), "number": (_A_DIGIT,), "negation": ("no", "longer", "never", "n't", "anymore"),
+_RUN = re.compile(r"\w+")  # what the patterns' \b stands between
+# What every match of each pattern holds: a text without it is not searched (values() runs on every
+# wording a dream groups, and most lines state no date, weekday, month, id or negation).
+#
+# Whole words, as the patterns have them between \b's — a run of \w, folded as re.IGNORECASE
+# folds it: "note" holds no "no", nor "decided" a "dec". A negation holds one of its words or an
+# "n't" (can't, won't …; "no longer" starts with "no").
+_WORDS: dict[str, frozenset[str]] = {
+    "weekday": frozenset(day + s for day in _DAYS for s in ("", "s")),
+    "month": frozenset(_MONTHS),
+    "negation": frozenset("not never no none nobody nothing cannot anymore".split()),
+    "time": frozenset({"half"}),
 }
-
-
-_WORD_NEEDS = tuple((need, kind) for kind, needs in _NEEDS.items() for need in needs if need != _A_DIGIT)
-_DIGIT_KINDS = frozenset(kind for kind, needs in _NEEDS.items() if _A_DIGIT in needs)
+_DIGIT_KINDS = ("money", "number")
+# on the folded text ("1ſt" is "1st" to re.IGNORECASE): a time is "half …" or holds a digit, then
+# [:h] and a digit, or am/pm; a date holds a digit and a month word, or is an ISO date (a digit,
+# "-", a digit) or "the 21st"
+_TIME_HINT = re.compile(r"\d(?:[:h]\d|\s?[ap]m)")
+_DATE_HINT = re.compile(r"\d-\d|\d(?:st|nd|rd|th)")
+# an id is "#…", a dotted version (a digit, ".", a digit) or a word of letters, digits, "_" and "-"
+# holding both a letter and a digit: then somewhere in it a letter and a digit have only "_" and
+# "-" between them — a digit, then the letter, in the text or in the text reversed (patterns
+# that open with \d are tried only at the digits)
+_ID_HINT = re.compile(r"\d(?:[_-]*[^\W\d_]|\.\d)")
+_DIGIT_THEN_LETTER = re.compile(r"\d[_-]*[^\W\d_]")
 
 
 def _holding(text: str) -> set[str]:
-    """The `_NEEDS` kinds `text` may have a match of."""
+    """The kinds `text` may have a match of."""
     folded = fold_ascii(text)
-    held = {kind for need, kind in _WORD_NEEDS if need in folded}
+    words = set(_RUN.findall(folded))
+    held = {kind for kind, needed in _WORDS.items() if not needed.isdisjoint(words)}
+    if "n't" in folded:
+        held.add("negation")
+    if "#" in text or _ID_HINT.search(text) is not None or _DIGIT_THEN_LETTER.search(text[::-1]) is not None:
+        held.add("id")
     if _DIGIT.search(text) is not None:
         held.update(_DIGIT_KINDS)
+        if _TIME_HINT.search(folded) is not None:
+            held.add("time")
+        if "month" in held or _DATE_HINT.search(folded) is not None:
+            held.add("date")
     return held
 
 
