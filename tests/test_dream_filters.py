@@ -245,6 +245,17 @@ def test_the_sql_gate_words_are_held_by_every_statement():
     assert [w for w in derived if not any(g in w for g in junk._SQL_WORDS)] == []
 
 
+def test_the_url_gate_words_are_held_by_every_url():
+    """_is_url searches only text holding one of _URL_WORDS; every word a match must hold (read off
+    the parse tree of the case-insensitive pattern) contains one of them."""
+    from kit.dreaming import junk
+    from kit.threats import _words
+
+    derived, _ = _words(junk._URL.pattern, junk._URL.flags)
+    assert derived
+    assert [w for w in derived if not any(g in w for g in junk._URL_WORDS)] == []
+
+
 @pytest.mark.parametrize("line", [
     "const add = (a, b) => a + b", "items.map(x => x.id)", "if (ok) console.log(result)",
     "def main(argv): pass", "from os import path", "#include <stdio.h>", "setup();"])

@@ -189,9 +189,11 @@ def _is_code(text: str, lines: list[str]) -> bool:
         return True
     body = "".join(code)
     symbols = len(body) - len(body.translate(_NO_CODE_CHARS))
+    if symbols < 4:
+        return False  # too few for code, whatever the letters (counted only when it takes them)
     letters = sum(map(str.isalpha, body))
     # prose has few brackets and operators; code and shell have many
-    return symbols >= 4 and symbols > 0.12 * max(1, letters)
+    return symbols > 0.12 * max(1, letters)
 
 
 # what every SQL statement above holds (lower case; a test reads them off the pattern's parse tree:
@@ -240,8 +242,13 @@ def _is_data(text: str, lines: list[str]) -> bool:
     return yaml * 2 > len(lines)
 
 
-def _is_url(text: str) -> bool:
-    if not _URL.search(text):
+# what every match of _URL holds (lower case: a test reads them off its parse tree)
+_URL_WORDS = ("http", "www.")
+
+
+def _is_url(text: str, folded: str) -> bool:
+    """`folded`: as in `_is_sql`."""
+    if not any(word in folded for word in _URL_WORDS) or not _URL.search(text):
         return False
     return len(re.findall(r"[^\W\d_]{2,}", _URL.sub(" ", text))) < 3
 
@@ -289,7 +296,7 @@ def _junk_but_threat(text: str) -> Junk | None:
         return Junk("transcript", TRANSCRIPT)
     if _is_table(text, lines):
         return Junk("table", TABLE)
-    if _is_url(flat):
+    if _is_url(flat, folded):
         return Junk("url", URL)
     if len(flat.split()) == 1 and not _CJK.search(flat):
         return Junk("one-word", ONE_WORD)
