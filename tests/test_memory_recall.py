@@ -188,3 +188,24 @@ def test_reached_reply_needs_most_of_the_words_not_a_topic():
     assert reached_reply("- Dad's mobile number is 07700 900456.", "His number: 07700 900456 (mobile).")
     assert not reached_reply("- Dad's mobile number is 07700 900456.", "Dad's mobile number changed.")
     assert not reached_reply("- ok then", "ok then")  # under 3 words
+
+
+def test_read_events_share_each_text_and_a_log_not_utf8_raises_as_sqlite3_does(workspace):
+    """Each distinct text is one string across the events read (`read_events`); a TEXT value that
+    is not UTF-8 raises sqlite3's own error, and the connection reads text as before."""
+    import sqlite3
+
+    insert = ("INSERT INTO recall_events(key, path, start_line, end_line, snippet, claim_hash, query, query_hash, "
+              "score, day, ts, source) VALUES ('k', 'memory/2026-05-07.md', 1, 1, {}, 'h', {}, 'qh', 0.5, "
+              "'2026-05-07', 1.0, 'tool')")
+    with workspace.open_state() as db:
+        ensure_schema(db)
+        db.execute(insert.format("'Ada likes tea'", "'tea'"))
+        db.execute(insert.format("'Ada likes tea'", "'Ada likes tea'"))
+        first, second = events(db)
+        assert first.snippet == "Ada likes tea" and first.snippet is second.snippet is second.query
+        assert first.day is second.day and first.query != second.query
+        db.execute(insert.format("CAST(X'41FF' AS TEXT)", "'tea'"))
+        with pytest.raises(sqlite3.OperationalError, match="Could not decode to UTF-8"):
+            events(db)
+        assert db.conn.text_factory is str
