@@ -480,7 +480,8 @@ class ClaimIndex:
         for ws in self.words:
             for w in ws:
                 freq[w] = freq.get(w, 0) + 1
-        self.order = [sorted(ws, key=lambda w: (freq[w], w)) for ws in self.words]
+        # by (frequency, word): the words are in word order already, and the sort is stable
+        self.order = [sorted(ws, key=freq.__getitem__) for ws in self.words]
 
     def groups(self, known: int = 0) -> list[int]:
         """For each text, the index of the first text of its claim. The first `known` texts are
