@@ -418,7 +418,8 @@ def test_no_usable_cache_folder_only_costs_the_analysis(fresh_analysis, monkeypa
 
 def test_ascii_text_is_its_own_view():
     """views() takes ASCII text as it is: NFKC keeps every ASCII character, and no invisible
-    character is ASCII, so the normalised and stripped forms would be the text itself."""
+    character is ASCII, so the normalised and stripped forms would be the text itself (and
+    `_invisible` finds nothing in it)."""
     import unicodedata
 
     from kit.threats import _INVISIBLE

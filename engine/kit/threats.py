@@ -800,6 +800,8 @@ def _allowed_invisible(text: str, i: int) -> bool:
 
 
 def _invisible(text: str) -> Threat | None:
+    if text.isascii():
+        return None  # every character _INVISIBLE matches is outside ASCII (a search tried each one)
     for match in _INVISIBLE.finditer(text):
         i = match.start()
         if _allowed_invisible(text, i):
