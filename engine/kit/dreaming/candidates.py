@@ -462,9 +462,11 @@ class Fold:
             _count(turn_credit, best_day, best_query, q.credit, q.day, q.query_hash, q.turn)
         day_credit: dict[str, float] = dict(self.closed)  # closed days come first in event order
         for turn, c in turn_credit.items():
-            day_credit[turn[0]] = day_credit.get(turn[0], 0.0) + c  # a turn's key starts with its day
-        credited_days = sorted(d for d, c in day_credit.items()
-                               if best_day[d] >= scoring.CREDITED and min(scoring.DAY_CAP, c) >= scoring.CREDITED)
+            day = turn[0]  # a turn's key starts with its day
+            day_credit[day] = day_credit.get(day, 0.0) + c
+        # (list comprehensions, not generators: every candidate of a dream is made here)
+        enough, cap = scoring.CREDITED, scoring.DAY_CAP
+        credited_days = sorted([d for d, c in day_credit.items() if best_day[d] >= enough and min(cap, c) >= enough])
         found = junk[last.snippet]
         if self.tags is None:
             self.tags = concept_tags(last.snippet)
@@ -476,11 +478,11 @@ class Fold:
             tags=self.tags, junk=found.reason if found else None, junk_rule=found.rule if found else None,
             credit=credit, credited=scoring.saturated(day_credit),
             credited_days=tuple(credited_days),
-            credited_day_credit=sum(min(scoring.DAY_CAP, day_credit[d]) for d in credited_days),
-            credited_queries=frozenset(q for q, c in best_query.items() if c >= scoring.CREDITED),
+            credited_day_credit=sum([min(cap, day_credit[d]) for d in credited_days]),
+            credited_queries=frozenset([q for q, c in best_query.items() if c >= enough]),
             used=used, claims=frozenset(self.hashes), locations=tuple(reversed(self.places)),
             first_snippet=self.first,
-            event_credit=tuple(self.own) + tuple((q.id, q.credit, q.used, True) for q in quoted),
+            event_credit=tuple(self.own) + tuple([(q.id, q.credit, q.used, True) for q in quoted]),
         )
 
     def state(self, *, closed: bool = False) -> dict:
