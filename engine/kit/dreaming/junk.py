@@ -253,15 +253,18 @@ def _is_url(text: str, folded: str) -> bool:
     return len(re.findall(r"[^\W\d_]{2,}", _URL.sub(" ", text))) < 3
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[\n]")
+
+
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|[\n]", text) if s.strip(" .!?,")]
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip(" .!?,")]
 
 
 def _is_pleasantry(sentence: str) -> bool:
-    words = sentence.split()
-    if _PLEASANTRY.match(sentence) and len(words) <= 6:
+    # the words are counted only after a match (most sentences are no pleasantry)
+    if _PLEASANTRY.match(sentence) and len(sentence.split()) <= 6:
         return True
-    return _WISH.match(sentence) is not None and len(words) <= 12
+    return _WISH.match(sentence) is not None and len(sentence.split()) <= 12
 
 
 def _is_greeting(lines: list[str]) -> bool:
