@@ -87,8 +87,10 @@ def marks(db) -> dict[str, list[int] | None] | None:
         "SELECT name FROM sqlite_master WHERE type='table' AND name IN (?, ?, ?)", TABLES)}
     if "recall_events" not in have:
         return None
-    return {t: list(db.execute(f"SELECT COUNT(*), COALESCE(MAX(id), 0) FROM {t}").fetchone()) if t in have else None
-            for t in TABLES}
+    # two subqueries: COUNT(*) alone counts the entries of an index's pages and MAX(id) reads the last row,
+    # where one SELECT of both stepped through every row (a hundred times as long: 2 ms of 20,000)
+    return {t: list(db.execute(f"SELECT (SELECT COUNT(*) FROM {t}), (SELECT COALESCE(MAX(id), 0) FROM {t})").fetchone())
+            if t in have else None for t in TABLES}
 
 
 def stored(db) -> dict[str, Any] | None:
