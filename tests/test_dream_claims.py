@@ -243,7 +243,7 @@ def test_the_value_gates_change_no_values(monkeypatch):
              "past two 9:30 10am 5 pm 12h30 3rd March May may monday Tuesdays SEPT sept. Dec the 21st 2026-01-02 "
              "€5 $12.50 10 euros 5k #12 MX-20417 v2.3.1 BS6 1,000 ١٢ ５ Ada Lumen Health İstanbul ſunday DAY "
              "until till closes at - to ( ) . , ; Dr. No. 42 note decided Q3 x_1 1_y a-1 2-3 1.2.3 1ſt halfway "
-             "nobody's no-one #tag decade Ｍay ＭＡＲＣＨ K9 1K AM 8h 7PM").split()
+             "nobody's no-one #tag decade Ｍay ＭＡＲＣＨ K9 1K AM 8h 7PM 3 KEUR 2,5USD £ ¥9 dollars").split()
     texts = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))) for _ in range(4000)]
     gated = [values(t) for t in texts]
     every_kind = {"money", "date", "time", "weekday", "month", "id", "number", "negation"}

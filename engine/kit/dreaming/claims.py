@@ -130,10 +130,11 @@ _WORDS: dict[str, frozenset[str]] = {
     "negation": frozenset("not never no none nobody nothing cannot anymore".split()),
     "time": frozenset({"half"}),
 }
-_DIGIT_KINDS = ("money", "number")
-# on the folded text ("1ſt" is "1st" to re.IGNORECASE): a time is "half …" or holds a digit, then
-# [:h] and a digit, or am/pm; a date holds a digit and a month word, or is an ISO date (a digit,
-# "-", a digit) or "the 21st"
+# on the folded text ("1ſt" is "1st" to re.IGNORECASE): an amount holds a currency sign, or a digit
+# and its unit; a time is "half …" or holds a digit, then [:h] and a digit, or am/pm; a date holds
+# a digit and a month word, or is an ISO date (a digit, "-", a digit) or "the 21st"
+_CURRENCY = "€$£¥"
+_MONEY_HINT = re.compile(r"\d[\d,.]*\s?(?:eur|usd|gbp|pound|dollar|k)")
 _TIME_HINT = re.compile(r"\d(?:[:h]\d|\s?[ap]m)")
 _DATE_HINT = re.compile(r"\d-\d|\d(?:st|nd|rd|th)")
 # an id is "#…", a dotted version (a digit, ".", a digit) or a word of letters, digits, "_" and "-"
@@ -154,7 +155,9 @@ def _holding(text: str) -> set[str]:
     if "#" in text or _ID_HINT.search(text) is not None or _DIGIT_THEN_LETTER.search(text[::-1]) is not None:
         held.add("id")
     if _DIGIT.search(text) is not None:
-        held.update(_DIGIT_KINDS)
+        held.add("number")
+        if any(sign in text for sign in _CURRENCY) or _MONEY_HINT.search(folded) is not None:
+            held.add("money")
         if _TIME_HINT.search(folded) is not None:
             held.add("time")
         if "month" in held or _DATE_HINT.search(folded) is not None:
