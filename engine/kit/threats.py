@@ -826,9 +826,10 @@ _SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][.\-_*·• ]){2,}[^\W\d_](?![^\W
 # is searched in C; the two above, opening with a look-behind, were most of a clean text's views):
 # a leet word's run of word characters holds a letter and a sign, so somewhere a sign comes right
 # before a letter (underscores between) — in the text or, the other way round, in the text reversed;
-# letters spaced out hold "separator, letter, separator, letter".
+# letters spaced out end in "separator, letter, separator, letter" with no letter after it (not
+# " a new": a clean text is seldom searched).
 _SIGN_THEN_LETTER = re.compile(r"[\d@$!|]_*[^\W\d_]")
-_SPACED_HINT = re.compile(r"[.\-_*·• ][^\W\d_][.\-_*·• ][^\W\d_]")
+_SPACED_HINT = re.compile(r"[.\-_*·• ][^\W\d_][.\-_*·• ][^\W\d_](?![^\W\d_])")
 
 
 def _may_be_leet(text: str) -> bool:
