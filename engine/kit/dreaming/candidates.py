@@ -204,6 +204,7 @@ class HitCredits:
             passed = False
             if e.search_id is None:
                 key = (e.day, "search", -e.id)  # a log before v2: each hit is its own turn
+                rank, relative = unranked  # (only the hits of a recorded search are ranked)
             else:
                 turn = turn_of(starts, e.day, e.ts)
                 # the turn a hit counts in: its agent turn, else (before any active recall) its own search
@@ -214,7 +215,7 @@ class HitCredits:
                         later += [ts for sid, ts in self.tool_searches.get((e.day, turn), ())
                                   if sid > e.search_id and e.key not in self.found[sid]]
                     passed = any(0 <= ts - e.ts <= USE_WINDOW_S and turn_of(starts, e.day, ts) == turn for ts in later)
-            rank, relative = place_get(e.id, unranked)
+                rank, relative = place_get(e.id, unranked)
             out.append((credit_of(rank, relative, used, passed_over=passed, own=own), used, passed, key))
         return out
 
