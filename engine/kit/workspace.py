@@ -16,7 +16,7 @@ die with it. Subsystems never import this module: they are written against `Work
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kit.core import CONFIG_FILE, Listener, ReloadResult, WorkspaceCore, find_workspace
@@ -177,7 +177,7 @@ class Workspace(WorkspaceCore):
 
         return run_notices(self, model)
 
-    def rule_errors(self, paths: Any = None, *, besides: Any = ()) -> list[Problem]:
+    def rule_errors(self, paths: Iterable[str] | None = None, *, besides: Iterable[Problem] = ()) -> list[Problem]:
         """The errors the skills and hooks find in their files beyond parsing — a name that is not
         its folder's, a bad timeout, a skill its scan blocks — in `paths` (workspace-relative), or
         everywhere; `besides`: problems already said (a reload's own), left out. A reload reads

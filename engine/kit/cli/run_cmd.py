@@ -138,8 +138,8 @@ def run(message, workspace, model, session_key, kind, max_tokens, temperature, a
     try:
         result = agent.turn(message)
     except KitError as exc:
-        # a turn that failed after a model answered (a tool call, then the provider's error) wrote
-        # to its session: named after the error, so `kit sessions show` finds what was written
+        # a turn that failed after it wrote to its session (a tool call, then the provider's error;
+        # the message, in a resumed session): named after the error, for `kit sessions show`
         if _messages(ws, agent) > written:
             fail(f"{exc}\nkit: session {agent.session_id} kept what this turn wrote before the error", exc.exit_code)
         raise
