@@ -424,3 +424,36 @@ def test_a_claude_code_hooks_unreadable_answer_blocks_as_a_kit_hooks_does(ws_pat
     assert cli("hooks", "trust", "-w", ws_path, "claude-code").exit_code == 0
     out = json.loads(cli("hooks", "fire", "-w", ws_path, kit_event, "--data", data, "--json").stdout)
     assert (out["blocked"], out["errors"]) == (False, [])
+
+
+@pytest.mark.parametrize("answer", ['{"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "no"}}',
+                                    '{"decision": "block", "reason": "no"}'])
+def test_a_deny_written_before_exit_1_blocks_in_both_readers_and_the_exit_is_logged(ws_path, cli, answer):
+    """Re-check pass: the Claude Code reader blocked a written deny on exit 1, a Kit command hook
+    did not; and a Claude Code hook's exit 1 with JSON stdout was not logged."""
+    write_hook(ws_path / "hooks", "g", ["tool:before"], command=f"cat > /dev/null; echo '{answer}'; exit 1")
+    assert cli("hooks", "trust", "-w", ws_path, "g").exit_code == 0
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
+    assert (out["blocked"], out["reason"]) == (True, "no")
+    (ws_path / "hooks" / "g" / "HOOK.md").unlink()
+    set_config(ws_path, CLAUDE)
+    write_settings(ws_path, json.dumps({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": f"cat > /dev/null; echo '{answer}'; exit 1"}]}]}}))
+    assert cli("hooks", "trust", "-w", ws_path, "claude-code").exit_code == 0
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
+    assert (out["blocked"], out["reason"]) == (True, "no")
+    write_settings(ws_path, json.dumps({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "cat > /dev/null; echo '{}'; exit 1"}]}]}}))
+    assert cli("hooks", "trust", "-w", ws_path, "claude-code").exit_code == 0
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
+    assert (out["blocked"], out["errors"]) == (False, ["claude:project:PreToolUse[0]: non-blocking error: exit 1"])
+
+
+def test_a_claude_code_hooks_unknown_decision_is_named_by_its_own_key(ws_path, cli):
+    set_config(ws_path, CLAUDE)
+    write_settings(ws_path, json.dumps({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "cat > /dev/null; echo '{\"decision\": \"maybe\"}'"}]}]}}))
+    assert cli("hooks", "trust", "-w", ws_path, "claude-code").exit_code == 0
+    out = json.loads(cli("hooks", "fire", "-w", ws_path, "tool:before", "--data", EXEC_LS, "--json").stdout)
+    assert out["blocked"] is True
+    assert "answered in a way Kit cannot read: decision 'maybe' is not approve, block, allow, ask or deny;" in out["reason"]

@@ -666,7 +666,12 @@ def interpret(hook: ClaudeHook, returncode: int | None, stdout: str, stderr: str
         elif out and event in ("UserPromptSubmit", "SessionStart"):
             verdict.context.append(_cap(out))
         return verdict
-    # JSON decides (also on a non-zero exit other than 2, as Claude Code does)
+    # JSON decides, also on a non-zero exit other than 2: Claude Code reads it only on exit 0, but
+    # a deny the hook wrote is not let through (Kit's own command hooks read it the same way); the
+    # exit itself is a non-blocking error, logged
+    if returncode not in (0, None):
+        first = (stderr.strip().splitlines() or [""])[0]
+        verdict.errors.append(f"non-blocking error: exit {returncode}" + (f": {first}" if first else ""))
     specific = data.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
     if isinstance(specific.get("additionalContext"), str) and specific["additionalContext"].strip():
@@ -689,7 +694,9 @@ def interpret(hook: ClaudeHook, returncode: int | None, stdout: str, stderr: str
     permission = specific.get("permissionDecision")
     legacy = data.get("decision")
     if event == "PreToolUse":
+        said = "permissionDecision"  # the key the hook used, for a message about it
         if permission is None and legacy not in (None, ""):
+            said = "decision"
             permission = {"approve": "allow", "block": "deny"}.get(str(legacy), legacy)
         reason = specific.get("permissionDecisionReason") or data.get("reason") or data.get("systemMessage")
         if permission == "deny":
@@ -701,7 +708,8 @@ def interpret(hook: ClaudeHook, returncode: int | None, stdout: str, stderr: str
         elif permission == "allow":
             verdict.decision = "allow"
         elif permission is not None:
-            return _cannot(hook, f"permissionDecision {permission!r} is not allow, ask, defer or deny", True,
+            known = "approve, block, allow, ask or deny" if said == "decision" else "allow, ask, defer or deny"
+            return _cannot(hook, f"{said} {(legacy if said == 'decision' else permission)!r} is not {known}", True,
                            what="answered in a way Kit cannot read")
         if "updatedInput" in specific:
             verdict.updated = specific["updatedInput"]

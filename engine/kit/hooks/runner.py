@@ -429,6 +429,13 @@ def run_command(hook: HookSpec, event: HookEvent, timeout_s: float) -> RunResult
         return RunResult(error=f"command exited {done.returncode}" + (f": {tail}" if tail else ""),
                          ended=done.ended, not_run=True)
     if done.returncode != 0:
+        from kit.hooks.events import looks_like_json
+
+        if looks_like_json(stdout):  # a block the hook wrote is not let through for its exit status
+            with contextlib.suppress(json.JSONDecodeError):
+                blocked, reason = block_of(json.loads(stdout))
+                if blocked:
+                    return RunResult(blocked=True, reason=reason, ended=done.ended)
         tail = stderr[-500:] or stdout[-500:]
         return RunResult(error=f"command exited {done.returncode}" + (f": {tail}" if tail else ""),
                          ended=done.ended)
