@@ -119,16 +119,12 @@ def unread_decision(value: Any) -> str | None:
         return None
     if not isinstance(value, dict):
         return f"returned {type(value).__name__}, expected a mapping or None"
-
-    def given(key: str) -> Any:
-        return value.get(key)
-
-    if given("block") is not None and not isinstance(value["block"], bool):
+    if value.get("block") is not None and not isinstance(value["block"], bool):
         return f"block {json.dumps(value['block'], default=str)} is not true or false"
-    decision = given("decision")
+    decision = value.get("decision")
     if decision not in (None, "") and str(decision).lower() not in ("block", "deny", "allow", "approve"):
         return f"decision {json.dumps(decision, default=str)} is not block, deny, allow or approve"
-    if given("continue") is not None and not isinstance(value["continue"], bool):
+    if value.get("continue") is not None and not isinstance(value["continue"], bool):
         return f"continue {json.dumps(value['continue'], default=str)} is not true or false"
     specific = value.get("hookSpecificOutput")
     permission = specific.get("permissionDecision") if isinstance(specific, dict) else None
