@@ -28,7 +28,7 @@ import shlex
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kit.core import WorkspaceCore
 from kit.hooks import claude_map as cm
@@ -41,8 +41,7 @@ FILES = (("user", "~/.claude/settings.json"), ("project", ".claude/settings.json
          ("local", ".claude/settings.local.json"))  # Claude Code merges all three; listed in this order
 SCRIPTS_DIR = ".claude/hooks"  # hashed with the settings: the scripts the commands usually run
 DECISIONS = frozenset({"PreToolUse", "UserPromptSubmit"})  # events where a hook may stop Kit
-# the problems (parse_settings, ClaudeCodeHooks.loaded) that keep every hook of a file out
-WHOLE_FILE = ("not valid JSON", "a settings file must hold", "'hooks' must be an object", "cannot be read")
+
 MAX_CONTEXT_CHARS = 10_000  # Claude Code's cap on additionalContext / plain stdout
 MAX_HASHED_BYTES = 5 * 1024 * 1024
 
@@ -125,10 +124,19 @@ class ClaudeHook:
         return out
 
 
+class SettingsProblem(NamedTuple):
+    """What keeps a settings file's hooks, or some of them, from Kit, at its line."""
+
+    file: str
+    line: int | None
+    message: str
+    whole: bool = False  # the file's every hook is kept out (it cannot be read, its JSON does not parse …)
+
+
 @dataclass(frozen=True)
 class Loaded:
     hooks: tuple[ClaudeHook, ...] = ()
-    problems: tuple[tuple[str, int | None, str], ...] = ()  # (file, line, message): a file Kit cannot read
+    problems: tuple[SettingsProblem, ...] = ()
     disabled_by: str | None = None  # the file whose disableAllHooks: true is in force
 
 
@@ -230,33 +238,34 @@ def _item_line(arr: Any, index: int, default: int | None) -> int | None:
     return lines[index] if index < len(lines) else default
 
 
-def parse_settings(scope: str, file: str, text: str) -> tuple[list[ClaudeHook], list[tuple[str, int | None, str]], bool]:
+def parse_settings(scope: str, file: str, text: str) -> tuple[list[ClaudeHook], list[SettingsProblem], bool]:
     """(hooks, problems, disableAllHooks) of one settings file's text. Each handler carries the
     line it starts on, and each of its problems the line of the key it is about (`matcher`,
     `type`, `timeout` …), else the handler's."""
     try:
         data = located_json(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
-        return [], [(file, exc.lineno, f"not valid JSON: {exc.msg}")], False
+        return [], [SettingsProblem(file, exc.lineno, f"not valid JSON: {exc.msg}", whole=True)], False
     except RecursionError:
-        return [], [(file, 1, "not valid JSON: nested too deeply")], False
+        return [], [SettingsProblem(file, 1, "not valid JSON: nested too deeply", whole=True)], False
     if not isinstance(data, dict):
-        return [], [(file, 1, "a settings file must hold a JSON object")], False
+        return [], [SettingsProblem(file, 1, "a settings file must hold a JSON object", whole=True)], False
     disable = data.get("disableAllHooks") is True
     raw = data.get("hooks")
     if raw is None:
         return [], [], disable
     if not isinstance(raw, dict):
-        return [], [(file, _key_line(data, "hooks", None), "'hooks' must be an object of event names")], disable
+        return [], [SettingsProblem(file, _key_line(data, "hooks", None), "'hooks' must be an object of event names",
+                                    whole=True)], disable
     out: list[ClaudeHook] = []
-    problems: list[tuple[str, int | None, str]] = []
+    problems: list[SettingsProblem] = []
     for event, groups in raw.items():
         line = _key_line(raw, event, None)
         if event not in cm.CLAUDE_EVENTS:
-            problems.append((file, line, f"{event!r} is not a Claude Code hook event; ignored"))
+            problems.append(SettingsProblem(file, line, f"{event!r} is not a Claude Code hook event; ignored"))
             continue
         if not isinstance(groups, list):
-            problems.append((file, line, f"{event}: must be a list of matcher groups; ignored"))
+            problems.append(SettingsProblem(file, line, f"{event}: must be a list of matcher groups; ignored"))
             continue
         for g, group in enumerate(groups):
             group_line = _item_line(groups, g, line)
@@ -371,7 +380,7 @@ class ClaudeCodeHooks:
             if signature == self._seen:
                 return self._loaded
         hooks: list[ClaudeHook] = []
-        problems: list[tuple[str, int | None, str]] = []
+        problems: list[SettingsProblem] = []
         disabled_by = None
         for scope, rel, path in self.files():
             try:
@@ -379,7 +388,7 @@ class ClaudeCodeHooks:
             except FileNotFoundError:
                 continue
             except (OSError, UnicodeDecodeError) as exc:
-                problems.append((rel, None, f"cannot be read: {exc}"))
+                problems.append(SettingsProblem(rel, None, f"cannot be read: {exc}", whole=True))
                 continue
             found, file_problems, disable = parse_settings(scope, rel, text)
             hooks.extend(found)
@@ -553,8 +562,8 @@ class ClaudeCodeHooks:
         """What keeps a settings file's hooks (or some of them) from Kit: JSON that does not parse,
         an unknown event … each at its file and line. `whole`: only what keeps every hook of a file
         out (`kit run` says those before each turn)."""
-        return [Problem(area="hooks", path=file, line=line, message=f"Claude Code settings: {message}")
-                for file, line, message in self.loaded().problems if not whole or message.startswith(WHOLE_FILE)]
+        return [Problem(area="hooks", path=p.file, line=p.line, message=f"Claude Code settings: {p.message}")
+                for p in self.loaded().problems if p.whole or not whole]
 
     def problems(self, store: Any) -> list[Problem]:
         loaded = self.loaded()
