@@ -69,20 +69,28 @@ class Files:
         return done.text
 
 
-def planned_retirements(text: str, *, add: Iterable[managed.Entry] = (), remove: Iterable[tuple[str, str]] = (),
-                        cap: int = 0, last_recall: Callable[[managed.Entry], tuple[str, float]] | None = None,
-                        ) -> list[managed.Entry]:
-    """The entries `write_memory` would retire from MEMORY.md as `text` holds it now: the archive
-    is written with them before MEMORY.md is swapped, so a dream stopped in between loses none."""
+Recall = Callable[[managed.Entry], tuple[str, float]]
+
+
+def merged_and_retired(text: str, add: list[managed.Entry], remove: list[tuple[str, str]], cap: int,
+                       last_recall: Recall | None) -> tuple[str, list[managed.Entry]]:
+    """MEMORY.md `text` with the additions and removals, and the entries the cap then retires
+    (oldest last recall first; none without `last_recall`)."""
     from kit.dreaming.deep import choose_retirements
 
-    if not last_recall:
-        return []
-    return choose_retirements(managed.merge(text, add=list(add), remove=list(remove)), cap, last_recall)
+    merged = managed.merge(text, add=add, remove=remove)
+    return merged, choose_retirements(merged, cap, last_recall) if last_recall else []
+
+
+def planned_retirements(text: str, *, add: Iterable[managed.Entry] = (), remove: Iterable[tuple[str, str]] = (),
+                        cap: int = 0, last_recall: Recall | None = None) -> list[managed.Entry]:
+    """The entries `write_memory` would retire from MEMORY.md as `text` holds it now: the archive
+    is written with them before MEMORY.md is swapped, so a dream stopped in between loses none."""
+    return merged_and_retired(text, list(add), list(remove), cap, last_recall)[1]
 
 
 def write_memory(files: Files, *, add: Iterable[managed.Entry] = (), remove: Iterable[tuple[str, str]] = (),
-                 cap: int = 0, last_recall: Callable[[managed.Entry], tuple[str, float]] | None = None,
+                 cap: int = 0, last_recall: Recall | None = None,
                  drop_lines: Iterable[str] = ()) -> list[managed.Entry]:
     """Apply additions and removals (entries by (key, claim); `drop_lines`: lines of the user's own,
     only on the user's say, `kit memory verify accept`) to MEMORY.md as it is right now, then retire
@@ -92,18 +100,15 @@ def write_memory(files: Files, *, add: Iterable[managed.Entry] = (), remove: Ite
     `change` may run more than once (again on a newer text when the user saved in between); the
     retirements returned are those of the text that was written.
     """
-    from kit.dreaming.deep import choose_retirements
-
     add, remove, drop_lines = list(add), list(remove), list(drop_lines)
     retired: list[managed.Entry] = []
 
     def change(base: str | None) -> str:
         nonlocal retired
-        merged = base or ""
+        text = base or ""
         for line in drop_lines:
-            merged = managed.drop_user_line(merged, line)
-        merged = managed.merge(merged, add=add, remove=remove)
-        retired = choose_retirements(merged, cap, last_recall) if last_recall else []
+            text = managed.drop_user_line(text, line)
+        merged, retired = merged_and_retired(text, add, remove, cap, last_recall)
         return managed.merge(merged, remove=[(e.key, e.claim) for e in retired])
 
     files.update(MEMORY_FILE, change)
