@@ -122,6 +122,33 @@ def test_kit_dream_lists_what_passed_the_gates_and_deep_held_back(workspace, cli
     assert not any("none passed" in line for line in lines)
 
 
+
+def test_kit_dream_lists_the_strongest_held_back_candidates_and_counts_the_rest(workspace, cli):
+    """A nightly cron mail listed every candidate Deep held back: on a busy log, 600 of them (1,200
+    lines) around ten promotions. `--limit N` lists N in rank order; the rest are counted by why."""
+    alice = "Alice takes oat milk in her flat white."
+    write_note(workspace.root, "2026-05-01", [TUESDAYS, OLD, alice, *FILLER])
+    write_note(workspace.root, "2026-05-03", [THURSDAYS])
+    # the stale line is recalled most, so it ranks first and Deep weighs it before the limit is reached
+    for stem, text, n in (("deploy day", TUESDAYS, 4), ("standup time", OLD, 3), ("coffee order", alice, 3)):
+        recalled(workspace, text, "2026-05-01", days("2026-05-02", n), stem)
+    workspace.write_text("kit.yaml", "dreaming:\n  deep:\n    limit: 1\n")
+    env = {"KIT_NOW": "2026-05-06T20:00:00+00:00"}
+    set_now("2026-05-06", 20)
+    assert [d.action for d in run_dream(workspace, dry_run=True).decisions] == ["stale", "promoted", "over_limit"]
+
+    def deep_lines(*args):
+        lines = cli("dream", "--dry-run", "-w", workspace.root, *args, env=env).output.splitlines()
+        at = lines.index("deep:  would promote 1; ranked 4 candidates")
+        assert lines[at + 1] == f"  + memory/2026-05-01.md:5:5  score 0.828  {alice}"
+        return lines[at + 2:]
+
+    stale = [f"  · memory/2026-05-01.md:3:3  stale  {TUESDAYS}", f"    a newer value is in memory/2026-05-03.md: {THURSDAYS}"]
+    over = [f"  · memory/2026-05-01.md:4:4  over today's limit  {OLD}", "    over today's limit of 1 promotion"]
+    assert deep_lines() == stale + over
+    assert deep_lines("--limit", "1") == [*stale, "  … 1 more held back (over today's limit); --limit 2 lists them"]
+    assert deep_lines("--limit", "0") == ["  … 2 more held back (1 over today's limit, 1 stale); --limit 2 lists them"]
+
 def test_kit_dream_shows_a_superseding_promotion_and_what_it_replaced(workspace, cli):
     """Regression (a new-user pass): a night that replaced a value printed "promoted 1" and no line
     for the promotion (only "promoted" decisions were listed)."""

@@ -1,7 +1,8 @@
-"""`kit dream [--phase light|rem|deep|all] [--dry-run] [--json]`."""
+"""`kit dream [--phase light|rem|deep|all] [--dry-run] [--limit N] [--json]`."""
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import partial
 
 import click
@@ -18,15 +19,22 @@ from kit.cli.common import (
     workspace_option,
 )
 
+FACT_CHARS = 100  # a promoted fact on its line, cut at a word
+# a nightly cron mail listed every candidate Deep held back: on a busy log that was 600 stale values
+# (1,200 lines) around the ten promotions; the strongest few say what Deep did, the rest are counted
+HELD_BACK_SHOWN = 10
+
 
 @click.command("dream")
 @workspace_option
 @click.option("--phase", type=click.Choice(["light", "rem", "deep", "all"]), default="all", show_default=True,
               help="Which phase to run.")
 @click.option("--dry-run", is_flag=True, help="Show what would happen; write nothing at all.")
+@click.option("--limit", type=click.IntRange(min=0), default=HELD_BACK_SHOWN, show_default=True,
+              help="Candidates Deep held back to list, in rank order (text output); the rest are counted.")
 @json_option
 @handle_errors
-def dream(workspace, phase: str, dry_run: bool, as_json: bool) -> None:
+def dream(workspace, phase: str, dry_run: bool, limit: int, as_json: bool) -> None:
     """Consolidate what the agent keeps recalling into MEMORY.md (light, REM, deep).
 
     Runs whether or not dreaming.enabled is set: that key only governs the schedule.
@@ -37,13 +45,10 @@ def dream(workspace, phase: str, dry_run: bool, as_json: bool) -> None:
     if as_json:
         emit_json(result.to_json())
         return
-    render(result)
+    render(result, held_back_shown=limit)
 
 
-FACT_CHARS = 100  # a promoted fact on its line, cut at a word
-
-
-def render(result) -> None:
+def render(result, *, held_back_shown: int = HELD_BACK_SHOWN) -> None:
     out = console()
     say = partial(out.print, markup=False)  # keys, theme names and notes come from user text
     verb = "would promote" if not result.applied else "promoted"
@@ -65,6 +70,7 @@ def render(result) -> None:
                 # "promoted 0" alone reads like a failure: it is the gates, and they can be read
                 say("       none passed the promotion gates yet; `kit memory promote` shows which gate "
                     "holds each back")
+        held_back = []  # passed the gates, held back by Deep (to verify: its own line below)
         for d in result.decisions:
             # the fact itself: a key alone sends the reader to the note
             fact = one_line(d.ranked.cand.snippet, FACT_CHARS)
@@ -72,9 +78,17 @@ def render(result) -> None:
                 say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}  {fact}")
                 if d.action == "superseded":  # a replaced value is part of the night: it left MEMORY.md
                     say(f"    {d.detail}")
-            elif d.action != "to_verify":  # passed the gates, held back by Deep (to verify: below)
-                say(f"  · {d.ranked.cand.key}  {action_words(d.action)}  {fact}")
-                say(f"    {d.detail}")
+            elif d.action != "to_verify":
+                held_back.append(d)
+        for d in held_back[:held_back_shown]:
+            say(f"  · {d.ranked.cand.key}  {action_words(d.action)}  {one_line(d.ranked.cand.snippet, FACT_CHARS)}")
+            say(f"    {d.detail}")
+        if rest := held_back[held_back_shown:]:
+            counts = Counter(action_words(d.action) for d in rest)
+            why = ", ".join(f"{n} {words}" for words, n in sorted(counts.items(), key=lambda c: (-c[1], c[0])))
+            if len(counts) == 1:  # "3 more held back (3 stale)" says the number twice
+                why = next(iter(counts))
+            say(f"  … {len(rest)} more held back ({why}); --limit {len(held_back)} lists them")
         for key in result.retired:
             say(f"  > retired {key} to memory/archive/promoted.md")
         for key in result.demoted:
