@@ -495,6 +495,31 @@ def test_cached_vectors_are_read_by_text_without_writing(workspace, counting, tm
     assert read_cached_vectors(not_an_index, counting.model_id, ["x"]) == {}
 
 
+
+def test_a_vector_reader_keeps_one_connection_until_closed_and_sees_an_index_made_after_it(workspace, counting,
+                                                                                           monkeypatch):
+    """`Memory.vector_reader()`: what a dream asks a hundred times, over one connection (one each
+    was a tenth of Deep); asked before the index exists it reads as empty and creates nothing, and
+    once closed no -wal/-shm file is left behind."""
+    import kit.memory.index as index_module
+
+    mem = Memory(workspace, embedder=counting)
+    reader = mem.vector_reader()
+    assert reader(counting.model_id, ["- Ada prefers tea."]) == {}
+    assert not mem.index_path.exists()
+    write(workspace.root, "memory/2026-05-01.md", "# 2026-05-01\n\n- Ada prefers tea.\n- Deploys on Tuesdays.\n")
+    mem.sync()
+    mem.close()
+    opened = []
+    real_connect = index_module.sqlite3.connect
+    monkeypatch.setattr(index_module.sqlite3, "connect", lambda *a, **k: opened.append(a) or real_connect(*a, **k))
+    assert set(reader(counting.model_id, ["- Ada prefers tea."])) == {"- Ada prefers tea."}
+    assert set(reader(counting.model_id, ["- Deploys on Tuesdays.", "- nowhere"])) == {"- Deploys on Tuesdays."}
+    assert len(opened) == 1
+    reader.close()
+    reader.close()  # twice is harmless
+    assert sorted(p.name for p in workspace.kit_dir.iterdir() if p.name.startswith("index.db")) == ["index.db"]
+
 def test_stored_schema_reads_without_creating_anything(tmp_path):
     """Doctor's look at an index.db's schema opens it read-only: a path with no file stays without
     one (an ordinary connection creates an empty database there)."""

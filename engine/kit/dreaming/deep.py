@@ -150,17 +150,14 @@ def _matches(window: str, cand: Candidate) -> bool:
     return claims.same_claim(cand.snippet, window)
 
 
-def rehydrate(root: Path, cand: Candidate) -> Live | None:
+def rehydrate(root: Path, cand: Candidate, notes: NoteLines | None = None) -> Live | None:
     """Re-read the notes: the claim where it was last recalled, else anywhere in that note
     (nearest first, same line count: lines moved), else in the other notes it was recalled from;
-    None when it is gone (deleted, rewritten with another value, unreadable)."""
-    from kit.errors import KitError
-    from kit.fsutil import read_text, safe_join
-
+    None when it is gone (deleted, rewritten with another value, unreadable). With `notes`, each
+    file is read once per plan."""
     for path, start, end in cand.locations or ((cand.path, cand.start_line, cand.end_line),):
-        try:  # missing, unreadable, not UTF-8 or escaping the workspace: not promotable tonight
-            lines = read_text(safe_join(root, path), display=path).split("\n")
-        except (OSError, KitError):
+        lines = notes.file_lines(path) if notes is not None else _file_lines(root, path)
+        if lines is None:  # missing, unreadable, not UTF-8 or escaping the workspace: not promotable tonight
             continue
         n = end - start + 1
         for s in sorted(range(1, max(1, len(lines) - n + 2)), key=lambda s: (abs(s - start), s)):
@@ -168,6 +165,16 @@ def rehydrate(root: Path, cand: Candidate) -> Live | None:
             if window.strip() and _matches(window, cand):
                 return Live(s, s + n - 1, window, path)
     return None
+
+
+def _file_lines(root: Path, rel: str) -> list[str] | None:
+    from kit.errors import KitError
+    from kit.fsutil import read_text, safe_join
+
+    try:
+        return read_text(safe_join(root, rel), display=rel).split("\n")
+    except (OSError, KitError):
+        return None
 
 
 # --------------------------------------------------------------------------- what MEMORY.md says
@@ -219,6 +226,15 @@ class NoteLines:
         self._changing: dict[str, list[int]] = {}
         self._subjects: list[frozenset[str]] = []  # each line's subject words, by index
         self._newer: dict[tuple[str, date], list[NoteLine]] = {}  # newer_lines, once per text and day
+        self._files: dict[str, list[str] | None] = {}  # rel path → its lines (rehydrate), None: unreadable
+
+    def file_lines(self, rel: str) -> list[str] | None:
+        """The lines of a workspace file, read once per plan (a night rehydrates a few hundred
+        candidates from a few dozen notes; each read resolved the whole path again), None when it
+        cannot be read or leads out of the workspace."""
+        if rel not in self._files:
+            self._files[rel] = _file_lines(self.root, rel)
+        return self._files[rel]
 
     def clear_candidates(self, subject: frozenset[str], words: frozenset[str], day: date) -> list[NoteLine]:
         """The lines of the notes dated after `day` that share at least two of `words` (`shared`: one
@@ -252,9 +268,6 @@ class NoteLines:
         return [lines[i] for i in sorted(picked) if lines[i].day > day and len(words & lines[i].words) >= least]
 
     def _read(self) -> list[NoteLine]:
-        from kit.errors import KitError
-        from kit.fsutil import read_text
-
         out = []
         folder = self.root / "memory"
         for path in sorted(folder.glob("*.md")) if folder.is_dir() else ():
@@ -262,11 +275,8 @@ class NoteLines:
             day = note_date(rel)
             if day is None:
                 continue
-            try:
-                text = read_text(path, display=rel)
-            except (OSError, KitError):
-                continue
-            for line in text.split("\n"):
+            # the read rehydration shares; a note linked from outside the workspace is not read
+            for line in self.file_lines(rel) or ():
                 stripped = line.strip()
                 if not stripped or stripped.startswith(("#", "<!--")) or line.startswith((" ", "\t")):
                     continue
@@ -522,7 +532,7 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
     if embedder is not None and limit > 0:
         # one batch for the likely winners (and what they are compared with) instead of one call each
         for r in passing[: limit + 10]:
-            lives[r.cand.id] = rehydrate(root, r.cand)
+            lives[r.cand.id] = rehydrate(root, r.cand, notes)
         texts = [(managed.one_line(v.text), note_date(v.path)) for v in lives.values() if v]
         newer = [line.text for text, day in texts for line in newer_lines(text, day, notes)]
         embedder.encode(list(dict.fromkeys([e.text for e in existing] + [t for t, _ in texts] + newer)))
@@ -550,7 +560,7 @@ def _look_ahead(coming: Sequence[Ranked], root: Path, notes: NoteLines, lives: d
         if r.passed and r.cand.claim in queued:
             continue
         if r.cand.id not in lives:
-            lives[r.cand.id] = rehydrate(root, r.cand)
+            lives[r.cand.id] = rehydrate(root, r.cand, notes)
         live = lives[r.cand.id]
         if live is not None:
             text = managed.one_line(live.text)
@@ -564,7 +574,7 @@ def _decide_next(r: Ranked, *, root: Path, existing: list[Existing], notes: Note
     if not r.passed:  # may only replace the value of a fact MEMORY.md holds (see may_update)
         if written >= limit:
             return written
-        live = lives[r.cand.id] if r.cand.id in lives else rehydrate(root, r.cand)
+        live = lives[r.cand.id] if r.cand.id in lives else rehydrate(root, r.cand, notes)
         d = _decide_one(r, live, _apart(r, existing, both), notes, embedder) if live else None
         if d is None or d.action != "superseded":
             return written
@@ -578,7 +588,7 @@ def _decide_next(r: Ranked, *, root: Path, existing: list[Existing], notes: Note
     if r.cand.claim in queued:
         decisions.append(Decision(r, "to_verify", "waiting in `kit memory verify`"))
         return written
-    live = lives[r.cand.id] if r.cand.id in lives else rehydrate(root, r.cand)
+    live = lives[r.cand.id] if r.cand.id in lives else rehydrate(root, r.cand, notes)
     if live is None:
         decisions.append(Decision(r, "gone", "its lines are no longer in the note"))
         return written

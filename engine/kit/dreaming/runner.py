@@ -140,6 +140,7 @@ class _Ctx:
         self.today = clock.today()
         self.db = None
         self.files = Files(ws, dry_run)
+        self._close: list[Any] = []  # what the run opened, closed with it
         state = ws.kit_dir / "state.db"
         if not dry_run or state.exists():
             self.db = ws.open_state()
@@ -168,7 +169,14 @@ class _Ctx:
         """A compare-and-swap change of a file people edit (see `Files.update`)."""
         return self.files.update(rel, change)
 
+    def closing(self, thing):
+        """`thing`, closed when the run ends."""
+        self._close.append(thing)
+        return thing
+
     def close(self) -> None:
+        for thing in self._close:
+            thing.close()
         if self.db is not None:
             self.db.close()
 
@@ -213,9 +221,10 @@ def _embedder(ctx: _Ctx, cands: list[Candidate], notes: list[str]):
         if mem.embedding_error:  # the configured model is not on disk (not: no sentence-transformers)
             notes.append(f"embeddings unavailable, similarity is lexical: {mem.embedding_error}")
         return None
+    indexed = ctx.closing(mem.vector_reader())  # one index.db connection for the whole dream
     try:  # CachedEmbedder reads `dim`, which loads the model: a model that cannot load means lexical
         return CachedEmbedder(inner, ctx.db, store=not ctx.dry_run, day=ctx.today.isoformat(),
-                              indexed=mem.cached_vectors)
+                              indexed=indexed)
     except EmbeddingError as exc:
         notes.append(f"embeddings unavailable, similarity is lexical: {exc}")
         return None

@@ -115,24 +115,51 @@ def _cached_vectors(conn: sqlite3.Connection, model: str, hashes: Iterable[str])
 
 
 def read_cached_vectors(path: str | os.PathLike, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
-    """`MemoryIndex.cached_vectors` of an index.db that may not exist, read without writing: no file,
-    table or schema row is created (opening a MemoryIndex writes its schema), and a missing,
-    unreadable or older index reads as empty — a reader that must not write (a dry-run dream) asks
-    this. An ordinary connection, not `mode=ro`: SQLite removes the -wal and -shm files it opened
-    when the last read-write connection closes, and a read-only one leaves them behind."""
-    wanted = list(hashes)
-    if not wanted or not Path(path).is_file():
-        return {}
+    """`MemoryIndex.cached_vectors` of an index.db that may not exist, read without writing (see
+    `CachedVectorReader`), once."""
+    reader = CachedVectorReader(path)
     try:
-        conn = sqlite3.connect(str(path), timeout=10.0)
-    except sqlite3.Error:
-        return {}
-    try:
-        return _cached_vectors(conn, model, wanted)
-    except sqlite3.Error:  # no embedding_cache table (not an index Kit wrote), or a damaged file
-        return {}
+        return reader(model, hashes)
     finally:
-        conn.close()
+        reader.close()
+
+
+class CachedVectorReader:
+    """Reads the embedding cache of an index.db that may not exist, without writing: no file, table
+    or schema row is created (opening a MemoryIndex writes its schema), and a missing, unreadable
+    or older index reads as empty — a reader that must not write (a dry-run dream) asks this.
+
+    One connection, opened at the first ask (while the file exists) and kept until `close()`: a
+    dream asks about a hundred times, and a connection each was a tenth of its Deep phase. Each
+    query is its own read (autocommit), so nothing is held between asks and an indexer writing
+    meanwhile is never blocked. An ordinary connection, not `mode=ro`: SQLite removes the -wal and
+    -shm files it opened when the last read-write connection closes, and a read-only one leaves
+    them behind."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self._conn: sqlite3.Connection | None = None
+
+    def __call__(self, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
+        wanted = list(hashes)
+        if not wanted:
+            return {}
+        if self._conn is None:
+            if not self.path.is_file():
+                return {}
+            try:
+                self._conn = sqlite3.connect(str(self.path), timeout=10.0)
+            except sqlite3.Error:
+                return {}
+        try:
+            return _cached_vectors(self._conn, model, wanted)
+        except sqlite3.Error:  # no embedding_cache table (not an index Kit wrote), or a damaged file
+            return {}
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
 
 def stored_schema(path: str | os.PathLike) -> str | None:

@@ -43,13 +43,13 @@ from kit.memory.embeddings import (
 )
 from kit.memory.index import (
     SCHEMA_VERSION,
+    CachedVectorReader,
     MemoryIndex,
     SkippedFile,
     SyncResult,
     fts5_available,
     indexable_files,
     is_indexable,
-    read_cached_vectors,
     stale_files,
     stored_schema,
     sync_index,
@@ -201,10 +201,16 @@ class Memory:
         """The vectors the index's embedding cache holds for `texts` under `model_id`: a text is
         found when the index embedded exactly it (a chunk's `embed_text` is the key: a note's bullet
         under its date heading alone is its own text). Read without writing, so a dry run may ask;
-        no index reads as none."""
-        by_hash = {sha1_hex(t): t for t in texts}
-        found = read_cached_vectors(self.index_path, model_id, by_hash)
-        return {by_hash[h]: np.frombuffer(blob, dtype=np.float32) for h, blob in found.items()}
+        no index reads as none. For many asks, `vector_reader()` keeps one connection."""
+        reader = self.vector_reader()
+        try:
+            return reader(model_id, texts)
+        finally:
+            reader.close()
+
+    def vector_reader(self) -> IndexedVectors:
+        """`cached_vectors` for many asks, over one connection until its `close()`."""
+        return IndexedVectors(CachedVectorReader(self.index_path))
 
     def close(self) -> None:
         """Close this thread's index connection."""
@@ -437,6 +443,21 @@ class Memory:
             recall=RecallCounts(recall["events"], recall["keys"], recall["days"], dict(recall["by_source"])),
             skipped=tuple(stale["skipped"]),
         )
+
+
+class IndexedVectors:
+    """text → vector from the index's embedding cache (`Memory.vector_reader`), until `close()`."""
+
+    def __init__(self, reader: CachedVectorReader):
+        self._reader = reader
+
+    def __call__(self, model_id: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
+        by_hash = {sha1_hex(t): t for t in texts}
+        found = self._reader(model_id, by_hash)
+        return {by_hash[h]: np.frombuffer(blob, dtype=np.float32) for h, blob in found.items()}
+
+    def close(self) -> None:
+        self._reader.close()
 
 
 @dataclasses.dataclass(frozen=True)
