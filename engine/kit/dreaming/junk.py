@@ -25,7 +25,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kit.lazyre import fold_ascii
+from kit.lazyre import LazyPattern, fold_ascii
 from kit.memory.questions import is_question
 from kit.memory.threats import scan_text
 
@@ -98,7 +98,7 @@ _SQL_SIGNS = re.compile(r"\*|\w\(|=|;\s*$|\b(?:where|group\s+by|order\s+by|join|
 _YAML_KEY = re.compile(r"^[a-z_][a-z0-9_.\-/]*\s*:\s+(?P<value>.*)$")
 _YAML_SCALAR = re.compile(r"^(?:-?\d+(?:\.\d+)?|true|false|null|yes|no|~|\"[^\"]*\"|'[^']*')$", re.I)
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK = LazyPattern(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # compiled at its first non-ASCII text
 _URL = re.compile(r"<?(?:https?://|www\.)\S+>?|\[[^\]]*\]\((?:https?://|www\.)[^)]*\)", re.I)
 
 _PLEASANTRY = re.compile(
@@ -301,7 +301,7 @@ def _junk_but_threat(text: str) -> Junk | None:
         return Junk("table", TABLE)
     if _is_url(flat, folded):
         return Junk("url", URL)
-    if len(flat.split()) == 1 and not _CJK.search(flat):
+    if len(flat.split()) == 1 and (flat.isascii() or not _CJK.search(flat)):
         return Junk("one-word", ONE_WORD)
     if _is_sql(flat, folded):
         return Junk("sql", SQL)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kit.fsutil import sha1_hex
+from kit.lazyre import LazyPattern
 from kit.memory.notes import note_date, one_fact_per_item
 from kit.paths import bundled
 from kit.provenance import HTML_COMMENT, strip_kit_comments
@@ -34,7 +35,8 @@ from kit.provenance import HTML_COMMENT, strip_kit_comments
 # 8: MEMORY.md's title and Kit's "Promoted memories" heading are no context for the model.
 CHUNKER_VERSION = 8
 
-_CJK = re.compile(
+# compiled at its first non-ASCII text (a class of 50,000 characters costs milliseconds to compile)
+_CJK = LazyPattern(
     "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]"
 )
@@ -42,12 +44,12 @@ _ATOMIC = {"fence", "code_block", "table", "html_block"}
 
 
 def estimate_tokens(text: str) -> float:
-    cjk = len(_CJK.findall(text))
+    cjk = 0 if text.isascii() else len(_CJK.findall(text))
     return cjk + (len(text) - cjk) / 4
 
 
 def has_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None
+    return not text.isascii() and _CJK.search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -240,12 +242,14 @@ def _blocks(lines: list[str]) -> list[_Block]:
 def _split_line(line_no: int, text: str, max_tokens: float) -> list[_Unit]:
     """Pieces of one over-long line, cut after the last whitespace that leaves the piece at least
     half full (mid-word only when there is none); the pieces concatenate back to the line."""
+    cjk = (lambda c: None) if text.isascii() else _CJK.compiled.match
+
     def weight_of(chars: list[str]) -> float:
-        return sum(1.0 if _CJK.match(c) else 0.25 for c in chars)
+        return sum(1.0 if cjk(c) else 0.25 for c in chars)
 
     units, piece, weight = [], [], 0.0
     for char in text:
-        w = 1.0 if _CJK.match(char) else 0.25
+        w = 1.0 if cjk(char) else 0.25
         if piece and weight + w > max_tokens:
             cut = next((k for k in range(len(piece) - 1, len(piece) // 2 - 1, -1) if piece[k].isspace()), None)
             rest = piece[cut + 1 :] if cut is not None else []

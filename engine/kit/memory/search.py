@@ -327,6 +327,8 @@ def holds_query_words(text: str, query: str) -> bool:
 
 def _split_script(word: str) -> list[str]:
     """Split a token into CJK and non-CJK runs."""
+    if word.isascii():
+        return [word] if word else []
     runs: list[str] = []
     for char in word:
         cjk = bool(_CJK.match(char))

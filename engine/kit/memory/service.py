@@ -21,7 +21,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,12 +56,14 @@ from kit.memory.index import (
     unindexable,
 )
 from kit.memory.notes import impossible_date
-from kit.memory.search import SearchResult, hybrid_search
 from kit.paths import CONFIG_FILE
 from kit.problems import Problem
 from kit.progress import ProgressCallback, Step, report
 from kit.state import PerThread
 from kit.wording import plural
+
+if TYPE_CHECKING:
+    from kit.memory.search import SearchResult
 
 _QUERY_CACHE_SIZE = 256
 _UNSET = object()
@@ -386,6 +388,10 @@ class Memory:
         (for text bound to a prompt: the memory_search tool, active recall) withholds the hits the
         threat scan flags and models' answers kept by old session archives; they are listed in
         `result.withheld` and never recorded as recalls."""
+        # imported here: the date parser and the ranking are a fifth of Memory's imports, and a
+        # dream (which syncs and reads vectors) never searches
+        from kit.memory.search import hybrid_search
+
         if refresh:
             self._refresh()
         idx = self.index()
