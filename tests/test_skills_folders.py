@@ -18,7 +18,9 @@ def _warnings(catalog) -> list[tuple]:
     return [(p.severity, p.path, p.line, p.message, p.details["skill"], p.details["source"]) for p in catalog.problems]
 
 
-def test_a_folder_without_skill_md_is_a_warning(ws_path, cli):
+def test_a_folder_without_skill_md_is_a_warning(ws_path, cli, monkeypatch):
+    # the prompt has the time in it: a real clock failed this when its two prompts were a minute apart
+    monkeypatch.setenv("KIT_NOW", "2026-05-06T10:59:59+00:00")
     prompt_before = build_prompt(Workspace.open(ws_path)).prompt
     skills = ws_path / "skills"
     (skills / "nofile").mkdir()

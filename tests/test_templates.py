@@ -232,6 +232,7 @@ def _jinja_cache() -> Path:
 def test_compiled_templates_are_kept_for_the_next_process(ws_path, compiles, kit_now):
     """A cold `kit prompt` compiled its templates to Python every time (most of its start-up);
     the compiled code is kept in $XDG_CACHE_HOME/kit/jinja, checked against the source."""
+    kit_now("2026-05-07T09:00:00+00:00")  # the prompt has the time in it: two prompts a minute apart differ
     first = Workspace.open(ws_path).prompt("cron")
     assert len(compiles) == 2  # the system prompt and the kind note
     assert sorted(p.suffix for p in _jinja_cache().iterdir()) == [".cache", ".cache"]
@@ -255,6 +256,7 @@ def test_a_cached_template_still_reports_its_error_line(ws_path, compiles):
 
 
 def test_a_torn_or_unusable_cache_is_compiled_afresh(ws_path, compiles, monkeypatch, tmp_path):
+    monkeypatch.setenv("KIT_NOW", "2026-05-07T09:00:00+00:00")  # the prompts compared have the time in them
     expected = Workspace.open(ws_path).prompt("cron").prompt
     for entry in _jinja_cache().iterdir():  # a write cut short: the header and half a code object
         entry.write_bytes(entry.read_bytes()[:60])
