@@ -111,6 +111,24 @@ def test_a_stale_value_whose_newer_value_is_in_the_notes_is_never_promoted(works
     assert old not in (workspace.root / "MEMORY.md").read_text()
 
 
+def test_a_note_linked_from_outside_the_workspace_is_no_newer_value(workspace, tmp_path):
+    """Deep reads the notes inside the workspace only (as the index does): a newer value in a note
+    that is a link to a file elsewhere is not read, so it makes the older line neither stale nor
+    anything else — the night decides as if that note were not there."""
+    a_line_with_a_newer_value(workspace, TUESDAYS, THURSDAYS)
+    newer = workspace.root / "memory/2026-05-03.md"
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text(newer.read_text(encoding="utf-8"), encoding="utf-8")
+    newer.unlink()
+    newer.symlink_to(outside)
+    (d,) = run_dream(workspace, dry_run=True).decisions
+    assert (d.action, d.detail) == ("promoted", "passed every gate")
+    newer.unlink()
+    newer.write_text(outside.read_text(encoding="utf-8"), encoding="utf-8")  # the same note, inside
+    (d,) = run_dream(workspace, dry_run=True).decisions
+    assert d.action == "stale"
+
+
 def test_kit_dream_lists_what_passed_the_gates_and_deep_held_back(workspace, cli):
     """Regression (a new-user pass): a night whose one passing candidate was stale said "none passed
     the promotion gates yet" — it had passed them; Deep held it back, and said why only in --json."""
@@ -120,7 +138,6 @@ def test_kit_dream_lists_what_passed_the_gates_and_deep_held_back(workspace, cli
     assert lines[at + 1:at + 3] == [f"  · memory/2026-05-01.md:3:3  stale  {TUESDAYS}",
                                     f"    a newer value is in memory/2026-05-03.md: {THURSDAYS}"]
     assert not any("none passed" in line for line in lines)
-
 
 
 def test_kit_dream_lists_the_strongest_held_back_candidates_and_counts_the_rest(workspace, cli):
@@ -146,8 +163,17 @@ def test_kit_dream_lists_the_strongest_held_back_candidates_and_counts_the_rest(
     stale = [f"  · memory/2026-05-01.md:3:3  stale  {TUESDAYS}", f"    a newer value is in memory/2026-05-03.md: {THURSDAYS}"]
     over = [f"  · memory/2026-05-01.md:4:4  over today's limit  {OLD}", "    over today's limit of 1 promotion"]
     assert deep_lines() == stale + over
-    assert deep_lines("--limit", "1") == [*stale, "  … 1 more held back (over today's limit); --limit 2 lists them"]
-    assert deep_lines("--limit", "0") == ["  … 2 more held back (1 over today's limit, 1 stale); --limit 2 lists them"]
+    assert deep_lines("--limit", "1") == [*stale, "  … 1 more held back (over today's limit); --limit 2 lists all 2"]
+    assert deep_lines("--limit", "0") == ["  … 2 held back (1 over today's limit, 1 stale); --limit 2 lists all 2"]
+    # an applied night (a cron mail) points to its Deep report, never to a command that would dream again
+    lines = cli("dream", "-w", workspace.root, "--limit", "1", env=env).output.splitlines()
+    at = lines.index("deep:  promoted 1; ranked 4 candidates")
+    assert lines[at + 2:at + 5] == [*stale, "  … 1 more held back (over today's limit); the strongest are in "
+                                            "memory/dreaming/deep/2026-05-06.md"]
+    report = (workspace.root / "memory/dreaming/deep/2026-05-06.md").read_text()
+    assert any(line.startswith("- `memory/2026-05-01.md:4:4` score") and line.endswith("(over today's limit of 1 promotion)")
+               for line in report.splitlines())
+
 
 def test_kit_dream_shows_a_superseding_promotion_and_what_it_replaced(workspace, cli):
     """Regression (a new-user pass): a night that replaced a value printed "promoted 1" and no line
@@ -315,7 +341,6 @@ def test_a_same_day_contradiction_of_a_promoted_entry_is_verified_and_accept_sup
     assert f"superseded_by={item.key}" in archive(workspace)
     with workspace.open_state() as db:
         assert {p.key: p.status for p in store.promotions(db)} == {old_key: "superseded", item.key: "active"}
-
 
 
 def test_a_night_that_promotes_nothing_says_where_the_gates_are_read(workspace, cli):

@@ -492,7 +492,6 @@ def test_a_note_that_is_not_utf8_is_skipped_not_fatal(workspace, monkeypatch):
     assert escaped.promoted == () and {d.action for d in escaped.decisions} == {"gone"}
 
 
-
 def test_deep_reads_each_note_once_per_night(workspace, monkeypatch):
     """Five candidates of one note: Deep re-reads their lines (rehydration) from one read of it, not
     one each — every read resolved the whole path again, a tenth of a busy night's Deep."""
@@ -505,6 +504,7 @@ def test_deep_reads_each_note_once_per_night(workspace, monkeypatch):
     result = run_dream(workspace, phases=("deep",))
     assert len(result.promoted) == len(FACTS)
     assert reads.count("2026-05-01.md") == 1
+
 
 def test_a_model_that_cannot_load_falls_back_to_lexical_similarity(workspace, monkeypatch):
     from kit.memory.embeddings import EmbeddingError

@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from datetime import date, timedelta
 
 import numpy as np
@@ -445,7 +446,6 @@ def test_a_write_during_a_full_sync_is_still_seen_by_the_next_search(workspace, 
         mem.close()
 
 
-
 def test_a_words_rows_are_read_again_after_the_index_changes(workspace, kit_now):
     """token_counts keeps a word's rows for the searches of one index generation, and only for it:
     after a sync adds a note holding the word, the next search ranks that note too."""
@@ -490,10 +490,11 @@ def test_cached_vectors_are_read_by_text_without_writing(workspace, counting, tm
     assert sorted(p.name for p in workspace.kit_dir.iterdir() if p.name.startswith("index.db")) == ["index.db"]
     not_an_index = tmp_path / "other.db"
     sqlite3.connect(not_an_index).close()
-    from kit.memory.index import read_cached_vectors
+    from kit.memory.index import CachedVectorReader
 
-    assert read_cached_vectors(not_an_index, counting.model_id, ["x"]) == {}
-
+    reader = CachedVectorReader(not_an_index)
+    assert reader(counting.model_id, ["x"]) == {}
+    reader.close()
 
 
 def test_a_vector_reader_keeps_one_connection_until_closed_and_sees_an_index_made_after_it(workspace, counting,
@@ -519,6 +520,24 @@ def test_a_vector_reader_keeps_one_connection_until_closed_and_sees_an_index_mad
     reader.close()
     reader.close()  # twice is harmless
     assert sorted(p.name for p in workspace.kit_dir.iterdir() if p.name.startswith("index.db")) == ["index.db"]
+    # misuse is Kit's mistake, never read as "no vectors" (which would embed everything again)
+    other = mem.vector_reader()
+    assert set(other(counting.model_id, ["- Ada prefers tea."])) == {"- Ada prefers tea."}
+    errors = []
+    worker = threading.Thread(target=lambda: errors.append(_call_or_error(other, counting.model_id)))
+    worker.start()
+    worker.join()
+    assert isinstance(errors[0], sqlite3.ProgrammingError)
+    other.close()
+
+
+def _call_or_error(reader, model_id):
+    try:
+        reader(model_id, ["- Ada prefers tea."])
+    except Exception as exc:  # noqa: BLE001 - handed back to the test's thread
+        return exc
+    return AssertionError("no error from another thread")
+
 
 def test_stored_schema_reads_without_creating_anything(tmp_path):
     """Doctor's look at an index.db's schema opens it read-only: a path with no file stays without

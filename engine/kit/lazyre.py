@@ -10,6 +10,7 @@ module with no imports from Kit.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -37,7 +38,30 @@ class LazyPattern:
     def flags(self) -> int:  # the flags given (re.Pattern adds re.UNICODE for a str pattern)
         return self._flags
 
-    def __getattr__(self, name: str) -> Any:  # search, match, finditer, sub …
+    # the usual methods, spelled out: through __getattr__ each call first failed a lookup (a
+    # microsecond, five times the search of a short text)
+    def search(self, *args: Any, **kwargs: Any) -> re.Match[str] | None:
+        return self.compiled.search(*args, **kwargs)
+
+    def match(self, *args: Any, **kwargs: Any) -> re.Match[str] | None:
+        return self.compiled.match(*args, **kwargs)
+
+    def fullmatch(self, *args: Any, **kwargs: Any) -> re.Match[str] | None:
+        return self.compiled.fullmatch(*args, **kwargs)
+
+    def findall(self, *args: Any, **kwargs: Any) -> list[Any]:
+        return self.compiled.findall(*args, **kwargs)
+
+    def finditer(self, *args: Any, **kwargs: Any) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(*args, **kwargs)
+
+    def sub(self, *args: Any, **kwargs: Any) -> str:
+        return self.compiled.sub(*args, **kwargs)
+
+    def split(self, *args: Any, **kwargs: Any) -> list[Any]:
+        return self.compiled.split(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # subn, groupindex …
         return getattr(self.compiled, name)
 
     def __repr__(self) -> str:

@@ -48,6 +48,22 @@ def dream(workspace, phase: str, dry_run: bool, limit: int, as_json: bool) -> No
     render(result, held_back_shown=limit)
 
 
+def _held_back_count(rest: list, *, more: bool, total: int, result) -> str:
+    """One line for the held-back candidates not listed: how many, why, and where to read them all.
+    After an applied run the pointer is the Deep report, never a command: run again, `kit dream`
+    would dream again (the same evening: with today's limit used up; the next morning: a new night)."""
+    counts = Counter(action_words(d.action) for d in rest)
+    if len(counts) == 1:  # "3 more held back (3 stale)" says the number twice
+        why = next(iter(counts))
+    else:
+        why = ", ".join(f"{n} {words}" for words, n in sorted(counts.items(), key=lambda c: (-c[1], c[0])))
+    line = f"… {len(rest)}{' more' if more else ''} held back ({why})"
+    if not result.applied:  # a preview may be run again as it is
+        return f"{line}; --limit {total} lists all {total}"
+    report = next((rel for rel in result.changed if rel.startswith("memory/dreaming/deep/")), None)
+    return f"{line}; the strongest are in {report}" if report else line
+
+
 def render(result, *, held_back_shown: int = HELD_BACK_SHOWN) -> None:
     out = console()
     say = partial(out.print, markup=False)  # keys, theme names and notes come from user text
@@ -72,10 +88,8 @@ def render(result, *, held_back_shown: int = HELD_BACK_SHOWN) -> None:
                     "holds each back")
         held_back = []  # passed the gates, held back by Deep (to verify: its own line below)
         for d in result.decisions:
-            # the fact itself: a key alone sends the reader to the note
-            fact = one_line(d.ranked.cand.snippet, FACT_CHARS)
-            if d.writes:
-                say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}  {fact}")
+            if d.writes:  # the fact itself: a key alone sends the reader to the note
+                say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}  {one_line(d.ranked.cand.snippet, FACT_CHARS)}")
                 if d.action == "superseded":  # a replaced value is part of the night: it left MEMORY.md
                     say(f"    {d.detail}")
             elif d.action != "to_verify":
@@ -84,11 +98,7 @@ def render(result, *, held_back_shown: int = HELD_BACK_SHOWN) -> None:
             say(f"  · {d.ranked.cand.key}  {action_words(d.action)}  {one_line(d.ranked.cand.snippet, FACT_CHARS)}")
             say(f"    {d.detail}")
         if rest := held_back[held_back_shown:]:
-            counts = Counter(action_words(d.action) for d in rest)
-            why = ", ".join(f"{n} {words}" for words, n in sorted(counts.items(), key=lambda c: (-c[1], c[0])))
-            if len(counts) == 1:  # "3 more held back (3 stale)" says the number twice
-                why = next(iter(counts))
-            say(f"  … {len(rest)} more held back ({why}); --limit {len(held_back)} lists them")
+            say("  " + _held_back_count(rest, more=held_back_shown > 0, total=len(held_back), result=result))
         for key in result.retired:
             say(f"  > retired {key} to memory/archive/promoted.md")
         for key in result.demoted:

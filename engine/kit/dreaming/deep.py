@@ -150,13 +150,13 @@ def _matches(window: str, cand: Candidate) -> bool:
     return claims.same_claim(cand.snippet, window)
 
 
-def rehydrate(root: Path, cand: Candidate, notes: NoteLines | None = None) -> Live | None:
-    """Re-read the notes: the claim where it was last recalled, else anywhere in that note
-    (nearest first, same line count: lines moved), else in the other notes it was recalled from;
-    None when it is gone (deleted, rewritten with another value, unreadable). With `notes`, each
-    file is read once per plan."""
+def rehydrate(cand: Candidate, notes: NoteLines) -> Live | None:
+    """Re-read the notes (each file once per plan: `notes`): the claim where it was last recalled,
+    else anywhere in that note (nearest first, same line count: lines moved), else in the other
+    notes it was recalled from; None when it is gone (deleted, rewritten with another value,
+    unreadable)."""
     for path, start, end in cand.locations or ((cand.path, cand.start_line, cand.end_line),):
-        lines = notes.file_lines(path) if notes is not None else _file_lines(root, path)
+        lines = notes.file_lines(path)
         if lines is None:  # missing, unreadable, not UTF-8 or escaping the workspace: not promotable tonight
             continue
         n = end - start + 1
@@ -532,7 +532,7 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
     if embedder is not None and limit > 0:
         # one batch for the likely winners (and what they are compared with) instead of one call each
         for r in passing[: limit + 10]:
-            lives[r.cand.id] = rehydrate(root, r.cand, notes)
+            lives[r.cand.id] = rehydrate(r.cand, notes)
         texts = [(managed.one_line(v.text), note_date(v.path)) for v in lives.values() if v]
         newer = [line.text for text, day in texts for line in newer_lines(text, day, notes)]
         embedder.encode(list(dict.fromkeys([e.text for e in existing] + [t for t, _ in texts] + newer)))
@@ -544,13 +544,13 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
             if ahead and written < limit:
                 coming = [c for c in order[i + 1 : i + 1 + LOOK_AHEAD] if c.cand.id not in looked]
                 looked.update(c.cand.id for c in coming)
-                _look_ahead(coming, root, notes, lives, embedder, queued)
-            written = _decide_next(r, root=root, existing=existing, notes=notes, embedder=embedder, lives=lives,
+                _look_ahead(coming, notes, lives, embedder, queued)
+            written = _decide_next(r, existing=existing, notes=notes, embedder=embedder, lives=lives,
                                    decisions=decisions, written=written, limit=limit, queued=queued, both=both)
     return decisions
 
 
-def _look_ahead(coming: Sequence[Ranked], root: Path, notes: NoteLines, lives: dict[str, Live | None],
+def _look_ahead(coming: Sequence[Ranked], notes: NoteLines, lives: dict[str, Live | None],
                 embedder: Any, queued: set[str]) -> None:
     """Start encoding what the next candidates' decisions will encode (their line and its newer
     lines: `_decide_one`), while this one is decided; the model calls stay the ones made without
@@ -560,21 +560,21 @@ def _look_ahead(coming: Sequence[Ranked], root: Path, notes: NoteLines, lives: d
         if r.passed and r.cand.claim in queued:
             continue
         if r.cand.id not in lives:
-            lives[r.cand.id] = rehydrate(root, r.cand, notes)
+            lives[r.cand.id] = rehydrate(r.cand, notes)
         live = lives[r.cand.id]
         if live is not None:
             text = managed.one_line(live.text)
             embedder.prefetch([text] + [line.text for line in newer_lines(text, note_date(live.path), notes)])
 
 
-def _decide_next(r: Ranked, *, root: Path, existing: list[Existing], notes: NoteLines, embedder: Any | None,
+def _decide_next(r: Ranked, *, existing: list[Existing], notes: NoteLines, embedder: Any | None,
                  lives: dict[str, Live | None], decisions: list[Decision], written: int, limit: int,
                  queued: set[str], both: set[tuple[str, str]]) -> int:
     """Decide `r` (appended to `decisions`); returns how many were written so far."""
     if not r.passed:  # may only replace the value of a fact MEMORY.md holds (see may_update)
         if written >= limit:
             return written
-        live = lives[r.cand.id] if r.cand.id in lives else rehydrate(root, r.cand, notes)
+        live = lives[r.cand.id] if r.cand.id in lives else rehydrate(r.cand, notes)
         d = _decide_one(r, live, _apart(r, existing, both), notes, embedder) if live else None
         if d is None or d.action != "superseded":
             return written
@@ -588,7 +588,7 @@ def _decide_next(r: Ranked, *, root: Path, existing: list[Existing], notes: Note
     if r.cand.claim in queued:
         decisions.append(Decision(r, "to_verify", "waiting in `kit memory verify`"))
         return written
-    live = lives[r.cand.id] if r.cand.id in lives else rehydrate(root, r.cand, notes)
+    live = lives[r.cand.id] if r.cand.id in lives else rehydrate(r.cand, notes)
     if live is None:
         decisions.append(Decision(r, "gone", "its lines are no longer in the note"))
         return written

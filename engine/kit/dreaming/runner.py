@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from kit import clock
 from kit.core import WorkspaceCore
@@ -131,6 +132,13 @@ def acquire_lock(ws: WorkspaceCore, wait: float | None = None, *, progress: Prog
     return lock
 
 
+class _CanClose(Protocol):
+    def close(self) -> None: ...
+
+
+_Closable = TypeVar("_Closable", bound=_CanClose)
+
+
 class _Ctx:
     """One run's working state."""
 
@@ -140,7 +148,7 @@ class _Ctx:
         self.today = clock.today()
         self.db = None
         self.files = Files(ws, dry_run)
-        self._close: list[Any] = []  # what the run opened, closed with it
+        self._opened = ExitStack()  # what the run opened, closed with it (last first, each whatever the others do)
         state = ws.kit_dir / "state.db"
         if not dry_run or state.exists():
             self.db = ws.open_state()
@@ -169,16 +177,16 @@ class _Ctx:
         """A compare-and-swap change of a file people edit (see `Files.update`)."""
         return self.files.update(rel, change)
 
-    def closing(self, thing):
+    def closing(self, thing: _Closable) -> _Closable:
         """`thing`, closed when the run ends."""
-        self._close.append(thing)
-        return thing
+        return self._opened.enter_context(closing(thing))
 
     def close(self) -> None:
-        for thing in self._close:
-            thing.close()
-        if self.db is not None:
-            self.db.close()
+        try:
+            self._opened.close()
+        finally:
+            if self.db is not None:
+                self.db.close()
 
 
 def _phase_stats(ctx: _Ctx, phase: str, virtual: Iterable[Candidate]) -> dict[str, store.PhaseStats]:
@@ -264,6 +272,13 @@ def run_dream(ws: WorkspaceCore, *, phases: Iterable[str] | str = PHASES, dry_ru
     finally:
         if lock is not None:
             lock.release()
+
+
+def _worded(d: deep_phase.Decision) -> str:
+    """A held-back decision in the Deep report, worded as elsewhere ("over_limit" read as a code):
+    "stale: a newer value is in …", or the detail alone when it says it ("over today's limit of 10")."""
+    words = deep_phase.action_words(d.action)
+    return d.detail if d.detail.startswith(words) else f"{words}: {d.detail}"
 
 
 def load_candidates(ws: WorkspaceCore, db, *, store: bool = False) -> list[Candidate]:
@@ -564,7 +579,7 @@ def apply_deep(ctx: _Ctx, night: deep_phase.DeepPlan, cands: list[Candidate]) ->
         queued = night.verify_items()
         promos = list(night.promotions) + rows
 
-    notes = {d.ranked.cand.id: f"{d.action}: {d.detail}" for d in night.decisions if not d.writes}
+    notes = {d.ranked.cand.id: _worded(d) for d in night.decisions if not d.writes}
     promoted_today = [p for p in promos if p.promoted_day == day and p.status == "active"]
     retired_today = [p for p in promos if p.status == "retired" and p.status_day == day]
     demoted_today = [p for p in promos if p.status == "demoted" and p.status_day == day]

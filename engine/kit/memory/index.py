@@ -114,35 +114,26 @@ def _cached_vectors(conn: sqlite3.Connection, model: str, hashes: Iterable[str])
     return out
 
 
-def read_cached_vectors(path: str | os.PathLike, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
-    """`MemoryIndex.cached_vectors` of an index.db that may not exist, read without writing (see
-    `CachedVectorReader`), once."""
-    reader = CachedVectorReader(path)
-    try:
-        return reader(model, hashes)
-    finally:
-        reader.close()
-
-
 class CachedVectorReader:
-    """Reads the embedding cache of an index.db that may not exist, without writing: no file, table
-    or schema row is created (opening a MemoryIndex writes its schema), and a missing, unreadable
-    or older index reads as empty — a reader that must not write (a dry-run dream) asks this.
+    """text → vector from the embedding cache of an index.db that may not exist, read without
+    writing: no file, table or schema row is created (opening a MemoryIndex writes its schema), and
+    a missing, unreadable or older index reads as empty — a reader that must not write (a dry-run
+    dream) asks this. A text is found when the index embedded exactly it (a chunk's `embed_text`).
 
     One connection, opened at the first ask (while the file exists) and kept until `close()`: a
     dream asks about a hundred times, and a connection each was a tenth of its Deep phase. Each
     query is its own read (autocommit), so nothing is held between asks and an indexer writing
     meanwhile is never blocked. An ordinary connection, not `mode=ro`: SQLite removes the -wal and
     -shm files it opened when the last read-write connection closes, and a read-only one leaves
-    them behind."""
+    them behind. The thread that first asks owns it (sqlite3's rule)."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
         self._conn: sqlite3.Connection | None = None
 
-    def __call__(self, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
-        wanted = list(hashes)
-        if not wanted:
+    def __call__(self, model: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
+        by_hash = {sha1_hex(t): t for t in texts}
+        if not by_hash:
             return {}
         if self._conn is None:
             if not self.path.is_file():
@@ -152,9 +143,12 @@ class CachedVectorReader:
             except sqlite3.Error:
                 return {}
         try:
-            return _cached_vectors(self._conn, model, wanted)
+            found = _cached_vectors(self._conn, model, by_hash)
+        except sqlite3.ProgrammingError:  # a closed connection, another thread's: Kit's mistake, not the file's
+            raise
         except sqlite3.Error:  # no embedding_cache table (not an index Kit wrote), or a damaged file
             return {}
+        return {by_hash[h]: np.frombuffer(blob, dtype=np.float32) for h, blob in found.items()}
 
     def close(self) -> None:
         if self._conn is not None:

@@ -330,9 +330,10 @@ def _split_script(word: str) -> list[str]:
     if word.isascii():
         return [word] if word else []
     runs: list[str] = []
+    is_cjk = _CJK.compiled.match
     for char in word:
-        cjk = bool(_CJK.match(char))
-        if runs and bool(_CJK.match(runs[-1][-1])) == cjk:
+        cjk = bool(is_cjk(char))
+        if runs and bool(is_cjk(runs[-1][-1])) == cjk:
             runs[-1] += char
         else:
             runs.append(char)
@@ -839,7 +840,6 @@ def second_hop(index: MemoryIndex, best: Candidate, query: str, pool: int, vecto
         t = found[chunk_id]
         out.append(Candidate(row, v, t, True, hop * (vw * (v or 0.0) + tw * t)))
     return out
-
 
 
 # --------------------------------------------------------------------------- the search

@@ -29,7 +29,7 @@ from kit import clock
 from kit.core import WorkspaceCore
 from kit.documents import rel_posix
 from kit.errors import NotFoundError, PathEscapeError
-from kit.fsutil import read_text, sha1_hex
+from kit.fsutil import read_text
 from kit.memory import sources
 from kit.memory.blas import OneBlasThread
 from kit.memory.daily import WriteResult, append_note
@@ -210,9 +210,9 @@ class Memory:
         finally:
             reader.close()
 
-    def vector_reader(self) -> IndexedVectors:
+    def vector_reader(self) -> CachedVectorReader:
         """`cached_vectors` for many asks, over one connection until its `close()`."""
-        return IndexedVectors(CachedVectorReader(self.index_path))
+        return CachedVectorReader(self.index_path)
 
     def close(self) -> None:
         """Close this thread's index connection."""
@@ -449,21 +449,6 @@ class Memory:
             recall=RecallCounts(recall["events"], recall["keys"], recall["days"], dict(recall["by_source"])),
             skipped=tuple(stale["skipped"]),
         )
-
-
-class IndexedVectors:
-    """text → vector from the index's embedding cache (`Memory.vector_reader`), until `close()`."""
-
-    def __init__(self, reader: CachedVectorReader):
-        self._reader = reader
-
-    def __call__(self, model_id: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
-        by_hash = {sha1_hex(t): t for t in texts}
-        found = self._reader(model_id, by_hash)
-        return {by_hash[h]: np.frombuffer(blob, dtype=np.float32) for h, blob in found.items()}
-
-    def close(self) -> None:
-        self._reader.close()
 
 
 @dataclasses.dataclass(frozen=True)
