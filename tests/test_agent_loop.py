@@ -126,7 +126,8 @@ def test_script_runs_out_of_turns_with_a_clear_error(ws, tmp_path):
     assert f"script {script} has only 1 turn but the run asked for turn 2" in str(err.value)
 
 
-def test_system_prompt_is_stable_and_follows_edits(ws, tmp_path):
+def test_system_prompt_is_stable_and_follows_edits(ws, tmp_path, kit_now):
+    kit_now("2026-05-07T09:00:00+00:00")  # the prompt is rebuilt when the day turns between the turns
     script = write_script(tmp_path, [{"text": "one"}, {"text": "two"}, {"text": "three"}])
     agent = agent_for(ws, script)
     agent.turn("first")
