@@ -140,6 +140,9 @@ def test_kit_dream_lists_what_passed_the_gates_and_deep_held_back(workspace, cli
     assert not any("none passed" in line for line in lines)
 
 
+LIMIT = "over today's limit of 1 promotion (dreaming.deep.limit)"
+
+
 def test_kit_dream_lists_the_strongest_held_back_candidates_and_counts_the_rest(workspace, cli):
     """A nightly cron mail listed every candidate Deep held back: on a busy log, 600 of them (1,200
     lines) around ten promotions. `--limit N` lists N in rank order; the rest are counted by why."""
@@ -161,18 +164,26 @@ def test_kit_dream_lists_the_strongest_held_back_candidates_and_counts_the_rest(
         return lines[at + 2:]
 
     stale = [f"  · memory/2026-05-01.md:3:3  stale  {TUESDAYS}", f"    a newer value is in memory/2026-05-03.md: {THURSDAYS}"]
-    over = [f"  · memory/2026-05-01.md:4:4  over today's limit  {OLD}", "    over today's limit of 1 promotion"]
+    over = [f"  · memory/2026-05-01.md:4:4  over today's limit  {OLD}", f"    {LIMIT}"]
     assert deep_lines() == stale + over
-    assert deep_lines("--limit", "1") == [*stale, "  … 1 more held back (over today's limit); --limit 2 lists all 2"]
-    assert deep_lines("--limit", "0") == ["  … 2 held back (1 over today's limit, 1 stale); --limit 2 lists all 2"]
-    # an applied night (a cron mail) points to its Deep report, never to a command that would dream again
+    hint = "`kit dream --dry-run --limit 2` lists all 2"
+    assert deep_lines("--limit", "1") == [*stale, f"  … 1 more held back (over today's limit); {hint}"]
+    assert deep_lines("--limit", "0") == [f"  … 2 held back (1 over today's limit, 1 stale); {hint}"]
+    # an applied night (a cron job's log) points to its Deep report, never to a command that would
+    # dream again; the report lists what Deep held back, each with why, in rank order
     lines = cli("dream", "-w", workspace.root, "--limit", "1", env=env).output.splitlines()
     at = lines.index("deep:  promoted 1; ranked 4 candidates")
-    assert lines[at + 2:at + 5] == [*stale, "  … 1 more held back (over today's limit); the strongest are in "
+    assert lines[at + 2:at + 5] == [*stale, "  … 1 more held back (over today's limit); more in "
                                             "memory/dreaming/deep/2026-05-06.md"]
-    report = (workspace.root / "memory/dreaming/deep/2026-05-06.md").read_text()
-    assert any(line.startswith("- `memory/2026-05-01.md:4:4` score") and line.endswith("(over today's limit of 1 promotion)")
-               for line in report.splitlines())
+    report = (workspace.root / "memory/dreaming/deep/2026-05-06.md").read_text().split("\n")
+    at = report.index("## Held back by Deep (2)")
+    assert [line.split(" score ")[0] for line in report[at + 2:at + 4]] == ["- `memory/2026-05-01.md:3:3`",
+                                                                          "- `memory/2026-05-01.md:4:4`"]
+    assert report[at + 2].endswith(f"(stale: a newer value is in memory/2026-05-03.md: {THURSDAYS})")
+    assert report[at + 3].endswith(f"({LIMIT})") and report[at + 4] == ""
+    # a second dream the same day: the setting, and what used it, not "a limit of 0"
+    again = cli("dream", "--dry-run", "-w", workspace.root, env=env).output.splitlines()
+    assert f"    {LIMIT}; 1 promoted earlier today" in again
 
 
 def test_kit_dream_shows_a_superseding_promotion_and_what_it_replaced(workspace, cli):
@@ -201,7 +212,7 @@ def test_over_the_limit_reads_as_words_in_promote_and_explain(workspace, cli):
     assert statuses == ["over today's limit", "would promote"]
     over = next(line.split()[2] for line in res.output.splitlines()[1:3] if line.endswith("over today's limit"))
     res = cli("memory", "explain", over, "-w", workspace.root, env=env)
-    assert "tonight's Deep: over today's limit of 1 promotion" in res.output.splitlines()
+    assert f"tonight's Deep: {LIMIT}" in res.output.splitlines()
 
 
 def test_explain_says_what_tonights_deep_does_with_a_candidate_that_passed_every_gate(workspace, cli):
@@ -290,6 +301,9 @@ def test_kit_dream_says_when_it_queued_a_contradiction_and_where_to_review_it(wo
     dry = json.loads(cli("dream", "--dry-run", "--json", "-w", workspace.root).stdout)["deep"]
     assert (dry["to_verify_count"], dry["review"]) == (1, "kit memory verify")
     assert [v["text"] for v in dry["to_verify"]] == ["I live in Lisbon now, near the Gulbenkian."]
+    # a dry run queues nothing: it does not send the reader to an empty queue
+    preview = cli("dream", "--dry-run", "-w", workspace.root).stdout.splitlines()
+    assert "to verify: 1 contradiction with MEMORY.md would be queued for `kit memory verify` by a dream" in preview
     lines = cli("dream", "-w", workspace.root).stdout.splitlines()
     assert "to verify: 1 contradiction with MEMORY.md queued; review with `kit memory verify`" in lines
     set_now("2026-05-05", 20)  # already waiting: not queued again, so not announced again

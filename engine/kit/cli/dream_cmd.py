@@ -59,9 +59,9 @@ def _held_back_count(rest: list, *, more: bool, total: int, result) -> str:
         why = ", ".join(f"{n} {words}" for words, n in sorted(counts.items(), key=lambda c: (-c[1], c[0])))
     line = f"… {len(rest)}{' more' if more else ''} held back ({why})"
     if not result.applied:  # a preview may be run again as it is
-        return f"{line}; --limit {total} lists all {total}"
+        return f"{line}; `kit dream --dry-run --limit {total}` lists all {total}"
     report = next((rel for rel in result.changed if rel.startswith("memory/dreaming/deep/")), None)
-    return f"{line}; the strongest are in {report}" if report else line
+    return f"{line}; more in {report}" if report else line
 
 
 def render(result, *, held_back_shown: int = HELD_BACK_SHOWN) -> None:
@@ -105,9 +105,10 @@ def render(result, *, held_back_shown: int = HELD_BACK_SHOWN) -> None:
             say(f"  - {key} was removed by you; it will not come back")
         if result.to_verify:
             # a contradiction is never promoted: it waits for the person, who must hear of it here
-            queued = "would be queued" if not result.applied else "queued"
-            say(f"to verify: {plural(len(result.to_verify), 'contradiction')} with MEMORY.md {queued}; "
-                "review with `kit memory verify`", style="yellow")
+            # (a dry run queues nothing: "review with kit memory verify" found nothing to review)
+            then = ("would be queued for `kit memory verify` by a dream" if not result.applied
+                    else "queued; review with `kit memory verify`")
+            say(f"to verify: {plural(len(result.to_verify), 'contradiction')} with MEMORY.md {then}", style="yellow")
     if result.changed:
         say("changed: " + ", ".join(result.changed))
     elif result.applied and not result.ranked and not any(

@@ -493,8 +493,12 @@ def plan(
     ranked = block_demoted_twins(ranked, [p.snippet for p in promos if p.status in DEMOTED], embedder)
     used_today = sum(1 for p in promos if p.promoted_day == today.isoformat())
     limit = max(0, settings.limit - used_today)
+    # the setting, not what is left of it ("over today's limit of 0" read as a limit of 0)
+    over = f"over today's limit of {plural(settings.limit, 'promotion')} (dreaming.deep.limit)" + (
+        f"; {used_today} promoted earlier today" if used_today else "")
     decisions = decide(ranked, root=root, memory_text=memory_text, limit=limit, embedder=embedder,
-                       queued={v.claim for v in pending_verify}, both={(v.claim, v.old_claim) for v in kept_both})
+                       queued={v.claim for v in pending_verify}, both={(v.claim, v.old_claim) for v in kept_both},
+                       over_limit=over)
     return DeepPlan(today, tuple(ranked), tuple(decisions), tuple(demoted), tuple(promos), limit, tuple(fills))
 
 
@@ -511,7 +515,8 @@ def may_update(r: Ranked) -> bool:
 
 
 def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int, embedder: Any | None,
-           queued: set[str] = frozenset(), both: set[tuple[str, str]] = frozenset()) -> list[Decision]:
+           queued: set[str] = frozenset(), both: set[tuple[str, str]] = frozenset(),
+           over_limit: str | None = None) -> list[Decision]:
     """In rank order, what becomes of each candidate that passed every gate.
 
     `both`: (claim, old claim) pairs the user called two true facts (`kit memory verify keep-both`):
@@ -519,10 +524,11 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
 
     Candidates past today's limit are not rehydrated or embedded (but for the LOOK_AHEAD whose
     encoding had started, never stored): the work stays proportional to the limit, not to the
-    size of the recall log.
+    size of the recall log. `over_limit`: the detail of a candidate past it (`plan` names the setting).
     """
     from kit.dreaming.embed import CachedEmbedder
 
+    over_limit = over_limit or f"over today's limit of {plural(limit, 'promotion')}"
     existing = existing_facts(memory_text)
     notes = NoteLines(root)
     decisions: list[Decision] = []
@@ -545,7 +551,7 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
                 coming = [c for c in order[i + 1 : i + 1 + LOOK_AHEAD] if c.cand.id not in looked]
                 looked.update(c.cand.id for c in coming)
                 _look_ahead(coming, notes, lives, embedder, queued)
-            written = _decide_next(r, existing=existing, notes=notes, embedder=embedder, lives=lives,
+            written = _decide_next(r, existing=existing, notes=notes, embedder=embedder, lives=lives, over=over_limit,
                                    decisions=decisions, written=written, limit=limit, queued=queued, both=both)
     return decisions
 
@@ -567,7 +573,7 @@ def _look_ahead(coming: Sequence[Ranked], notes: NoteLines, lives: dict[str, Liv
             embedder.prefetch([text] + [line.text for line in newer_lines(text, note_date(live.path), notes)])
 
 
-def _decide_next(r: Ranked, *, existing: list[Existing], notes: NoteLines, embedder: Any | None,
+def _decide_next(r: Ranked, *, over: str, existing: list[Existing], notes: NoteLines, embedder: Any | None,
                  lives: dict[str, Live | None], decisions: list[Decision], written: int, limit: int,
                  queued: set[str], both: set[tuple[str, str]]) -> int:
     """Decide `r` (appended to `decisions`); returns how many were written so far."""
@@ -583,7 +589,7 @@ def _decide_next(r: Ranked, *, existing: list[Existing], notes: NoteLines, embed
         _accept(d, existing, decisions)
         return written + 1
     if written >= limit:
-        decisions.append(Decision(r, "over_limit", f"over today's limit of {plural(limit, 'promotion')}"))
+        decisions.append(Decision(r, "over_limit", over))
         return written
     if r.cand.claim in queued:
         decisions.append(Decision(r, "to_verify", "waiting in `kit memory verify`"))

@@ -7,7 +7,7 @@ workspace `templates/dream-diary.md.j2` replaces the built-in one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import date
 from typing import Any
 
@@ -22,6 +22,7 @@ from kit.wording import count_text, plural
 
 DIARY_TEMPLATE = "dream-diary.md.j2"
 REPORT_TOP = 25
+HELD_BACK_TOP = 100  # a busy night holds back hundreds: the rest are counted (a report a night is kept)
 
 
 def report_path(phase: str, day: date) -> str:
@@ -78,7 +79,8 @@ def rem_report(day: date, r: RemResult) -> str:
 def deep_report(day: date, ranked: Sequence[Ranked], promoted_today: Sequence[Promotion],
                 notes: Mapping[str, str], retired_today: Sequence[Promotion],
                 demoted_today: Sequence[Promotion], superseded_today: Sequence[Promotion] = (),
-                to_verify: Sequence[VerifyItem] = ()) -> str:
+                to_verify: Sequence[VerifyItem] = (), held_back: Collection[str] = frozenset()) -> str:
+    """`held_back`: the ids of the candidates Deep held back tonight (not to verify: their section)."""
     out = [f"# Deep sleep — {day.isoformat()}", ""]
     out += [f"Promoted to MEMORY.md today: {len(promoted_today)}.", ""]
     # strongest first, as the other candidates below (the rows come from state.db by key, where
@@ -94,8 +96,14 @@ def deep_report(day: date, ranked: Sequence[Ranked], promoted_today: Sequence[Pr
                     [f"- `{p.key}`: {_short(p.snippet)}" for p in demoted_today])
     out += _section("Retired to memory/archive/promoted.md (over memory_max_chars)",
                     [f"- `{p.key}`: {_short(p.snippet)}" for p in retired_today])
+    # what passed the gates and Deep held back (stale, duplicate, over today's limit …), strongest
+    # first: `kit dream` lists the first few and sends the reader here for the rest
+    held = [r for r in ranked if r.cand.id in held_back]
+    more = len(held) - HELD_BACK_TOP
+    out += _section(f"Held back by Deep ({len(held)})", [_candidate_line(r, notes) for r in held[:HELD_BACK_TOP]]
+                    + ([f"- … and {more} more"] if more > 0 else []))
     done = {(p.key, p.claim) for p in promoted_today}
-    rest = [r for r in ranked if (r.cand.key, r.cand.claim) not in done][:REPORT_TOP]
+    rest = [r for r in ranked if (r.cand.key, r.cand.claim) not in done and r.cand.id not in held_back][:REPORT_TOP]
     out += _section(f"Other candidates (top {REPORT_TOP} by score)", [_candidate_line(r, notes) for r in rest])
     return "\n".join(out).rstrip("\n") + "\n"
 
