@@ -20,8 +20,8 @@ from kit.cli.common import (
 )
 
 FACT_CHARS = 100  # a promoted fact on its line, cut at a word
-# a nightly cron mail listed every candidate Deep held back: on a busy log that was 600 stale values
-# (1,200 lines) around the ten promotions; the strongest few say what Deep did, the rest are counted
+# a nightly cron log entry listed every candidate Deep held back: on a busy log, 600 of them (1,200
+# lines) around the ten promotions; the strongest few say what Deep did, the rest are counted
 HELD_BACK_SHOWN = 10
 
 
@@ -49,7 +49,7 @@ def dream(workspace, phase: str, dry_run: bool, limit: int, as_json: bool) -> No
 
 
 def _held_back_count(rest: list, *, more: bool, total: int, result) -> str:
-    """One line for the held-back candidates not listed: how many, why, and where to read them all.
+    """One line for the held-back candidates not listed: how many, why, and where to read more.
     After an applied run the pointer is the Deep report, never a command: run again, `kit dream`
     would dream again (the same evening: with today's limit used up; the next morning: a new night)."""
     counts = Counter(action_words(d.action) for d in rest)
