@@ -215,6 +215,17 @@ def test_over_the_limit_reads_as_words_in_promote_and_explain(workspace, cli):
     assert f"tonight's Deep: {LIMIT}" in res.output.splitlines()
 
 
+def test_kit_memory_promote_says_when_its_rows_stop_at_the_limit(workspace, cli):
+    """Regression (a new-user pass): `kit memory promote` showed its first --limit rows and nothing
+    after them, so a cut list read as every candidate there is."""
+    a_line_with_a_newer_value(workspace, TUESDAYS, THURSDAYS)
+    env = {"KIT_NOW": "2026-05-06T20:00:00+00:00"}
+    lines = cli("memory", "promote", "-w", workspace.root, "--limit", "1", env=env).output.splitlines()
+    assert len(lines) == 6 and lines[2] == "… 1 more candidate; --limit 2 shows all 2"
+    lines = cli("memory", "promote", "-w", workspace.root, env=env).output.splitlines()
+    assert len(lines) == 6 and not any(line.startswith("…") for line in lines)
+
+
 def test_explain_says_what_tonights_deep_does_with_a_candidate_that_passed_every_gate(workspace, cli):
     """Regression (a new-user pass): explain listed every gate as passed for a stale line and never
     said why it was not promoted; it now gives tonight's Deep decision — and nothing is written."""

@@ -36,7 +36,7 @@ def _num(value, *, score: bool) -> str:
 @click.command("promote")
 @workspace_option
 @click.option("--apply", "apply", is_flag=True, help="Write the promotions (default: only rank them).")
-@click.option("--limit", type=int, default=20, show_default=True, help="Rows to show (text output).")
+@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Rows to show (text output).")
 @json_option
 @handle_errors
 def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
@@ -74,6 +74,9 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
     for row in [head, *rows]:
         say("  ".join([row[0].rjust(widths[0]), row[1].rjust(widths[1]), row[2].ljust(widths[2]),
                        row[3].ljust(widths[3]), row[4]]).rstrip())
+    if len(result.ranked) > limit:  # the rows stop at --limit: say so, or the list reads as all there is
+        say(f"… {plural(len(result.ranked) - limit, 'more candidate')}; --limit {len(result.ranked)} shows all "
+            f"{len(result.ranked)}", style="dim")
     say("r/q/d = credited recalls / queries / days, what the gates count (`kit memory explain KEY`: raw counts too)",
         style="dim")
     # Deep alone: a nightly `kit dream` runs Light and REM first, whose hits add the phase boost, so
