@@ -170,6 +170,12 @@ def main() -> int:
         for f in prompt.files:
             print(f"{f.name:<14} {f.raw_chars:>6} raw {f.injected_chars:>6} injected"
                   + (f"  cut: {f.reason}" if f.truncated else ""))
+    # the demo's days are fixed in May 2026: on today's clock every recall is old, and `kit dream`
+    # or `kit memory promote` there said "not recalled lately" with no hint why
+    banner("6. explore it yourself")
+    print(f"The demo's clock is {os.environ['KIT_NOW']}; commands there need it too:\n"
+          f"  . .venv/bin/activate && cd {DEMO.name} && export KIT_NOW={os.environ['KIT_NOW']}\n"
+          "  kit memory promote; kit memory explain 'flat white'; kit dream --dry-run")
     return 0
 
 

@@ -140,7 +140,7 @@ def test_kit_dream_lists_what_passed_the_gates_and_deep_held_back(workspace, cli
     assert not any("none passed" in line for line in lines)
 
 
-LIMIT = "over today's limit of 1 promotion (dreaming.deep.limit)"
+LIMIT = "over today's limit of 1 promotion, set by dreaming.deep.limit"
 
 
 def test_kit_dream_lists_the_strongest_held_back_candidates_and_counts_the_rest(workspace, cli):
@@ -224,6 +224,8 @@ def test_kit_memory_promote_says_when_its_rows_stop_at_the_limit(workspace, cli)
     assert len(lines) == 6 and lines[2] == "… 1 more candidate; --limit 2 shows all 2"
     lines = cli("memory", "promote", "-w", workspace.root, env=env).output.splitlines()
     assert len(lines) == 6 and not any(line.startswith("…") for line in lines)
+    lines = cli("memory", "promote", "-w", workspace.root, "--limit", "0", env=env).output.splitlines()
+    assert lines[0] == "… 2 candidates; --limit 2 shows all 2"  # no header over no rows, nothing "more"
 
 
 def test_explain_says_what_tonights_deep_does_with_a_candidate_that_passed_every_gate(workspace, cli):

@@ -71,11 +71,12 @@ def promote(workspace, apply: bool, limit: int, as_json: bool) -> None:
     head = ("score", "r/q/d", "key", "fact", "status")
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(4)]
     say = partial(out.print, markup=False, highlight=False)
-    for row in [head, *rows]:
+    for row in [head, *rows] if rows else ():  # (--limit 0: no header over no rows)
         say("  ".join([row[0].rjust(widths[0]), row[1].rjust(widths[1]), row[2].ljust(widths[2]),
                        row[3].ljust(widths[3]), row[4]]).rstrip())
     if len(result.ranked) > limit:  # the rows stop at --limit: say so, or the list reads as all there is
-        say(f"… {plural(len(result.ranked) - limit, 'more candidate')}; --limit {len(result.ranked)} shows all "
+        rest = len(result.ranked) - limit
+        say(f"… {plural(rest, 'more candidate' if rows else 'candidate')}; --limit {len(result.ranked)} shows all "
             f"{len(result.ranked)}", style="dim")
     say("r/q/d = credited recalls / queries / days, what the gates count (`kit memory explain KEY`: raw counts too)",
         style="dim")

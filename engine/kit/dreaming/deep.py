@@ -494,7 +494,7 @@ def plan(
     used_today = sum(1 for p in promos if p.promoted_day == today.isoformat())
     limit = max(0, settings.limit - used_today)
     # the setting, not what is left of it ("over today's limit of 0" read as a limit of 0)
-    over = f"over today's limit of {plural(settings.limit, 'promotion')} (dreaming.deep.limit)" + (
+    over = f"over today's limit of {plural(settings.limit, 'promotion')}, set by dreaming.deep.limit" + (
         f"; {used_today} promoted earlier today" if used_today else "")
     decisions = decide(ranked, root=root, memory_text=memory_text, limit=limit, embedder=embedder,
                        queued={v.claim for v in pending_verify}, both={(v.claim, v.old_claim) for v in kept_both},
