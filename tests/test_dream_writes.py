@@ -222,6 +222,33 @@ def test_the_archive_is_written_before_memory_md_so_a_dream_stopped_between_lose
     assert sorted(r.status for r in store.promotions(workspace.open_state())) == ["active"] * 2 + ["retired"] * 3
 
 
+def test_entries_the_cap_retires_because_you_saved_memory_md_meanwhile_reach_the_archive(workspace, monkeypatch):
+    """The archive is planned from MEMORY.md as read before the swap; a note of yours saved between
+    that read and the swap makes the cap take one more entry, which is archived after the swap —
+    never only taken out of MEMORY.md."""
+    from kit.dreaming import runner
+
+    seed(workspace, monkeypatch)
+    assert len(run_dream(workspace).promoted) == 5
+    workspace.write_text("kit.yaml", "dreaming:\n  memory_max_chars: 420\n")
+    monkeypatch.setenv("KIT_NOW", "2026-05-08T20:00:00+00:00")
+    mem = workspace.root / "MEMORY.md"
+    real = runner.write_memory
+
+    def saved_meanwhile(*args, **kwargs):  # your save lands after the archive's plan, before the swap
+        mem.write_text(mem.read_text() + "\n- My own note: the office plants get watered on Mondays and Fridays.\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "write_memory", saved_meanwhile)
+    result = run_dream(workspace)
+    archive = (workspace.root / "memory/archive/promoted.md").read_text()
+    assert len(result.retired) == 4 and archive.count("retired=2026-05-08") == 4
+    text = mem.read_text()
+    assert "office plants" in text
+    for fact in FACTS:  # every entry is in one file or the other
+        assert fact in text or f"- {fact}" in archive, fact
+
+
 def test_archived_exits_before_a_promotion_are_an_older_life():
     """`deep.archived`: the archive's last word on an active row missing from MEMORY.md, unless it
     came before the row's promotion (the line was promoted again since: now the user deleted it)."""

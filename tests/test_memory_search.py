@@ -444,6 +444,10 @@ def test_shown_part_folds_as_the_query_does_and_keeps_a_row_whose_lines_it_canno
     terms = [t for part in query_terms("Straße") for t in part]
     shown, first, last = shown_part(row, terms, 80)
     assert (shown.split("\n")[-1], last) == ("| Straße 5 | Ärzte |", 50)  # NFKC + lower, as the query's terms
+    # full-width letters and a ligature fold only under NFKC ("Straße".lower() needed none)
+    wide = ChunkRow(3, "memory/2026-05-01.md", 10, 50, "", "\n".join(lines[:40] + ["| Ｓｔｒａｓｓｅ 5 | ﬁle |"]))
+    wide_terms = [t for part in query_terms("strasse file") for t in part]
+    assert shown_part(wide, wide_terms, 80)[0].split("\n")[-1] == "| Ｓｔｒａｓｓｅ 5 | ﬁle |"
     # a row whose text does not span its lines one to one (the range says 10-60): its start, unmapped
     odd = ChunkRow(2, "memory/2026-05-01.md", 10, 60, "", "\n".join(lines))
     assert shown_part(odd, terms, 80) == ("\n".join(lines)[:80], 10, 60)

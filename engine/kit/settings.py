@@ -9,7 +9,8 @@ null), `tuple[str, ...]` (a list of strings), str with `choices` (one of them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields
 from typing import Any
 
@@ -463,3 +464,17 @@ def from_mapping(cls: type, data: Mapping[str, Any] | None) -> Any:
             value = tuple(value)
         values[f.name] = value
     return cls(**values)
+
+
+def weight_shares(weights: Sequence[float]) -> list[float] | None:
+    """Weights from the settings as shares summing to 1; None when they sum to 0 or less (each
+    caller has its own default then). Weights near the float maximum (or inf, from the API) are
+    first taken over the largest, so that their sum does not overflow: inf ones share alike."""
+    total = sum(weights)
+    if total <= 0:
+        return None
+    if math.isinf(total):
+        largest = max(weights)
+        weights = [float(math.isinf(w)) if math.isinf(largest) else w / largest for w in weights]
+        total = sum(weights)
+    return [w / total for w in weights]

@@ -183,8 +183,8 @@ class Workspace(WorkspaceCore):
         everywhere; `besides`: problems already said (a reload's own), left out. A reload reads
         such a file without error; the skill or hook keeps its last good version in force (or is
         not loaded), and `kit watch`, `kit serve` and the REPL say so."""
-        found = [p for p in self.skills.problems if p.severity == "error"]
-        found += [s.blocked_by for s in self.skills if s.blocked and s.blocked_by is not None]
+        catalog = self.skills  # (each read checks the trust store's stamp)
+        found = [*catalog.errors, *(s.blocked_by for s in catalog if s.blocked_by is not None)]
         found += [p for hook in self.hooks.invalid() for p in hook.problems if p.severity == "error"]
         said = {str(p) for p in besides}
         wanted = None if paths is None else set(paths)

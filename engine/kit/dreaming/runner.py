@@ -314,13 +314,13 @@ def load_candidates(ws: WorkspaceCore, db, *, store: bool = False) -> list[Candi
     return list(memo["cands"])
 
 
-def _settle(ctx: _Ctx, notes: list[str]) -> None:
-    """Bring state.db level with the files before anything is decided: the exits the archive holds
-    that it does not know (`deep.archived`), and the promotions MEMORY.md holds (`deep.unrecorded`),
-    so a deletion after tonight is a demotion that sticks, and only a deletion is."""
-    memory_text = ctx.read(deep_phase.MEMORY_FILE) or ""
+def _settle(ctx: _Ctx, notes: list[str], memory_text: str, archive_text: str) -> None:
+    """Bring state.db level with the files (MEMORY.md and the archive, as the run read them) before
+    anything is decided: the exits the archive holds that it does not know (`deep.archived`), and
+    the promotions MEMORY.md holds (`deep.unrecorded`), so a deletion after tonight is a demotion
+    that sticks, and only a deletion is."""
     promos = store.promotions(ctx.db)
-    exits = deep_phase.archived(memory_text, ctx.read(deep_phase.ARCHIVE_FILE) or "", promos)
+    exits = deep_phase.archived(memory_text, archive_text, promos)
     rows = deep_phase.unrecorded(memory_text, promos, ctx.today)
     if not rows and not exits:
         return
@@ -349,11 +349,11 @@ def _log_mark(db) -> tuple | None:
 
 def _run(ctx: _Ctx, wanted: tuple[str, ...], progress: ProgressCallback | None) -> DreamResult:
     ws, cfg, today = ctx.ws, ctx.ws.config, ctx.today
-    for rel in (deep_phase.MEMORY_FILE, deep_phase.ARCHIVE_FILE, "DREAMS.md"):
-        ctx.read(rel)  # a file the dream appends to but cannot read stops it before it writes anything
+    # a file the dream appends to but cannot read stops it before it writes anything
+    texts = {rel: ctx.read(rel) or "" for rel in (deep_phase.MEMORY_FILE, deep_phase.ARCHIVE_FILE, "DREAMS.md")}
     notes: list[str] = []
     if not ctx.dry_run and ctx.db is not None:
-        _settle(ctx, notes)
+        _settle(ctx, notes, texts[deep_phase.MEMORY_FILE], texts[deep_phase.ARCHIVE_FILE])
     cands = load_candidates(ctx.ws, ctx.db, store=not ctx.dry_run) if ctx.db is not None else []
     embedder = _embedder(ctx, cands, notes) if ({"rem", "deep"} & set(wanted)) else None
     new_hits = new_light = first_light = 0
@@ -556,7 +556,8 @@ def apply_deep(ctx: _Ctx, night: deep_phase.DeepPlan, cands: list[Candidate]) ->
             current, [*replaced, *planned], today, superseded=by_new))
     # MEMORY.md through write_memory (a compare-and-swap: applied to the file as it is when written)
     retired = write_memory(ctx.files, add=entries, remove=removed, cap=cap, last_recall=last_recall)
-    late = [e for e in retired if (e.key, e.claim) not in {(p.key, p.claim) for p in planned}]
+    archived = {(p.key, p.claim) for p in planned}
+    late = [e for e in retired if (e.key, e.claim) not in archived]
     if late:  # the user saved MEMORY.md in between and the cap took other entries: archived after
         ctx.update(deep_phase.ARCHIVE_FILE, lambda current: deep_phase.archive_text(current, late, today))
 

@@ -10,6 +10,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kit.settings import weight_shares
+
 LN2 = math.log(2)
 PHASE_HALF_LIFE_DAYS = 14.0
 COMPONENTS = ("relevance", "frequency", "diversity", "recency", "consolidation", "conceptual")
@@ -118,15 +120,10 @@ def phase_boost(light_hits: int, days_since_light: float | None, rem_hits: int, 
 
 
 def normalised_weights(weights: Mapping[str, float]) -> dict[str, float]:
-    given = {name: max(0.0, float(weights.get(name, 0.0))) for name in COMPONENTS}
-    total = sum(given.values())
-    if total <= 0:
+    shares = weight_shares([max(0.0, float(weights.get(name, 0.0))) for name in COMPONENTS])
+    if shares is None:
         return {name: 1 / len(COMPONENTS) for name in COMPONENTS}
-    if math.isinf(total):  # weights near the float maximum (or inf, from the API): over the largest
-        largest = max(given.values())
-        given = {name: float(math.isinf(w)) if math.isinf(largest) else w / largest for name, w in given.items()}
-        total = sum(given.values())
-    return {name: w / total for name, w in given.items()}
+    return dict(zip(COMPONENTS, shares, strict=True))
 
 
 @dataclass(frozen=True)

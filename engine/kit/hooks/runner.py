@@ -39,7 +39,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kit.hooks.events import HookEvent
+from kit.hooks.events import HookEvent, json_problem, looks_like_json
 from kit.hooks.spec import HookSpec
 
 # an async handler is cancelled at its timeout on its own loop; this lets the cancellation land
@@ -420,25 +420,18 @@ def run_command(hook: HookSpec, event: HookEvent, timeout_s: float) -> RunResult
     stdout, stderr = done.stdout.strip(), done.stderr.strip()
     if done.returncode == 2:
         return RunResult(blocked=True, reason=stderr or "blocked by hook command (exit 2)", ended=done.ended)
-    if done.returncode in (126, 127):  # the shell could not run what it names (a mistyped script path)
-        tail = stderr[-500:] or stdout[-500:]
-        return RunResult(error=f"command exited {done.returncode}" + (f": {tail}" if tail else ""),
-                         ended=done.ended, not_run=True)
     if done.returncode != 0:
-        from kit.hooks.events import looks_like_json
-
-        if looks_like_json(stdout):  # a block the hook wrote is not let through for its exit status
+        not_run = done.returncode in (126, 127)  # the shell could not run what it names (a mistyped script path)
+        if not not_run and looks_like_json(stdout):  # a block the hook wrote is not let through for its exit status
             with contextlib.suppress(json.JSONDecodeError):
                 blocked, reason = block_of(json.loads(stdout))
                 if blocked:
                     return RunResult(blocked=True, reason=reason, ended=done.ended)
         tail = stderr[-500:] or stdout[-500:]
         return RunResult(error=f"command exited {done.returncode}" + (f": {tail}" if tail else ""),
-                         ended=done.ended)
+                         ended=done.ended, not_run=not_run)
     if not stdout:
         return RunResult(output=stderr and f"[stderr] {stderr}", ended=done.ended)
-    from kit.hooks.events import json_problem, looks_like_json
-
     if not looks_like_json(stdout):
         # plain text output is fine for a non-decision command hook (a custom /command shows it)
         return RunResult(output=stdout, ended=done.ended)

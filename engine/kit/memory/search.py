@@ -30,7 +30,7 @@ from kit.memory.chunker import _CJK, has_cjk
 from kit.memory.dates import WEEKDAYS, Period, QueryTime, find_times, query_time
 from kit.memory.index import ChunkRow, MemoryIndex
 from kit.provenance import strip_kit_comments
-from kit.settings import SearchSettings  # the memory.search section (re-exported)
+from kit.settings import SearchSettings, weight_shares  # the memory.search section (re-exported)
 
 LIKE_RANK = -1.0  # a substring hit the trigram index cannot rank (1–2 CJK chars) maps to text score 0.5
 _WORD = re.compile(r"[^\W_]+")
@@ -143,17 +143,8 @@ def bm25_to_score(rank: float) -> float:
 
 
 def normalised_weights(vector_weight: float, text_weight: float) -> tuple[float, float]:
-    total = vector_weight + text_weight
-    if total <= 0:
-        return 0.5, 0.5
-    if math.isinf(total):  # weights near the float maximum (or inf, from the API): over the larger
-        larger = max(vector_weight, text_weight)
-        if math.isinf(larger):
-            vector_weight, text_weight = float(math.isinf(vector_weight)), float(math.isinf(text_weight))
-        else:
-            vector_weight, text_weight = vector_weight / larger, text_weight / larger
-        total = vector_weight + text_weight
-    return vector_weight / total, text_weight / total
+    shares = weight_shares([vector_weight, text_weight])
+    return (0.5, 0.5) if shares is None else (shares[0], shares[1])
 
 
 def combine(vector_score: float, text_score: float, vector_weight: float, text_weight: float) -> float:

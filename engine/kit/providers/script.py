@@ -241,7 +241,7 @@ class ScriptProvider(StreamingProvider):
             err = turn["error"] or {}
             kind = err.get("kind", "format") if isinstance(err, dict) else "format"
             message = err.get("message", "scripted error") if isinstance(err, dict) else str(err)
-            raise ProviderError(message, kind=kind if kind in ERROR_KINDS else "format", provider="script")
+            raise ProviderError(message, kind=kind, provider="script")  # (an unknown kind is refused at load)
         events: list[Any] = []
         text = turn.get("text")
         for piece in re.findall(r"\S+\s*|\s+", "" if text is None else str(text)):
