@@ -78,6 +78,31 @@ def test_a_candidate_counts_its_quotes_without_changing_its_fold():
     assert fold.candidate([], {FIRST: None}) == plain
 
 
+def test_a_candidates_hits_are_packed_and_read_back_exactly():
+    """event_credit reads as (event id, credit, used, quoted) per hit — own hits in fold order, then
+    the quotes — through a checkpoint too; it holds four byte strings, not an object per hit (the
+    collector walked those after every build)."""
+    import gc
+
+    from kit.dreaming.candidates import Quote
+
+    evs = [event(1, 3), event(2, 3), event(3, 3, day="2026-05-02")]
+    given = [(0.1 + 0.2, True, False, (e.day, "search", -e.id)) if e.id == 2 else c
+             for e, c in zip(evs, credits(evs), strict=True)]
+    fold = Fold(claim_hash(FIRST), FIRST)
+    fold.extend(evs[:1], given[:1])
+    resumed = Fold.from_state(fold.state())
+    resumed.extend(evs[1:], given[1:])
+    quote = Quote(9, "2026-05-03", query_hash("a quoting question"), 0.5, True, ("2026-05-03", 1))
+    cand = resumed.candidate([quote], {FIRST: None})
+    assert list(cand.event_credit) == [(1, 1.0, False, False), (2, 0.30000000000000004, True, False),
+                                       (3, 1.0, False, False), (9, 0.5, True, True)]
+    assert len(cand.event_credit) == 4
+    assert [type(part) for part in vars(cand.event_credit).values()] == [bytes] * 4
+    assert not any(map(gc.is_tracked, vars(cand.event_credit).values()))
+    assert list(resumed.candidate([], {FIRST: None}).event_credit) == list(cand.event_credit)[:3]
+
+
 def test_events_in_time_order_break_ties_by_id_whatever_order_they_come_in():
     import random
 

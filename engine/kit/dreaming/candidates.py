@@ -36,6 +36,26 @@ from kit.memory.recall import (
 
 
 @dataclass(frozen=True)
+class EventCredits:
+    """Each hit a candidate counts, as (event id, credit, used, quoted) when iterated — kept as four
+    packed columns: a busy line counts thousands of hits, and a tuple each was most of what the
+    collector walked after a build (`kit.gcpause`), for `kit memory explain` alone to read.
+    quoted: a junk hit that quotes this claim (see quoted_wordings)."""
+
+    ids: bytes = b""  # array("q")
+    credits: bytes = b""  # array("d"): exact floats
+    used: bytes = b""  # 0 or 1 per hit
+    quoted: bytes = b""  # 0 or 1 per hit
+
+    def __iter__(self) -> Iterator[tuple[int, float, bool, bool]]:
+        return zip(array("q", self.ids), array("d", self.credits), map(bool, self.used), map(bool, self.quoted),
+                   strict=True)
+
+    def __len__(self) -> int:
+        return len(self.used)
+
+
+@dataclass(frozen=True)
 class Candidate:
     key: str  # where its latest recall found it: path:start:end
     path: str
@@ -63,8 +83,7 @@ class Candidate:
     claims: frozenset[str] = frozenset()  # the claim hash of every wording
     locations: tuple[tuple[str, int, int], ...] = ()  # every (path, start, end) it was recalled at, latest first
     first_snippet: str = ""  # the wording whose hash is `claim`
-    # (event id, credit, used, quoted): quoted = a junk hit that quotes this claim (see quoted_wordings)
-    event_credit: tuple[tuple[int, float, bool, bool], ...] = field(default=(), repr=False)
+    event_credit: EventCredits = field(default=EventCredits(), repr=False)
 
     @property
     def id(self) -> str:
@@ -120,6 +139,7 @@ def in_time_order(events: Iterable[RecallEvent]) -> list[RecallEvent]:
 _QUERY, _QUERY_HASH, _DAY, _CLAIM_HASH, _SNIPPET = (operator.attrgetter(f) for f in
                                                     ("query", "query_hash", "day", "claim_hash", "snippet"))
 _PLACE = operator.attrgetter("path", "start_line", "end_line")
+_CREDIT, _USED = operator.itemgetter(0), operator.itemgetter(1)  # of a `Credit`
 
 
 def turn_of(starts: Mapping[str, Sequence[float]], day: str, ts: float) -> int:
@@ -398,7 +418,8 @@ class Fold:
         self.closed: dict[str, float] = {}
         self.best_day: dict[str, float] = {}
         self.best_query: dict[str, float] = {}
-        self.own: list[tuple[int, float, bool, bool]] = []  # (event id, credit, used, quoted=False)
+        # its own events' (id, credit, used) as columns (`EventCredits`)
+        self.own_ids, self.own_credits, self.own_used = array("q"), array("d"), bytearray()
         self.places: dict[tuple[str, int, int], None] = {}  # every location, latest first
         self.last: RecallEvent | None = None
         self.tags: tuple[str, ...] | None = None  # concept_tags(last.snippet), once per wording
@@ -421,7 +442,7 @@ class Fold:
         if self.count == 0:
             self.first_ts, self.top, self.total = evs[0].ts, evs[0].score, 0.0
         self.count += len(evs)
-        turn_credit, best_day, best_query, own = self.turn_credit, self.best_day, self.best_query, self.own
+        turn_credit, best_day, best_query = self.turn_credit, self.best_day, self.best_query
         top, total, credit_sum, used = self.top, self.total, self.credit, self.used
         for e, (c, hit_used, _, turn) in zip(evs, credits, strict=True):
             score = e.score
@@ -437,7 +458,9 @@ class Fold:
                 best_day[e.day] = c
             if c > best_query.get(e.query_hash, -1.0):
                 best_query[e.query_hash] = c
-            own.append((e.id, c, hit_used, False))
+        self.own_ids.extend(map(_ID, evs))
+        self.own_credits.extend(map(_CREDIT, credits))
+        self.own_used.extend(map(_USED, credits))
         self.top, self.total, self.credit, self.used = top, total, credit_sum, used
         # every location, latest last (reversed when the candidate is made): in the order of each
         # one's last event
@@ -483,8 +506,18 @@ class Fold:
             credited_queries=frozenset([q for q, c in best_query.items() if c >= enough]),
             used=used, claims=frozenset(self.hashes), locations=tuple(reversed(self.places)),
             first_snippet=self.first,
-            event_credit=tuple(self.own) + tuple([(q.id, q.credit, q.used, True) for q in quoted]),
+            event_credit=self._event_credit(quoted),
         )
+
+    def _event_credit(self, quoted: Sequence[Quote]) -> EventCredits:
+        ids, credits, used = self.own_ids, self.own_credits, self.own_used
+        if quoted:  # copies: the fold itself is not changed
+            ids, credits, used = array("q", ids), array("d", credits), bytearray(used)
+            ids.extend([q.id for q in quoted])
+            credits.extend([q.credit for q in quoted])
+            used.extend([bool(q.used) for q in quoted])
+        return EventCredits(ids.tobytes(), credits.tobytes(), bytes(used),
+                            bytes(len(self.own_used)) + b"\x01" * len(quoted))
 
     def state(self, *, closed: bool = False) -> dict:
         """The fold as JSON data, a copy (floats round-trip exactly). `closed`: no event yet to come (own
@@ -503,7 +536,7 @@ class Fold:
             "queries": list(self.queries), "query_hashes": sorted(self.query_hashes), "days": sorted(self.days),
             "hashes": sorted(self.hashes), "turn_credit": [[list(k), c] for k, c in turns.items()],
             "closed": list(days.items()), "best_day": dict(self.best_day), "best_query": dict(self.best_query),
-            "own": _pack(self.own), "places": [list(p) for p in self.places],
+            "own": _pack(self.own_ids, self.own_credits, self.own_used), "places": [list(p) for p in self.places],
             "last": None if self.last is None else list(self.last),
             "tags": None if self.tags is None else list(self.tags),
         }
@@ -518,27 +551,26 @@ class Fold:
         fold.turn_credit = {tuple(k): c for k, c in data["turn_credit"]}
         fold.closed = dict(data["closed"])
         fold.best_day, fold.best_query = dict(data["best_day"]), dict(data["best_query"])
-        fold.own = _unpack(data["own"])
+        fold.own_ids, fold.own_credits, fold.own_used = _unpack(data["own"])
         fold.places = dict.fromkeys(tuple(p) for p in data["places"])
         fold.last = None if data["last"] is None else RecallEvent(*data["last"])
         fold.tags = None if data.get("tags") is None else tuple(data["tags"])
         return fold
 
 
-def _pack(own: Sequence[tuple[int, float, bool, bool]]) -> list[str]:
-    """(id, credit, used) of each event as three base64 arrays: a tenth of the JSON to parse."""
-    ids = array("q", (i for i, *_ in own))
-    credits = array("d", (c for _, c, *_ in own))
-    used = bytes(bool(u) for _, _, u, _ in own)
-    return [base64.b64encode(part).decode("ascii") for part in (ids.tobytes(), credits.tobytes(), used)]
+def _pack(ids: array, credits: array, used: bytearray) -> list[str]:
+    """A fold's own (id, credit, used) columns as three base64 strings: a tenth of the JSON to parse."""
+    return [base64.b64encode(part).decode("ascii") for part in (ids.tobytes(), credits.tobytes(), bytes(used))]
 
 
-def _unpack(packed: Sequence[str]) -> list[tuple[int, float, bool, bool]]:
+def _unpack(packed: Sequence[str]) -> tuple[array, array, bytearray]:
     ids, credits = array("q"), array("d")
     ids.frombytes(base64.b64decode(packed[0]))
     credits.frombytes(base64.b64decode(packed[1]))
-    used = base64.b64decode(packed[2])
-    return [(i, c, u == 1, False) for i, c, u in zip(ids, credits, used, strict=True)]
+    used = bytearray(base64.b64decode(packed[2]))
+    if not len(ids) == len(credits) == len(used):
+        raise ValueError("a fold's own columns differ in length")
+    return ids, credits, used
 
 
 def _count(turn_credit: dict, best_day: dict, best_query: dict, c: float, day: str, query: str, turn: tuple) -> None:
