@@ -180,3 +180,35 @@ def test_is_within_resolves_symlinks_and_refuses_loops(tmp_path: Path, monkeypat
     monkeypatch.chdir(tmp_path)  # relative paths resolve against the working folder, as before
     assert is_within("ws", rel) is within
     assert is_within(ws / "loop1", ws / "loop1") is False  # a root that is a loop holds nothing
+
+
+@pytest.mark.parametrize("rel, plain", [
+    ("a.md", True), ("sub/b.md", True), ("sub", True),
+    ("out/c.md", False), ("out", False),  # a link out of the root, and the link itself
+    ("inner/b.md", False),  # a link that stays inside: is_within's to judge
+    ("loop1", False), ("loop1/x", False),
+    ("missing.md", False), ("sub/missing/x.md", False),  # cannot tell: is_within's to judge
+    ("sub/../a.md", False), ("./a.md", False), ("sub//b.md", False), ("", False),
+])
+def test_no_link_below_is_true_only_where_is_within_is(tmp_path: Path, rel: str, plain: bool):
+    """no_link_below is is_within's shortcut for a workspace's documents: True only for an existing
+    path reached through no symlink, under a root that is itself a link (as /tmp is on some
+    systems); every other path is left to is_within."""
+    from kit.fsutil import is_within, no_link_below
+
+    real = tmp_path / "real-ws"
+    (real / "sub").mkdir(parents=True)
+    (real / "a.md").write_text("a", encoding="utf-8")
+    (real / "sub" / "b.md").write_text("b", encoding="utf-8")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "c.md").write_text("c", encoding="utf-8")
+    (real / "out").symlink_to(tmp_path / "elsewhere")
+    (real / "inner").symlink_to(real / "sub")
+    (real / "loop1").symlink_to(real / "loop2")
+    (real / "loop2").symlink_to(real / "loop1")
+    ws = tmp_path / "ws"
+    ws.symlink_to(real)
+    assert no_link_below(ws, rel) is plain
+    if plain:
+        assert is_within(ws, ws / rel)
+    assert no_link_below(ws, str(ws / "a.md")) is False  # an absolute path is not below anything

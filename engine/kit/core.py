@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kit.config import Config, config_errors, defaults, load_config
 from kit.documents import Document, load_document, rel_posix
 from kit.errors import ConfigError, DocumentError, WorkspaceError
-from kit.fsutil import is_symlink_loop, is_within, safe_join, sha1_hex
+from kit.fsutil import is_symlink_loop, is_within, no_link_below, safe_join, sha1_hex
 from kit.ignore import is_ignored
 from kit.locks import LockFile
 from kit.paths import CONFIG_FILE, foreign_workspace
@@ -276,7 +276,8 @@ class WorkspaceCore:
         if not full.exists() and not full.is_symlink():
             self._doc_issues.pop(rel, None)
             return self._documents.pop(rel, None) is not None
-        if not is_within(self.root, full) and not is_symlink_loop(full):  # a loop is reported by the read
+        if (not no_link_below(self.root, rel) and not is_within(self.root, full)
+                and not is_symlink_loop(full)):  # a loop is reported by the read
             self._doc_issues[rel] = Problem(area="documents", path=rel,
                                            message="symlink leads outside the workspace; ignored")
             return self._documents.pop(rel, None) is not None

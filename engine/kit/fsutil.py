@@ -265,6 +265,26 @@ def is_within(root: str | os.PathLike, path: str | os.PathLike) -> bool:
     return resolved == base or resolved.startswith(base if base.endswith(os.sep) else base + os.sep)
 
 
+def no_link_below(root: str | os.PathLike, rel: str) -> bool:
+    """True when `rel` (relative, "/"-separated names) reaches an existing entry under `root`
+    through no symlink: each of its components is lstat'd and none is a link. It is then inside
+    `root`, whatever `root` itself resolves to — what `is_within` says, in a stat per component
+    where `is_within` resolves root's path and the whole path from / (a workspace opening checks
+    every document it loads). False also when it cannot tell (a missing component, "..")."""
+    parts = rel.split("/")
+    if os.path.isabs(rel) or any(p in ("", ".", "..") for p in parts):
+        return False
+    path = os.fspath(root)
+    for part in parts:
+        path = os.path.join(path, part)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
 def is_symlink_loop(path: str | os.PathLike) -> bool:
     """True when resolving `path` runs into a symlink loop."""
     try:

@@ -673,7 +673,6 @@ def scan_skill(skill_dir: Path, cache: ScanCache | None = None, walked: Inventor
         digest.update(b"SKILL.md#code\0" + code.encode("utf-8") + b"\0")
         findings.extend(cache.findings(raw, "SKILL.md"))
     files = set(walked.files)
-    real_base = os.path.realpath(skill_dir)
     for rel in sorted(files | set(walked.links)):
         path = os.path.join(skill_dir, rel)
         link = walked.links.get(rel)
@@ -681,7 +680,7 @@ def scan_skill(skill_dir: Path, cache: ScanCache | None = None, walked: Inventor
         if rel not in files:  # a link that is not code (to a folder, out of the skill, to nothing)
             digest.update(rel.encode() + b"\0" + pin)
             continue
-        if link is not None and not is_within(real_base, path):
+        if link is not None and not is_within(skill_dir, path):
             # pointed elsewhere since the walk: never read what lies outside
             findings.append(_link_problem(rel, link, os.path.realpath(path), False))
             digest.update(rel.encode() + b"\0" + pin)
