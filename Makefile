@@ -62,12 +62,13 @@ bench: $(STAMP)
 # before/after in one run: bench scripts from the base tree (the last commit of wave 1, made once
 # by `bench/compare.py --setup` with its own venv) and from this tree, interleaved; medians, ratios
 BENCH_BASE ?= /tmp/base-wave1
-BENCH_SCRIPTS ?= prompt.py reload.py
+BENCH_SCRIPTS ?= reload.py
 bench-compare: $(STAMP)
 	test -x $(BENCH_BASE)/.venv/bin/python || $(PY) bench/compare.py --setup --base $(BENCH_BASE)
 	HF_HUB_OFFLINE=1 $(PY) bench/compare.py --base $(BENCH_BASE) $(BENCH_SCRIPTS)
-	# bench/dream.py runs on the base too: both trees run this copy, so every line is the same work
-	HF_HUB_OFFLINE=1 $(PY) bench/compare.py --same-script --base $(BENCH_BASE) dream.py
+	# bench/prompt.py and bench/dream.py run on the base too: both trees run this copy, so every
+	# line is the same work (prompt.py times the moments before and after the skills settle)
+	HF_HUB_OFFLINE=1 $(PY) bench/compare.py --same-script --base $(BENCH_BASE) prompt.py dream.py
 
 # opt-in: the peers bench/peers.py compares Kit with (qmd and OpenClaw from npm with a Node 24 from the
 # npm registry, memsearch and basic-memory from PyPI), each in its own prefix under PEERS_DIR
