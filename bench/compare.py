@@ -3,8 +3,9 @@
     python bench/compare.py [--base DIR] [--rounds N] [--same-script] SCRIPT [SCRIPT ...] [-- ARGS]
     python bench/compare.py --setup REF [--base DIR]      # make the base tree and its venv once
 
-`make bench-compare` runs it for bench/reload.py, and with `--same-script` for bench/prompt.py and
-bench/dream.py, against /tmp/base-wave1 (the last commit of wave 1, 98edda5). Timings on a shared machine drift by tens of percent within
+`make bench-compare` runs it for bench/reload.py, and with `--same-script` for
+bench/prompt.py and bench/dream.py, against /tmp/base-wave1 (the last commit of wave 1,
+98edda5). Timings on a shared machine drift by tens of percent within
 minutes, so two figures taken at different times say little; here each round runs the script
 once in each tree, the order alternating (base, this, this, base, …) so a steady drift weighs on
 both sides alike, and the figures are medians over the rounds.

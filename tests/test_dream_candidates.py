@@ -82,6 +82,7 @@ def test_a_candidates_hits_are_packed_and_read_back_exactly():
     """event_credit reads as (event id, credit, used, quoted) per hit — own hits in fold order, then
     the quotes — through a checkpoint too; it holds four byte strings, not an object per hit (the
     collector walked those after every build)."""
+    import dataclasses
     import gc
 
     from kit.dreaming.candidates import Quote
@@ -98,8 +99,9 @@ def test_a_candidates_hits_are_packed_and_read_back_exactly():
     assert list(cand.event_credit) == [(1, 1.0, False, False), (2, 0.30000000000000004, True, False),
                                        (3, 1.0, False, False), (9, 0.5, True, True)]
     assert len(cand.event_credit) == 4
-    assert [type(part) for part in vars(cand.event_credit).values()] == [bytes] * 4
-    assert not any(map(gc.is_tracked, vars(cand.event_credit).values()))
+    parts = [getattr(cand.event_credit, f.name) for f in dataclasses.fields(cand.event_credit)]
+    assert [type(part) for part in parts] == [bytes] * 4
+    assert not any(map(gc.is_tracked, parts))
     assert list(resumed.candidate([], {FIRST: None}).event_credit) == list(cand.event_credit)[:3]
 
 

@@ -270,7 +270,10 @@ def no_link_below(root: str | os.PathLike, rel: str) -> bool:
     through no symlink: each of its components is lstat'd and none is a link. It is then inside
     `root`, whatever `root` itself resolves to — what `is_within` says, in a stat per component
     where `is_within` resolves root's path and the whole path from / (a workspace opening checks
-    every document it loads). False also when it cannot tell (a missing component, "..")."""
+    every document it loads). False also when it cannot tell (a missing component, "..", a system
+    whose paths have other separators or drive letters: POSIX only)."""
+    if os.sep != "/" or os.altsep:
+        return False
     parts = rel.split("/")
     if os.path.isabs(rel) or any(p in ("", ".", "..") for p in parts):
         return False

@@ -35,12 +35,13 @@ from kit.memory.recall import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EventCredits:
     """Each hit a candidate counts, as (event id, credit, used, quoted) when iterated — kept as four
     packed columns: a busy line counts thousands of hits, and a tuple each was most of what the
     collector walked after a build (`kit.gcpause`), for `kit memory explain` alone to read.
-    quoted: a junk hit that quotes this claim (see quoted_wordings)."""
+    quoted: a junk hit that quotes this claim (see quoted_wordings). Equal when the bytes are: a
+    credit compares by its bits (-0.0 is not 0.0), as a resumed fold must give the same ones."""
 
     ids: bytes = b""  # array("q")
     credits: bytes = b""  # array("d"): exact floats
