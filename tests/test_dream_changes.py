@@ -319,6 +319,10 @@ def test_kit_dream_says_when_it_queued_a_contradiction_and_where_to_review_it(wo
     assert "to verify: 1 contradiction with MEMORY.md would be queued for `kit memory verify` by a dream" in preview
     lines = cli("dream", "-w", workspace.root).stdout.splitlines()
     assert "to verify: 1 contradiction with MEMORY.md queued; review with `kit memory verify`" in lines
+    # waiting for the person is not held back: no `·` line, no held-back count, not in that report section
+    assert [line for line in lines + preview if line.startswith(("  · ", "  … "))] == []
+    report = (workspace.root / "memory/dreaming/deep/2026-05-04.md").read_text()
+    assert "## Held back by Deep" not in report
     set_now("2026-05-05", 20)  # already waiting: not queued again, so not announced again
     again = cli("dream", "--json", "-w", workspace.root).stdout
     assert (json.loads(again)["deep"]["to_verify_count"], json.loads(again)["deep"]["review"]) == (0, None)

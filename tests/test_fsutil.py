@@ -143,6 +143,24 @@ def test_pid_alive_knows_a_live_a_dead_and_a_meaningless_pid():
     assert pid_alive(0) is False and pid_alive(-1) is False
 
 
+def _link_tree(tmp_path: Path) -> Path:
+    """ws/ with a.md and sub/b.md; links out of it (out → ws2/), within it (inner → sub/), into it
+    from outside (outside/in → ws/sub/) and a loop (loop1 ↔ loop2). Returns ws."""
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "a.md").write_text("a", encoding="utf-8")
+    (ws / "sub" / "b.md").write_text("b", encoding="utf-8")
+    (tmp_path / "ws2").mkdir()
+    (tmp_path / "ws2" / "c.md").write_text("c", encoding="utf-8")
+    (ws / "out").symlink_to(tmp_path / "ws2")
+    (ws / "inner").symlink_to(ws / "sub")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "in").symlink_to(ws / "sub")
+    (ws / "loop1").symlink_to(ws / "loop2")
+    (ws / "loop2").symlink_to(ws / "loop1")
+    return ws
+
+
 def _within_by_pathlib(root, path) -> bool:
     """The reference: what is_within answered with Path.resolve() and .parents."""
     try:
@@ -165,17 +183,7 @@ def _within_by_pathlib(root, path) -> bool:
 def test_is_within_resolves_symlinks_and_refuses_loops(tmp_path: Path, monkeypatch, rel: str, within: bool):
     from kit.fsutil import is_within
 
-    ws = tmp_path / "ws"
-    (ws / "sub").mkdir(parents=True)
-    (ws / "a.md").write_text("a", encoding="utf-8")
-    (ws / "sub" / "b.md").write_text("b", encoding="utf-8")
-    (tmp_path / "ws2").mkdir()
-    (tmp_path / "ws2" / "c.md").write_text("c", encoding="utf-8")
-    (ws / "out").symlink_to(tmp_path / "ws2")
-    (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "in").symlink_to(ws / "sub")
-    (ws / "loop1").symlink_to(ws / "loop2")
-    (ws / "loop2").symlink_to(ws / "loop1")
+    ws = _link_tree(tmp_path)
     assert is_within(ws, tmp_path / rel) is within is _within_by_pathlib(ws, tmp_path / rel)
     monkeypatch.chdir(tmp_path)  # relative paths resolve against the working folder, as before
     assert is_within("ws", rel) is within
@@ -196,18 +204,8 @@ def test_no_link_below_is_true_only_where_is_within_is(tmp_path: Path, rel: str,
     systems); every other path is left to is_within."""
     from kit.fsutil import is_within, no_link_below
 
-    real = tmp_path / "real-ws"
-    (real / "sub").mkdir(parents=True)
-    (real / "a.md").write_text("a", encoding="utf-8")
-    (real / "sub" / "b.md").write_text("b", encoding="utf-8")
-    (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "elsewhere" / "c.md").write_text("c", encoding="utf-8")
-    (real / "out").symlink_to(tmp_path / "elsewhere")
-    (real / "inner").symlink_to(real / "sub")
-    (real / "loop1").symlink_to(real / "loop2")
-    (real / "loop2").symlink_to(real / "loop1")
-    ws = tmp_path / "ws"
-    ws.symlink_to(real)
+    ws = tmp_path / "ws-link"
+    ws.symlink_to(_link_tree(tmp_path))
     assert no_link_below(ws, rel) is plain
     if plain:
         assert is_within(ws, ws / rel)

@@ -86,14 +86,12 @@ def render(result, *, held_back_shown: int = HELD_BACK_SHOWN) -> None:
                 # "promoted 0" alone reads like a failure: it is the gates, and they can be read
                 say("       none passed the promotion gates yet; `kit memory promote` shows which gate "
                     "holds each back")
-        held_back = []  # passed the gates, held back by Deep (to verify: its own line below)
         for d in result.decisions:
             if d.writes:  # the fact itself: a key alone sends the reader to the note
                 say(f"  + {d.ranked.cand.key}  score {d.ranked.score.total:.3f}  {one_line(d.ranked.cand.snippet, FACT_CHARS)}")
                 if d.action == "superseded":  # a replaced value is part of the night: it left MEMORY.md
                     say(f"    {d.detail}")
-            elif d.action != "to_verify":
-                held_back.append(d)
+        held_back = [d for d in result.decisions if d.held_back]  # (to verify: its own line below)
         for d in held_back[:held_back_shown]:
             say(f"  · {d.ranked.cand.key}  {action_words(d.action)}  {one_line(d.ranked.cand.snippet, FACT_CHARS)}")
             say(f"    {d.detail}")

@@ -97,6 +97,12 @@ class Decision:
     def writes(self) -> bool:
         return self.action in ("promoted", "superseded")
 
+    @property
+    def held_back(self) -> bool:
+        """Passed the gates and Deep kept it out (stale, duplicate, over today's limit …); a
+        contradiction waiting in `kit memory verify` is its own kind, not held back."""
+        return not self.writes and self.action != "to_verify"
+
     def to_json(self) -> dict:
         return {"key": self.ranked.cand.key, "action": self.action, "detail": self.detail}
 
@@ -515,8 +521,8 @@ def may_update(r: Ranked) -> bool:
 
 
 def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int, embedder: Any | None,
-           queued: set[str] = frozenset(), both: set[tuple[str, str]] = frozenset(),
-           over_limit: str | None = None) -> list[Decision]:
+           over_limit: str, queued: set[str] = frozenset(),
+           both: set[tuple[str, str]] = frozenset()) -> list[Decision]:
     """In rank order, what becomes of each candidate that passed every gate.
 
     `both`: (claim, old claim) pairs the user called two true facts (`kit memory verify keep-both`):
@@ -528,7 +534,6 @@ def decide(ranked: Sequence[Ranked], *, root: Path, memory_text: str, limit: int
     """
     from kit.dreaming.embed import CachedEmbedder
 
-    over_limit = over_limit or f"over today's limit of {plural(limit, 'promotion')}"
     existing = existing_facts(memory_text)
     notes = NoteLines(root)
     decisions: list[Decision] = []

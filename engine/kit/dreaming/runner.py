@@ -589,7 +589,7 @@ def apply_deep(ctx: _Ctx, night: deep_phase.DeepPlan, cands: list[Candidate]) ->
         ctx.write(reports.report_path("deep", today), reports.deep_report(
             today, night.ranked, promoted_today=promoted_today, notes=notes, retired_today=retired_today,
             demoted_today=demoted_today, superseded_today=superseded_today, to_verify=queued,
-            held_back={d.ranked.cand.id for d in night.decisions if not d.writes and d.action != "to_verify"}))
+            held_back={d.ranked.cand.id for d in night.decisions if d.held_back}))
     return DeepOutcome(
         ranked=night.ranked, decisions=night.decisions, promoted=tuple(e.key for e in entries),
         retired=tuple(e.key for e in retired), demoted=tuple(p.key for p in night.demoted),
