@@ -10,8 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from kit.errors import BusyError, PathEscapeError
-from kit.fsutil import LockFile, atomic_write, looks_binary, pid_alive, read_text, safe_join
+from kit.errors import BusyError, DocumentError, PathEscapeError
+from kit.fsutil import (
+    LockFile,
+    atomic_write,
+    file_stamp,
+    looks_binary,
+    pid_alive,
+    read_file,
+    read_text,
+    safe_join,
+)
 
 
 def test_atomic_write_replaces_and_keeps_mode(tmp_path: Path):
@@ -54,6 +63,33 @@ def test_read_text_strips_bom(tmp_path: Path):
     f = tmp_path / "x.md"
     f.write_bytes(b"\xef\xbb\xbfhello")
     assert read_text(f) == "hello"
+
+
+@pytest.mark.parametrize("size", [0, 1, 65_535, 65_536, 65_537, (1 << 20) + 3])
+@pytest.mark.parametrize("stat_says", ["its size", "less (it grew after the stat)"])
+def test_read_file_reads_every_byte_and_stats_the_version_it_read(tmp_path: Path, monkeypatch, size: int,
+                                                                  stat_says: str):
+    f = tmp_path / "blob"
+    data = (bytes(range(256)) * (size // 256 + 1))[:size]
+    f.write_bytes(data)
+    if stat_says != "its size":  # the reads are sized by the stat: they must still go on to the end
+        real = os.fstat
+        monkeypatch.setattr(os, "fstat", lambda fd: os.stat_result((*real(fd)[:6], 10, *real(fd)[7:])))
+    raw, st = read_file(f, max_bytes=2 << 20)
+    assert raw == data and st.st_ino == f.stat().st_ino
+    assert read_file(f, max_bytes=max(size - 1, 0), cut=True)[0] == data[:max(size - 1, 0)]
+    if size:
+        with pytest.raises(DocumentError, match="over the"):
+            read_file(f, max_bytes=size - 1)
+
+
+def test_a_files_stamp_is_the_one_before_the_read(tmp_path: Path):
+    f = tmp_path / "x.md"
+    f.write_text("one\n")
+    _raw, st = read_file(f)
+    assert file_stamp(st) == file_stamp(os.stat(f))
+    f.write_text("two, longer\n")  # an edit: the stamp of what was read no longer matches the file
+    assert file_stamp(st) != file_stamp(os.stat(f))
 
 
 @pytest.mark.parametrize("raw, binary", [

@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from kit.errors import DocumentError
-from kit.fsutil import read_text, sha1_hex
+from kit.fsutil import decode_text, file_stamp, read_file, sha1_hex
 from kit.yamlsafe import NotAMapping, YamlError, load_mapping
 
 
@@ -24,6 +24,9 @@ class Document:
     hash: str = ""
     size: int = 0
     mtime: float = 0.0
+    # the file's (mtime_ns, ctime_ns, size, inode) before it was read: the version `text` is, as a
+    # FolderStamp entry records it (None when not read from a file)
+    stamp: tuple[int, int, int, int] | None = None
 
 
 def split_frontmatter(text: str, display: str) -> tuple[dict[str, Any], str, int]:
@@ -53,17 +56,12 @@ def split_frontmatter(text: str, display: str) -> tuple[dict[str, Any], str, int
 
 def load_document(root: Path, rel: str, *, parse_frontmatter: bool = True) -> Document:
     """Load one workspace document; raise DocumentError naming the file (and line)."""
-    path = root / rel
-    text = read_text(path, display=rel)
+    raw, st = read_file(root / rel, display=rel)
+    text = decode_text(raw, display=rel)
     if parse_frontmatter:
         meta, body, body_line = split_frontmatter(text, rel)
     else:
         meta, body, body_line = {}, text, 1
-    try:
-        st = os.stat(path)
-        mtime = st.st_mtime
-    except FileNotFoundError:
-        mtime = 0.0
     return Document(
         name=rel,
         text=text,
@@ -72,7 +70,8 @@ def load_document(root: Path, rel: str, *, parse_frontmatter: bool = True) -> Do
         body_line=body_line,
         hash=sha1_hex(text),
         size=len(text.encode("utf-8")),
-        mtime=mtime,
+        mtime=st.st_mtime,
+        stamp=file_stamp(st),
     )
 
 

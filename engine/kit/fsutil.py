@@ -92,10 +92,24 @@ def _too_big(size: int, max_bytes: int) -> str:
             "for workspace documents; split it or move it out of the workspace")
 
 
+def file_stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What tells one version of a file from another (mtime_ns, ctime_ns, size, inode): an edit
+    always changes the ctime, which nothing can set back. As Document.stamp and a skill folder's
+    FolderStamp record it."""
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
 def read_bytes(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, display: str | None = None,
                cut: bool = False) -> bytes:
-    """The bytes of a regular file, or DocumentError saying why not (`cut`: the first `max_bytes`
-    of a bigger file instead of an error).
+    """The bytes of a regular file (see `read_file`)."""
+    return read_file(path, max_bytes=max_bytes, display=display, cut=cut)[0]
+
+
+def read_file(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, display: str | None = None,
+              cut: bool = False) -> tuple[bytes, os.stat_result]:
+    """The bytes of a regular file and its stat taken on the open file before the read (so a write
+    during the read shows as a newer ctime), or DocumentError saying why not (`cut`: the first
+    `max_bytes` of a bigger file instead of an error).
 
     FIFOs, sockets and devices are refused without being opened for a blocking read (a FIFO would
     block forever, /dev/zero never ends); the check is repeated on the opened descriptor, so a file
@@ -125,16 +139,19 @@ def read_bytes(path: str | os.PathLike, *, max_bytes: int = MAX_TEXT_BYTES, disp
         chunks: list[bytes] = []
         total = 0
         while True:  # read to the end, never past the limit (the file may grow while we read)
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            # asked for what the stat says is left (plus one, to see the end): a read buffer of
+            # the limit's size, allocated and freed per file, made a cold process's first reads 2x slower
+            want = max(st.st_size - total + 1, 1 << 16)
+            chunk = os.read(fd, min(want, 1 << 20, max_bytes + 1 - total))
             if not chunk:
                 break
             chunks.append(chunk)
             total += len(chunk)
             if total > max_bytes:
                 if cut:
-                    return b"".join(chunks)[:max_bytes]
+                    return b"".join(chunks)[:max_bytes], st
                 raise DocumentError(_too_big(total, max_bytes), path=name)
-        return b"".join(chunks)
+        return b"".join(chunks), st
     except OSError as exc:
         raise DocumentError(os_problem(exc, path), path=name) from None
     finally:

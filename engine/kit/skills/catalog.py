@@ -25,7 +25,7 @@ from typing import Any
 from kit.core import WorkspaceCore
 from kit.documents import Document, split_frontmatter
 from kit.errors import DocumentError, NotFoundError
-from kit.fsutil import is_within, read_text
+from kit.fsutil import decode_text, file_stamp, is_within, read_file
 from kit.ignore import IGNORED_DIRS, ignored_name
 from kit.paths import CONFIG_FILE, bundled, user_cache_dir, user_skills_dir
 from kit.problems import Problem, of_severity
@@ -318,16 +318,17 @@ def _disk_candidates(root: Root, memo: SkillMemo) -> list[_Candidate]:
             out.append(cand)
             continue
         try:
-            file_stamp = stamp_paths([os.fspath(skill_md)])  # before reading: an edit during the read is seen next time
+            md_stamp = stamp_paths([os.fspath(skill_md)])  # before reading: an edit during the read is seen next time
             size = skill_md.stat().st_size
             if size > MAX_SKILL_BYTES:
                 raise DocumentError(f"SKILL.md is {size:,} bytes, over the {MAX_SKILL_BYTES:,}-byte limit",
                                     path=display)
-            text = read_text(skill_md, display=display)
+            raw, st = read_file(skill_md, display=display)
+            text = decode_text(raw, display=display)
             meta, body, body_line = split_frontmatter(text, display)
             cand.doc = Document(display, text, body, MappingProxyType(meta), body_line,
-                                size=len(text.encode("utf-8")))
-            memo.remember_disk_doc(skill_md, file_stamp, cand.doc)
+                                size=len(text.encode("utf-8")), stamp=file_stamp(st))
+            memo.remember_disk_doc(skill_md, md_stamp, cand.doc)
         except DocumentError as exc:
             cand.problems.append(skill_problem(root, entry.name, display, exc.line, exc.message))
         out.append(cand)
@@ -469,7 +470,7 @@ class SkillMemo:
             self.parsed += 1
         return found
 
-    def scan(self, skill_dir: Path, caches: ScanCaches, cache: ScanCache) -> ScanResult:
+    def scan(self, skill_dir: Path, caches: ScanCaches, cache: ScanCache, skill_md: Document | None = None) -> ScanResult:
         key = os.fspath(skill_dir)
         with self._lock:
             hit = self._scans.get(key)
@@ -481,7 +482,7 @@ class SkillMemo:
                 self._scans[key] = saved
             return saved[1]
         walked = inventory(skill_dir)  # stamped before reading: a change during the scan shows next time
-        result = caches.scan(skill_dir, cache, walked)
+        result = caches.scan(skill_dir, cache, walked, skill_md)
         with self._lock:
             self._scans[key] = (walked.stamp, result)
             self.scanned += 1
@@ -492,9 +493,9 @@ class SkillMemo:
             hit = self._docs.get(os.fspath(skill_md))
         return hit[1] if hit is not None and hit[0].unchanged() else None
 
-    def remember_disk_doc(self, skill_md: Path, file_stamp: FolderStamp, doc: Document) -> None:
+    def remember_disk_doc(self, skill_md: Path, stamp: FolderStamp, doc: Document) -> None:
         with self._lock:
-            self._docs[os.fspath(skill_md)] = (file_stamp, doc)
+            self._docs[os.fspath(skill_md)] = (stamp, doc)
             self.read += 1
 
     def keep_only(self, used: Iterable[tuple[_Candidate, Document]]) -> None:
@@ -535,9 +536,9 @@ class ScanCaches:
         with self._lock:  # builds on other threads share the caches
             return cache.folder(skill_dir)
 
-    def scan(self, skill_dir: Path, cache: ScanCache, walked: Inventory) -> ScanResult:
+    def scan(self, skill_dir: Path, cache: ScanCache, walked: Inventory, skill_md: Document | None = None) -> ScanResult:
         with self._lock:
-            result = scan_skill(skill_dir, cache, walked)
+            result = scan_skill(skill_dir, cache, walked, skill_md)
             cache.remember_folder(skill_dir, walked.stamp, result)
             return result
 
@@ -556,7 +557,7 @@ def _build_skill(cand: _Candidate, doc: Document, store: TrustStore, env: Mappin
     if any(p.severity == "error" for p in problems):
         return None, problems
     state, missing = readiness(checked.requires, which=shutil.which, environ=env, config=config)
-    scan = memo.scan(cand.dir, scans, cache)
+    scan = memo.scan(cand.dir, scans, cache, doc)
     name = str(doc.meta.get("name") or cand.folder)  # a missing name is the folder's
     trusted = cand.root.source == "bundled" or (
         bool(scan.critical) and store.is_trusted(TRUST_KIND, name, scan.digest)

@@ -27,7 +27,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from kit.fsutil import atomic_write, is_within, looks_binary, sha256_hex
+from kit.documents import Document
+from kit.errors import DocumentError
+from kit.fsutil import atomic_write, file_stamp, is_within, looks_binary, read_bytes, sha256_hex
 from kit.ignore import IGNORED_DIRS
 from kit.lazyre import LazyPattern, lazy
 from kit.problems import Problem
@@ -258,10 +260,9 @@ class FolderStamp:
 def _target_stat(link: str) -> tuple[int, int, int, int]:
     """The stat of what a link leads to (-1s when it leads nowhere)."""
     try:
-        st = os.stat(link)
+        return file_stamp(os.stat(link))
     except OSError:
         return (-1, -1, -1, -1)
-    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
 class _Stamper:
@@ -279,7 +280,7 @@ class _Stamper:
         except OSError:
             self.entries.append((path, -1, -1, -1, -1))  # never matches
             return None
-        self.entries.append((path, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino))
+        self.entries.append((path, *file_stamp(st)))
         self.racy = self.racy or max(st.st_mtime_ns, st.st_ctime_ns) >= self.settled_before
         return st
 
@@ -357,14 +358,15 @@ def inventory(skill_dir: Path) -> Inventory:
     `too-many-files` finding that trust cannot lift, and the walk goes on past the cap, stamping
     every entry and checking every link, so nothing escapes behind it."""
     base = os.fspath(skill_dir)
-    real_base = os.path.realpath(base)
+    real_base: str | None = None  # resolved when the first link is met: a folder without links never is
     stamper = _Stamper()
     found: list[str] = []
     links: dict[str, str] = {}
     problems: list[Problem] = []
-    # (path, relative folder with a trailing "/", its real path); link folders wait until the
-    # folders themselves are walked, so a file is named by its real place when both lead to it
-    stack: list[tuple[str, str, str]] = [(base, "", real_base)]
+    # (path, relative folder with a trailing "/", its place in the real skill folder, "" for the
+    # top); link folders wait until the folders themselves are walked, so a file is named by its
+    # real place when both lead to it
+    stack: list[tuple[str, str, str]] = [(base, "", "")]
     aliases: list[tuple[str, str, str]] = []
     visited: set[tuple[str, bool]] = set()
     over: str | None = None  # the first code file past MAX_FILES
@@ -378,13 +380,13 @@ def inventory(skill_dir: Path) -> Inventory:
         else:
             over = rel
 
+    stamper.lstat(base)  # a folder below is stamped as an entry of its parent, a link with its target
     while stack or aliases:
-        dirpath, rel_dir, real_dir = stack.pop() if stack else aliases.pop(0)
+        dirpath, rel_dir, real_rel = stack.pop() if stack else aliases.pop(0)
         in_scripts = rel_dir.startswith("scripts/")
-        if (real_dir, in_scripts) in visited:
+        if (real_rel, in_scripts) in visited:
             continue
-        visited.add((real_dir, in_scripts))
-        stamper.lstat(dirpath)
+        visited.add((real_rel, in_scripts))
         try:
             with os.scandir(dirpath) as listing:
                 names = sorted(entry.name for entry in listing)
@@ -405,6 +407,8 @@ def inventory(skill_dir: Path) -> Inventory:
                 links[rel] = target
                 real = os.path.realpath(full)
                 stamper.target(full, real)
+                if real_base is None:
+                    real_base = os.path.realpath(base)
                 inside = real == real_base or real.startswith(real_base.rstrip(os.sep) + os.sep)
                 try:
                     target_st = os.stat(full) if inside else None
@@ -415,16 +419,17 @@ def inventory(skill_dir: Path) -> Inventory:
                     continue
                 if stat.S_ISDIR(target_st.st_mode):
                     if name not in IGNORED_DIRS:
-                        aliases.append((full, rel + "/", real))
+                        where = os.path.relpath(real, real_base).replace(os.sep, "/")
+                        aliases.append((full, rel + "/", "" if where == "." else where + "/"))
                     continue
                 if stat.S_ISREG(target_st.st_mode) and rel != "SKILL.md":
                     code(rel, name, in_scripts, full)
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if name not in IGNORED_DIRS:
-                    subdirs.append((full, rel + "/", os.path.join(real_dir, name)))
+                    subdirs.append((full, rel + "/", real_rel + name + "/"))
                 continue
-            if not stat.S_ISREG(st.st_mode) or (name == "SKILL.md" and real_dir == real_base):  # a fifo …
+            if not stat.S_ISREG(st.st_mode) or (name == "SKILL.md" and real_rel == ""):  # a fifo …
                 continue
             code(rel, name, in_scripts, full)
         stack.extend(reversed(subdirs))  # depth first, in name order
@@ -642,13 +647,19 @@ class ScanResult:
         return tuple(f for f in self.findings if f.details.get("rule") in UNTRUSTABLE_RULES)
 
 
-def _skill_md_code(skill_dir: Path) -> tuple[bytes, str] | None:
-    """SKILL.md's bytes and the code in it, or None when it has none (or cannot be read)."""
-    try:
-        with open(os.path.join(skill_dir, "SKILL.md"), "rb") as handle:
-            raw = handle.read(MAX_SCAN_BYTES)
-    except OSError:
-        return None
+def _skill_md_code(skill_dir: Path, walked: Inventory, known: Document | None) -> tuple[bytes, str] | None:
+    """SKILL.md's bytes (a leading BOM dropped, as a Document's text has none) and the code in it,
+    or None when it has none (or cannot be read). `known`: SKILL.md as the caller read it, used
+    when it is the version the walk stamped (its stat before the read is the walk's), so a
+    folder's first scan does not read it a second time."""
+    path = os.path.join(skill_dir, "SKILL.md")
+    if known is not None and known.stamp is not None and (path, *known.stamp) in walked.stamp.entries:
+        raw = known.text.encode("utf-8")
+    else:
+        try:  # never blocks on a FIFO; a read(MAX_SCAN_BYTES) cost 3x a plain read of a small file
+            raw = read_bytes(path, max_bytes=MAX_SCAN_BYTES, cut=True).removeprefix(b"\xef\xbb\xbf")
+        except DocumentError:
+            return None
     if b"```" not in raw and b"~~~" not in raw and b"!`" not in raw:
         return None  # no fence, no `!`cmd``: what markdown_code would find in it is nothing
     code = markdown_code(raw.decode("utf-8", errors="replace"))
@@ -657,18 +668,20 @@ def _skill_md_code(skill_dir: Path) -> tuple[bytes, str] | None:
     return raw, "\n".join(f"{n}:{line}" for n, line in code)
 
 
-def scan_skill(skill_dir: Path, cache: ScanCache | None = None, walked: Inventory | None = None) -> ScanResult:
+def scan_skill(skill_dir: Path, cache: ScanCache | None = None, walked: Inventory | None = None,
+               skill_md: Document | None = None) -> ScanResult:
     """Scan a skill folder's code and hash it (the digest changes whenever any code changes, and
     whenever a symlink is added, removed or pointed elsewhere). `walked`: the folder's
-    `inventory` when the caller took it already."""
+    `inventory` when the caller took it already; `skill_md`: its SKILL.md as the caller read it
+    (used only when the walk stamped that version)."""
     cache = cache if cache is not None else ScanCache()
     walked = walked if walked is not None else inventory(skill_dir)
     digest = hashlib.sha256()
     findings: list[Problem] = list(walked.problems)
     scanned: list[str] = []
-    skill_md = _skill_md_code(skill_dir)
-    if skill_md is not None:  # SKILL.md's code blocks: scanned, and pinned by trust like a script
-        raw, code = skill_md
+    code_in_md = _skill_md_code(skill_dir, walked, skill_md)
+    if code_in_md is not None:  # SKILL.md's code blocks: scanned, and pinned by trust like a script
+        raw, code = code_in_md
         scanned.append("SKILL.md")
         digest.update(b"SKILL.md#code\0" + code.encode("utf-8") + b"\0")
         findings.extend(cache.findings(raw, "SKILL.md"))
