@@ -6,6 +6,7 @@ and light commands never pay for heavy imports.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 
@@ -101,5 +102,13 @@ def cli(ctx: click.Context, workspace: str | None) -> None:
 
 
 def main() -> None:
-    cli(prog_name="kit")
+    """The console script: runs one command, then the process ends."""
+    try:
+        cli(prog_name="kit")
+    finally:
+        # At exit the interpreter runs the cycle collector over every object it tracks, to free
+        # cycles the OS frees anyway: 15 ms of a 165 ms `kit prompt` (measured). Frozen, they are
+        # skipped; atexit handlers, stream flushes and everything freed by reference counting
+        # (files, connections) still run as before. Only a cycle's __del__ is not called.
+        gc.freeze()
 
