@@ -441,3 +441,21 @@ def test_the_console_script_freezes_the_collector_before_the_process_ends(args, 
     assert proc.stderr.strip().splitlines()[-1] == "frozen at exit: True"
     if code == 0:
         assert proc.stdout.startswith("kit, version ")
+
+
+@pytest.mark.parametrize("args", [["sessions", "list"], ["memory", "status"], ["memory", "search", "lilies"],
+                                  ["run", "find lilies", "--json"]])
+def test_a_command_closes_its_databases_before_the_process_ends(ws_path, tmp_path, args):
+    """SQLite folds its write-ahead log back into the database when the last connection closes: a
+    command leaves state.db and index.db whole, with no -wal or -shm beside them (the exit's cycle
+    collection, which closed them before, is skipped: `main`)."""
+    if args[0] == "run":  # a turn that searches memory through its tool, then answers
+        script = tmp_path / "script.yaml"
+        script.write_text("turns:\n  - tool_calls: [{name: memory_search, arguments: {query: lilies}}]\n"
+                          "  - text: Done.\n", encoding="utf-8")
+        args = [*args, "--model", f"script:{script}"]
+    proc = run_kit(*args, "-w", ws_path)
+    assert proc.returncode == 0, proc.stderr
+    kit_dir = ws_path / ".kit"
+    assert sorted(p.name for p in kit_dir.glob("*.db")) != []
+    assert sorted(p.name for p in kit_dir.rglob("*-wal")) + sorted(p.name for p in kit_dir.rglob("*-shm")) == []

@@ -83,13 +83,27 @@ def test_read_file_reads_every_byte_and_stats_the_version_it_read(tmp_path: Path
             read_file(f, max_bytes=size - 1)
 
 
-def test_a_files_stamp_is_the_one_before_the_read(tmp_path: Path):
+def test_a_files_stamp_is_the_one_before_the_read(tmp_path: Path, monkeypatch):
     f = tmp_path / "x.md"
     f.write_text("one\n")
     _raw, st = read_file(f)
     assert file_stamp(st) == file_stamp(os.stat(f))
-    f.write_text("two, longer\n")  # an edit: the stamp of what was read no longer matches the file
-    assert file_stamp(st) != file_stamp(os.stat(f))
+    # a write during the read: the stamp is of the version before it, so it matches the file no more
+    real_read = os.read
+    appended: list[bool] = []
+
+    def read_then_append(fd: int, n: int) -> bytes:
+        chunk = real_read(fd, n)
+        if chunk and not appended:
+            appended.append(True)
+            with open(f, "a") as handle:
+                handle.write("two\n")
+        return chunk
+
+    monkeypatch.setattr(os, "read", read_then_append)
+    raw, st = read_file(f)
+    monkeypatch.undo()
+    assert raw.startswith(b"one\n") and file_stamp(st) != file_stamp(os.stat(f))
 
 
 @pytest.mark.parametrize("raw, binary", [

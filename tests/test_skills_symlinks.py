@@ -241,6 +241,27 @@ def test_an_unchanged_skill_with_links_comes_from_the_caches(ws_path, monkeypatc
     assert ScanCache(ws_path / ".kit" / "cache" / "skill-scan.json").folder(skill) is not None
 
 
+@pytest.mark.parametrize("root", ["workspace", "user"])
+def test_a_script_added_to_a_skill_folder_that_is_a_link_is_scanned_in_the_next_build(ws_path, tmp_path, monkeypatch,
+                                                                                      root):
+    """Regression (review): the stamp of a linked skill folder was the link's alone, so a file added
+    beside SKILL.md left it unchanged and the saved scan (and trust) went on being served."""
+    monkeypatch.setattr(scanner, "RACY_NS", 0)  # every stamp counts as settled at once
+    # a workspace skill's link stays inside the workspace (one leading out is refused); a user skill's may lead anywhere
+    real = make_skill((ws_path if root == "workspace" else tmp_path) / "shared", "linked", "A shared skill.", body=BODY)
+    skills = ws_path / "skills" if root == "workspace" else Path(os.environ["XDG_DATA_HOME"]) / "kit" / "skills"
+    skills.mkdir(parents=True, exist_ok=True)
+    (skills / "linked").symlink_to(real, target_is_directory=True)
+    walked = inventory(skills / "linked")
+    assert walked.stamp.unchanged()
+    ws = Workspace.open(ws_path)
+    assert build_catalog(ws).get("linked").scan.findings == ()
+    (real / "evil.sh").write_text(EVIL)
+    assert not walked.stamp.unchanged()
+    for catalog in (build_catalog(ws), build_catalog(Workspace.open(ws_path))):  # this process, a new one
+        assert [(f.details["rule"], f.path) for f in catalog.get("linked").scan.findings] == [("pipe-to-shell", "evil.sh")]
+
+
 @pytest.mark.parametrize("change", ["edit-file-target", "add-to-folder-target", "retarget"])
 def test_a_change_behind_a_link_is_seen_by_both_caches(ws_path, monkeypatch, change):
     """The link's target is stamped (the stat through the link and its real path): editing what a

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +26,11 @@ class Document:
     size: int = 0
     mtime: float = 0.0
     # the file's (mtime_ns, ctime_ns, size, inode) before it was read: the version `text` is, as a
-    # FolderStamp entry records it (None when not read from a file)
+    # FolderStamp entry records it (None when not read from a file), and when that stat was taken
+    # (time.time_ns(): the filesystem's clock). A stat taken within the clock's tick of a change
+    # cannot tell that version from a same-size edit right after it (see skills.scanner.RACY_NS).
     stamp: tuple[int, int, int, int] | None = None
+    stamped_ns: int = 0
 
 
 def split_frontmatter(text: str, display: str) -> tuple[dict[str, Any], str, int]:
@@ -56,6 +60,7 @@ def split_frontmatter(text: str, display: str) -> tuple[dict[str, Any], str, int
 
 def load_document(root: Path, rel: str, *, parse_frontmatter: bool = True) -> Document:
     """Load one workspace document; raise DocumentError naming the file (and line)."""
+    stamped_ns = time.time_ns()
     raw, st = read_file(root / rel, display=rel)
     text = decode_text(raw, display=rel)
     if parse_frontmatter:
@@ -72,6 +77,7 @@ def load_document(root: Path, rel: str, *, parse_frontmatter: bool = True) -> Do
         size=len(text.encode("utf-8")),
         mtime=st.st_mtime,
         stamp=file_stamp(st),
+        stamped_ns=stamped_ns,
     )
 
 

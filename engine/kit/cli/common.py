@@ -110,6 +110,9 @@ def open_workspace(path: Path | None, flags: dict[str, Any] | None = None, *, co
     from kit import open_workspace as open_
 
     ws = open_(path if path is not None else group_workspace(), flags=flags)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:  # its connections closed when the command ends (SQLite folds its WAL back in)
+        ctx.call_on_close(ws.close)
     if config_warnings:
         for notice in ws.config_notices():
             click.echo(f"kit: {notice}", err=True)

@@ -16,6 +16,7 @@ import difflib
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -323,11 +324,12 @@ def _disk_candidates(root: Root, memo: SkillMemo) -> list[_Candidate]:
             if size > MAX_SKILL_BYTES:
                 raise DocumentError(f"SKILL.md is {size:,} bytes, over the {MAX_SKILL_BYTES:,}-byte limit",
                                     path=display)
+            stamped_ns = time.time_ns()
             raw, st = read_file(skill_md, display=display)
             text = decode_text(raw, display=display)
             meta, body, body_line = split_frontmatter(text, display)
             cand.doc = Document(display, text, body, MappingProxyType(meta), body_line,
-                                size=len(text.encode("utf-8")), stamp=file_stamp(st))
+                                size=len(text.encode("utf-8")), stamp=file_stamp(st), stamped_ns=stamped_ns)
             memo.remember_disk_doc(skill_md, md_stamp, cand.doc)
         except DocumentError as exc:
             cand.problems.append(skill_problem(root, entry.name, display, exc.line, exc.message))

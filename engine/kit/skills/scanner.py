@@ -380,7 +380,10 @@ def inventory(skill_dir: Path) -> Inventory:
         else:
             over = rel
 
-    stamper.lstat(base)  # a folder below is stamped as an entry of its parent, a link with its target
+    top = stamper.lstat(base)  # a folder below is stamped as an entry of its parent, a link with its target
+    if top is not None and stat.S_ISLNK(top.st_mode):  # the skill folder is a link: stamp the folder itself
+        real_base = os.path.realpath(base)
+        stamper.target(base, real_base)
     while stack or aliases:
         dirpath, rel_dir, real_rel = stack.pop() if stack else aliases.pop(0)
         in_scripts = rel_dir.startswith("scripts/")
@@ -509,7 +512,7 @@ def scan_markdown(text: str, rel: str) -> list[Problem]:
 
 # --------------------------------------------------------------------------- the scan cache
 
-SCANNER_VERSION = 5  # bump when the scan's logic changes; rule changes are caught by SCANNER_KEY anyway
+SCANNER_VERSION = 6  # bump when the scan's logic changes; rule changes are caught by SCANNER_KEY anyway
 
 
 def _scanner_key() -> str:
@@ -647,14 +650,25 @@ class ScanResult:
         return tuple(f for f in self.findings if f.details.get("rule") in UNTRUSTABLE_RULES)
 
 
+def _stamped_version(known: Document | None, path: str, walked: Inventory) -> bool:
+    """Whether `known` is the version of `path` the walk stamped: its stat before the read is the
+    walk's, and that stat tells versions apart — the file had been still for RACY_NS when it was
+    read (a same-size edit within the clock's tick leaves the stat as it was). Or the walk is racy
+    itself: then this scan is neither saved nor reused, and serves only the build that holds
+    `known` (the catalog's text of the skill is that very version)."""
+    if known is None or known.stamp is None or (path, *known.stamp) not in walked.stamp.entries:
+        return False
+    return walked.stamp.racy or max(known.stamp[0], known.stamp[1]) < known.stamped_ns - RACY_NS
+
+
 def _skill_md_code(skill_dir: Path, walked: Inventory, known: Document | None) -> tuple[bytes, str] | None:
     """SKILL.md's bytes (a leading BOM dropped, as a Document's text has none) and the code in it,
     or None when it has none (or cannot be read). `known`: SKILL.md as the caller read it, used
-    when it is the version the walk stamped (its stat before the read is the walk's), so a
-    folder's first scan does not read it a second time."""
+    when it is the version the walk stamped (`_stamped_version`), so a folder's first scan does
+    not read it a second time."""
     path = os.path.join(skill_dir, "SKILL.md")
-    if known is not None and known.stamp is not None and (path, *known.stamp) in walked.stamp.entries:
-        raw = known.text.encode("utf-8")
+    if _stamped_version(known, path, walked):
+        raw = known.text.encode("utf-8")  # type: ignore[union-attr]
     else:
         try:  # never blocks on a FIFO; a read(MAX_SCAN_BYTES) cost 3x a plain read of a small file
             raw = read_bytes(path, max_bytes=MAX_SCAN_BYTES, cut=True).removeprefix(b"\xef\xbb\xbf")
