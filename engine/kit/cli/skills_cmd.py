@@ -95,7 +95,10 @@ def view_cmd(name: str, file: str | None, workspace, as_json: bool) -> None:
                 err.print(f"[red]kit: {result.error}[/]", highlight=False)
                 _print_files(err, result.available_files)
         else:
-            out.print(f"[bold]{result.name}[/] [dim]({result.source}: {result.location})[/] — {result.readiness}")
+            blocked = ", [red]blocked[/]" if result.blocked else ""
+            out.print(f"[bold]{result.name}[/] [dim]({result.source}: {result.location})[/] — {result.readiness}{blocked}")
+            if result.blocked:  # kept from the model: say why, as `kit skills list` does
+                out.print(f"[red]blocked:[/] {result.blocked}", highlight=False)
             out.print(result.description, highlight=False)
             out.rule()
             click.echo(result.body.strip("\n"))

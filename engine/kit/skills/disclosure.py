@@ -62,8 +62,12 @@ class SkillView:
     body: str
     files: dict[str, list[str]]  # folder → relative paths ("other" for the rest)
     hint: str = "To read a linked file call skill_view(name, path), e.g. 'references/guide.md'."
+    # the user's view: why the security scan keeps the skill from the model and what to do ("" when
+    # it does not); None in the model's view, which never shows a blocked skill
+    blocked: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        shown = {} if self.blocked is None else {"blocked": bool(self.blocked), "block_reason": self.blocked}
         return {
             "ok": True,
             "name": self.name,
@@ -76,6 +80,7 @@ class SkillView:
             "body": self.body,
             "files": self.files,
             "hint": self.hint,
+            **shown,
         }
 
 
@@ -174,6 +179,7 @@ def skill_view(ws: WorkspaceCore, name: str, path: str | None = None, *, for_mod
             body=substitute(skill.body, skill_dir=skill.dir, arguments=arguments,
                             names=argument_names(skill.meta.get("arguments"))),
             files=linked_files(skill.dir),
+            blocked=None if for_model else (f"{skill.block_reason}; {skill.unblock_hint}" if skill.blocked else ""),
         )
     return _read_file(skill, path)
 
