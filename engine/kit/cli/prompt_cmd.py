@@ -38,10 +38,27 @@ def prompt(workspace, kind: str, report_only: bool, as_json: bool) -> None:
         for notice in ws.config_notices():
             click.echo(f"kit: {notice}", err=True)
         return
-    render_report(result, show_prompt=not report_only)
+    render_report(result, show_prompt=not report_only, left_out=_left_out(ws))
 
 
-def render_report(result, *, show_prompt: bool = True) -> None:
+# why a skill of the catalog is not eligible for the prompt, in the order it is said
+_WHY = {"blocked": "blocked", "missing": "missing requirements", "unsupported": "unsupported here",
+        "user-only": "user-only"}
+
+
+def _left_out(ws) -> str:
+    """Why the catalog's other skills are not eligible: " (2 blocked, 1 user-only: see kit skills
+    list)", or "" when every skill is."""
+    counts = dict.fromkeys(_WHY, 0)
+    for skill in ws.skills.skills.values():
+        if not skill.eligible:
+            why = "blocked" if skill.blocked else skill.readiness if skill.readiness != "available" else "user-only"
+            counts[why] += 1
+    said = [f"{n} {_WHY[why]}" for why, n in counts.items() if n]
+    return f" ({', '.join(said)}: see kit skills list)" if said else ""
+
+
+def render_report(result, *, show_prompt: bool = True, left_out: str = "") -> None:
     """With the prompt: the prompt on stdout, the report on stderr. Without: the report on stdout."""
     from rich.table import Table
     from rich.text import Text
@@ -76,7 +93,7 @@ def render_report(result, *, show_prompt: bool = True) -> None:
     s = result.skills
     out.print(
         f"skills: {s.in_prompt} of {s.eligible} eligible in the prompt ({s.format} format, {len(s.text):,} chars); "
-        f"{s.total} in the catalog"
+        f"{s.total} in the catalog{left_out}"
     )
     out.print(f"prompt: {result.chars:,} chars ≈ {result.est_tokens:,} tokens (chars/4, CJK 1 each, ×1.2); "
               f"template: {result.template}")
