@@ -41,20 +41,16 @@ def prompt(workspace, kind: str, report_only: bool, as_json: bool) -> None:
     render_report(result, show_prompt=not report_only, left_out=_left_out(ws))
 
 
-# why a skill of the catalog is not eligible for the prompt, in the order it is said
+# the words for `SkillCatalog.left_out`'s reasons, in the order they are said
 _WHY = {"blocked": "blocked", "missing": "missing requirements", "unsupported": "unsupported here",
         "user-only": "user-only"}
 
 
 def _left_out(ws) -> str:
-    """Why the catalog's other skills are not eligible: " (2 blocked, 1 user-only: see kit skills
-    list)", or "" when every skill is."""
-    counts = dict.fromkeys(_WHY, 0)
-    for skill in ws.skills.skills.values():
-        if not skill.eligible:
-            why = "blocked" if skill.blocked else skill.readiness if skill.readiness != "available" else "user-only"
-            counts[why] += 1
-    said = [f"{n} {_WHY[why]}" for why, n in counts.items() if n]
+    """Why the catalog's other skills are not in the prompt: " (2 blocked, 1 user-only: see kit
+    skills list)", or "" when every skill may be."""
+    counts = ws.skills.left_out()
+    said = [f"{counts[why]} {words}" for why, words in _WHY.items() if counts.get(why)]
     return f" ({', '.join(said)}: see kit skills list)" if said else ""
 
 

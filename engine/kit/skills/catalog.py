@@ -143,6 +143,16 @@ class Skill:
         """May enter the prompt: available, model-invocable and not blocked."""
         return self.readiness == "available" and self.model_invocable and not self.blocked
 
+    @property
+    def left_out_because(self) -> str | None:
+        """Why it may not enter the prompt — "blocked", its readiness ("missing", "unsupported") or
+        "user-only" (disable-model-invocation), the first that holds — or None when it may."""
+        if self.blocked:
+            return "blocked"
+        if self.readiness != "available":
+            return self.readiness
+        return None if self.model_invocable else "user-only"
+
     def summary_json(self) -> dict[str, Any]:
         """What `skills_list` shows: name, description, readiness, source root — nothing else."""
         return {"name": self.name, "description": self.description,
@@ -252,6 +262,16 @@ class SkillCatalog:
     def eligible(self) -> list[Skill]:
         """Skills for the prompt: `always: true` first, then by name."""
         return sorted((s for s in self.skills.values() if s.eligible), key=lambda s: (not s.always, s.name))
+
+    def left_out(self) -> dict[str, int]:
+        """How many skills may not enter the prompt, by `Skill.left_out_because` (reasons with none
+        are not listed)."""
+        counts: dict[str, int] = {}
+        for skill in self.skills.values():
+            why = skill.left_out_because
+            if why is not None:
+                counts[why] = counts.get(why, 0) + 1
+        return counts
 
     def to_json(self) -> dict[str, Any]:
         return {
