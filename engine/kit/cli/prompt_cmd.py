@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from kit import KINDS
@@ -13,6 +15,9 @@ from kit.cli.common import (
     open_workspace,
     workspace_option,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kit import Workspace
 
 
 @click.command()
@@ -46,7 +51,7 @@ _WHY = {"blocked": "blocked", "missing": "missing requirements", "unsupported": 
         "user-only": "user-only"}
 
 
-def _left_out(ws) -> str:
+def _left_out(ws: Workspace) -> str:
     """Why the catalog's other skills are not in the prompt: " (2 blocked, 1 user-only: see kit
     skills list)", or "" when every skill may be."""
     counts = ws.skills.left_out()
