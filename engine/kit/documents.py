@@ -60,15 +60,20 @@ def split_frontmatter(text: str, display: str) -> tuple[dict[str, Any], str, int
 
 def load_document(root: Path, rel: str, *, parse_frontmatter: bool = True) -> Document:
     """Load one workspace document; raise DocumentError naming the file (and line)."""
+    return read_document(root / rel, rel, parse_frontmatter=parse_frontmatter)
+
+
+def read_document(path: Path, name: str, *, parse_frontmatter: bool = True) -> Document:
+    """Read a document from `path`, named (and its errors located) by `name`."""
     stamped_ns = time.time_ns()
-    raw, st = read_file(root / rel, display=rel)
-    text = decode_text(raw, display=rel)
+    raw, st = read_file(path, display=name)
+    text = decode_text(raw, display=name)
     if parse_frontmatter:
-        meta, body, body_line = split_frontmatter(text, rel)
+        meta, body, body_line = split_frontmatter(text, name)
     else:
         meta, body, body_line = {}, text, 1
     return Document(
-        name=rel,
+        name=name,
         text=text,
         body=body,
         meta=MappingProxyType(meta),

@@ -16,7 +16,6 @@ import difflib
 import os
 import shutil
 import threading
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,9 +23,9 @@ from types import MappingProxyType
 from typing import Any
 
 from kit.core import WorkspaceCore
-from kit.documents import Document, split_frontmatter
+from kit.documents import Document, read_document
 from kit.errors import DocumentError, NotFoundError
-from kit.fsutil import decode_text, file_stamp, is_within, read_file
+from kit.fsutil import is_within
 from kit.ignore import IGNORED_DIRS, ignored_name
 from kit.paths import CONFIG_FILE, bundled, user_cache_dir, user_skills_dir
 from kit.problems import Problem, of_severity
@@ -344,12 +343,7 @@ def _disk_candidates(root: Root, memo: SkillMemo) -> list[_Candidate]:
             if size > MAX_SKILL_BYTES:
                 raise DocumentError(f"SKILL.md is {size:,} bytes, over the {MAX_SKILL_BYTES:,}-byte limit",
                                     path=display)
-            stamped_ns = time.time_ns()
-            raw, st = read_file(skill_md, display=display)
-            text = decode_text(raw, display=display)
-            meta, body, body_line = split_frontmatter(text, display)
-            cand.doc = Document(display, text, body, MappingProxyType(meta), body_line,
-                                size=len(text.encode("utf-8")), stamp=file_stamp(st), stamped_ns=stamped_ns)
+            cand.doc = read_document(skill_md, display)
             memo.remember_disk_doc(skill_md, md_stamp, cand.doc)
         except DocumentError as exc:
             cand.problems.append(skill_problem(root, entry.name, display, exc.line, exc.message))

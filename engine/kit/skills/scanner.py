@@ -650,25 +650,27 @@ class ScanResult:
         return tuple(f for f in self.findings if f.details.get("rule") in UNTRUSTABLE_RULES)
 
 
-def _stamped_version(known: Document | None, path: str, walked: Inventory) -> bool:
-    """Whether `known` is the version of `path` the walk stamped: its stat before the read is the
-    walk's, and that stat tells versions apart — the file had been still for RACY_NS when it was
-    read (a same-size edit within the clock's tick leaves the stat as it was). Or the walk is racy
-    itself: then this scan is neither saved nor reused, and serves only the build that holds
-    `known` (the catalog's text of the skill is that very version)."""
+def _stamped_text(known: Document | None, path: str, walked: Inventory) -> str | None:
+    """`known`'s text when it is the version of `path` the walk stamped, else None: its stat before
+    the read is the walk's, and that stat tells versions apart — the file had been still for
+    RACY_NS when it was read (a same-size edit within the clock's tick leaves the stat as it was).
+    Or the walk is racy itself: then this scan is neither saved nor reused, and serves only the
+    build that holds `known` (the catalog's text of the skill is that very version)."""
     if known is None or known.stamp is None or (path, *known.stamp) not in walked.stamp.entries:
-        return False
-    return walked.stamp.racy or max(known.stamp[0], known.stamp[1]) < known.stamped_ns - RACY_NS
+        return None
+    settled = max(known.stamp[0], known.stamp[1]) < known.stamped_ns - RACY_NS
+    return known.text if walked.stamp.racy or settled else None
 
 
 def _skill_md_code(skill_dir: Path, walked: Inventory, known: Document | None) -> tuple[bytes, str] | None:
     """SKILL.md's bytes (a leading BOM dropped, as a Document's text has none) and the code in it,
     or None when it has none (or cannot be read). `known`: SKILL.md as the caller read it, used
-    when it is the version the walk stamped (`_stamped_version`), so a folder's first scan does
+    when it is the version the walk stamped (`_stamped_text`), so a folder's first scan does
     not read it a second time."""
     path = os.path.join(skill_dir, "SKILL.md")
-    if _stamped_version(known, path, walked):
-        raw = known.text.encode("utf-8")  # type: ignore[union-attr]
+    text = _stamped_text(known, path, walked)
+    if text is not None:
+        raw = text.encode("utf-8")
     else:
         try:  # never blocks on a FIFO; a read(MAX_SCAN_BYTES) cost 3x a plain read of a small file
             raw = read_bytes(path, max_bytes=MAX_SCAN_BYTES, cut=True).removeprefix(b"\xef\xbb\xbf")
