@@ -218,15 +218,14 @@ def _slices(n: int) -> Sequence[slice]:
 
 
 class _View:
-    """A view of the text with its case-folded copy (and that copy's trigrams) for the substring tests."""
+    """A view of the text with its case-folded copy for the substring tests."""
 
-    __slots__ = ("_grams", "ascii", "folded", "text")
+    __slots__ = ("ascii", "folded", "text")
 
     def __init__(self, text: str):
         self.text = text
         self.ascii = text.isascii()
         self.folded = fold_ascii(text)
-        self._grams: set[str] | None = None
 
     def present(self, needs: _Needs) -> frozenset[str]:
         """The words of `needs` the text has. An ASCII word matches (case-insensitively) only text
@@ -237,9 +236,10 @@ class _View:
         if needs.wide and not self.ascii:
             found += needs.wide
         if needs.by_key:
-            if self._grams is None:  # every 3-character slice, taken in C (slices made once)
-                self._grams = set(map(folded.__getitem__, _slices(len(folded) - 2)))
-            hits = needs.keys & self._grams
+            # the keys among every 3-character slice, taken in C (slices made once): fed to the
+            # intersection as they are made, not kept in a set of their own (that took as long
+            # again; `scan` asks once per view)
+            hits = needs.keys.intersection(map(folded.__getitem__, _slices(len(folded) - 2)))
             if hits:
                 found += [w for key in hits for w in needs.by_key[key] if w in folded]
         return frozenset(found)
