@@ -60,14 +60,14 @@ def recall_credit(rank: int | None, relative: float | None, used: bool = False, 
     else:
         closeness = min(1.0, max(0.0, (relative - CLOSENESS_FLOOR) / (1 - CLOSENESS_FLOOR))) ** 2
         base = closeness / (1 + max(0, rank))
-    credit = min(1.0, base + (USE_BONUS if used else 0.0))
+    credit = min(1.0, base + USE_BONUS) if used else base  # (base is 1 at most)
     off_topic = own is not None and own < OWN_FLOOR  # a use does not make it on topic
     return min(credit, SIDE_CREDIT) if (passed_over and not used) or off_topic else credit
 
 
 def saturated(day_credits: Mapping[str, float]) -> float:
     """Credited recalls: each day's credit, capped at DAY_CAP, summed over days."""
-    return sum(min(DAY_CAP, c) for c in day_credits.values())
+    return sum([min(DAY_CAP, c) for c in day_credits.values()])
 
 
 def relevance(credited: float, credited_days: int) -> float:
