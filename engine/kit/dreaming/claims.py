@@ -316,7 +316,7 @@ def _reachable(index: Mapping[str, list[tuple[int, int, int]]], prefix: Sequence
             if j not in seen:
                 most = left if left < rest else rest  # min(), written out: ~30 entries per text
                 seen[j] = most * _GROWTH >= SAME_WORDS * (size + other) - 1e-9
-    return sorted(j for j, ok in seen.items() if ok)
+    return sorted([j for j, ok in seen.items() if ok])
 
 
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
@@ -526,12 +526,11 @@ class ClaimIndex:
         return named
 
     def _same(self, i: int, j: int) -> bool:
-        """`same_claim` on precomputed words and values (the words first: they rule out most pairs;
-        the sizes first of all, as Jaccard ≤ the smaller set's size over the larger's). Two texts
-        state the same `values` when they state the same values but names, and the same names."""
+        """`same_claim` on precomputed words and values (the words first: they rule out most pairs),
+        for a pair `_reachable` kept (whose sizes can reach SAME_WORDS: its bound is tighter than
+        the sizes' own, smaller over larger). Two texts state the same `values` when they state the
+        same values but names, and the same names."""
         a, b = self._words[i], self._words[j]
-        if min(len(a), len(b)) < SAME_WORDS * max(len(a), len(b)):
-            return False
         shared = len(a & b)  # `jaccard`, on two sets that are never both empty (a prefix word is shared)
         return (shared / (len(a) + len(b) - shared) >= SAME_WORDS and self._stated_of(i) == self._stated_of(j)
                 and self._names_of(i) == self._names_of(j))
