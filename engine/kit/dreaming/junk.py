@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kit.lazyre import LazyPattern, fold_ascii
-from kit.memory.questions import is_question
+from kit.memory.questions import is_question, sentences
 from kit.memory.threats import scan_text
 
 MIN_CHARS = 12
@@ -253,13 +253,6 @@ def _is_url(text: str, folded: str) -> bool:
     return len(re.findall(r"[^\W\d_]{2,}", _URL.sub(" ", text))) < 3
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[\n]")
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip(" .!?,")]
-
-
 def _is_pleasantry(sentence: str) -> bool:
     # the words are counted only after a match (most sentences are no pleasantry)
     if _PLEASANTRY.match(sentence) and len(sentence.split()) <= 6:
@@ -267,9 +260,9 @@ def _is_pleasantry(sentence: str) -> bool:
     return _WISH.match(sentence) is not None and len(sentence.split()) <= 12
 
 
-def _is_greeting(lines: list[str]) -> bool:
-    sentences = _sentences(" ".join(lines))
-    return bool(sentences) and all(_is_pleasantry(s.rstrip(".!?, ")) for s in sentences)
+def _is_greeting(parts: list[str]) -> bool:
+    """`parts`: the text's `sentences`."""
+    return bool(parts) and all(_is_pleasantry(s.rstrip(".!?, ")) for s in parts)
 
 
 def junk_rule(snippet: str) -> Junk | None:
@@ -311,9 +304,10 @@ def _junk_but_threat(text: str) -> Junk | None:
         return Junk("code", CODE)
     if sum(1 for line in lines if is_shell_line(line)) * 2 >= len(lines):
         return Junk("shell", SHELL)
-    if is_question(flat):  # the archive's definition: also without "?"
+    parts = sentences(flat)  # read by both rules below
+    if is_question(flat, parts):  # the archive's definition: also without "?"
         return Junk("question", QUESTION)
-    if _is_greeting(lines):
+    if _is_greeting(parts):
         return Junk("greeting", GREETING)
     return None
 

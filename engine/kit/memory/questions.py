@@ -10,6 +10,7 @@ question mark. A text of several sentences is a question when every sentence is 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _I = re.IGNORECASE
 QUESTION_START = re.compile(
@@ -31,10 +32,18 @@ def sentence_is_question(sentence: str) -> bool:
             or _QUESTION_TAIL.search(text.rstrip(" .")) is not None)
 
 
-def is_question(text: str) -> bool:
-    """A question, not a fact: it ends with "?", or every sentence of it is a question."""
+def sentences(text: str) -> list[str]:
+    """The sentences of a text (it breaks after . ! ? and at line ends), stripped, none empty."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip(" .!?,")]
+
+
+def is_question(text: str, parts: Sequence[str] | None = None) -> bool:
+    """A question, not a fact: it ends with "?", or every sentence of it is a question. `parts`:
+    the text's `sentences`, when the caller has them already (the junk filter's greeting rule
+    reads them too)."""
     text = text.strip()
     if text.endswith("?"):
         return True
-    parts = [s.strip() for s in _SENTENCE_END.split(text) if s.strip(" .!?,")]
+    if parts is None:
+        parts = sentences(text)
     return bool(parts) and all(sentence_is_question(s) for s in parts)
