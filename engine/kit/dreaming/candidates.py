@@ -17,6 +17,7 @@ import base64
 import operator
 from array import array
 from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -280,17 +281,17 @@ def credited_claims(events: Sequence[RecallEvent], identity: Mapping[str, str], 
     line's hits are put in time order across claims first; without quotes a claim's events are
     its line's, and each claim is credited as it is folded (one pass over each event)."""
     peaks = peaks or {}
-    by_claim: dict[str, list[RecallEvent]] = {}
+    by_claim: defaultdict[str, list[RecallEvent]] = defaultdict(list)  # (no list made per event)
     for e in events:
-        by_claim.setdefault(identity[e.claim_hash], []).append(e)
+        by_claim[identity[e.claim_hash]].append(e)
     if not quotes:
         for claim, evs in by_claim.items():
             evs = in_time_order(evs)
             yield claim, evs, credits.of(evs, owns_of(map(_SCORE, evs), peaks.get(claim, 0.0)))
         return
-    by_line: dict[str, list[RecallEvent]] = {}
+    by_line: defaultdict[str, list[RecallEvent]] = defaultdict(list)
     for e in events:
-        by_line.setdefault(line_of(e, identity, quotes), []).append(e)
+        by_line[line_of(e, identity, quotes)].append(e)
     own: dict[int, float | None] = {}
     for line, evs in by_line.items():
         evs = in_time_order(evs)
@@ -466,7 +467,7 @@ class Fold:
         # every location, latest last (reversed when the candidate is made): in the order of each
         # one's last event
         places = self.places
-        for place in reversed(dict.fromkeys(reversed(list(map(_PLACE, evs))))):
+        for place in reversed(dict.fromkeys(map(_PLACE, reversed(evs)))):
             places.pop(place, None)
             places[place] = None
         if self.last is None or {*map(_SNIPPET, evs)} != {self.last.snippet}:
@@ -486,9 +487,10 @@ class Fold:
             used += q.used
             _count(turn_credit, best_day, best_query, q.credit, q.day, q.query_hash, q.turn)
         day_credit: dict[str, float] = dict(self.closed)  # closed days come first in event order
+        credit_of_day = day_credit.get
         for turn, c in turn_credit.items():
             day = turn[0]  # a turn's key starts with its day
-            day_credit[day] = day_credit.get(day, 0.0) + c
+            day_credit[day] = credit_of_day(day, 0.0) + c
         # (list comprehensions, not generators: every candidate of a dream is made here)
         enough, cap = scoring.CREDITED, scoring.DAY_CAP
         credited_days = sorted([d for d, c in day_credit.items() if best_day[d] >= enough and min(cap, c) >= enough])
