@@ -15,12 +15,14 @@ def test_sentences_break_after_end_marks_and_at_line_ends():
 
 
 TEXTS = ["Which day do we ship", "I need to text Dad, what's his mobile", "We ship on Thursday.",
-         "Is the VPN down again. Who knows", "Is the VPN down again. It is.", "thanks!", ""]
+         "Is the VPN down again. Who knows", "Is the VPN down again. It is.", "thanks!", "",
+         "Which day do we ship\n\t"]
 
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_a_callers_sentences_give_the_same_answer(text):
-    assert is_question(text, sentences(text)) == is_question(text)
+    """`parts` is documented as the sentences of the stripped text."""
+    assert is_question(text, sentences(text.strip())) == is_question(text)
 
 
 @pytest.mark.parametrize(("snippet", "rule"), [

@@ -238,7 +238,8 @@ class _View:
         if needs.by_key:
             # the keys among every 3-character slice, taken in C (slices made once): fed to the
             # intersection as they are made, not kept in a set of their own (that took as long
-            # again; `scan` asks once per view)
+            # again). `scan` asks once per view; `Rule.search` without `present` slices again for
+            # each rule, which only costs time
             hits = needs.keys.intersection(map(folded.__getitem__, _slices(len(folded) - 2)))
             if hits:
                 found += [w for key in hits for w in needs.by_key[key] if w in folded]

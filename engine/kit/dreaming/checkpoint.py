@@ -231,8 +231,8 @@ def _resume(db, judge, ck: Mapping[str, Any], now: Mapping[str, Any], keep: bool
             folds[claim] = Fold.from_state(states[claim]) if claim in states else Fold(claim, first_of[claim])
         return folds[claim]
 
-    # the log's last day (it may still grow): where a kept checkpoint is cut (a build keeping none needs no cut)
-    new_cut = max(e.day for e in tail) if tail and keep else cut
+    # the log's last day (it may still grow): where a kept checkpoint is cut (a build keeping none has no cut)
+    new_cut = (max(e.day for e in tail) if tail else cut) if keep else None
     quoted: dict[str, list[Quote]] = {c: [Quote(i, d, q, cr, bool(u), tuple(t)) for i, d, q, cr, u, t in qs]
                                       for c, qs in ck["quoted"].items()}
     # the claims some hit quotes (a fold snapshot at the cut keeps their days open)

@@ -526,10 +526,10 @@ class ClaimIndex:
         return named
 
     def _same(self, i: int, j: int) -> bool:
-        """`same_claim` on precomputed words and values (the words first: they rule out most pairs),
-        for a pair `_reachable` kept (whose sizes can reach SAME_WORDS: its bound is tighter than
-        the sizes' own, smaller over larger). Two texts state the same `values` when they state the
-        same values but names, and the same names."""
+        """`same_claim` on precomputed words and values (the words first: they rule out most pairs).
+        No size test: Jaccard ≤ smaller / larger, so the Jaccard test rejects whatever it would
+        (and `_reachable` has left out such pairs already). Two texts state the same `values` when
+        they state the same values but names, and the same names."""
         a, b = self._words[i], self._words[j]
         shared = len(a & b)  # `jaccard`, on two sets that are never both empty (a prefix word is shared)
         return (shared / (len(a) + len(b) - shared) >= SAME_WORDS and self._stated_of(i) == self._stated_of(j)

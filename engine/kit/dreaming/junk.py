@@ -304,7 +304,7 @@ def _junk_but_threat(text: str) -> Junk | None:
         return Junk("code", CODE)
     if sum(1 for line in lines if is_shell_line(line)) * 2 >= len(lines):
         return Junk("shell", SHELL)
-    parts = sentences(flat)  # read by both rules below
+    parts = sentences(flat.strip())  # read by both rules below
     if is_question(flat, parts):  # the archive's definition: also without "?"
         return Junk("question", QUESTION)
     if _is_greeting(parts):

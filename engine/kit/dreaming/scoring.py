@@ -60,7 +60,8 @@ def recall_credit(rank: int | None, relative: float | None, used: bool = False, 
     else:
         closeness = min(1.0, max(0.0, (relative - CLOSENESS_FLOOR) / (1 - CLOSENESS_FLOOR))) ** 2
         base = closeness / (1 + max(0, rank))
-    credit = min(1.0, base + USE_BONUS) if used else base  # (base is 1 at most)
+    # base is in [0, 1] and never NaN (max(0.0, NaN) is 0.0): only a use can take it over 1
+    credit = min(1.0, base + USE_BONUS) if used else base
     off_topic = own is not None and own < OWN_FLOOR  # a use does not make it on topic
     return min(credit, SIDE_CREDIT) if (passed_over and not used) or off_topic else credit
 

@@ -33,13 +33,14 @@ def sentence_is_question(sentence: str) -> bool:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a text (it breaks after . ! ? and at line ends), stripped, none empty."""
+    """The sentences of a text (it breaks after . ! ? and at line ends), stripped; pieces of
+    nothing but spaces and marks (. ! ? ,) are left out."""
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip(" .!?,")]
 
 
 def is_question(text: str, parts: Sequence[str] | None = None) -> bool:
     """A question, not a fact: it ends with "?", or every sentence of it is a question. `parts`:
-    the text's `sentences`, when the caller has them already (the junk filter's greeting rule
+    `sentences(text.strip())`, when the caller has them already (the junk filter's greeting rule
     reads them too)."""
     text = text.strip()
     if text.endswith("?"):
